@@ -1,0 +1,141 @@
+// Package templates holds the templ components of the zrviz web pages.
+// Pages are exported functions that take plain values defined here, so the
+// web package converts image and engine data into them and the components
+// stay free of I/O.
+package templates
+
+// Assets resolves an asset name ("js/run.js") to its versioned URL.
+type Assets interface {
+	Hashed(name string) string
+}
+
+// Crumb is one step of the breadcrumb in the page header.
+type Crumb struct {
+	Label string
+	Href  string // "" for the current page
+}
+
+// Layout carries what every page shares.
+type Layout struct {
+	Title  string
+	Crumbs []Crumb
+	Assets Assets
+	Script string // the page's entry module ("js/images.js"), "" for none
+}
+
+// ImageItem is one loaded image in the images list.
+type ImageItem struct {
+	ID     string
+	Name   string
+	Size   int64
+	Format string
+	Added  string
+	Demo   bool
+}
+
+// ImagesPage is the data of the images page.
+type ImagesPage struct {
+	Layout
+	Images    []ImageItem
+	MaxUpload int64
+}
+
+// KV is one labelled value in a summary table.
+type KV struct {
+	Key   string
+	Value string
+	Title string // hover text explaining the field
+}
+
+// FileItem is one entry of an image's directory tree.
+type FileItem struct {
+	Path  string
+	Name  string
+	Depth int
+	Ino   uint32
+	Type  string // "file", "dir", "symlink", "other"
+	Size  int64
+}
+
+// ImagePage is the data of one image's page.
+type ImagePage struct {
+	Layout
+	ID           string
+	Name         string
+	Geometry     []KV
+	Counters     []KV
+	Features     []string
+	Current      []KV
+	Files        []FileItem
+	MainSegments uint32
+	BlocksPerSeg uint32
+}
+
+// ExtentItem is one run of a file's slot map.
+type ExtentItem struct {
+	Index uint64
+	Count uint64
+	State string // "addr", "null", "new", "compress"
+	Addr  uint32
+	Segno int64 // -1 when State is not "addr"
+}
+
+// DnodeItem is one dnode (the inode or a direct node) of a file.
+type DnodeItem struct {
+	Path    string
+	Kind    string
+	Nid     uint32
+	Blkaddr uint32
+	Start   uint64
+	Len     int
+	Mapped  int // slots holding an address
+	New     int // NEW_ADDR slots
+}
+
+// Preset is a named byte range the run page can start with.
+type Preset struct {
+	Label  string
+	Offset int64
+	Length int64
+}
+
+// FilePage is the data of one file's block map page.
+type FilePage struct {
+	Layout
+	ID      string
+	Path    string
+	Ino     uint32
+	Type    string
+	Size    int64
+	Blocks  uint64
+	Inline  bool
+	Inode   []KV
+	Extents []ExtentItem
+	Dnodes  []DnodeItem
+	Presets []Preset
+	Err     string // why the map could not be read, when it could not
+}
+
+// RunPage is the data of the player page; the player itself fetches the
+// run over the websocket.
+type RunPage struct {
+	Layout
+	ID       string
+	Name     string
+	Path     string
+	Size     int64
+	Offset   int64
+	Length   int64
+	Mode     string // "per-block", "batched", "both"
+	KeepSize bool
+	Step     int64
+	RunEnd   bool
+	Presets  []Preset
+}
+
+// ErrorPage is the data of an error page (404 and friends).
+type ErrorPage struct {
+	Layout
+	Status  int
+	Message string
+}
