@@ -1,0 +1,137 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+
+	"github.com/zrviz/zrviz/imgio"
+)
+
+// Errors the handlers return; Error maps them to status codes.
+var (
+	// ErrNotFound: an unknown image, path or upload token (404).
+	ErrNotFound = errors.New("not found")
+	// ErrExists: an image id already in use (409).
+	ErrExists = errors.New("already exists")
+	// ErrTooLarge: an upload over the limit (413).
+	ErrTooLarge = errors.New("too large")
+)
+
+// NotFoundError names what was not found. It matches ErrNotFound with errors.Is.
+type NotFoundError struct {
+	What string // "image", "path", "upload", "segment"
+	Name string
+}
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %q not found", e.What, e.Name) }
+
+// Is reports whether target is ErrNotFound.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+
+// ParamError is a bad request parameter (400).
+type ParamError struct {
+	Name string // query parameter or field
+	Msg  string
+}
+
+func (e *ParamError) Error() string { return fmt.Sprintf("bad %s: %s", e.Name, e.Msg) }
+
+// TooLargeError is an upload over the limit (413). It matches ErrTooLarge.
+type TooLargeError struct{ Limit int64 }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("upload too large: the limit is %s (%d bytes)", formatBytes(e.Limit), e.Limit)
+}
+
+// Is reports whether target is ErrTooLarge.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// BadImageError is an upload imgio refused (400); Err says what and where.
+type BadImageError struct{ Err error }
+
+func (e *BadImageError) Error() string { return "bad image: " + e.Err.Error() }
+func (e *BadImageError) Unwrap() error { return e.Err }
+
+// errorBody is the JSON of every error response.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+// Error writes err as a JSON error response with the status its kind
+// implies. Internal errors are logged and shown as a generic message, so
+// no file-system paths leak to the client.
+func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
+	code, msg := s.errorStatus(err)
+	if code >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	} else {
+		s.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
+	}
+	writeJSON(w, code, errorBody{Error: msg})
+}
+
+// errorStatus maps err to an HTTP status and the message users see.
+func (s *Server) errorStatus(err error) (int, string) {
+	var (
+		pe  *ParamError
+		bie *BadImageError
+		fe  *imgio.FormatError
+		ue  *imgio.UnsupportedError
+		pfe *fs.PathError
+	)
+	switch {
+	case errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, err.Error()
+	case errors.As(err, &pe):
+		return http.StatusBadRequest, err.Error()
+	case errors.As(err, &bie):
+		return http.StatusBadRequest, err.Error()
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound, err.Error()
+	case errors.Is(err, fs.ErrNotExist) && errors.As(err, &pfe):
+		// imgio.Lookup: the path inside the image does not exist.
+		return http.StatusNotFound, fmt.Sprintf("path %q not found", pfe.Path)
+	case errors.Is(err, ErrExists):
+		return http.StatusConflict, err.Error()
+	case errors.Is(err, imgio.ErrNotF2FS), errors.As(err, &fe), errors.As(err, &ue):
+		// A stored image that turns out corrupt where it is read lazily:
+		// the client asked about a bad structure, not a server fault.
+		return http.StatusUnprocessableEntity, err.Error()
+	}
+	return http.StatusInternalServerError, "internal error"
+}
+
+// writeJSON writes v with status code.
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, `{"error":"internal error"}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	w.Write(b)
+	w.Write([]byte{'\n'})
+}
+
+// formatBytes renders n with a binary unit: "8 GiB", "1.5 MiB", "512 B".
+func formatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	f := float64(n)
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	if f == float64(int64(f)) {
+		return fmt.Sprintf("%d %s", int64(f), units[i])
+	}
+	return fmt.Sprintf("%.1f %s", f, units[i])
+}

@@ -1,0 +1,83 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// requestTimeout bounds ordinary page and API requests. Uploads and the
+// websocket are outside it: an 8 GiB upload legitimately takes minutes and
+// middleware.Timeout would write a 504 into a hijacked connection.
+const requestTimeout = 60 * time.Second
+
+// Handler returns the server's HTTP handler: every route is listed here.
+func (s *Server) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer)
+	r.Use(s.logRequests)
+	r.Use(securityHeaders)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		s.Error(w, r, &NotFoundError{What: "page", Name: r.URL.Path})
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "method " + r.Method + " not allowed"})
+	})
+
+	// Long-lived: streamed uploads and the player's websocket.
+	r.Post("/api/images", s.handleUpload)
+	r.Get("/ws/run", s.handleWSRun)
+
+	r.Group(func(r chi.Router) {
+		r.Use(middleware.Timeout(requestTimeout))
+
+		// Pages (web/pages.go).
+		r.Get("/", s.handleImagesPage)
+		r.Get("/images/{id}", s.handleImagePage)
+		r.Get("/images/{id}/file", s.handleFilePage)
+		r.Get("/images/{id}/run", s.handleRunPage)
+
+		// Embedded ES modules and CSS; versioned URLs are cached for a year.
+		r.Handle("/static/*", http.StripPrefix("/static/", s.assets))
+
+		// JSON API (web/api.go, web/upload.go).
+		r.Route("/api", func(r chi.Router) {
+			r.Get("/images", s.handleListImages)
+			r.Route("/images/{id}", func(r chi.Router) {
+				r.Get("/", s.handleInspect)
+				r.Get("/map", s.handleMap)
+				r.Get("/dnodes", s.handleDnodes)
+				r.Get("/run", s.handleRun)
+				r.Get("/segments", s.handleSegments)
+				r.Get("/segments/{segno}", s.handleSegment)
+			})
+			r.Get("/uploads/{token}", s.handleUploadProgress)
+		})
+	})
+	return r
+}
+
+// securityHeaders forbids inline script and framing: page data reaches the
+// modules through JSON script elements and data-* attributes only.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// logRequests logs each request at debug level with its status and time.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		start := time.Now()
+		next.ServeHTTP(ww, r)
+		s.log.Debug("http", "method", r.Method, "path", r.URL.Path, "status", ww.Status(),
+			"bytes", ww.BytesWritten(), "dur", time.Since(start))
+	})
+}
