@@ -1,0 +1,13 @@
+// Package imgio reads Linux F2FS filesystem images.
+//
+// An [Image] is opened from a raw file read in place ([Open], [OpenFile]), from a stream expanded into a
+// temporary file ([Load], [OpenDemo]) or from any [io.ReaderAt] ([NewImage]). The superblock and the live
+// checkpoint are decoded eagerly; NAT, SIT, node and dentry blocks are read lazily with ReadAt, so one
+// Image can serve many goroutines at once.
+//
+// Decoding has two layers, as in debug/elf: raw structs mirroring include/linux/f2fs_fs.h, decoded with
+// [encoding/binary], and validated friendly types ([Volume], [Inode], [Dnode], [Extent], [Segment]).
+// The image is treated as hostile: every count, offset and address is checked against the image before
+// use. Errors are [ErrNotF2FS], [*FormatError] (a corrupt structure, with its byte offset) or
+// [*UnsupportedError] (a valid feature this package does not handle).
+package imgio

@@ -1,0 +1,204 @@
+package imgio
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"unicode/utf16"
+)
+
+// Feature bits of the superblock's feature field (F2FS_FEATURE_*).
+const (
+	featEncrypt       = 0x1
+	featBlkzoned      = 0x2
+	featExtraAttr     = 0x8
+	featInodeChecksum = 0x20
+	featFlexXattr     = 0x40
+	featSBChecksum    = 0x800
+	featCompression   = 0x2000
+)
+
+// featureNames lists the feature bits in bit order, with the names f2fs-tools and sysfs use.
+var featureNames = [...]struct {
+	bit  uint32
+	name string
+}{
+	{0x1, "encrypt"}, {0x2, "blkzoned"}, {0x4, "atomic_write"}, {0x8, "extra_attr"},
+	{0x10, "project_quota"}, {0x20, "inode_checksum"}, {0x40, "flexible_inline_xattr"},
+	{0x80, "quota_ino"}, {0x100, "inode_crtime"}, {0x200, "lost_found"}, {0x400, "verity"},
+	{0x800, "sb_checksum"}, {0x1000, "casefold"}, {0x2000, "compression"}, {0x4000, "ro"},
+	{0x8000, "device_alias"}, {0x10000, "packed_ssa"},
+}
+
+// featureList names the bits set in f; unknown bits are shown in hex so they are never hidden.
+func featureList(f uint32) []string {
+	out := []string{}
+	for _, n := range featureNames {
+		if f&n.bit != 0 {
+			out = append(out, n.name)
+			f &^= n.bit
+		}
+	}
+	for bit := uint32(1); bit != 0; bit <<= 1 {
+		if f&bit != 0 {
+			out = append(out, fmt.Sprintf("0x%x", bit))
+		}
+	}
+	return out
+}
+
+// superblock is the validated superblock with the derived geometry the reader needs.
+type superblock struct {
+	raw       rawSuperblock
+	off       int64  // byte offset of the copy in use
+	blockSize uint32 // bytes
+	maxBlk    uint32 // MAX_BLKADDR = segment0 + segment_count·512
+}
+
+// readSuperblock reads copy 0 at byte 1024 and falls back to copy 1 at BS+1024 when copy 0 is missing or
+// invalid, as the kernel does. ErrNotF2FS is returned only when neither copy has the magic.
+func readSuperblock(img *Image) (*superblock, error) {
+	var firstErr error
+	magic := false
+	for copyNo := range 2 {
+		off := int64(sbOffset + copyNo*4096)
+		buf := make([]byte, sbSize)
+		if err := img.readAt(buf, off, "superblock"); err != nil {
+			if firstErr == nil && magic {
+				firstErr = err
+			}
+			continue
+		}
+		if binary.LittleEndian.Uint32(buf) != f2fsMagic {
+			continue
+		}
+		magic = true
+		sb, err := decodeSuperblock(buf, off, img.size)
+		if err == nil {
+			return sb, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	if !magic {
+		return nil, ErrNotF2FS
+	}
+	return nil, firstErr
+}
+
+func decodeSuperblock(buf []byte, off int64, imgSize int64) (*superblock, error) {
+	sb := &superblock{off: off}
+	if _, err := binary.Decode(buf, binary.LittleEndian, &sb.raw); err != nil {
+		return nil, formatErr(off, "superblock", "short", err.Error())
+	}
+	r := &sb.raw
+	bad := func(field int64, msg string, val any) error {
+		return formatErr(off+field, "superblock", msg, val)
+	}
+	if r.Feature&featSBChecksum != 0 {
+		if r.ChecksumOffset != sbChecksumOff {
+			return nil, bad(0x20, "bad checksum_offset", r.ChecksumOffset)
+		}
+		if got := f2fsCRC(f2fsMagic, buf[:sbChecksumOff]); got != r.CRC {
+			return nil, bad(sbChecksumOff, "bad crc", fmt.Sprintf("stored 0x%08x, computed 0x%08x", r.CRC, got))
+		}
+	}
+	if r.LogSectorsize < 9 || r.LogSectorsize > 12 {
+		return nil, bad(0x08, "bad log_sectorsize", r.LogSectorsize)
+	}
+	if r.LogBlocksize < 9 || r.LogBlocksize > 16 || r.LogSectorsize+r.LogSectorsPerBlock != r.LogBlocksize {
+		return nil, bad(0x10, "bad log_blocksize", r.LogBlocksize)
+	}
+	// Every table size below (NAT entries per block, dentries per block, 1018 slots per node) follows
+	// from the block size; only 4 KiB is handled.
+	if r.LogBlocksize != 12 {
+		return nil, &UnsupportedError{Feature: fmt.Sprintf("block size %d", uint64(1)<<r.LogBlocksize), Off: off + 0x10}
+	}
+	sb.blockSize = 1 << r.LogBlocksize
+	if r.LogBlocksPerSeg != 9 {
+		return nil, bad(0x14, "bad log_blocks_per_seg", r.LogBlocksPerSeg)
+	}
+	if r.SegsPerSec == 0 || r.SegsPerSec > r.SegmentCount || r.SecsPerZone == 0 || r.SecsPerZone > r.SectionCount {
+		return nil, bad(0x18, "bad segs_per_sec/secs_per_zone", fmt.Sprintf("%d/%d", r.SegsPerSec, r.SecsPerZone))
+	}
+	if r.SegmentCountMain == 0 || r.SectionCount == 0 || uint64(r.SectionCount)*uint64(r.SegsPerSec) != uint64(r.SegmentCountMain) {
+		return nil, bad(0x2C, "section_count does not match segment_count_main", r.SectionCount)
+	}
+	if r.SegmentCountCkpt < 2 || r.SegmentCountSIT < 2 || r.SegmentCountSIT%2 != 0 ||
+		r.SegmentCountNAT < 2 || r.SegmentCountNAT%2 != 0 || r.SegmentCountSSA == 0 {
+		return nil, bad(0x34, "bad metadata segment counts",
+			fmt.Sprintf("ckpt %d sit %d nat %d ssa %d", r.SegmentCountCkpt, r.SegmentCountSIT, r.SegmentCountNAT, r.SegmentCountSSA))
+	}
+	end := uint64(r.Segment0Blkaddr) + uint64(r.SegmentCount)<<9
+	if end > 1<<32 || end > r.BlockCount {
+		return nil, bad(0x30, "segment_count beyond block_count", r.SegmentCount)
+	}
+	sb.maxBlk = uint32(end)
+	// The area chain cp → sit → nat → ssa → main must be contiguous (sanity_check_area_boundary).
+	chain := []struct {
+		field       int64
+		name        string
+		addr, start uint64
+	}{
+		{0x4C, "cp_blkaddr", uint64(r.CPBlkaddr), uint64(r.Segment0Blkaddr)},
+		{0x50, "sit_blkaddr", uint64(r.SITBlkaddr), uint64(r.CPBlkaddr) + uint64(r.SegmentCountCkpt)<<9},
+		{0x54, "nat_blkaddr", uint64(r.NATBlkaddr), uint64(r.SITBlkaddr) + uint64(r.SegmentCountSIT)<<9},
+		{0x58, "ssa_blkaddr", uint64(r.SSABlkaddr), uint64(r.NATBlkaddr) + uint64(r.SegmentCountNAT)<<9},
+		{0x5C, "main_blkaddr", uint64(r.MainBlkaddr), uint64(r.SSABlkaddr) + uint64(r.SegmentCountSSA)<<9},
+	}
+	for _, c := range chain {
+		if c.addr != c.start {
+			return nil, bad(c.field, "areas not contiguous: "+c.name, c.addr)
+		}
+	}
+	if uint64(r.MainBlkaddr)+uint64(r.SegmentCountMain)<<9 > end {
+		return nil, bad(0x44, "main area beyond segment_count", r.SegmentCountMain)
+	}
+	if uint64(r.SegmentCountSSA) < uint64(r.SegmentCountMain)/blocksPerSeg {
+		return nil, bad(0x40, "SSA too small for main area", r.SegmentCountSSA)
+	}
+	if uint64(r.SegmentCountMain) > uint64(r.SegmentCountSIT/2)<<9*(4096/sitEntrySize) {
+		return nil, bad(0x38, "SIT too small for main area", r.SegmentCountSIT)
+	}
+	if r.CPPayload > blocksPerSeg-4 {
+		return nil, bad(0x680, "bad cp_payload", r.CPPayload)
+	}
+	if r.RootIno < 3 || r.NodeIno != 1 || r.MetaIno != 2 {
+		return nil, bad(0x60, "bad reserved inode numbers", fmt.Sprintf("root %d node %d meta %d", r.RootIno, r.NodeIno, r.MetaIno))
+	}
+	// The metadata areas must be inside the image: without them nothing else can be read.
+	if int64(r.MainBlkaddr)*int64(sb.blockSize) > imgSize {
+		return nil, bad(0x5C, "image truncated before the main area", imgSize)
+	}
+	if r.Feature&featBlkzoned != 0 {
+		return nil, &UnsupportedError{Feature: "blkzoned", Off: off + 0x884}
+	}
+	if r.Devs[0].Path[0] != 0 {
+		return nil, &UnsupportedError{Feature: "multi-device", Off: off + 0x899}
+	}
+	return sb, nil
+}
+
+// cString returns b up to its first NUL.
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+// volumeName decodes the UTF-16LE volume_name up to its first NUL unit.
+func volumeName(u []uint16) string {
+	for i, c := range u {
+		if c == 0 {
+			u = u[:i]
+			break
+		}
+	}
+	return string(utf16.Decode(u))
+}
+
+func formatUUID(u [16]byte) string {
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
