@@ -21,6 +21,9 @@ type Layout struct {
 	Crumbs []Crumb
 	Assets Assets
 	Script string // the page's entry module ("js/images.js"), "" for none
+	// BodyClass styles the whole page ("player" makes the run page one
+	// fixed screen).
+	BodyClass string
 }
 
 // ImageItem is one loaded image in the images list.
@@ -73,11 +76,11 @@ type ImagePage struct {
 
 // ExtentItem is one run of a file's slot map.
 type ExtentItem struct {
-	Index uint64
-	Count uint64
-	State string // "addr", "null", "new", "compress"
-	Addr  uint32
-	Segno int64 // -1 when State is not "addr"
+	Index uint64 `json:"index"`
+	Count uint64 `json:"count"`
+	State string `json:"state"` // "addr", "null", "new", "compress"
+	Addr  uint32 `json:"addr"`
+	Segno int64  `json:"segno"` // -1 when State is not "addr"
 }
 
 // DnodeItem is one dnode (the inode or a direct node) of a file.

@@ -1,13 +1,23 @@
 package web
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
 
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/templates"
 )
+
+// The page handlers turn imgio values into the plain values of package
+// templates; the pages' scripts fetch the rest (segments, the run) from
+// the JSON API and the websocket.
 
 // render writes a templ component as an HTML page with status code.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, c templ.Component) {
@@ -18,28 +28,43 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, c temp
 	}
 }
 
-// pageError renders err as an HTML error page, with the status Error would
-// give it.
+// pageError renders err as an HTML error page with the status s.Error
+// would give it, so a browser sees a page and not a JSON body.
 func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
 	code, msg := s.errorStatus(err)
 	if code >= 500 {
 		s.log.Error("page failed", "path", r.URL.Path, "err", err)
 	}
 	s.render(w, r, code, templates.Error(templates.ErrorPage{
-		Layout:  templates.Layout{Title: http.StatusText(code), Assets: s.assets},
+		Layout:  s.layout(http.StatusText(code), ""),
 		Status:  code,
 		Message: msg,
 	}))
 }
 
+func (s *Server) layout(title, script string, crumbs ...templates.Crumb) templates.Layout {
+	return templates.Layout{Title: title, Assets: s.assets, Script: script, Crumbs: crumbs}
+}
+
+func imageCrumb(si *StoredImage, link bool) templates.Crumb {
+	c := templates.Crumb{Label: si.Name}
+	if link {
+		c.Href = "/images/" + si.ID
+	}
+	return c
+}
+
 // handleImagesPage serves GET /: the loaded images and the upload area.
 func (s *Server) handleImagesPage(w http.ResponseWriter, r *http.Request) {
 	p := templates.ImagesPage{
-		Layout:    templates.Layout{Title: "Images", Assets: s.assets, Script: "js/images.js"},
+		Layout:    s.layout("Images", "js/images.js", templates.Crumb{Label: "images"}),
 		MaxUpload: s.cfg.MaxUpload,
 	}
 	for _, si := range s.images() {
-		p.Images = append(p.Images, templates.ImageItem{ID: si.ID, Name: si.Name, Size: si.Size, Format: string(si.Format), Demo: si.ID == DemoID})
+		p.Images = append(p.Images, templates.ImageItem{
+			ID: si.ID, Name: si.Name, Size: si.Size, Format: string(si.Format),
+			Added: si.Added.UTC().Format("2006-01-02 15:04:05"), Demo: si.ID == DemoID,
+		})
 	}
 	s.render(w, r, http.StatusOK, templates.Images(p))
 }
@@ -51,12 +76,92 @@ func (s *Server) handleImagePage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
+	entries, err := si.Image.Files()
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	v := si.Image.Volume()
 	p := templates.ImagePage{
-		Layout: templates.Layout{Title: si.Name, Assets: s.assets},
-		ID:     si.ID,
-		Name:   si.Name,
+		Layout:       s.layout(si.Name, "js/image.js", imageCrumb(si, false)),
+		ID:           si.ID,
+		Name:         si.Name,
+		Features:     v.Features,
+		MainSegments: v.MainSegmentCount,
+		BlocksPerSeg: v.BlocksPerSeg,
+	}
+	p.Geometry = volumeGeometry(si, v)
+	p.Counters = volumeCounters(v)
+	for _, c := range v.CurrentSegments {
+		p.Current = append(p.Current, templates.KV{
+			Key:   c.Type,
+			Value: fmt.Sprintf("segment %d, next block %d", c.Segno, c.Blkoff),
+			Title: fmt.Sprintf("active log %d (CURSEG_%s)", c.Log, strings.ToUpper(strings.ReplaceAll(c.Type, "-", "_"))),
+		})
+	}
+	for _, e := range entries {
+		p.Files = append(p.Files, fileItem(e))
 	}
 	s.render(w, r, http.StatusOK, templates.Image(p))
+}
+
+// fileItem places an entry in the tree: depth 0 is the root.
+func fileItem(e imgio.Entry) templates.FileItem {
+	it := templates.FileItem{Path: e.Path, Ino: e.Ino, Type: string(e.Type), Size: e.Size}
+	if e.Path == "/" {
+		it.Name = "/"
+		return it
+	}
+	it.Depth = strings.Count(e.Path, "/")
+	it.Name = path.Base(e.Path)
+	if e.Type == imgio.TypeDir {
+		it.Name += "/"
+	}
+	return it
+}
+
+func volumeGeometry(si *StoredImage, v imgio.Volume) []templates.KV {
+	kv := []templates.KV{
+		{Key: "image", Value: fmt.Sprintf("%s (%s)", templates.Bytes(si.Size), si.Format)},
+		{Key: "block size", Value: templates.Int(v.BlockSize) + " B", Title: "1 << log_blocksize"},
+		{Key: "blocks", Value: templates.Int(v.BlockCount), Title: "block_count"},
+		{Key: "segments", Value: fmt.Sprintf("%s (%s in main area)", templates.Int(v.SegmentCount), templates.Int(v.MainSegmentCount)), Title: "segment_count / segment_count_main"},
+		{Key: "segs/section · secs/zone", Value: fmt.Sprintf("%d · %d", v.SegsPerSec, v.SecsPerZone)},
+		{Key: "segment0 / CP", Value: fmt.Sprintf("%d / %d", v.Segment0Blkaddr, v.CPBlkaddr), Title: "segment0_blkaddr / cp_blkaddr"},
+		{Key: "SIT / NAT / SSA", Value: fmt.Sprintf("%d / %d / %d", v.SITBlkaddr, v.NATBlkaddr, v.SSABlkaddr), Title: "sit_blkaddr / nat_blkaddr / ssa_blkaddr"},
+		{Key: "main area", Value: fmt.Sprintf("%d … %d", v.MainBlkaddr, v.MaxBlkaddr), Title: "main_blkaddr … MAX_BLKADDR (exclusive)"},
+		{Key: "root inode", Value: strconv.FormatUint(uint64(v.RootIno), 10)},
+	}
+	if v.VolumeName != "" {
+		kv = append(kv, templates.KV{Key: "label", Value: v.VolumeName})
+	}
+	if v.UUID != "" {
+		kv = append(kv, templates.KV{Key: "UUID", Value: v.UUID})
+	}
+	if v.Version != "" {
+		kv = append(kv, templates.KV{Key: "made by", Value: v.Version})
+	}
+	return kv
+}
+
+func volumeCounters(v imgio.Volume) []templates.KV {
+	return []templates.KV{
+		{Key: "checkpoint", Value: fmt.Sprintf("version %d, pack %d, flags %#x", v.CheckpointVersion, v.CheckpointPack, v.CheckpointFlags)},
+		{Key: "valid blocks", Value: fmt.Sprintf("%s of %s", templates.Int(v.ValidBlockCount), templates.Int(v.UserBlockCount)), Title: "valid_block_count of user_block_count"},
+		{Key: "valid nodes / inodes", Value: fmt.Sprintf("%s / %s", templates.Int(v.ValidNodeCount), templates.Int(v.ValidInodeCount))},
+		{Key: "free segments", Value: templates.Int(v.FreeSegmentCount), Title: "free_segment_count"},
+		{Key: "reserved / overprov", Value: fmt.Sprintf("%d / %d segments", v.RsvdSegmentCount, v.OverprovSegmentCount)},
+		{Key: "elapsed time", Value: fmt.Sprintf("%d s", v.ElapsedTime)},
+	}
+}
+
+// lookupFile resolves the page's ?path= in si.
+func lookupFile(si *StoredImage, r *http.Request) (*imgio.File, error) {
+	p := r.URL.Query().Get("path")
+	if p == "" {
+		return nil, &ParamError{Name: "path", Msg: "missing"}
+	}
+	return si.Image.Lookup(p)
 }
 
 // handleFilePage serves GET /images/{id}/file?path=: a file's block map.
@@ -66,26 +171,180 @@ func (s *Server) handleFilePage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	p := templates.FilePage{
-		Layout: templates.Layout{Title: r.URL.Query().Get("path"), Assets: s.assets},
-		ID:     si.ID,
-		Path:   r.URL.Query().Get("path"),
+	f, err := lookupFile(si, r)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
 	}
+	v := si.Image.Volume()
+	in := f.Inode()
+	p := templates.FilePage{
+		Layout: s.layout(f.Path(), "js/file.js", imageCrumb(si, true), templates.Crumb{Label: f.Path()}),
+		ID:     si.ID,
+		Path:   f.Path(),
+		Ino:    in.Ino,
+		Type:   string(in.Type),
+		Size:   in.Size,
+		Blocks: in.Blocks,
+		Inline: in.Inline != 0,
+	}
+	p.Inode = inodeKV(in)
+	p.Presets = presets(in.Size, v.BlockSize)
+	// A broken node is shown on the page rather than failing it: the
+	// inode and the rest of the map are still worth seeing.
+	var msgs []string
+	if ext, err := f.Extents(); err != nil {
+		msgs = append(msgs, s.pageMsg(err))
+	} else {
+		for _, e := range ext {
+			p.Extents = append(p.Extents, extentItem(v, e))
+		}
+	}
+	if dn, err := f.Dnodes(); err != nil {
+		msgs = append(msgs, s.pageMsg(err))
+	} else {
+		for _, d := range dn {
+			p.Dnodes = append(p.Dnodes, dnodeItem(f, d))
+		}
+	}
+	p.Err = strings.Join(msgs, "; ")
 	s.render(w, r, http.StatusOK, templates.File(p))
 }
 
-// handleRunPage serves GET /images/{id}/run?...: the player.
+// pageMsg is the user-facing text of err, as errorStatus words it.
+func (s *Server) pageMsg(err error) string {
+	code, msg := s.errorStatus(err)
+	if code >= 500 {
+		s.log.Error("file page", "err", err)
+	}
+	return msg
+}
+
+func inodeKV(in imgio.Inode) []templates.KV {
+	kv := []templates.KV{
+		{Key: "inode", Value: strconv.FormatUint(uint64(in.Ino), 10)},
+		{Key: "type · mode", Value: fmt.Sprintf("%s · %#o", in.Type, in.Mode)},
+		{Key: "size", Value: fmt.Sprintf("%s bytes (%s)", templates.Int(in.Size), templates.Bytes(in.Size)), Title: "i_size"},
+		{Key: "i_blocks", Value: templates.Int(in.Blocks), Title: "data blocks (NEW_ADDR included), node blocks and the inode"},
+		{Key: "slots in inode", Value: strconv.Itoa(in.AddrsPerInode), Title: "addrs_per_inode"},
+		{Key: "inode block", Value: strconv.FormatUint(uint64(in.Blkaddr), 10)},
+		{Key: "i_nid[0..4]", Value: fmt.Sprint(in.Nids), Title: "direct, direct, indirect, indirect, double indirect"},
+	}
+	if in.Inline != 0 {
+		kv = append(kv, templates.KV{Key: "i_inline", Value: fmt.Sprintf("%#x", in.Inline)})
+	}
+	if in.Ext.Len != 0 {
+		kv = append(kv, templates.KV{Key: "i_ext", Value: fmt.Sprintf("fofs %d → %d, len %d", in.Ext.Fofs, in.Ext.Blkaddr, in.Ext.Len), Title: "largest extent"})
+	}
+	if in.Checksum != "" {
+		kv = append(kv, templates.KV{Key: "checksum", Value: in.Checksum})
+	}
+	return kv
+}
+
+// presets are the ranges the issue asks for: the whole file, its first
+// MiB, and an unaligned range that exercises fill_zero at both ends.
+func presets(size int64, blockSize uint32) []templates.Preset {
+	bs := int64(blockSize)
+	if bs <= 0 {
+		bs = 4096
+	}
+	out := []templates.Preset{{Label: "whole file", Offset: 0, Length: max(size, 1)}}
+	if size > 1<<20 {
+		out = append(out, templates.Preset{Label: "first 1 MiB", Offset: 0, Length: 1 << 20})
+	}
+	if size > 4*bs {
+		// Start mid-block and end mid-block: a partial head page, whole
+		// pages, a partial tail page.
+		off := bs + bs/2
+		n := min(size-off-bs/2, 64<<20)
+		out = append(out, templates.Preset{Label: "unaligned range", Offset: off, Length: n})
+	}
+	return out
+}
+
+func extentItem(v imgio.Volume, e imgio.Extent) templates.ExtentItem {
+	it := templates.ExtentItem{Index: e.Index, Count: e.Count, State: e.State, Addr: e.Addr, Segno: -1}
+	if e.State == "addr" && e.Addr >= v.MainBlkaddr && e.Addr < v.MaxBlkaddr && v.BlocksPerSeg > 0 {
+		it.Segno = int64((e.Addr - v.MainBlkaddr) / v.BlocksPerSeg)
+	}
+	return it
+}
+
+func dnodeItem(f *imgio.File, d imgio.Dnode) templates.DnodeItem {
+	it := templates.DnodeItem{Path: d.Path, Kind: d.Kind, Nid: d.Nid, Blkaddr: d.Blkaddr, Start: d.Start, Len: d.Len}
+	slots := d.Slots
+	if slots == nil {
+		// Dnodes may leave Slots out to save copies; count from the slot
+		// view of the same node.
+		if _, s, _, err := f.DnodeSlots(d.Start); err == nil {
+			slots = s
+		}
+	}
+	for _, a := range slots {
+		switch a {
+		case imgio.NullAddr, imgio.CompressAddr:
+		case imgio.NewAddr:
+			it.New++
+		default:
+			it.Mapped++
+		}
+	}
+	return it
+}
+
+// handleRunPage serves GET /images/{id}/run?path=&offset=&length=&mode=&step=&run=end:
+// the player. The websocket checks the run itself; the page only needs
+// values it can show.
 func (s *Server) handleRunPage(w http.ResponseWriter, r *http.Request) {
 	si, err := s.image(chi.URLParam(r, "id"))
 	if err != nil {
 		s.pageError(w, r, err)
 		return
 	}
+	f, err := lookupFile(si, r)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	in := f.Inode()
 	p := templates.RunPage{
-		Layout: templates.Layout{Title: "Run", Assets: s.assets},
-		ID:     si.ID,
-		Name:   si.Name,
-		Path:   r.URL.Query().Get("path"),
+		Layout: s.layout(f.Path()+" · run", "js/run.js", imageCrumb(si, true),
+			templates.Crumb{Label: f.Path(), Href: "/images/" + si.ID + "/file?path=" + url.QueryEscape(f.Path())},
+			templates.Crumb{Label: "zero range"}),
+		ID:       si.ID,
+		Name:     si.Name,
+		Path:     f.Path(),
+		Size:     in.Size,
+		Mode:     "both",
+		KeepSize: q.Get("keepSize") == "true" || q.Get("keepSize") == "1",
+		RunEnd:   q.Get("run") == "end",
+		Presets:  presets(in.Size, si.Image.Volume().BlockSize),
+	}
+	p.Layout.BodyClass = "player"
+	var ok bool
+	if p.Offset, _, err = intParam(q, "offset"); err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	if p.Length, ok, err = intParam(q, "length"); err != nil {
+		s.pageError(w, r, err)
+		return
+	} else if !ok {
+		p.Length = max(in.Size-p.Offset, 1)
+	}
+	if p.Step, _, err = intParam(q, "step"); err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	switch m := q.Get("mode"); m {
+	case "":
+	case "per-block", "batched", "both":
+		p.Mode = m
+	default:
+		s.pageError(w, r, &ParamError{Name: "mode", Msg: fmt.Sprintf("%q is not per-block, batched or both", m)})
+		return
 	}
 	s.render(w, r, http.StatusOK, templates.Run(p))
 }
