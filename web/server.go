@@ -54,6 +54,9 @@ type Server struct {
 	srvCancel context.CancelFunc
 	runs      sync.WaitGroup // websocket run goroutines
 
+	// wsWriteTimeout overrides wsWriteTimeout (tests shorten it).
+	wsWriteTimeout time.Duration
+
 	mu       sync.Mutex
 	httpSrv  *http.Server
 	ln       net.Listener
