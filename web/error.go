@@ -85,6 +85,9 @@ func (s *Server) errorStatus(err error) (int, string) {
 	switch {
 	case errors.Is(err, ErrTooLarge):
 		return http.StatusRequestEntityTooLarge, err.Error()
+	case errors.Is(err, imgio.ErrTooLarge):
+		// A small upload that expands past imgio's bound (a zip bomb).
+		return http.StatusRequestEntityTooLarge, err.Error()
 	case errors.As(err, &pe):
 		return http.StatusBadRequest, err.Error()
 	case errors.As(err, &bie):
