@@ -1,0 +1,15 @@
+// Package core is zrviz's zero-range engine: it replays what the Linux F2FS
+// kernel does for fallocate(FALLOC_FL_ZERO_RANGE) (f2fs_zero_range and
+// f2fs_do_zero_range) on one file, in the upstream per-block mode and in the
+// patch's batched mode, and reports every step as a small typed event.
+//
+// The engine is pure and deterministic: it reads the file's dnode slots and
+// the SIT through the [DnodeSource] and [SITSource] interfaces, takes the
+// volume's geometry and counters as a [Volume] value and the inode's facts
+// as an [Inode] value, and keeps every change in its own overlay. It never
+// does I/O of its own and never imports the image reader.
+//
+// [Simulate] runs a request to the end without keeping events. [NewRun]
+// steps lazily for a player ([Run.Next], [Run.SeekTo], [Run.AdvanceTo],
+// [Run.Snapshot]); [MakeOutline] summarises a run in one pass.
+package core

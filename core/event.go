@@ -1,0 +1,285 @@
+package core
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// EventKind says what an [Event] is about.
+type EventKind uint8
+
+// Event kinds, in the order they can occur within a run.
+const (
+	EvStart         EventKind = iota // fallocate entered; Before = offset, After = length
+	EvError                          // the call fails here; Errno, Action = cause, Addr for EFSCORRUPTED
+	EvInlineConvert                  // f2fs_convert_inline_inode; Addr = block written (0: flag cleared only)
+	EvFillZero                       // fill_zero of a partial page; Addr = byte offset in page, Len = bytes
+	EvChunkEnter                     // a dnode chunk [Slot, Slot+Count) begins; Node names the dnode
+	EvNodeAlloc                      // a missing node is allocated (ALLOC_NODE); Node names it
+	EvReserve                        // pass 1: Count NULL slots, Len of them reserved
+	EvSlot                           // pass 2 visits Slot; State is what it held, Action what happens
+	EvInvalidate                     // f2fs_invalidate_blocks(Addr, Len); Action = why (flush reason)
+	EvSITUpdate                      // one segment piece of the call under the SIT lock
+	EvChunkLeave                     // the chunk ends; Count = slots processed (extent cache drop)
+	EvSize                           // i_size or the keep-size flag changes; Before/After = i_size
+	EvDone                           // the call returns Errno ("" = 0)
+)
+
+var eventKindNames = [...]string{"start", "error", "inline-convert", "fill-zero", "chunk-enter",
+	"node-alloc", "reserve", "slot", "invalidate", "sit-update", "chunk-leave", "size", "done"}
+
+func (k EventKind) String() string {
+	if int(k) < len(eventKindNames) {
+		return eventKindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// MarshalText encodes the kind by name.
+func (k EventKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// Action refines an event: what a slot visit does, why a call is made, or
+// what caused an error.
+type Action uint8
+
+// Actions.
+const (
+	ActNone Action = iota
+	// EvSlot
+	ActSkipNew    // NEW_ADDR: skipped (does not end a batched run)
+	ActInvalidate // per-block: valid, invalidated on its own
+	ActStartRun   // batched: valid, starts a run
+	ActExtendRun  // batched: valid, extends the pending run
+	// EvInvalidate
+	ActPerBlock      // per-block call
+	ActDiscontiguous // batched flush: the next address is not blkstart+blklen
+	ActEndOfChunk    // batched flush after the chunk's last slot
+	ActFlushOnError  // batched flush after pass 2 stopped on an error
+	// EvError
+	ActBadArgs     // VFS/f2fs argument checks
+	ActReserve     // f2fs_reserve_new_blocks found no space at all
+	ActNullSlot    // pass 2 met a NULL slot left by a partial reservation
+	ActNodeAlloc   // no space for a node block
+	ActBounds      // blkaddr outside the main area
+	ActSITBit      // blkaddr's SIT bit is clear
+	ActFillReserve // fill_zero could not reserve its page
+	// EvSize
+	ActSetSize  // i_size grows
+	ActKeepSize // KEEP_SIZE: i_size kept, FADVISE_KEEP_SIZE_BIT set
+)
+
+var actionNames = [...]string{"", "skip-new", "invalidate", "start-run", "extend-run",
+	"per-block", "discontiguous", "end-of-chunk", "error", "bad-args", "reserve", "null-slot",
+	"node-alloc", "bounds", "sit-bit", "fill-reserve", "set-size", "keep-size"}
+
+func (a Action) String() string {
+	if int(a) < len(actionNames) {
+		return actionNames[a]
+	}
+	return "action(" + strconv.Itoa(int(a)) + ")"
+}
+
+// MarshalText encodes the action by name.
+func (a Action) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// SlotState classifies a slot value: "addr", "null", "new" or "compress".
+type SlotState uint8
+
+// Slot states.
+const (
+	StateNull SlotState = iota
+	StateNew
+	StateAddr
+	StateCompress
+)
+
+var slotStateNames = [...]string{"null", "new", "addr", "compress"}
+
+func (s SlotState) String() string {
+	if int(s) < len(slotStateNames) {
+		return slotStateNames[s]
+	}
+	return "?"
+}
+
+// MarshalText encodes the state by name.
+func (s SlotState) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+func stateOf(a uint32) SlotState {
+	switch a {
+	case NullAddr:
+		return StateNull
+	case NewAddr:
+		return StateNew
+	case CompressAddr:
+		return StateCompress
+	}
+	return StateAddr
+}
+
+// Event is one step of a run. Step counts from 1; Slot is the file block
+// index the event is about (non-decreasing over a run, so two modes can be
+// stepped in lockstep by slot); Chunk is the dnode chunk's ordinal (0-based,
+// -1 before the first). The meaning of the numeric fields depends on Kind
+// (see the EventKind constants and docs/architecture.md).
+type Event struct {
+	Step   int64     `json:"step"`
+	Kind   EventKind `json:"kind"`
+	Slot   uint64    `json:"slot"`
+	Chunk  int32     `json:"chunk"`
+	Action Action    `json:"action,omitempty"`
+	State  SlotState `json:"state"`
+	// Addr is a block address (slot, call start, SIT piece start), or the
+	// byte offset inside the page for EvFillZero.
+	Addr uint32 `json:"addr,omitempty"`
+	// Len is a call's or SIT piece's length, blocks reserved, or bytes zeroed.
+	Len   uint32 `json:"len,omitempty"`
+	Segno uint32 `json:"segno,omitempty"`
+	// Count: slots of a chunk (enter), NULL slots (reserve), slots
+	// processed (leave), call number (invalidate), wrongly cleared bits
+	// (SIT update).
+	Count uint64 `json:"count,omitempty"`
+	// Before and After: valid_block_count (reserve, node alloc, inline,
+	// fill_zero), the segment's valid blocks (SIT update), i_size (size),
+	// offset and length (start).
+	Before    uint64   `json:"before,omitempty"`
+	After     uint64   `json:"after,omitempty"`
+	SegBefore SegClass `json:"segBefore,omitempty"`
+	SegAfter  SegClass `json:"segAfter,omitempty"`
+	// Blk is the first block whose SIT bit was already clear (SIT update).
+	Blk   uint32 `json:"blk,omitempty"`
+	Errno string `json:"errno,omitempty"`
+	Node  string `json:"node,omitempty"`
+}
+
+// Message returns the kernel log line an error event prints, or "".
+func (e Event) Message() string {
+	switch {
+	case e.Kind == EvError && e.Action == ActBounds:
+		return "access invalid blkaddr:" + strconv.FormatUint(uint64(e.Addr), 10)
+	case e.Kind == EvError && e.Action == ActSITBit:
+		return "Inconsistent error blkaddr:" + strconv.FormatUint(uint64(e.Addr), 10) + ", sit bitmap:0"
+	case e.Kind == EvSITUpdate && e.Count > 0:
+		return fmt.Sprintf("Bitmap was wrongly cleared, blk:%d", e.Blk)
+	}
+	return ""
+}
+
+// n formats with thousands separators, as narration does.
+func n[T ~int | ~int32 | ~int64 | ~uint32 | ~uint64](v T) string {
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = uint64(-int64(v))
+	}
+	s := strconv.FormatUint(u, 10)
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func plural(v uint64, one, many string) string {
+	if v == 1 {
+		return "1 " + one
+	}
+	return n(v) + " " + many
+}
+
+// Narrate returns one present-tense sentence describing the event, naming
+// the kernel function and its numbers.
+func (e Event) Narrate() string {
+	switch e.Kind {
+	case EvStart:
+		return fmt.Sprintf("fallocate(FALLOC_FL_ZERO_RANGE) enters f2fs_fallocate for offset %s, length %s", n(e.Before), n(e.After))
+	case EvError:
+		switch e.Action {
+		case ActBounds, ActSITBit:
+			return fmt.Sprintf("f2fs_is_valid_blkaddr rejects slot %s: \"%s\"; f2fs_do_zero_range stops with -EFSCORRUPTED", n(e.Slot), e.Message())
+		case ActReserve:
+			return fmt.Sprintf("f2fs_reserve_new_blocks finds no free block for %s: the chunk returns -ENOSPC with no slot changed", plural(e.Count, "NULL slot", "NULL slots"))
+		case ActNullSlot:
+			return fmt.Sprintf("slot %s is still NULL_ADDR after a partial reservation: f2fs_do_zero_range stops with -ENOSPC", n(e.Slot))
+		case ActNodeAlloc:
+			return fmt.Sprintf("f2fs_get_dnode_of_data cannot allocate node %s: -%s", e.Node, e.Errno)
+		case ActFillReserve:
+			return fmt.Sprintf("fill_zero cannot reserve page %s: -ENOSPC", n(e.Slot))
+		}
+		return fmt.Sprintf("the call is refused before any change: -%s", e.Errno)
+	case EvInlineConvert:
+		if e.Addr == 0 {
+			return "f2fs_convert_inline_inode clears the inline-data flag (no data to move)"
+		}
+		return fmt.Sprintf("f2fs_convert_inline_inode writes the inline data out of place to block %s and points slot 0 at it (valid_block_count %s → %s)", n(e.Addr), n(e.Before), n(e.After))
+	case EvFillZero:
+		s := fmt.Sprintf("fill_zero zeroes bytes %s–%s of page %s in the page cache (no invalidation now)", n(e.Addr), n(e.Addr+e.Len-1), n(e.Slot))
+		if e.State == StateNull {
+			s += fmt.Sprintf("; its NULL slot is reserved as NEW_ADDR (valid_block_count %s → %s)", n(e.Before), n(e.After))
+		}
+		return s
+	case EvChunkEnter:
+		return fmt.Sprintf("f2fs_get_dnode_of_data resolves %s: chunk %d covers slots %s–%s", e.Node, e.Chunk, n(e.Slot), n(e.Slot+e.Count-1))
+	case EvNodeAlloc:
+		return fmt.Sprintf("f2fs_new_node_page allocates missing node %s (valid_block_count %s → %s)", e.Node, n(e.Before), n(e.After))
+	case EvReserve:
+		if uint64(e.Len) < e.Count {
+			return fmt.Sprintf("f2fs_reserve_new_blocks: only %s of %s NULL slots fit and become NEW_ADDR (valid_block_count %s → %s)", n(e.Len), n(e.Count), n(e.Before), n(e.After))
+		}
+		return fmt.Sprintf("f2fs_reserve_new_blocks: %s in this chunk become NEW_ADDR (valid_block_count %s → %s)", plural(e.Count, "NULL slot", "NULL slots"), n(e.Before), n(e.After))
+	case EvSlot:
+		switch e.Action {
+		case ActSkipNew:
+			return fmt.Sprintf("slot %s is already NEW_ADDR: skipped", n(e.Slot))
+		case ActInvalidate:
+			return fmt.Sprintf("slot %s holds block %s; its SIT bit is set", n(e.Slot), n(e.Addr))
+		case ActStartRun:
+			return fmt.Sprintf("slot %s holds block %s: it starts a run and becomes NEW_ADDR", n(e.Slot), n(e.Addr))
+		case ActExtendRun:
+			return fmt.Sprintf("slot %s holds block %s, contiguous: the run grows to %s and the slot becomes NEW_ADDR", n(e.Slot), n(e.Addr), plural(uint64(e.Len), "block", "blocks"))
+		}
+	case EvInvalidate:
+		why := ""
+		switch e.Action {
+		case ActDiscontiguous:
+			why = " (flush: the next address is not contiguous)"
+		case ActEndOfChunk:
+			why = " (flush at the end of the chunk)"
+		case ActFlushOnError:
+			why = " (flush after the error)"
+		}
+		return fmt.Sprintf("f2fs_invalidate_blocks(%s, %s)%s: call %s takes the SIT lock", n(e.Addr), n(e.Len), why, n(e.Count))
+	case EvSITUpdate:
+		s := fmt.Sprintf("update_sit_entry: segment %s loses %s (valid %s → %s)", n(e.Segno), plural(uint64(e.Len)-e.Count, "block", "blocks"), n(e.Before), n(e.After))
+		if e.Count > 0 {
+			s += fmt.Sprintf("; %s already clear (\"Bitmap was wrongly cleared\")", plural(e.Count, "bit was", "bits were"))
+		}
+		if e.SegAfter != e.SegBefore {
+			s += fmt.Sprintf("; locate_dirty_segment moves it from %s to %s", e.SegBefore, e.SegAfter)
+		}
+		return s
+	case EvChunkLeave:
+		if e.Errno != "" {
+			return fmt.Sprintf("chunk %d ends with -%s after %s", e.Chunk, e.Errno, plural(e.Count, "slot", "slots"))
+		}
+		return fmt.Sprintf("chunk %d is done: the extent cache drops %s", e.Chunk, plural(e.Count, "slot", "slots"))
+	case EvSize:
+		if e.Action == ActKeepSize {
+			return fmt.Sprintf("KEEP_SIZE: i_size stays %s and FADVISE_KEEP_SIZE_BIT is set", n(e.Before))
+		}
+		return fmt.Sprintf("i_size grows %s → %s", n(e.Before), n(e.After))
+	case EvDone:
+		if e.Errno == "" {
+			return "f2fs_zero_range returns 0"
+		}
+		return "f2fs_zero_range returns -" + e.Errno
+	}
+	return e.Kind.String()
+}

@@ -1,0 +1,172 @@
+package core
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// memFile is a hand-built file: slots[i] is file block i. A node exists
+// when any slot it covers (directly or through children) is non-NULL, or
+// when it is listed in extra.
+type memFile struct {
+	api   int
+	slots map[uint64]uint32
+	n     uint64 // slots beyond n are NULL
+	nodes map[nodeKey]bool
+}
+
+func newMemFile(api int, slots ...uint32) *memFile {
+	f := &memFile{api: api, slots: map[uint64]uint32{}, nodes: map[nodeKey]bool{}}
+	for i, a := range slots {
+		f.set(uint64(i), a)
+	}
+	return f
+}
+
+func (f *memFile) set(i uint64, a uint32) {
+	f.slots[i] = a
+	f.n = max(f.n, i+1)
+	p := locate(i, f.api)
+	for d := 0; d < p.depth; d++ {
+		f.nodes[p.path[d]] = true
+	}
+}
+
+func (f *memFile) DnodeSlots(index uint64) (uint64, []uint32, int, error) {
+	p := locate(index, f.api)
+	out := make([]uint32, p.cap)
+	for i := range out {
+		out[i] = f.slots[p.start+uint64(i)]
+	}
+	missing := 0
+	for d := 0; d < p.depth; d++ {
+		if !f.nodes[p.path[d]] {
+			missing++
+		}
+	}
+	return p.start, out, missing, nil
+}
+
+// memSIT is a hand-built SIT: a segment's valid count is its popcount
+// unless overridden.
+type memSIT struct {
+	maps  map[uint32]*[64]byte
+	count map[uint32]uint32
+}
+
+func newMemSIT() *memSIT { return &memSIT{maps: map[uint32]*[64]byte{}, count: map[uint32]uint32{}} }
+
+func (s *memSIT) SegmentValidMap(segno uint32) (uint32, [64]byte, error) {
+	m := s.maps[segno]
+	if m == nil {
+		return 0, [64]byte{}, nil
+	}
+	if c, ok := s.count[segno]; ok {
+		return c, *m, nil
+	}
+	c := uint32(0)
+	for k := uint32(0); k < 512; k++ {
+		if testBit(m, k) {
+			c++
+		}
+	}
+	return c, *m, nil
+}
+
+func (s *memSIT) set(v *Volume, addrs ...uint32) {
+	for _, a := range addrs {
+		if a < v.MainBlkaddr || a >= v.MaxBlkaddr {
+			continue
+		}
+		seg := segnoOf(v, a)
+		if s.maps[seg] == nil {
+			s.maps[seg] = new([64]byte)
+		}
+		setBit(s.maps[seg], (a-v.Segment0Blkaddr)%512)
+	}
+}
+
+func (s *memSIT) clear(v *Volume, a uint32) {
+	if m := s.maps[segnoOf(v, a)]; m != nil {
+		clearBit(m, (a-v.Segment0Blkaddr)%512)
+	}
+}
+
+// refVolume is the reference 256 MiB geometry of the spec.
+func refVolume() Volume {
+	return Volume{BlockSize: 4096, BlocksPerSeg: 512, Segment0Blkaddr: 512, MainBlkaddr: 4096,
+		MaxBlkaddr: 65536, MainSegments: 120, SegsPerSec: 1,
+		UserBlockCount: 50000, ValidBlockCount: 20000, ValidNodeCount: 100,
+		CurrentSegments: []uint32{0, 1, 2, 100, 101, 102}, WarmDataSegno: 1, WarmDataBlkoff: 10}
+}
+
+// state is a hand-built single-file state.
+type state struct {
+	vol  Volume
+	file *memFile
+	sit  *memSIT
+	ino  Inode
+}
+
+func newState(slots []uint32, sizeBlocks int64) *state {
+	st := &state{vol: refVolume(), file: newMemFile(873, slots...), sit: newMemSIT()}
+	for _, a := range slots {
+		if isBlock(a) {
+			st.sit.set(&st.vol, a)
+		}
+	}
+	st.ino = Inode{Ino: 10, Type: "file", Size: sizeBlocks * 4096, Blocks: uint64(len(slots)) + 1,
+		AddrsPerInode: 873, SlotsEnd: st.file.n}
+	return st
+}
+
+func (st *state) input() Input {
+	return Input{Path: "/f", Volume: st.vol, Inode: st.ino, Slots: st.file, SIT: st.sit}
+}
+
+// randomState builds a file of a few chunks with runs, duplicates, NEW,
+// NULL, out-of-main addresses and cleared SIT bits.
+func randomState(r *rand.Rand) (*state, Request) {
+	n := 1 + r.IntN(3000)
+	slots := make([]uint32, n)
+	next := uint32(4096 + r.IntN(40000))
+	var clearLater []uint32
+	for i := range slots {
+		switch p := r.IntN(100); {
+		case p < 8:
+			slots[i] = NullAddr
+		case p < 16:
+			slots[i] = NewAddr
+		case p < 18 && i > 0:
+			slots[i] = slots[r.IntN(i)] // duplicate (may be special)
+		case p < 19:
+			slots[i] = uint32(r.IntN(4096)) // below main
+		default:
+			if r.IntN(20) == 0 {
+				next = uint32(4096 + r.IntN(60000))
+			}
+			slots[i] = next
+			next++
+			if r.IntN(60) == 0 {
+				clearLater = append(clearLater, slots[i])
+			}
+		}
+	}
+	st := newState(slots, int64(n))
+	for _, a := range clearLater {
+		st.sit.clear(&st.vol, a)
+	}
+	if r.IntN(4) == 0 {
+		st.vol.ValidBlockCount = st.vol.UserBlockCount - uint64(r.IntN(200))
+	}
+	off := int64(r.IntN(n*4096 + 8192))
+	length := int64(1 + r.IntN(n*4096+8192))
+	return st, Request{Offset: off, Length: length, KeepSize: r.IntN(2) == 0}
+}
+
+func (e Extent) String() string {
+	if e.State == "addr" {
+		return fmt.Sprintf("%d+%d@%d", e.Index, e.Count, e.Addr)
+	}
+	return fmt.Sprintf("%d+%d:%s", e.Index, e.Count, e.State)
+}

@@ -1,0 +1,82 @@
+package core
+
+import "strconv"
+
+// maxFileBlocks is f2fs's max_file_blocks(NULL): two direct, two indirect
+// and one double-indirect subtree of 1018-slot nodes, capped at 2^32 blocks.
+// s_maxbytes is this times the block size.
+const maxFileBlocks = 2*addrsPerBlock + 2*addrsPerBlock*nidsPerBlock + addrsPerBlock*nidsPerBlock*nidsPerBlock
+
+const maxBytes = int64(maxFileBlocks) * blockSize
+
+// nodeKey names one node of a file's tree: top is -1 for the inode block or
+// the i_nid slot 0..4; a and b are the child positions below an indirect or
+// double-indirect node (-1 when unused).
+type nodeKey struct{ top, a, b int32 }
+
+// dnodePos locates the dnode that holds a file block index, as
+// get_node_path does.
+type dnodePos struct {
+	start uint64 // file block index of the node's slot 0
+	cap   int    // slots in the node
+	ofs   int    // index - start
+	depth int    // nodes on the path below the inode: 0..3
+	path  [3]nodeKey
+}
+
+func locate(index uint64, addrsPerInode int) dnodePos {
+	api := uint64(addrsPerInode)
+	if index < api {
+		return dnodePos{start: 0, cap: addrsPerInode, ofs: int(index)}
+	}
+	b := index - api
+	base := api
+	const apb = addrsPerBlock
+	const ind = apb * nidsPerBlock
+	for top := int32(0); top < 2; top++ {
+		if b < apb {
+			return dnodePos{start: base, cap: apb, ofs: int(b), depth: 1,
+				path: [3]nodeKey{{top, -1, -1}}}
+		}
+		b -= apb
+		base += apb
+	}
+	for top := int32(2); top < 4; top++ {
+		if b < ind {
+			a := int32(b / apb)
+			return dnodePos{start: base + uint64(a)*apb, cap: apb, ofs: int(b % apb), depth: 2,
+				path: [3]nodeKey{{top, -1, -1}, {top, a, -1}}}
+		}
+		b -= ind
+		base += ind
+	}
+	a := int32(b / ind)
+	r := b % ind
+	c := int32(r / apb)
+	return dnodePos{start: base + uint64(a)*ind + uint64(c)*apb, cap: apb, ofs: int(r % apb), depth: 3,
+		path: [3]nodeKey{{4, -1, -1}, {4, a, -1}, {4, a, c}}}
+}
+
+// String names the node as imgio does: "inode", "i_nid[0]", "i_nid[2]/3",
+// "i_nid[4]/1/7".
+func (k nodeKey) String() string {
+	if k.top < 0 {
+		return "inode"
+	}
+	s := "i_nid[" + strconv.Itoa(int(k.top)) + "]"
+	if k.a >= 0 {
+		s += "/" + strconv.Itoa(int(k.a))
+	}
+	if k.b >= 0 {
+		s += "/" + strconv.Itoa(int(k.b))
+	}
+	return s
+}
+
+// name is the path of the dnode itself.
+func (p *dnodePos) name() string {
+	if p.depth == 0 {
+		return "inode"
+	}
+	return p.path[p.depth-1].String()
+}

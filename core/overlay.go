@@ -1,0 +1,340 @@
+package core
+
+import (
+	"fmt"
+	"maps"
+)
+
+// slotRun is a compressed stretch of slots: n slots holding addr, addr+1, …
+// when inc is set, else n copies of addr.
+type slotRun struct {
+	n    uint32
+	addr uint32
+	inc  bool
+}
+
+// nodeRec is the overlay's copy of one dnode's slots; prev is the copy it
+// replaced, kept so a seek backwards can undo it.
+type nodeRec struct {
+	prev *nodeRec
+	runs []slotRun
+}
+
+func compressSlots(s []uint32) []slotRun {
+	var out []slotRun
+	for i := 0; i < len(s); {
+		a := s[i]
+		j := i + 1
+		if isBlock(a) {
+			for j < len(s) && s[j] == a+uint32(j-i) && isBlock(s[j]) {
+				j++
+			}
+			out = append(out, slotRun{n: uint32(j - i), addr: a, inc: true})
+		} else {
+			for j < len(s) && s[j] == a {
+				j++
+			}
+			out = append(out, slotRun{n: uint32(j - i), addr: a})
+		}
+		i = j
+	}
+	return out
+}
+
+func (r *nodeRec) expand(dst []uint32) {
+	i := 0
+	for _, run := range r.runs {
+		for k := uint32(0); k < run.n && i < len(dst); k++ {
+			if run.inc {
+				dst[i] = run.addr + k
+			} else {
+				dst[i] = run.addr
+			}
+			i++
+		}
+	}
+}
+
+// isBlock reports whether a slot value is a block address rather than one
+// of the special values (__is_valid_data_blkaddr).
+func isBlock(a uint32) bool { return a != NullAddr && a != NewAddr && a != CompressAddr }
+
+// slotOverlay layers the engine's slot changes and node allocations over
+// the input's DnodeSource. It satisfies DnodeSource itself, which is how a
+// Result continues into the next request.
+type slotOverlay struct {
+	base DnodeSource
+	api  int
+	// inlineBase: the inode block's i_addr holds inline data, not slots,
+	// until the inline conversion rewrites it.
+	inlineBase bool
+	recs       map[uint64]*nodeRec
+	alloc      map[nodeKey]bool
+	// Undo logs, appended only while a Run may seek.
+	journal  bool
+	recLog   []uint64
+	allocLog []nodeKey
+}
+
+func newSlotOverlay(base DnodeSource, api int, inline bool) *slotOverlay {
+	return &slotOverlay{base: base, api: api, inlineBase: inline,
+		recs: map[uint64]*nodeRec{}, alloc: map[nodeKey]bool{}}
+}
+
+// read copies the slots of the dnode holding index into buf (grown to the
+// node's capacity) and returns its position and the nodes still missing.
+func (o *slotOverlay) read(index uint64, buf []uint32) (dnodePos, []uint32, int, error) {
+	pos := locate(index, o.api)
+	if cap(buf) < pos.cap {
+		buf = make([]uint32, pos.cap)
+	}
+	buf = buf[:pos.cap]
+	missing := 0
+	if pos.start == 0 && o.inlineBase {
+		clear(buf)
+	} else {
+		start, slots, m, err := o.base.DnodeSlots(index)
+		if err != nil {
+			return pos, buf, 0, &SourceError{Op: "DnodeSlots", Index: index, Err: err}
+		}
+		if start != pos.start || len(slots) != pos.cap || m < 0 || m > pos.depth {
+			return pos, buf, 0, &SourceError{Op: "DnodeSlots", Index: index,
+				Err: fmt.Errorf("answer (start %d, %d slots, %d missing) does not match %s (start %d, %d slots)",
+					start, len(slots), m, pos.name(), pos.start, pos.cap)}
+		}
+		copy(buf, slots)
+		// Missing nodes are a suffix of the path: a node cannot exist
+		// below one that does not.
+		for i := pos.depth - m; i < pos.depth; i++ {
+			if !o.alloc[pos.path[i]] {
+				missing++
+			}
+		}
+	}
+	if r := o.recs[pos.start]; r != nil {
+		r.expand(buf)
+	}
+	return pos, buf, missing, nil
+}
+
+// missingNodes lists the nodes on pos's path that neither exist nor have
+// been allocated, parents first.
+func (o *slotOverlay) missingNodes(pos *dnodePos, missing int) []nodeKey {
+	if missing == 0 {
+		return nil
+	}
+	out := make([]nodeKey, 0, missing)
+	for i := pos.depth - missing; i < pos.depth; i++ {
+		if !o.alloc[pos.path[i]] {
+			out = append(out, pos.path[i])
+		}
+	}
+	return out
+}
+
+func (o *slotOverlay) store(start uint64, slots []uint32) {
+	o.recs[start] = &nodeRec{prev: o.recs[start], runs: compressSlots(slots)}
+	if o.journal {
+		o.recLog = append(o.recLog, start)
+	}
+}
+
+func (o *slotOverlay) allocate(k nodeKey) {
+	o.alloc[k] = true
+	if o.journal {
+		o.allocLog = append(o.allocLog, k)
+	}
+}
+
+// undo rolls the overlay back to the given log lengths.
+func (o *slotOverlay) undo(recLen, allocLen int) {
+	for i := len(o.recLog) - 1; i >= recLen; i-- {
+		s := o.recLog[i]
+		if p := o.recs[s].prev; p != nil {
+			o.recs[s] = p
+		} else {
+			delete(o.recs, s)
+		}
+	}
+	o.recLog = o.recLog[:recLen]
+	for i := len(o.allocLog) - 1; i >= allocLen; i-- {
+		delete(o.alloc, o.allocLog[i])
+	}
+	o.allocLog = o.allocLog[:allocLen]
+}
+
+// DnodeSlots makes a frozen overlay a DnodeSource for the next request.
+func (o *slotOverlay) DnodeSlots(index uint64) (uint64, []uint32, int, error) {
+	pos, buf, missing, err := o.read(index, nil)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	return pos.start, buf, missing, nil
+}
+
+// frozen returns a copy that later changes to o do not affect.
+func (o *slotOverlay) frozen() *slotOverlay {
+	f := &slotOverlay{base: o.base, api: o.api, inlineBase: o.inlineBase,
+		recs: make(map[uint64]*nodeRec, len(o.recs)), alloc: maps.Clone(o.alloc)}
+	for k, r := range o.recs {
+		f.recs[k] = &nodeRec{runs: r.runs}
+	}
+	return f
+}
+
+// SegClass is a segment's place in the segment manager's lists.
+type SegClass uint8
+
+// Segment classes. Free and Full are neither dirty nor prefree; Current
+// segments are skipped by locate_dirty_segment.
+const (
+	SegFree SegClass = iota
+	SegDirty
+	SegFull
+	SegPrefree
+	SegCurrent
+)
+
+var segClassNames = [...]string{"free", "dirty", "full", "prefree", "current"}
+
+func (c SegClass) String() string {
+	if int(c) < len(segClassNames) {
+		return segClassNames[c]
+	}
+	return "?"
+}
+
+// MarshalText encodes the class by name.
+func (c SegClass) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// segState is the engine's in-memory seg_entry for one segment.
+type segState struct {
+	valid     int32
+	cur       [64]byte // cur_valid_map
+	disc      [64]byte // discard_map
+	origValid uint32
+	orig      [64]byte
+	class     SegClass
+	origClass SegClass
+	touched   bool
+	gen       int32 // chunk generation of the last undo entry
+}
+
+type sitUndo struct {
+	segno uint32
+	prev  segState
+}
+
+// sitOverlay holds every segment the run has read, loaded lazily.
+type sitOverlay struct {
+	src     SITSource
+	mainSeg uint32
+	current []uint32
+	trimmed bool
+	segs    map[uint32]*segState
+	touched []uint32
+	journal bool
+	gen     int32
+	log     []sitUndo
+	lastNo  uint32
+	last    *segState
+}
+
+func newSITOverlay(src SITSource, v *Volume) *sitOverlay {
+	return &sitOverlay{src: src, mainSeg: v.MainSegments, current: v.CurrentSegments,
+		trimmed: v.Trimmed, segs: map[uint32]*segState{}, lastNo: nullSegno}
+}
+
+func (s *sitOverlay) isCurrent(segno uint32) bool {
+	for _, c := range s.current {
+		if c == segno {
+			return true
+		}
+	}
+	return false
+}
+
+func classify(valid int32, current bool) SegClass {
+	switch {
+	case current:
+		return SegCurrent
+	case valid <= 0:
+		return SegFree
+	case valid >= blocksPerSeg:
+		return SegFull
+	}
+	return SegDirty
+}
+
+func (s *sitOverlay) get(segno uint32) (*segState, error) {
+	if segno == s.lastNo {
+		return s.last, nil
+	}
+	st := s.segs[segno]
+	if st == nil {
+		v, bm, err := s.src.SegmentValidMap(segno)
+		if err != nil {
+			return nil, &SourceError{Op: "SegmentValidMap", Index: uint64(segno), Err: err}
+		}
+		st = &segState{valid: int32(v), cur: bm, origValid: v, orig: bm, gen: -1}
+		if s.trimmed {
+			for i := range st.disc {
+				st.disc[i] = 0xFF
+			}
+		} else {
+			st.disc = bm
+		}
+		st.class = classify(st.valid, s.isCurrent(segno))
+		st.origClass = st.class
+		s.segs[segno] = st
+	}
+	s.lastNo, s.last = segno, st
+	return st, nil
+}
+
+// modify journals st's state before its first change in this generation.
+func (s *sitOverlay) modify(segno uint32, st *segState) {
+	if s.journal && st.gen != s.gen {
+		s.log = append(s.log, sitUndo{segno: segno, prev: *st})
+		st.gen = s.gen
+	}
+	if !st.touched {
+		st.touched = true
+		s.touched = append(s.touched, segno)
+	}
+}
+
+func (s *sitOverlay) undo(logLen, touchedLen int) {
+	for i := len(s.log) - 1; i >= logLen; i-- {
+		u := &s.log[i]
+		*s.segs[u.segno] = u.prev
+	}
+	s.log = s.log[:logLen]
+	s.touched = s.touched[:touchedLen]
+}
+
+// SegmentValidMap makes a frozen overlay a SITSource for the next request.
+func (s *sitOverlay) SegmentValidMap(segno uint32) (uint32, [64]byte, error) {
+	if st := s.segs[segno]; st != nil {
+		v := st.valid
+		if v < 0 {
+			v = 0
+		}
+		return uint32(v), st.cur, nil
+	}
+	return s.src.SegmentValidMap(segno)
+}
+
+func (s *sitOverlay) frozen() *sitOverlay {
+	f := &sitOverlay{src: s.src, mainSeg: s.mainSeg, current: s.current, trimmed: s.trimmed,
+		segs: make(map[uint32]*segState, len(s.segs)), lastNo: nullSegno}
+	for k, st := range s.segs {
+		c := *st
+		f.segs[k] = &c
+	}
+	return f
+}
+
+func testBit(m *[64]byte, k uint32) bool { return m[k>>3]&(0x80>>(k&7)) != 0 }
+func setBit(m *[64]byte, k uint32)       { m[k>>3] |= 0x80 >> (k & 7) }
+func clearBit(m *[64]byte, k uint32)     { m[k>>3] &^= 0x80 >> (k & 7) }

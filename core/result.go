@@ -1,0 +1,236 @@
+package core
+
+import (
+	"encoding/json"
+	"iter"
+	"math/bits"
+	"strconv"
+)
+
+// Call is one f2fs_invalidate_blocks(Start, Len) call and why it was made.
+type Call struct {
+	Start  uint32 `json:"start"`
+	Len    uint32 `json:"len"`
+	Reason Action `json:"reason"`
+}
+
+// callRun compresses n calls (start, len), (start+len, len), … with one reason.
+type callRun struct {
+	start, len, n uint32
+	reason        Action
+}
+
+// CallList holds the calls of a run in call order, compressed so a
+// per-block run over millions of contiguous blocks stays small. Its JSON
+// form is the expanded list [[start,len],...].
+type CallList struct {
+	runs  []callRun
+	total uint64
+}
+
+func (c *CallList) add(start, length uint32, reason Action) {
+	c.total++
+	if k := len(c.runs) - 1; k >= 0 {
+		r := &c.runs[k]
+		if r.len == length && r.reason == reason && uint64(r.start)+uint64(r.n)*uint64(r.len) == uint64(start) {
+			r.n++
+			return
+		}
+	}
+	c.runs = append(c.runs, callRun{start: start, len: length, n: 1, reason: reason})
+}
+
+// Len returns the number of calls.
+func (c *CallList) Len() uint64 { return c.total }
+
+// All yields the calls in order.
+func (c *CallList) All() iter.Seq[Call] {
+	return func(yield func(Call) bool) {
+		for _, r := range c.runs {
+			for k := uint32(0); k < r.n; k++ {
+				if !yield(Call{Start: r.start + k*r.len, Len: r.len, Reason: r.reason}) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Last returns up to k of the most recent calls, oldest first.
+func (c *CallList) Last(k int) []Call {
+	var out []Call
+	for i := len(c.runs) - 1; i >= 0 && len(out) < k; i-- {
+		r := c.runs[i]
+		for j := int64(r.n) - 1; j >= 0 && len(out) < k; j-- {
+			out = append(out, Call{Start: r.start + uint32(j)*r.len, Len: r.len, Reason: r.reason})
+		}
+	}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// MarshalJSON writes [[start,len],...] in call order.
+func (c CallList) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 16+c.total*14)
+	b = append(b, '[')
+	first := true
+	for call := range c.All() {
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '[')
+		b = strconv.AppendUint(b, uint64(call.Start), 10)
+		b = append(b, ',')
+		b = strconv.AppendUint(b, uint64(call.Len), 10)
+		b = append(b, ']')
+	}
+	return append(b, ']'), nil
+}
+
+// Histogram counts runs by length: bucket i holds lengths in [2^i, 2^(i+1)).
+type Histogram [33]uint64
+
+func (h *Histogram) add(length uint32) {
+	if length > 0 {
+		h[bits.Len32(length)-1]++
+	}
+}
+
+// MarshalJSON writes the non-empty buckets as {"1":n,"2-3":n,"4-7":n,...}.
+func (h Histogram) MarshalJSON() ([]byte, error) {
+	m := map[string]uint64{}
+	for i, v := range h {
+		if v == 0 {
+			continue
+		}
+		lo := uint64(1) << i
+		hi := lo<<1 - 1
+		k := strconv.FormatUint(lo, 10)
+		if hi != lo {
+			k += "-" + strconv.FormatUint(hi, 10)
+		}
+		m[k] = v
+	}
+	return json.Marshal(m)
+}
+
+// Stats are a run's counters.
+type Stats struct {
+	Steps               int64  `json:"steps"`
+	Calls               uint64 `json:"calls"`
+	SITLockAcquisitions uint64 `json:"sitLockAcquisitions"`
+	SITPieces           uint64 `json:"sitPieces"` // update_sit_entry calls (one per segment per call)
+	BlocksInvalidated   uint64 `json:"blocksInvalidated"`
+	WronglyCleared      uint64 `json:"wronglyCleared"`
+	DiscardBlocks       uint64 `json:"discardBlocks"` // discard-map bits cleared (discard_blks)
+	DnodeChunks         uint64 `json:"dnodeChunks"`
+	// Slot states met in the chunks' ranges before pass 1.
+	SlotsAddr     uint64 `json:"slotsAddr"`
+	SlotsNew      uint64 `json:"slotsNew"`
+	SlotsNull     uint64 `json:"slotsNull"`
+	SlotsCompress uint64 `json:"slotsCompress"`
+	Reserved      uint64 `json:"reserved"` // NULL→NEW (pass 1, fill_zero, inline conversion)
+	NodesAlloc    uint64 `json:"nodesAllocated"`
+	FillZeroPages uint64 `json:"fillZeroPages"`
+	// Runs are the physically contiguous runs of invalidated blocks inside
+	// a chunk (what the batched mode issues as calls), in both modes.
+	Runs            uint64    `json:"runs"`
+	RunLengths      Histogram `json:"runLengths"`
+	SegmentsTouched uint64    `json:"segmentsTouched"`
+	SegmentsPrefree uint64    `json:"segmentsPrefree"` // became prefree
+}
+
+// Extent is a stretch of slots, in imgio's Extent JSON form: state is
+// "addr" (Addr, Addr+1, …), "null", "new" or "compress".
+type Extent struct {
+	Index uint64 `json:"index"`
+	Count uint64 `json:"count"`
+	State string `json:"state"`
+	Addr  uint32 `json:"addr,omitempty"`
+}
+
+// extentBuilder appends slots to a list of extents.
+type extentBuilder struct{ ext []Extent }
+
+func (b *extentBuilder) add(index uint64, a uint32) {
+	st := stateOf(a)
+	if k := len(b.ext) - 1; k >= 0 {
+		e := &b.ext[k]
+		if e.Index+e.Count == index && e.State == slotStateNames[st] &&
+			(st != StateAddr || uint64(e.Addr)+e.Count == uint64(a)) {
+			e.Count++
+			return
+		}
+	}
+	x := Extent{Index: index, Count: 1, State: slotStateNames[st]}
+	if st == StateAddr {
+		x.Addr = a
+	}
+	b.ext = append(b.ext, x)
+}
+
+// addRun appends cnt copies of a (a special value) starting at index.
+func (b *extentBuilder) addSame(index uint64, a uint32, cnt uint64) {
+	if cnt == 0 {
+		return
+	}
+	b.add(index, a)
+	b.ext[len(b.ext)-1].Count += cnt - 1
+}
+
+// SegmentState is a touched segment before and after.
+type SegmentState struct {
+	Segno       uint32   `json:"segno"`
+	ValidBefore uint32   `json:"validBefore"`
+	Valid       int32    `json:"valid"`
+	MapBefore   string   `json:"mapBefore"` // 128 hex digits, on-disk bit order
+	Map         string   `json:"map"`
+	ClassBefore SegClass `json:"classBefore"`
+	Class       SegClass `json:"class"`
+}
+
+// FillZero is a partial page fill_zero touched.
+type FillZero struct {
+	Index  uint64    `json:"index"`
+	Start  uint32    `json:"start"` // byte offset in the page
+	Len    uint32    `json:"len"`
+	Before SlotState `json:"before"` // slot state before (null → reserved as new)
+	Addr   uint32    `json:"addr,omitempty"`
+}
+
+// After is the file's slot map after the run.
+type After struct {
+	Extents []Extent `json:"extents"`
+}
+
+// Result is the outcome of a run. Its JSON is what `zrviz run` and the
+// HTTP API print per mode.
+type Result struct {
+	Mode    Mode     `json:"mode"`
+	Errno   string   `json:"errno"`
+	Message string   `json:"message,omitempty"` // kernel log line of the error, if any
+	Calls   CallList `json:"calls"`
+
+	SizeBefore   int64          `json:"sizeBefore"`
+	SizeAfter    int64          `json:"sizeAfter"`
+	BlocksBefore uint64         `json:"blocksBefore"` // i_blocks
+	BlocksAfter  uint64         `json:"blocksAfter"`
+	ValidBlocks  uint64         `json:"validBlockCount"`
+	ValidNodes   uint32         `json:"validNodeCount"`
+	Advise       uint8          `json:"advise"`
+	Inline       uint8          `json:"inline"`
+	NeedFsck     bool           `json:"needFsck"` // SBI_NEED_FSCK (and s_errors bit ERROR_INVALID_BLKADDR)
+	Stats        Stats          `json:"stats"`
+	FillZero     []FillZero     `json:"fillZero"`
+	Segments     []SegmentState `json:"segments"`
+	After        After          `json:"after"`
+
+	next Input
+}
+
+// NextInput returns the state after this run as an Input, so a further
+// request continues from it (several operations on one mount).
+func (r *Result) NextInput() Input { return r.next }

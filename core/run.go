@@ -1,0 +1,367 @@
+package core
+
+import (
+	"errors"
+	"sort"
+)
+
+// Simulate runs the request to the end without keeping events.
+func Simulate(in Input, req Request, mode Mode) (*Result, error) {
+	e, err := newEngine(in, req, mode)
+	if err != nil {
+		return nil, err
+	}
+	var ev Event
+	for e.next(&ev) {
+	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.result()
+}
+
+// Walk runs the request to the end and hands every event to fn, which may
+// stop the run early by returning false (then the Result is nil).
+func Walk(in Input, req Request, mode Mode, fn func(*Event) bool) (*Result, error) {
+	e, err := newEngine(in, req, mode)
+	if err != nil {
+		return nil, err
+	}
+	var ev Event
+	for e.next(&ev) {
+		if !fn(&ev) {
+			return nil, nil
+		}
+	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	return e.result()
+}
+
+// checkpoint is the engine's state just before a chunk's first event.
+type checkpoint struct {
+	s          scalars
+	recLen     int
+	allocLen   int
+	sitLen     int
+	touchedLen int
+	callRuns   int
+	lastCall   callRun
+	callTotal  uint64
+	fills      int
+}
+
+// Run steps one request lazily, for a player. It keeps a checkpoint at
+// every dnode chunk so SeekTo is fast in both directions; memory grows with
+// chunks, not events. A Run is not safe for concurrent use; Snapshot
+// returns a value the caller may share.
+type Run struct {
+	e    *engine
+	cps  []checkpoint
+	last Event
+	res  *Result
+}
+
+// NewRun prepares a run; no event has happened yet (Step 0).
+func NewRun(in Input, req Request, mode Mode) (*Run, error) {
+	e, err := newEngine(in, req, mode)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{e: e}
+	e.slots.journal = true
+	e.sit.journal = true
+	r.cps = append(r.cps, r.save())
+	e.onChunk = func() {
+		e.sit.gen++
+		if last := &r.cps[len(r.cps)-1]; e.s.step > last.s.step {
+			r.cps = append(r.cps, r.save())
+		}
+	}
+	return r, nil
+}
+
+func (r *Run) save() checkpoint {
+	e := r.e
+	c := checkpoint{s: e.s, recLen: len(e.slots.recLog), allocLen: len(e.slots.allocLog),
+		sitLen: len(e.sit.log), touchedLen: len(e.sit.touched),
+		callRuns: len(e.calls.runs), callTotal: e.calls.total, fills: len(e.fills)}
+	if n := len(e.calls.runs); n > 0 {
+		c.lastCall = e.calls.runs[n-1]
+	}
+	return c
+}
+
+func (r *Run) restore(c *checkpoint) {
+	e := r.e
+	e.s = c.s
+	e.err = nil
+	e.slots.undo(c.recLen, c.allocLen)
+	e.sit.undo(c.sitLen, c.touchedLen)
+	e.sit.gen++
+	e.calls.runs = e.calls.runs[:c.callRuns]
+	if c.callRuns > 0 {
+		e.calls.runs[c.callRuns-1] = c.lastCall
+	}
+	e.calls.total = c.callTotal
+	e.fills = e.fills[:c.fills]
+	r.last = Event{}
+}
+
+// Mode returns the run's mode.
+func (r *Run) Mode() Mode { return r.e.mode }
+
+// Step returns the number of events emitted so far.
+func (r *Run) Step() int64 { return r.e.s.step }
+
+// Done reports whether the final EvDone event has been emitted.
+func (r *Run) Done() bool {
+	r.e.settle()
+	return r.e.s.phase == phEnd
+}
+
+// Err returns the source error that stopped the run, if any.
+func (r *Run) Err() error { return r.e.err }
+
+// Next returns the next event; false at the end or on a source error (see
+// [Run.Err]).
+func (r *Run) Next() (Event, bool) {
+	var ev Event
+	if !r.e.next(&ev) {
+		return Event{}, false
+	}
+	r.last = ev
+	return ev, true
+}
+
+// NextSlot returns the slot the next event will be about (the last one's
+// at the end).
+func (r *Run) NextSlot() uint64 {
+	r.e.settle()
+	return r.e.slotOfNext()
+}
+
+// AdvanceTo emits every further event about a slot ≤ slot, handing each to
+// yield (which may be nil, or stop early by returning false), and returns
+// how many it emitted. Stepping two Runs with the same slot keeps them in
+// lockstep.
+func (r *Run) AdvanceTo(slot uint64, yield func(Event) bool) int {
+	k := 0
+	for !r.Done() && r.e.err == nil && r.NextSlot() <= slot {
+		ev, ok := r.Next()
+		if !ok {
+			break
+		}
+		k++
+		if yield != nil && !yield(ev) {
+			break
+		}
+	}
+	return k
+}
+
+// ErrSeek is returned by SeekTo for a negative step.
+var ErrSeek = errors.New("core: seek to a negative step")
+
+// SeekTo moves to just after event number step (0 = before the first),
+// restoring the nearest checkpoint behind it when going backwards. Past the
+// end it stops at the last event.
+func (r *Run) SeekTo(step int64) error {
+	if step < 0 {
+		return ErrSeek
+	}
+	e := r.e
+	if step < e.s.step || (step > 0 && step == e.s.step && r.last.Step != step) {
+		// The checkpoint strictly before step, so at least one event is
+		// replayed and r.last is right.
+		i := sort.Search(len(r.cps), func(i int) bool { return r.cps[i].s.step >= step }) - 1
+		i = max(i, 0)
+		r.restore(&r.cps[i])
+	}
+	for e.s.step < step {
+		if _, ok := r.Next(); !ok {
+			break
+		}
+	}
+	return e.err
+}
+
+// Last returns the most recent event (zero before the first).
+func (r *Run) Last() Event { return r.last }
+
+// Result returns the run's Result, running a separate simulation when the
+// run is not finished.
+func (r *Run) Result() (*Result, error) {
+	if r.res != nil {
+		return r.res, nil
+	}
+	var res *Result
+	var err error
+	if r.Done() {
+		res, err = r.e.result()
+	} else {
+		res, err = Simulate(r.e.in, r.e.req, r.e.mode)
+	}
+	if err == nil {
+		r.res = res
+	}
+	return res, err
+}
+
+// Snapshot window sizes.
+const (
+	SnapshotSlots    = 65536 // slot map window around the cursor
+	SnapshotSegments = 256   // most recently touched segments
+	SnapshotCalls    = 16    // most recent calls
+)
+
+// Pending is the batched mode's pending run (blkstart, blklen).
+type Pending struct {
+	Start uint32 `json:"start"`
+	Len   uint32 `json:"len"`
+}
+
+// Snapshot is a value copy of a run's state after Step events. The web can
+// JSON-encode it without locks.
+type Snapshot struct {
+	Mode      Mode   `json:"mode"`
+	Step      int64  `json:"step"`
+	Done      bool   `json:"done"`
+	Errno     string `json:"errno"`
+	Event     Event  `json:"event"` // the last event
+	Narration string `json:"narration"`
+	Slot      uint64 `json:"slot"`     // slot of the last event
+	NextSlot  uint64 `json:"nextSlot"` // slot of the next event
+
+	Chunk      int32   `json:"chunk"`      // current or last chunk, -1 before the first
+	Node       string  `json:"node"`       // its dnode
+	ChunkStart uint64  `json:"chunkStart"` // its range [ChunkStart, ChunkEnd)
+	ChunkEnd   uint64  `json:"chunkEnd"`
+	InChunk    bool    `json:"inChunk"`
+	Pending    Pending `json:"pending"`
+
+	ValidBlockCount uint64 `json:"validBlockCount"`
+	ValidNodeCount  uint32 `json:"validNodeCount"`
+	IBlocks         uint64 `json:"iBlocks"`
+	ISize           int64  `json:"iSize"`
+	NewSize         int64  `json:"newSize"`
+	Advise          uint8  `json:"advise"`
+	Stats           Stats  `json:"stats"`
+
+	// Slots is the slot map over [RangeStart, RangeEnd): the request's
+	// pages, or a window of SnapshotSlots around the cursor.
+	RangeStart uint64         `json:"rangeStart"`
+	RangeEnd   uint64         `json:"rangeEnd"`
+	Slots      []Extent       `json:"slots"`
+	Segments   []SegmentState `json:"segments"`
+	LastCalls  []Call         `json:"lastCalls"`
+}
+
+// Snapshot returns the state after the current step.
+func (r *Run) Snapshot() Snapshot {
+	e := r.e
+	e.settle()
+	s := &e.s
+	sn := Snapshot{Mode: e.mode, Step: s.step, Done: s.phase == phEnd, Errno: s.errno,
+		Event: r.last, Slot: s.lastSlot, NextSlot: e.slotOfNext(),
+		Chunk: s.chunkOrd, ChunkStart: s.lo, ChunkEnd: s.hi, InChunk: s.inChunk,
+		ValidBlockCount: s.validBlocks, ValidNodeCount: s.validNodes, IBlocks: s.iBlocks,
+		ISize: s.iSize, NewSize: s.newSize, Advise: s.advise, Stats: s.stats,
+		Segments: e.segmentStates(SnapshotSegments), LastCalls: e.calls.Last(SnapshotCalls)}
+	if s.step > 0 {
+		sn.Narration = r.last.Narrate()
+	}
+	if s.chunkOrd >= 0 {
+		sn.Node = s.chunk.name()
+	}
+	sn.Stats.SegmentsTouched = uint64(len(e.sit.touched))
+	if e.mode == Batched && s.inChunk {
+		sn.Pending = Pending{Start: s.blkstart, Len: s.blklen}
+	}
+	if e.argCheck() == "" && e.in.Inode.Inline&InlineDentry == 0 {
+		lo := uint64(e.req.Offset) >> 12
+		hi := (uint64(e.req.Offset+e.req.Length) + blockSize - 1) >> 12
+		if hi-lo > SnapshotSlots {
+			c := min(max(sn.NextSlot, lo), hi-1)
+			lo = max(lo, c-min(c, SnapshotSlots/2))
+			hi = min(hi, lo+SnapshotSlots)
+		}
+		if ext, err := e.extents(lo, hi); err == nil {
+			sn.RangeStart, sn.RangeEnd, sn.Slots = lo, hi, ext
+		}
+	}
+	return sn
+}
+
+// Marker is a notable step for a scrubber.
+type Marker struct {
+	Step   int64     `json:"step"`
+	Kind   EventKind `json:"kind"`
+	Action Action    `json:"action,omitempty"`
+	Slot   uint64    `json:"slot"`
+}
+
+// ChunkInfo is one dnode chunk of the range.
+type ChunkInfo struct {
+	Ordinal   int32  `json:"ordinal"`
+	Start     uint64 `json:"start"` // first slot of the range in this chunk
+	Len       uint64 `json:"len"`
+	Node      string `json:"node"`      // "inode", "i_nid[0]", "i_nid[2]/3", ...
+	NodeStart uint64 `json:"nodeStart"` // file block index of the node's slot 0
+	Step      int64  `json:"step"`      // step of its EvChunkEnter
+}
+
+// MaxMarkers bounds Outline.Markers.
+const MaxMarkers = 100000
+
+// Outline summarises a run, computed in one pass without keeping events.
+type Outline struct {
+	Mode             Mode        `json:"mode"`
+	Steps            int64       `json:"steps"`
+	Errno            string      `json:"errno"`
+	Markers          []Marker    `json:"markers"` // chunk enters, batched flushes, errors, size, done
+	MarkersTruncated bool        `json:"markersTruncated"`
+	Chunks           []ChunkInfo `json:"chunks"`
+	Segments         []uint32    `json:"segments"` // touched, in first-touch order
+	Stats            Stats       `json:"stats"`
+}
+
+// MakeOutline runs the request once and records its outline.
+func MakeOutline(in Input, req Request, mode Mode) (*Outline, error) {
+	e, err := newEngine(in, req, mode)
+	if err != nil {
+		return nil, err
+	}
+	o := &Outline{Mode: mode, Markers: []Marker{}, Chunks: []ChunkInfo{}}
+	var ev Event
+	for e.next(&ev) {
+		mark := false
+		switch ev.Kind {
+		case EvChunkEnter:
+			o.Chunks = append(o.Chunks, ChunkInfo{Ordinal: ev.Chunk, Start: ev.Slot, Len: ev.Count,
+				Node: ev.Node, NodeStart: e.s.chunk.start, Step: ev.Step})
+			mark = true
+		case EvInvalidate:
+			mark = ev.Action != ActPerBlock
+		case EvError, EvSize, EvDone, EvInlineConvert, EvFillZero:
+			mark = true
+		}
+		if mark {
+			if len(o.Markers) < MaxMarkers {
+				o.Markers = append(o.Markers, Marker{Step: ev.Step, Kind: ev.Kind, Action: ev.Action, Slot: ev.Slot})
+			} else {
+				o.MarkersTruncated = true
+			}
+		}
+	}
+	if e.err != nil {
+		return nil, e.err
+	}
+	o.Steps = e.s.step
+	o.Errno = e.s.errno
+	o.Stats = e.s.stats
+	o.Stats.SegmentsTouched = uint64(len(e.sit.touched))
+	o.Segments = append([]uint32{}, e.sit.touched...)
+	return o, nil
+}

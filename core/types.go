@@ -1,0 +1,221 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Special slot values (f2fs.h). A data slot holding any other value is a
+// block address.
+const (
+	NullAddr     uint32 = 0x00000000 // hole
+	NewAddr      uint32 = 0xFFFFFFFF // reserved, never written: counted, no SIT bit
+	CompressAddr uint32 = 0xFFFFFFFE // compressed-cluster marker in slot 0
+)
+
+const (
+	blockSize      = 4096
+	blocksPerSeg   = 512
+	addrsPerBlock  = 1018 // DEF_ADDRS_PER_BLOCK: slots of a direct node
+	nidsPerBlock   = 1018 // NIDS_PER_BLOCK: children of an indirect node
+	nullSegno      = 0xFFFFFFFF
+	fallocKeepSize = 0x01
+	fallocZero     = 0x10
+)
+
+// Inode flag bits the argument checks look at (f2fs.h, i_flags and i_inline).
+const (
+	FlagCompressed uint32 = 0x00000004 // F2FS_COMPR_FL
+	FlagImmutable  uint32 = 0x00000010 // F2FS_IMMUTABLE_FL
+	FlagAppend     uint32 = 0x00000020 // F2FS_APPEND_FL
+
+	InlineData      uint8 = 0x02 // F2FS_INLINE_DATA
+	InlineDentry    uint8 = 0x04 // F2FS_INLINE_DENTRY
+	InlineDataExist uint8 = 0x08 // F2FS_DATA_EXIST
+	InlinePinFile   uint8 = 0x40 // F2FS_PIN_FILE
+
+	AdviseKeepSize uint8 = 0x10 // FADVISE_KEEP_SIZE_BIT in i_advise
+)
+
+// Mode selects how pass 2 of f2fs_do_zero_range releases blocks.
+type Mode int
+
+const (
+	// PerBlock is upstream: one f2fs_invalidate_blocks(addr, 1) per block.
+	PerBlock Mode = iota
+	// Batched is the patch: one f2fs_invalidate_blocks(start, len) per
+	// physically contiguous run inside a dnode chunk.
+	Batched
+)
+
+// Modes lists both modes in their canonical order.
+var Modes = [2]Mode{PerBlock, Batched}
+
+// String returns "per-block" or "batched".
+func (m Mode) String() string {
+	switch m {
+	case PerBlock:
+		return "per-block"
+	case Batched:
+		return "batched"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// ErrBadMode is returned by [ParseMode] for an unknown name.
+var ErrBadMode = errors.New("core: unknown mode")
+
+// ParseMode parses "per-block" (also "perblock", "stock", "upstream") or
+// "batched" (also "batch", "patch").
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "per-block", "perblock", "stock", "upstream":
+		return PerBlock, nil
+	case "batched", "batch", "patch":
+		return Batched, nil
+	}
+	return 0, fmt.Errorf("%w %q", ErrBadMode, s)
+}
+
+// MarshalText encodes the mode by name, so JSON shows "per-block".
+func (m Mode) MarshalText() ([]byte, error) {
+	if m != PerBlock && m != Batched {
+		return nil, fmt.Errorf("%w %d", ErrBadMode, int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText is the inverse of [Mode.MarshalText].
+func (m *Mode) UnmarshalText(b []byte) error {
+	v, err := ParseMode(string(b))
+	if err != nil {
+		return err
+	}
+	*m = v
+	return nil
+}
+
+// DnodeSource gives the data slots of the dnode (the inode block or a direct
+// node) that holds file block index. start is the file block index of
+// slots[0]; slots has the node's full capacity (all NullAddr when the node
+// does not exist); missing counts the nodes on the path (direct, indirect,
+// double-indirect) that do not exist. The engine copies slots and never
+// writes to them. *imgio.File satisfies it.
+type DnodeSource interface {
+	DnodeSlots(index uint64) (start uint64, slots []uint32, missing int, err error)
+}
+
+// SITSource gives a main-area segment's valid block count and its 512-bit
+// valid map as stored on disk (bit k of the segment is byte k/8, mask
+// 0x80>>(k%8), as f2fs_test_bit reads it). *imgio.Image satisfies it.
+type SITSource interface {
+	SegmentValidMap(segno uint32) (valid uint32, bitmap [64]byte, err error)
+}
+
+// Volume is what the engine needs of the volume: geometry, the
+// checkpoint's counters and current segments.
+type Volume struct {
+	BlockSize       uint32 `json:"blockSize"`    // must be 4096
+	BlocksPerSeg    uint32 `json:"blocksPerSeg"` // must be 512
+	Segment0Blkaddr uint32 `json:"segment0Blkaddr"`
+	MainBlkaddr     uint32 `json:"mainBlkaddr"`
+	MaxBlkaddr      uint32 `json:"maxBlkaddr"` // segment0 + segment_count*512
+	MainSegments    uint32 `json:"mainSegments"`
+	SegsPerSec      uint32 `json:"segsPerSec"`
+
+	UserBlockCount  uint64 `json:"userBlockCount"`
+	ValidBlockCount uint64 `json:"validBlockCount"`
+	ValidNodeCount  uint32 `json:"validNodeCount"`
+	// MaxNodeCount bounds ValidNodeCount (total_node_count); 0 = no bound.
+	MaxNodeCount uint32 `json:"maxNodeCount,omitempty"`
+	// CurrentReservedBlocks and RootReservedBlocks are subtracted from
+	// UserBlockCount to get the space a reservation may use (the caller is
+	// modelled as unprivileged). Both are 0 with default mount options.
+	CurrentReservedBlocks uint64 `json:"currentReservedBlocks,omitempty"`
+	RootReservedBlocks    uint64 `json:"rootReservedBlocks,omitempty"`
+
+	// CurrentSegments are the segnos of the active logs; they never enter
+	// the dirty or prefree lists.
+	CurrentSegments []uint32 `json:"currentSegments"`
+	// WarmDataSegno and WarmDataBlkoff are the checkpoint's
+	// cur_data_segno[CURSEG_WARM_DATA] and cur_data_blkoff: a regular
+	// file's out-of-place data write (inline conversion) lands on the first
+	// free block of that segment at or after that offset.
+	WarmDataSegno  uint32 `json:"warmDataSegno"`
+	WarmDataBlkoff uint32 `json:"warmDataBlkoff"`
+	// Trimmed is CP_TRIMMED_FLAG: after mount every discard-map bit is set.
+	Trimmed bool `json:"trimmed,omitempty"`
+	// CheckpointError is CP_ERROR_FLAG (the fs is shut down): EIO.
+	CheckpointError bool `json:"checkpointError,omitempty"`
+}
+
+// Inode holds the inode facts the engine uses.
+type Inode struct {
+	Ino           uint32 `json:"ino"`
+	Type          string `json:"type"` // "file", "dir", "symlink", "other"
+	Size          int64  `json:"size"`
+	Blocks        uint64 `json:"blocks"`        // i_blocks in 4 KiB blocks
+	AddrsPerInode int    `json:"addrsPerInode"` // data slots in the inode block
+	Inline        uint8  `json:"inline"`        // i_inline
+	Advise        uint8  `json:"advise"`        // i_advise
+	Flags         uint32 `json:"flags"`         // i_flags
+	// SlotsEnd is one past the last non-NULL slot of the file (0 if none);
+	// the final slot map covers up to it. sim fills it from the reader.
+	SlotsEnd uint64 `json:"slotsEnd"`
+}
+
+// Input is everything a run reads.
+type Input struct {
+	Path   string
+	Volume Volume
+	Inode  Inode
+	Slots  DnodeSource
+	SIT    SITSource
+}
+
+// Request is one fallocate(FALLOC_FL_ZERO_RANGE) call.
+type Request struct {
+	Offset   int64 `json:"offset"`
+	Length   int64 `json:"length"`
+	KeepSize bool  `json:"keepSize"`
+	// ExtraFlags are other FALLOC_FL_* bits ORed into the mode, to show the
+	// argument checks (normally 0).
+	ExtraFlags uint32 `json:"extraFlags,omitempty"`
+}
+
+// ErrInput reports an Input the engine cannot model (geometry it does not
+// support, a missing source).
+var ErrInput = errors.New("core: unusable input")
+
+// SourceError wraps an error returned by a [DnodeSource] or [SITSource], or
+// a source answer that contradicts the geometry.
+type SourceError struct {
+	Op    string // "DnodeSlots" or "SegmentValidMap"
+	Index uint64 // file block index or segno
+	Err   error
+}
+
+func (e *SourceError) Error() string {
+	return fmt.Sprintf("core: %s(%d): %v", e.Op, e.Index, e.Err)
+}
+
+func (e *SourceError) Unwrap() error { return e.Err }
+
+func (in *Input) check() error {
+	v := &in.Volume
+	switch {
+	case in.Slots == nil || in.SIT == nil:
+		return fmt.Errorf("%w: nil source", ErrInput)
+	case v.BlockSize != blockSize:
+		return fmt.Errorf("%w: block size %d (only 4096)", ErrInput, v.BlockSize)
+	case v.BlocksPerSeg != blocksPerSeg:
+		return fmt.Errorf("%w: %d blocks per segment (only 512)", ErrInput, v.BlocksPerSeg)
+	case v.MainBlkaddr < v.Segment0Blkaddr || v.MaxBlkaddr < v.MainBlkaddr:
+		return fmt.Errorf("%w: main area %d..%d", ErrInput, v.MainBlkaddr, v.MaxBlkaddr)
+	case (v.MainBlkaddr-v.Segment0Blkaddr)%blocksPerSeg != 0:
+		return fmt.Errorf("%w: main area not segment aligned", ErrInput)
+	case in.Inode.Type == "file" && (in.Inode.AddrsPerInode <= 0 || in.Inode.AddrsPerInode > 923):
+		return fmt.Errorf("%w: addrs_per_inode %d", ErrInput, in.Inode.AddrsPerInode)
+	}
+	return nil
+}
