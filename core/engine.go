@@ -53,7 +53,7 @@ type scalars struct {
 	advise      uint8
 	inline      uint8
 	needFsck    bool
-	warmBlkoff  uint32
+	hotBlkoff  uint32
 	hiWater     uint64 // one past the highest slot made non-NULL
 
 	pgStart, pgEnd   uint64
@@ -123,7 +123,7 @@ func newEngine(in Input, req Request, mode Mode) (*engine, error) {
 		iSize:       in.Inode.Size,
 		advise:      in.Inode.Advise,
 		inline:      in.Inode.Inline,
-		warmBlkoff:  in.Volume.WarmDataBlkoff,
+		hotBlkoff:  in.Volume.HotDataBlkoff,
 		chunkOrd:    -1,
 	}
 	return e, nil
@@ -414,26 +414,26 @@ func (e *engine) step(ev *Event) bool {
 				s.phase = phDone
 				break
 			}
-			st, err := e.sit.get(v.WarmDataSegno)
+			st, err := e.sit.get(v.HotDataSegno)
 			if err != nil {
 				e.err = err
 				return false
 			}
-			k := s.warmBlkoff
+			k := s.hotBlkoff
 			for k < blocksPerSeg && testBit(&st.cur, k) {
 				k++
 			}
 			if k >= blocksPerSeg {
-				e.err = errors.Join(ErrInput, errors.New("core: the warm data log's segment is full"))
+				e.err = errors.Join(ErrInput, errors.New("core: the hot data log's segment is full"))
 				return false
 			}
-			a := v.MainBlkaddr + v.WarmDataSegno*blocksPerSeg + k
-			e.sit.modify(v.WarmDataSegno, st)
+			a := v.MainBlkaddr + v.HotDataSegno*blocksPerSeg + k
+			e.sit.modify(v.HotDataSegno, st)
 			setBit(&st.cur, k)
 			setBit(&st.disc, k)
 			st.valid++
 			st.class = classify(st.valid, st.class == SegCurrent)
-			s.warmBlkoff = k + 1
+			s.hotBlkoff = k + 1
 			ev.Before = s.validBlocks
 			s.validBlocks++
 			s.iBlocks++
@@ -884,7 +884,7 @@ func (e *engine) result() (*Result, error) {
 	next.SIT = e.sit.frozen()
 	next.Volume.ValidBlockCount = s.validBlocks
 	next.Volume.ValidNodeCount = s.validNodes
-	next.Volume.WarmDataBlkoff = s.warmBlkoff
+	next.Volume.HotDataBlkoff = s.hotBlkoff
 	next.Inode.Size = s.iSize
 	next.Inode.Blocks = s.iBlocks
 	next.Inode.Advise = s.advise

@@ -97,7 +97,7 @@ func refVolume() Volume {
 	return Volume{BlockSize: 4096, BlocksPerSeg: 512, Segment0Blkaddr: 512, MainBlkaddr: 4096,
 		MaxBlkaddr: 65536, MainSegments: 120, SegsPerSec: 1,
 		UserBlockCount: 50000, ValidBlockCount: 20000, ValidNodeCount: 100,
-		CurrentSegments: []uint32{0, 1, 2, 100, 101, 102}, WarmDataSegno: 1, WarmDataBlkoff: 10}
+		CurrentSegments: []uint32{0, 1, 2, 100, 101, 102}, HotDataSegno: 1, HotDataBlkoff: 10}
 }
 
 // state is a hand-built single-file state.

@@ -137,12 +137,14 @@ type Volume struct {
 	// CurrentSegments are the segnos of the active logs; they never enter
 	// the dirty or prefree lists.
 	CurrentSegments []uint32 `json:"currentSegments"`
-	// WarmDataSegno and WarmDataBlkoff are the checkpoint's
-	// cur_data_segno[CURSEG_WARM_DATA] and cur_data_blkoff: a regular
-	// file's out-of-place data write (inline conversion) lands on the first
-	// free block of that segment at or after that offset.
-	WarmDataSegno  uint32 `json:"warmDataSegno"`
-	WarmDataBlkoff uint32 `json:"warmDataBlkoff"`
+	// HotDataSegno and HotDataBlkoff are the checkpoint's
+	// cur_data_segno[CURSEG_HOT_DATA] and cur_data_blkoff[CURSEG_HOT_DATA]:
+	// f2fs_convert_inline_page sets FI_HOT_DATA before its out-of-place
+	// write, so the converted page lands on the first free block of the hot
+	// data log's segment at or after that offset (LFS; SSR would also take
+	// the first free block).
+	HotDataSegno  uint32 `json:"hotDataSegno"`
+	HotDataBlkoff uint32 `json:"hotDataBlkoff"`
 	// Trimmed is CP_TRIMMED_FLAG: after mount every discard-map bit is set.
 	Trimmed bool `json:"trimmed,omitempty"`
 	// CheckpointError is CP_ERROR_FLAG (the fs is shut down): EIO.

@@ -1,0 +1,94 @@
+// Package sim binds the image reader to the zero-range engine: given an
+// *imgio.Image and a path it builds the core.Input the engine runs on.
+package sim
+
+import (
+	"fmt"
+
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/imgio"
+)
+
+// Checkpoint flags (f2fs_fs.h ckpt_flags) the engine cares about.
+const (
+	cpErrorFlag   = 0x00000008 // CP_ERROR_FLAG
+	cpTrimmedFlag = 0x00000100 // CP_TRIMMED_FLAG
+)
+
+// Input looks path up in img and builds the engine's input for it.
+func Input(img *imgio.Image, path string) (core.Input, error) {
+	f, err := img.Lookup(path)
+	if err != nil {
+		return core.Input{}, err
+	}
+	return FileInput(img, f)
+}
+
+// FileInput builds the engine's input for an already looked-up file.
+func FileInput(img *imgio.Image, f *imgio.File) (core.Input, error) {
+	in := core.Input{Path: f.Path(), Volume: Volume(img.Volume()), Inode: Inode(f.Inode()),
+		Slots: f, SIT: img}
+	end, err := slotsEnd(f)
+	if err != nil {
+		return core.Input{}, fmt.Errorf("sim: %s: %w", f.Path(), err)
+	}
+	in.Inode.SlotsEnd = end
+	return in, nil
+}
+
+// Volume converts the reader's volume description.
+func Volume(v imgio.Volume) core.Volume {
+	cv := core.Volume{
+		BlockSize: v.BlockSize, BlocksPerSeg: v.BlocksPerSeg,
+		Segment0Blkaddr: v.Segment0Blkaddr, MainBlkaddr: v.MainBlkaddr, MaxBlkaddr: v.MaxBlkaddr,
+		MainSegments: v.MainSegmentCount, SegsPerSec: v.SegsPerSec,
+		UserBlockCount: v.UserBlockCount, ValidBlockCount: v.ValidBlockCount, ValidNodeCount: v.ValidNodeCount,
+		Trimmed:         v.CheckpointFlags&cpTrimmedFlag != 0,
+		CheckpointError: v.CheckpointFlags&cpErrorFlag != 0,
+	}
+	for _, c := range v.CurrentSegments {
+		cv.CurrentSegments = append(cv.CurrentSegments, c.Segno)
+		if c.Type == "hot-data" {
+			cv.HotDataSegno, cv.HotDataBlkoff = c.Segno, uint32(c.Blkoff)
+		}
+	}
+	return cv
+}
+
+// Inode converts the reader's inode facts (SlotsEnd is left 0; see
+// [FileInput]).
+func Inode(i imgio.Inode) core.Inode {
+	t := string(i.Type)
+	switch i.Type {
+	case "file", "dir", "symlink":
+	default:
+		t = "other"
+	}
+	return core.Inode{Ino: i.Ino, Type: t, Size: i.Size, Blocks: i.Blocks, AddrsPerInode: i.AddrsPerInode,
+		Inline: i.Inline, Advise: i.Advise, Flags: i.Flags}
+}
+
+// slotsEnd is one past the file's last non-NULL slot, found from its last
+// existing dnodes (Extents would refuse the corrupt addresses a user may
+// want to see the engine reject).
+func slotsEnd(f *imgio.File) (uint64, error) {
+	if f.Inode().Type != "file" || f.Inode().Inline&(core.InlineData|core.InlineDentry) != 0 {
+		return 0, nil
+	}
+	ds, err := f.Dnodes()
+	if err != nil {
+		return 0, err
+	}
+	for i := len(ds) - 1; i >= 0; i-- {
+		d, err := f.Dnode(ds[i].Start)
+		if err != nil {
+			return 0, err
+		}
+		for k := len(d.Slots) - 1; k >= 0; k-- {
+			if d.Slots[k] != core.NullAddr {
+				return d.Start + uint64(k) + 1, nil
+			}
+		}
+	}
+	return 0, nil
+}
