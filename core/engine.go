@@ -53,7 +53,7 @@ type scalars struct {
 	advise      uint8
 	inline      uint8
 	needFsck    bool
-	hotBlkoff  uint32
+	hotBlkoff   uint32
 	hiWater     uint64 // one past the highest slot made non-NULL
 
 	pgStart, pgEnd   uint64
@@ -123,7 +123,7 @@ func newEngine(in Input, req Request, mode Mode) (*engine, error) {
 		iSize:       in.Inode.Size,
 		advise:      in.Inode.Advise,
 		inline:      in.Inode.Inline,
-		hotBlkoff:  in.Volume.HotDataBlkoff,
+		hotBlkoff:   in.Volume.HotDataBlkoff,
 		chunkOrd:    -1,
 	}
 	return e, nil
