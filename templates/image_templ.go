@@ -190,7 +190,7 @@ func Image(p ImagePage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</span></div><div id=\"segdetail\" data-testid=\"segment-detail\" class=\"mt\" hidden><h3 id=\"segdetail-title\"></h3><canvas class=\"bits\" id=\"segbits\" data-testid=\"segment-bits\" height=\"160\"></canvas><div class=\"legend mt\"><span class=\"item\"><span class=\"sw valid\"></span>valid (bit set in cur_valid_map)</span> <span class=\"item\"><span class=\"sw clear\"></span>free</span> <span class=\"item muted\">row = 32 blocks; block offset 0 top left</span></div></div></section><section class=\"panel\" data-testid=\"file-tree-panel\"><h2>Directory tree <span class=\"muted small\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</span></div><div id=\"segdetail\" data-testid=\"segment-detail\" class=\"mt\" hidden><h3 id=\"segdetail-title\"></h3><canvas class=\"bits\" id=\"segbits\" data-testid=\"segment-bits\" height=\"160\"></canvas><div class=\"legend mt\"><span class=\"item\"><span class=\"sw valid\"></span>valid (bit set in cur_valid_map)</span> <span class=\"item\"><span class=\"sw clear\"></span>free</span> <span class=\"item muted\">row = 64 blocks; block offset 0 top left; hover for addresses</span></div></div></section><section class=\"panel\" data-testid=\"file-tree-panel\"><h2>Directory tree <span class=\"muted small\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

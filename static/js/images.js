@@ -1,1 +1,181 @@
-// zrviz
+// The images page: drag-and-drop or picker upload with a progress bar
+// that covers both the transfer and the server's expansion of the image.
+import { bytes } from './fmt.js';
+
+const POLL_MS = 250;
+
+/**
+ * Wires the upload area of the images page.
+ * @param {Document} doc
+ */
+export function initImages(doc) {
+  const zone = /** @type {HTMLElement} */ (doc.getElementById('dropzone'));
+  const input = /** @type {HTMLInputElement} */ (doc.getElementById('file-input'));
+  if (!zone || !input) return;
+  const maxUpload = Number(zone.dataset.maxUpload || 0);
+  const ui = {
+    box: /** @type {HTMLElement} */ (doc.getElementById('progress')),
+    label: /** @type {HTMLElement} */ (doc.getElementById('progress-label')),
+    bar: /** @type {HTMLElement} */ (doc.getElementById('progress-bar')),
+    msg: /** @type {HTMLElement} */ (doc.getElementById('upload-msg')),
+  };
+  let busy = false;
+
+  const start = (/** @type {File|undefined} */ file) => {
+    if (!file || busy) return;
+    if (maxUpload > 0 && file.size > maxUpload) {
+      message(ui, 'error', `${file.name} is ${bytes(file.size)}; the server takes at most ${bytes(maxUpload)} (zrviz serve --max-upload).`);
+      return;
+    }
+    busy = true;
+    upload(file, ui)
+      .then((img) => {
+        addRow(doc, img);
+        message(ui, 'ok', '', img);
+      })
+      .catch((err) => message(ui, 'error', String(err.message || err)))
+      .finally(() => { busy = false; input.value = ''; });
+  };
+
+  input.addEventListener('change', () => start(input.files?.[0]));
+  zone.addEventListener('dragover', (e) => { e.preventDefault(); zone.classList.add('over'); });
+  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
+  zone.addEventListener('drop', (e) => {
+    e.preventDefault();
+    zone.classList.remove('over');
+    start(e.dataTransfer?.files?.[0]);
+  });
+}
+
+/**
+ * Shows the outcome of an upload.
+ * @param {{msg: HTMLElement}} ui
+ * @param {'ok'|'error'} kind
+ * @param {string} text
+ * @param {{id: string, name: string}} [img]
+ */
+function message(ui, kind, text, img) {
+  ui.msg.hidden = false;
+  ui.msg.className = `msg ${kind}`;
+  ui.msg.textContent = '';
+  if (img) {
+    ui.msg.append(`Loaded ${img.name} as `);
+    const a = document.createElement('a');
+    a.href = `/images/${encodeURIComponent(img.id)}`;
+    a.textContent = img.id;
+    a.dataset.testid = 'upload-link';
+    ui.msg.append(a, '.');
+  } else {
+    ui.msg.textContent = text;
+  }
+}
+
+/**
+ * Sets the progress bar: a fraction 0..1, or null for indeterminate.
+ * @param {{box: HTMLElement, label: HTMLElement, bar: HTMLElement}} ui
+ * @param {string} label
+ * @param {number|null} frac
+ */
+function progress(ui, label, frac) {
+  ui.box.hidden = false;
+  ui.label.textContent = label;
+  ui.bar.classList.toggle('indeterminate', frac === null);
+  const inner = /** @type {HTMLElement} */ (ui.bar.firstElementChild);
+  inner.style.width = frac === null ? '100%' : `${Math.round(frac * 100)}%`;
+}
+
+/**
+ * Uploads file as the raw request body and follows the server-side phases
+ * (expanding, opening) by polling the upload's token.
+ * @param {File} file
+ * @param {{box: HTMLElement, label: HTMLElement, bar: HTMLElement, msg: HTMLElement}} ui
+ * @returns {Promise<{id: string, name: string, size: number, format: string}>}
+ */
+function upload(file, ui) {
+  ui.msg.hidden = true;
+  const token = Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
+  const url = `/api/images?token=${token}&name=${encodeURIComponent(file.name)}`;
+  progress(ui, `Uploading ${file.name} (${bytes(file.size)})…`, 0);
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    let sent = false;
+    let timer = 0;
+    const poll = async () => {
+      try {
+        const r = await fetch(`/api/uploads/${token}`);
+        if (r.ok) {
+          const p = await r.json();
+          if (p.phase === 'expanding' || p.phase === 'opening') {
+            const total = p.total > 0 ? p.total : 0;
+            const what = p.phase === 'expanding' ? `Expanding (${p.format || 'compressed'})` : 'Opening the image';
+            progress(ui, `${what}: ${bytes(p.written || 0)}${total ? ` of ${bytes(total)}` : ''} written…`,
+              total ? Math.min(1, (p.written || 0) / total) : null);
+          }
+        }
+      } catch { /* the final response settles the promise */ }
+      if (sent) timer = window.setTimeout(poll, POLL_MS);
+    };
+    xhr.upload.addEventListener('progress', (e) => {
+      if (e.lengthComputable) {
+        progress(ui, `Uploading ${file.name}: ${bytes(e.loaded)} of ${bytes(e.total)}`, e.loaded / e.total);
+      }
+    });
+    xhr.upload.addEventListener('load', () => {
+      sent = true;
+      progress(ui, 'Expanding and opening on the server…', null);
+      poll();
+    });
+    xhr.addEventListener('load', () => {
+      sent = false;
+      clearTimeout(timer);
+      ui.box.hidden = true;
+      let body = null;
+      try { body = JSON.parse(xhr.responseText); } catch { /* handled below */ }
+      if (xhr.status === 200 || xhr.status === 201) {
+        resolve(body);
+      } else if (xhr.status === 413) {
+        reject(new Error(body?.error || `Refused: ${file.name} is over the server's upload limit.`));
+      } else {
+        reject(new Error(`Refused (${xhr.status}): ${body?.error || xhr.statusText}`));
+      }
+    });
+    xhr.addEventListener('error', () => {
+      sent = false;
+      clearTimeout(timer);
+      ui.box.hidden = true;
+      reject(new Error('The upload failed: the connection was closed (is the file over the limit?).'));
+    });
+    xhr.open('POST', url);
+    xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+    xhr.send(file);
+  });
+}
+
+/**
+ * Adds (or keeps) the uploaded image's row in the list.
+ * @param {Document} doc
+ * @param {{id: string, name: string, size: number, format: string}} img
+ */
+function addRow(doc, img) {
+  const tbody = doc.getElementById('image-rows');
+  if (!tbody || tbody.querySelector(`tr[data-id="${CSS.escape(img.id)}"]`)) return;
+  const tr = doc.createElement('tr');
+  tr.dataset.testid = 'image-item';
+  tr.dataset.id = img.id;
+  const href = `/images/${encodeURIComponent(img.id)}`;
+  const cells = [
+    () => { const a = doc.createElement('a'); a.href = href; a.textContent = img.name; a.dataset.testid = 'image-link'; return a; },
+    () => img.id, () => img.format, () => bytes(img.size),
+    () => { const a = doc.createElement('a'); a.href = href; a.textContent = 'inspect ▸'; return a; },
+  ];
+  const cls = ['', 'mono', '', 'num', 'small'];
+  cells.forEach((mk, i) => {
+    const td = doc.createElement('td');
+    if (cls[i]) td.className = cls[i];
+    td.append(mk());
+    tr.append(td);
+  });
+  tbody.append(tr);
+}
+
+initImages(document);

@@ -1,0 +1,658 @@
+// Canvas drawing for the player: the slot strips, the SIT maps and the
+// seek-bar markers. Drawing only: no fetch, no sockets, no DOM outside the
+// canvases it is given.
+import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR, FLASH_MS, testBit } from './state.js';
+import { OI, SEGMENT_HUES, hatch, INK, INK2, LINE, NEW_FILL, NEW_LINE } from './palette.js';
+import { int } from './fmt.js';
+
+/** Width of the label column of the slot panel, in CSS pixels. */
+export const LABEL_W = 124;
+
+/** @param {string} hex @returns {[number, number, number]} */
+function rgb(hex) {
+  const v = parseInt(hex.slice(1), 16);
+  return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
+}
+
+const RGB = {
+  nullFill: rgb('#ffffff'),
+  nullEdge: rgb('#c3cbd3'),
+  newFill: rgb(NEW_FILL),
+  newLine: rgb(NEW_LINE),
+  bad: rgb(OI.vermillion),
+  flash: rgb(OI.yellow),
+  compress: rgb('#7a8591'),
+  hues: SEGMENT_HUES.map(rgb),
+};
+
+/** Slot classes for aggregation. */
+const C_NULL = 0;
+const C_NEW = 1;
+const C_ADDR = 2;
+const C_BAD = 3;
+const C_FLASH = 4;
+
+/**
+ * Counts the slot classes of [a, b) of the state's slots.
+ * @param {import('./state.js').RunState} st
+ * @param {number} a
+ * @param {number} b
+ * @param {Uint32Array} cnt five counters, overwritten
+ * @returns {number} the segment of the first address in the span, or -1
+ */
+function classify(st, a, b, cnt) {
+  cnt.fill(0);
+  let seg = -1;
+  const s = st.slots;
+  const g = st.geometry;
+  const marks = st.flash.size > 0 || st.bad.size > 0;
+  for (let i = a; i < b; i++) {
+    const v = s[i];
+    if (marks && st.flash.has(i)) cnt[C_FLASH]++;
+    else if (marks && st.bad.has(i)) cnt[C_BAD]++;
+    else if (v === NULL_ADDR) cnt[C_NULL]++;
+    else if (v === NEW_ADDR) cnt[C_NEW]++;
+    else if (v === COMPRESS_ADDR || v < g.mainBlkaddr || v >= g.maxBlkaddr) cnt[C_BAD]++;
+    else {
+      cnt[C_ADDR]++;
+      if (seg < 0) seg = Math.floor((v - g.mainBlkaddr) / g.blocksPerSeg);
+    }
+  }
+  return seg;
+}
+
+/**
+ * Paints one aggregated strip into img at device-pixel row y0: column x
+ * shows the classes of its slots stacked by proportion, so a 1018-slot
+ * chunk in 300 pixels still shows where the holes and runs are.
+ * @param {ImageData} img
+ * @param {number} x0 device px
+ * @param {number} y0 device px
+ * @param {number} pw strip width, device px
+ * @param {number} ph strip height, device px
+ * @param {number} count slots in the strip
+ * @param {Uint32Array} cnt scratch, filled by col
+ * @param {(x: number, a: number, b: number) => number} col fills cnt for
+ *   column x (slots [a, b) of the strip) and returns the segment to colour
+ */
+function paintStrip(img, x0, y0, pw, ph, count, cnt, col) {
+  const d = img.data;
+  const W = img.width;
+  const perPx = count / pw;
+  const gaps = perPx <= 0.25; // at ≥ 4 px per slot, separate the slots
+  for (let x = 0; x < pw; x++) {
+    const a = Math.floor(x * perPx);
+    const b = Math.min(count, Math.max(a + 1, Math.floor((x + 1) * perPx)));
+    const seg = col(x, a, b);
+    let tot = 0;
+    for (let c = 0; c < 5; c++) tot += cnt[c];
+    if (tot === 0) continue;
+    const gapCol = gaps && x > 0 && Math.floor((x - 1) * perPx) !== Math.floor(x * perPx);
+    // Stack, top to bottom: flash, bad, address, NEW, NULL.
+    const order = [C_FLASH, C_BAD, C_ADDR, C_NEW, C_NULL];
+    let y = 0;
+    for (const c of order) {
+      if (!cnt[c]) continue;
+      const hgt = c === C_NULL ? ph - y : Math.max(1, Math.round((cnt[c] / tot) * ph));
+      for (let yy = y; yy < Math.min(ph, y + hgt); yy++) {
+        let px;
+        switch (c) {
+          case C_FLASH: px = RGB.flash; break;
+          case C_BAD: px = RGB.bad; break;
+          case C_ADDR: px = RGB.hues[(seg >= 0 ? seg : 0) % RGB.hues.length]; break;
+          case C_NEW: px = ((x + yy) & 3) === 0 ? RGB.newLine : RGB.newFill; break;
+          default: px = (yy === 0 || yy === ph - 1) ? RGB.nullEdge : RGB.nullFill;
+        }
+        if (gapCol) px = RGB.nullFill;
+        const o = ((y0 + yy) * W + x0 + x) * 4;
+        d[o] = px[0]; d[o + 1] = px[1]; d[o + 2] = px[2]; d[o + 3] = 255;
+      }
+      y += hgt;
+      if (y >= ph) break;
+    }
+  }
+}
+
+/**
+ * Per-column class counts of the whole range, kept up to date
+ * incrementally: a 2.3-million-slot range is classified once, then only
+ * the columns holding changed slots are recounted.
+ */
+class Overview {
+  constructor() {
+    this.pw = 0;
+    this.n = 0;
+    this.counts = new Uint32Array(0);
+    this.segs = new Int32Array(0);
+    /** @type {Uint32Array|null} the slots array the cache was built from */
+    this.of = null;
+  }
+
+  /**
+   * Brings the cache up to date for width pw (device px).
+   * @param {import('./state.js').RunState} st
+   * @param {number} pw
+   * @param {Uint32Array} cnt scratch
+   */
+  update(st, pw, cnt) {
+    const n = st.n;
+    const full = st.changed === null || pw !== this.pw || n !== this.n || this.of !== st.slots;
+    if (full) {
+      this.pw = pw;
+      this.n = n;
+      this.of = st.slots;
+      this.counts = new Uint32Array(pw * 5);
+      this.segs = new Int32Array(pw);
+      for (let x = 0; x < pw; x++) this.recount(st, x, cnt);
+    } else if (st.changed && st.changed.length) {
+      const seen = new Set();
+      for (const i of st.changed) {
+        const x = Math.min(pw - 1, Math.floor((i * pw) / n));
+        if (seen.has(x)) continue;
+        seen.add(x);
+        this.recount(st, x, cnt);
+      }
+    }
+  }
+
+  /**
+   * @param {import('./state.js').RunState} st
+   * @param {number} x
+   * @param {Uint32Array} cnt
+   */
+  recount(st, x, cnt) {
+    const per = this.n / this.pw;
+    const a = Math.floor(x * per);
+    const b = Math.min(this.n, Math.max(a + 1, Math.floor((x + 1) * per)));
+    this.segs[x] = classify(st, a, b, cnt);
+    this.counts.set(cnt, x * 5);
+  }
+}
+
+/**
+ * Draws the slot panel: the whole range (aggregated), a readable zoom
+ * around the cursor, and one strip per dnode chunk.
+ */
+export class SlotsView {
+  /** @param {HTMLCanvasElement} canvas */
+  constructor(canvas) {
+    this.canvas = canvas;
+    this.cnt = new Uint32Array(5);
+    this.overview = new Overview();
+    /** cell width of the zoom lane, CSS px (wheel changes it) */
+    this.cell = 16;
+    /** slot the zoom lane is pinned at, or null to follow the cursor */
+    /** @type {number|null} */
+    this.pin = null;
+    /** first chunk row shown, when the user scrolled; null = follow */
+    /** @type {number|null} */
+    this.rowScroll = null;
+    this.layout = { w: 0, h: 0, zoomY: 0, zoomFrom: 0, zoomCount: 0, rowsY: 0, rowH: 14, firstRow: 0, rows: 0, stripW: 0 };
+  }
+
+  /**
+   * @param {import('./state.js').RunState} st
+   * @param {{ctx: CanvasRenderingContext2D, w: number, h: number, dpr: number}} f
+   * @param {number} now
+   */
+  draw(st, f, now) {
+    const { ctx, w, h, dpr } = f;
+    ctx.clearRect(0, 0, w, h);
+    if (!st.ready) return;
+    const n = st.n;
+    const stripX = LABEL_W;
+    const stripW = Math.max(40, w - LABEL_W - 6);
+    const cur = st.cursor();
+    const curOff = cur - st.range.start;
+    const L = this.layout;
+    L.w = w; L.h = h; L.stripW = stripW;
+    ctx.font = '12px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+
+    // 1. The whole range, aggregated, with the chunk boundaries.
+    const ovY = 12;
+    const ovH = 14;
+    ctx.fillStyle = INK2;
+    ctx.textAlign = 'left';
+    ctx.fillText(`range ${int(st.range.start)}…${int(Math.max(st.range.start, st.range.end - 1))}`, 0, ovY + ovH / 2);
+    const img = ctx.createImageData(Math.round(stripW * dpr), Math.round(ovH * dpr));
+    if (n > 0) {
+      const ov = this.overview;
+      ov.update(st, img.width, this.cnt);
+      paintStrip(img, 0, 0, img.width, img.height, n, this.cnt, (x) => {
+        this.cnt.set(ov.counts.subarray(x * 5, x * 5 + 5));
+        return ov.segs[x];
+      });
+    }
+    // Everything changed so far is now drawn.
+    st.changed = [];
+    ctx.putImageData(img, Math.round(stripX * dpr), Math.round(ovY * dpr));
+    ctx.strokeStyle = LINE;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(stripX - 0.5, ovY - 0.5, stripW + 1, ovH + 1);
+    if (st.chunks.length < stripW / 3) {
+      ctx.fillStyle = 'rgba(29,35,42,.55)';
+      for (const c of st.chunks) {
+        const x = stripX + ((c.start - st.range.start) / Math.max(1, n)) * stripW;
+        ctx.fillRect(Math.round(x), ovY - 3, 1, 3);
+      }
+    }
+    if (n > 0) triangle(ctx, stripX + ((curOff + 0.5) / n) * stripW, ovY - 1, 6, INK);
+
+    // 2. The zoom lane around the cursor (or the pinned slot).
+    const zY = ovY + ovH + 24;
+    const cell = this.cell;
+    const zCount = Math.max(1, Math.min(n, Math.floor(stripW / cell)));
+    const center = this.pin ?? curOff;
+    const zFrom = Math.max(0, Math.min(n - zCount, Math.floor(center - zCount / 2)));
+    L.zoomY = zY; L.zoomFrom = zFrom; L.zoomCount = zCount;
+    const zH = 22;
+    ctx.fillStyle = INK2;
+    ctx.textAlign = 'left';
+    const ci = st.chunkOf(st.range.start + Math.min(n - 1, Math.max(0, center)));
+    ctx.fillText(this.pin === null ? 'at the cursor' : 'pinned (click to follow)', 0, zY + zH / 2 - 7);
+    ctx.fillStyle = '#7a8591';
+    ctx.fillText(ci >= 0 ? st.chunks[ci].path : '', 0, zY + zH / 2 + 8);
+    this.drawZoom(ctx, st, stripX, zY, zCount, cell, zH, zFrom, dpr, now, curOff);
+
+    // 3. One strip per chunk.
+    const rowsY = zY + zH + 30;
+    const avail = h - rowsY;
+    const nc = st.chunks.length;
+    const rowH = Math.max(12, Math.min(20, Math.floor(avail / Math.max(1, nc))));
+    const rows = Math.max(0, Math.min(nc, Math.floor(avail / rowH)));
+    const curChunk = Math.max(0, st.chunkOf(cur));
+    let first = this.rowScroll ?? Math.max(0, Math.min(nc - rows, curChunk - Math.floor(rows / 2)));
+    first = Math.max(0, Math.min(Math.max(0, nc - rows), first));
+    L.rowsY = rowsY; L.rowH = rowH; L.firstRow = first; L.rows = rows;
+    if (rows > 0) {
+      const ph = Math.max(1, Math.round((rowH - 3) * dpr));
+      const rimg = ctx.createImageData(Math.round(stripW * dpr), Math.round(rows * rowH * dpr));
+      // The chunk with the most slots sets the scale, so strips of
+      // different capacity (873-slot inode, 1018-slot direct nodes) line up.
+      let maxLen = 1;
+      for (const c of st.chunks) maxLen = Math.max(maxLen, c.len);
+      for (let r = 0; r < rows; r++) {
+        const c = st.chunks[first + r];
+        const from = c.start - st.range.start;
+        const pw = Math.max(1, Math.round((c.len / maxLen) * stripW * dpr));
+        paintStrip(rimg, 0, Math.round(r * rowH * dpr), pw, ph, c.len, this.cnt,
+          (x, a, b) => classify(st, from + a, from + b, this.cnt));
+      }
+      ctx.putImageData(rimg, Math.round(stripX * dpr), Math.round(rowsY * dpr));
+      ctx.textAlign = 'left';
+      for (let r = 0; r < rows; r++) {
+        const k = first + r;
+        const c = st.chunks[k];
+        const y = rowsY + r * rowH;
+        if (k === curChunk) {
+          ctx.fillStyle = 'rgba(86,180,233,.22)';
+          ctx.fillRect(0, y - 1, LABEL_W - 4, rowH - 1);
+        }
+        ctx.fillStyle = k === curChunk ? INK : INK2;
+        ctx.font = `${rowH >= 15 ? 12 : 11}px ui-monospace, monospace`;
+        const label = `${c.path}${c.missing ? ' +node' : ''}`;
+        ctx.fillText(label.length > 15 ? `${label.slice(0, 14)}…` : label, 4, y + (rowH - 3) / 2);
+        const pw = (c.len / maxLen) * stripW;
+        ctx.strokeStyle = LINE;
+        ctx.strokeRect(stripX - 0.5, y - 0.5, pw + 1, rowH - 2);
+        if (k === curChunk && c.len > 0) {
+          const cx = stripX + ((cur - c.start + 0.5) / c.len) * pw;
+          triangle(ctx, cx, y - 1, 5, INK);
+        }
+      }
+      if (nc > rows) {
+        ctx.fillStyle = '#7a8591';
+        ctx.font = '11px system-ui, sans-serif';
+        ctx.textAlign = 'right';
+        ctx.fillText(`chunks ${first + 1}–${first + rows} of ${int(nc)} (wheel to scroll)`, w - 4, rowsY - 10);
+      }
+    }
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textAlign = 'left';
+    ctx.fillStyle = '#7a8591';
+    ctx.fillText('dnode chunks (one f2fs_do_zero_range call each)', 0, rowsY - 10);
+  }
+
+  /**
+   * Draws the zoom lane: one readable cell per slot with its pattern,
+   * the pending run's bracket and the cursor.
+   * @param {CanvasRenderingContext2D} ctx
+   * @param {import('./state.js').RunState} st
+   * @param {number} x0
+   * @param {number} y0
+   * @param {number} count
+   * @param {number} cell
+   * @param {number} hgt
+   * @param {number} from
+   * @param {number} dpr
+   * @param {number} now
+   * @param {number} curOff
+   */
+  drawZoom(ctx, st, x0, y0, count, cell, hgt, from, dpr, now, curOff) {
+    const hp = hatch(ctx, dpr);
+    const g = st.geometry;
+    const gap = cell >= 8 ? 1 : 0;
+    ctx.lineWidth = 1;
+    for (let k = 0; k < count; k++) {
+      const i = from + k;
+      const v = st.slots[i];
+      const x = x0 + k * cell;
+      const fl = st.flash.get(i);
+      const bad = st.bad.has(i) || (v !== NULL_ADDR && v !== NEW_ADDR && (v === COMPRESS_ADDR || v < g.mainBlkaddr || v >= g.maxBlkaddr));
+      if (fl !== undefined) {
+        // Fade from yellow to the NEW hatch over FLASH_MS.
+        ctx.fillStyle = hp;
+        ctx.fillRect(x + gap, y0, cell - gap, hgt);
+        ctx.globalAlpha = Math.max(0, 1 - (now - fl) / FLASH_MS);
+        ctx.fillStyle = OI.yellow;
+        ctx.fillRect(x + gap, y0, cell - gap, hgt);
+        ctx.globalAlpha = 1;
+      } else if (bad) {
+        ctx.fillStyle = OI.vermillion;
+        ctx.fillRect(x + gap, y0, cell - gap, hgt);
+        if (cell >= 8) {
+          ctx.strokeStyle = '#fff';
+          ctx.lineWidth = 1.5;
+          ctx.beginPath();
+          ctx.moveTo(x + gap + 2, y0 + hgt / 2 - (cell - gap - 4) / 2);
+          ctx.lineTo(x + cell - 2, y0 + hgt / 2 + (cell - gap - 4) / 2);
+          ctx.moveTo(x + cell - 2, y0 + hgt / 2 - (cell - gap - 4) / 2);
+          ctx.lineTo(x + gap + 2, y0 + hgt / 2 + (cell - gap - 4) / 2);
+          ctx.stroke();
+          ctx.lineWidth = 1;
+        }
+      } else if (v === NULL_ADDR) {
+        ctx.fillStyle = '#fff';
+        ctx.fillRect(x + gap, y0, cell - gap, hgt);
+        ctx.strokeStyle = '#8b96a3';
+        ctx.strokeRect(x + gap + 0.5, y0 + 0.5, cell - gap - 1, hgt - 1);
+      } else if (v === NEW_ADDR) {
+        ctx.fillStyle = hp;
+        ctx.fillRect(x + gap, y0, cell - gap, hgt);
+      } else {
+        const seg = Math.floor((v - g.mainBlkaddr) / g.blocksPerSeg);
+        ctx.fillStyle = SEGMENT_HUES[seg % SEGMENT_HUES.length];
+        ctx.fillRect(x + gap, y0, cell - gap, hgt);
+      }
+    }
+    // Index ticks every 10 slots (or so), so a slot can be named.
+    ctx.fillStyle = INK2;
+    ctx.font = '10px ui-monospace, monospace';
+    ctx.textAlign = 'center';
+    ctx.textBaseline = 'top';
+    const every = cell >= 16 ? 8 : cell >= 10 ? 16 : 32;
+    for (let k = 0; k < count; k++) {
+      const idx = st.range.start + from + k;
+      if (idx % every !== 0) continue;
+      const x = x0 + k * cell + cell / 2;
+      ctx.fillRect(Math.round(x), y0 + hgt + 1, 1, 3);
+      ctx.fillText(int(idx), x, y0 + hgt + 5);
+    }
+    ctx.textBaseline = 'middle';
+    // Pending run bracket (batched): from the slot that started the run
+    // to the cursor.
+    const bt = st.per.batched;
+    if (bt && bt.pending) {
+      const startOff = (bt.runStart ?? (bt.cursor - bt.pending.len)) - st.range.start;
+      const endOff = bt.cursor - 1 - st.range.start;
+      const a = Math.max(startOff, from);
+      const b = Math.min(endOff, from + count - 1);
+      if (b >= a) {
+        const xa = x0 + (a - from) * cell + 1;
+        const xb = x0 + (b - from + 1) * cell;
+        const y = y0 - 5;
+        ctx.strokeStyle = INK;
+        ctx.lineWidth = 2;
+        ctx.beginPath();
+        if (startOff >= from) { ctx.moveTo(xa, y0 - 1); ctx.lineTo(xa, y); } else ctx.moveTo(xa, y);
+        ctx.lineTo(xb, y);
+        if (endOff <= from + count - 1) ctx.lineTo(xb, y0 - 1);
+        ctx.stroke();
+        ctx.lineWidth = 1;
+        ctx.fillStyle = INK;
+        ctx.font = '11px ui-monospace, monospace';
+        ctx.textAlign = 'left';
+        const label = `pending (${bt.pending.start}, ${bt.pending.len})`;
+        ctx.fillText(label, Math.min(Math.max(x0, xa), x0 + count * cell - ctx.measureText(label).width), y - 8);
+      }
+    }
+    // Cursor.
+    if (curOff >= from && curOff < from + count) {
+      const x = x0 + (curOff - from) * cell + cell / 2;
+      triangle(ctx, x, y0 - 1, 7, OI.vermillion);
+    }
+  }
+
+  /**
+   * Says what is under a point (CSS px in the canvas), for the tooltip.
+   * @param {import('./state.js').RunState} st
+   * @param {number} x
+   * @param {number} y
+   * @returns {{slot: number, where: string}|null}
+   */
+  hit(st, x, y) {
+    const L = this.layout;
+    if (!st.ready || st.n === 0 || x < LABEL_W) return null;
+    const rel = x - LABEL_W;
+    if (y >= L.zoomY && y < L.zoomY + 22) {
+      const k = Math.floor(rel / this.cell);
+      if (k < 0 || k >= L.zoomCount) return null;
+      return { slot: L.zoomFrom + k, where: 'zoom' };
+    }
+    if (y >= 8 && y < 30) {
+      return { slot: Math.min(st.n - 1, Math.floor((rel / L.stripW) * st.n)), where: 'range' };
+    }
+    if (y >= L.rowsY) {
+      const r = Math.floor((y - L.rowsY) / L.rowH);
+      if (r < 0 || r >= L.rows) return null;
+      const c = st.chunks[L.firstRow + r];
+      let maxLen = 1;
+      for (const cc of st.chunks) maxLen = Math.max(maxLen, cc.len);
+      const pw = (c.len / maxLen) * L.stripW;
+      if (rel > pw) return null;
+      return { slot: c.start - st.range.start + Math.min(c.len - 1, Math.floor((rel / pw) * c.len)), where: 'chunk' };
+    }
+    return null;
+  }
+}
+
+/**
+ * Draws a downward triangle with its tip at (x, y).
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {number} x
+ * @param {number} y
+ * @param {number} s size
+ * @param {string} colour
+ */
+function triangle(ctx, x, y, s, colour) {
+  ctx.fillStyle = colour;
+  ctx.beginPath();
+  ctx.moveTo(x, y);
+  ctx.lineTo(x - s / 1.4, y - s);
+  ctx.lineTo(x + s / 1.4, y - s);
+  ctx.closePath();
+  ctx.fill();
+}
+
+/** Status words shown next to a segment. */
+const STATUS_TEXT = { free: 'free', full: 'full', dirty: 'dirty', prefree: 'prefree', current: 'current', clean: 'clean' };
+
+/**
+ * Draws the SIT panel: each touched segment's valid count, class and
+ * 512-bit map, newest activity first; in both mode the two engines' maps
+ * side by side.
+ */
+export class SITView {
+  /** @param {HTMLCanvasElement} canvas */
+  constructor(canvas) {
+    this.canvas = canvas;
+    this.scroll = 0;
+    /** @type {{segs: number[], rowH: number, textW: number, mapX: number[], cell: number, top: number}} */
+    this.layout = { segs: [], rowH: 40, textW: 120, mapX: [], cell: 4, top: 0 };
+  }
+
+  /**
+   * @param {import('./state.js').RunState} st
+   * @param {{ctx: CanvasRenderingContext2D, w: number, h: number, dpr: number}} f
+   */
+  draw(st, f) {
+    const { ctx, w, h } = f;
+    ctx.clearRect(0, 0, w, h);
+    if (!st.ready) return;
+    const modes = st.modes;
+    const segs = st.segmentsByActivity();
+    const textW = 112;
+    const top = modes.length > 1 ? 14 : 0;
+    const avail = w - textW - 6 - (modes.length - 1) * 10;
+    const cell = Math.max(1.5, Math.min(6, Math.floor((avail / modes.length / 64) * 2) / 2));
+    const mapW = cell * 64;
+    const mapH = cell * 8;
+    const rowH = Math.max(mapH + 8, 34);
+    const mapX = modes.map((_, i) => textW + i * (mapW + 10));
+    this.layout = { segs, rowH, textW, mapX, cell, top };
+    ctx.textBaseline = 'middle';
+    if (modes.length > 1) {
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.fillStyle = INK2;
+      ctx.textAlign = 'left';
+      modes.forEach((m, i) => ctx.fillText(m, mapX[i], 6));
+    }
+    if (segs.length === 0) {
+      ctx.font = '13px system-ui, sans-serif';
+      ctx.fillStyle = '#7a8591';
+      ctx.textAlign = 'left';
+      ctx.fillText('no mapped blocks in the range: the SIT is not touched', 0, top + 14);
+      return;
+    }
+    const visible = Math.floor((h - top) / rowH);
+    this.scroll = Math.max(0, Math.min(this.scroll, segs.length - visible));
+    for (let r = 0; r < visible && r + this.scroll < segs.length; r++) {
+      const segno = segs[r + this.scroll];
+      const y = top + r * rowH;
+      const first = st.per[modes[0]].segments.get(segno);
+      ctx.textAlign = 'left';
+      ctx.font = '600 13px ui-monospace, monospace';
+      ctx.fillStyle = INK;
+      ctx.fillText(`seg ${segno}`, 0, y + 8);
+      ctx.font = '11.5px ui-monospace, monospace';
+      const parts = modes.map((m) => {
+        const s = st.per[m].segments.get(segno);
+        return s ? `${s.valid}` : '?';
+      });
+      ctx.fillStyle = INK2;
+      ctx.fillText(`valid ${parts.join(' · ')}`, 0, y + 21);
+      modes.forEach((m, i) => {
+        const s = st.per[m].segments.get(segno);
+        if (!s) return;
+        this.drawMap(ctx, s, mapX[i], y + 2, cell);
+        // Class tag under the map, patterned by meaning.
+        const tag = STATUS_TEXT[s.status] || s.status;
+        ctx.font = '10.5px system-ui, sans-serif';
+        ctx.fillStyle = s.status === 'prefree' ? OI.vermillion : s.status === 'dirty' ? OI.blue : '#7a8591';
+        ctx.textAlign = 'right';
+        ctx.fillText(tag, mapX[i] + mapW, y + mapH + 8 > y + rowH - 2 ? y + rowH - 3 : y + mapH + 8);
+      });
+      if (first && first.current) {
+        ctx.strokeStyle = '#111';
+        ctx.setLineDash([3, 2]);
+        ctx.strokeRect(mapX[0] - 2.5, y - 0.5, mapX[modes.length - 1] + mapW - mapX[0] + 5, mapH + 5);
+        ctx.setLineDash([]);
+      }
+    }
+    if (segs.length > visible) {
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.fillStyle = '#7a8591';
+      ctx.textAlign = 'right';
+      ctx.fillText(`${this.scroll + 1}–${Math.min(segs.length, this.scroll + visible)} of ${segs.length} (wheel)`, w - 2, h - 6);
+    }
+  }
+
+  /**
+   * Draws one 512-bit map as 8 rows of 64.
+   * @param {CanvasRenderingContext2D} ctx
+   * @param {import('./state.js').Segment} s
+   * @param {number} x0
+   * @param {number} y0
+   * @param {number} cell
+   */
+  drawMap(ctx, s, x0, y0, cell) {
+    ctx.fillStyle = '#fff';
+    ctx.fillRect(x0, y0, 64 * cell, 8 * cell);
+    ctx.fillStyle = '#33404d';
+    for (let k = 0; k < 512; k++) {
+      if (testBit(s.map, k)) ctx.fillRect(x0 + (k & 63) * cell, y0 + (k >> 6) * cell, cell, cell);
+    }
+    ctx.strokeStyle = LINE;
+    ctx.lineWidth = 1;
+    ctx.strokeRect(x0 - 0.5, y0 - 0.5, 64 * cell + 1, 8 * cell + 1);
+  }
+
+  /**
+   * Says what is under a point, for the tooltip.
+   * @param {import('./state.js').RunState} st
+   * @param {number} x
+   * @param {number} y
+   * @returns {string}
+   */
+  hit(st, x, y) {
+    const L = this.layout;
+    const r = Math.floor((y - L.top) / L.rowH);
+    const segno = L.segs[r + this.scroll];
+    if (segno === undefined || r < 0) return '';
+    const lines = [`segment ${segno}`];
+    const g = st.geometry;
+    let k = -1;
+    for (const mx of L.mapX) {
+      const cx = Math.floor((x - mx) / L.cell);
+      const cy = Math.floor((y - L.top - r * L.rowH - 2) / L.cell);
+      if (cx >= 0 && cx < 64 && cy >= 0 && cy < 8) k = cy * 64 + cx;
+    }
+    if (k >= 0) lines.push(`block offset ${k}, address ${g.mainBlkaddr + segno * g.blocksPerSeg + k}`);
+    for (const m of st.modes) {
+      const s = st.per[m].segments.get(segno);
+      if (!s) continue;
+      lines.push(`${m}: valid ${s.valid}/512, ${s.status}${k >= 0 ? `, bit ${testBit(s.map, k) ? 'set' : 'clear'}` : ''}`);
+    }
+    return lines.join('\n');
+  }
+}
+
+/**
+ * Draws the markers under the seek slider.
+ * @param {import('./state.js').RunState} st
+ * @param {{ctx: CanvasRenderingContext2D, w: number, h: number}} f
+ */
+export function drawMarkers(st, f) {
+  const { ctx, w, h } = f;
+  ctx.clearRect(0, 0, w, h);
+  const total = st.totalSteps;
+  if (!st.ready || total <= 0) return;
+  // The range input's thumb travel is inset by about half a thumb.
+  const inset = 8;
+  const X = (/** @type {number} */ s) => inset + (s / total) * (w - 2 * inset);
+  for (const m of st.markers) {
+    const x = Math.round(X(m.step));
+    if (m.kind === 'chunk') {
+      ctx.fillStyle = 'rgba(74,85,97,.55)';
+      ctx.fillRect(x, 0, 1, h);
+    } else if (m.kind === 'flush') {
+      ctx.fillStyle = m.mode === 'per-block' ? 'rgba(213,94,0,.5)' : OI.blue;
+      ctx.beginPath();
+      ctx.moveTo(x, h - 7);
+      ctx.lineTo(x - 3, h);
+      ctx.lineTo(x + 3, h);
+      ctx.fill();
+    } else if (m.kind === 'error') {
+      ctx.strokeStyle = OI.vermillion;
+      ctx.lineWidth = 2;
+      ctx.beginPath();
+      ctx.moveTo(x - 3, 2); ctx.lineTo(x + 3, h - 2);
+      ctx.moveTo(x + 3, 2); ctx.lineTo(x - 3, h - 2);
+      ctx.stroke();
+      ctx.lineWidth = 1;
+    }
+  }
+  ctx.fillStyle = INK;
+  ctx.fillRect(Math.round(X(st.step)) - 1, 0, 2, h);
+}

@@ -1,0 +1,200 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+)
+
+// getPage fetches path and parses it as HTML; it returns the status too.
+func (ts *testServer) getPage(tb testing.TB, path string) (*goquery.Document, int) {
+	tb.Helper()
+	res, err := http.Get(ts.ts.URL + path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer res.Body.Close()
+	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		tb.Fatalf("GET %s: Content-Type %q, want text/html", path, ct)
+	}
+	doc, err := goquery.NewDocumentFromReader(res.Body)
+	if err != nil {
+		tb.Fatalf("GET %s: %v", path, err)
+	}
+	return doc, res.StatusCode
+}
+
+func testid(id string) string { return `[data-testid="` + id + `"]` }
+
+func TestPages(t *testing.T) {
+	ts := mustOpenServer(t, Config{})
+	runURL := "/images/demo/run?" + url.Values{"path": {"/seed/bench64.bin"}, "mode": {"batched"}, "step": {"42"}}.Encode()
+	tests := []struct {
+		name   string
+		path   string
+		status int
+		want   []string // data-testid values that must be present
+		check  func(t *testing.T, doc *goquery.Document)
+	}{
+		{
+			name: "images", path: "/", status: 200,
+			want: []string{"image-list", "image-item", "upload-input", "dropzone", "upload-progress", "upload-message"},
+			check: func(t *testing.T, doc *goquery.Document) {
+				if doc.Find(testid("image-item")+`[data-id="demo"]`).Length() != 1 {
+					t.Error("the demo image is not listed with id demo")
+				}
+				if v, _ := doc.Find(testid("dropzone")).Attr("data-max-upload"); v != "8589934592" {
+					t.Errorf("data-max-upload = %q, want the 8 GiB default", v)
+				}
+			},
+		},
+		{
+			name: "image", path: "/images/demo", status: 200,
+			want: []string{"volume-summary", "volume-counters", "segment-map", "segment-legend", "file-tree", "segment-detail"},
+			check: func(t *testing.T, doc *goquery.Document) {
+				if v, _ := doc.Find(testid("segment-map")).Attr("data-segments"); v != "120" {
+					t.Errorf("segment map data-segments = %q, want 120 main segments", v)
+				}
+				link := doc.Find(testid("file-entry") + `[data-path="/seed/bench64.bin"] ` + testid("file-link"))
+				href, _ := link.Attr("href")
+				if href != "/images/demo/file?path=%2Fseed%2Fbench64.bin" {
+					t.Errorf("bench64 link = %q", href)
+				}
+				if got := doc.Find(testid("file-entry") + `[data-path="/docs/a/b/c"]`).HasClass("depth-4"); !got {
+					t.Error("/docs/a/b/c is not indented to depth 4")
+				}
+				if !strings.Contains(doc.Find(testid("volume-summary")).Text(), "4096") {
+					t.Error("volume summary lacks main_blkaddr 4096")
+				}
+			},
+		},
+		{
+			name: "file", path: "/images/demo/file?path=/seed/bench64.bin", status: 200,
+			want: []string{"inode-summary", "block-map", "block-map-canvas", "node-structure", "extents", "run-presets"},
+			check: func(t *testing.T, doc *goquery.Document) {
+				// fixtures/README.md: 3 runs, 17 dnode chunks.
+				if n := doc.Find(testid("extent")).Length(); n != 3 {
+					t.Errorf("%d extent rows, want 3", n)
+				}
+				if n := doc.Find(testid("dnode")).Length(); n != 17 {
+					t.Errorf("%d dnode rows, want 17", n)
+				}
+				if n := doc.Find(testid("preset")).Length(); n != 3 {
+					t.Errorf("%d presets, want whole file, first MiB, unaligned", n)
+				}
+				if doc.Find("script#extents-data[type='application/json']").Length() != 1 {
+					t.Error("no extents JSON for the block map")
+				}
+			},
+		},
+		{
+			name: "run", path: runURL, status: 200,
+			want: []string{"player", "controls", "seek", "markers", "run-status", "slots-canvas", "sit-canvas",
+				"calls-panel", "stat-calls-per-block", "stat-calls-batched", "stat-blocks-invalidated",
+				"narration", "legend", "frame-p95", "mode-select", "btn-play", "btn-next-flush", "btn-end"},
+			check: func(t *testing.T, doc *goquery.Document) {
+				p := doc.Find(testid("player"))
+				for attr, want := range map[string]string{"data-image": "demo", "data-path": "/seed/bench64.bin",
+					"data-mode": "batched", "data-step": "42", "data-offset": "0", "data-length": "67108864", "data-run-end": "false"} {
+					if v, _ := p.Attr(attr); v != want {
+						t.Errorf("%s = %q, want %q", attr, v, want)
+					}
+				}
+				if v, _ := doc.Find(testid("mode-select") + " option[selected]").Attr("value"); v != "batched" {
+					t.Errorf("selected mode %q, want batched", v)
+				}
+				if !doc.Find("body").HasClass("player") {
+					t.Error("body lacks the player class that fits the page to one screen")
+				}
+			},
+		},
+		{name: "unknown image", path: "/images/nope", status: 404, want: []string{"error-page"}},
+		{name: "unknown file", path: "/images/demo/file?path=/nope", status: 404, want: []string{"error-page"}},
+		{name: "run of unknown file", path: "/images/demo/run?path=/nope", status: 404, want: []string{"error-page"}},
+		{name: "no path", path: "/images/demo/file", status: 400, want: []string{"error-page"}},
+		{name: "bad mode", path: "/images/demo/run?path=/seed/bench64.bin&mode=fast", status: 400, want: []string{"error-page"}},
+		{name: "bad offset", path: "/images/demo/run?path=/seed/bench64.bin&offset=x", status: 400, want: []string{"error-page"}},
+		{name: "unknown page", path: "/no/such/page", status: 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.path == "/no/such/page" {
+				// The router's 404 is the JSON error of the API.
+				if got := ts.get(t, tt.path, nil); got != tt.status {
+					t.Fatalf("status %d, want %d", got, tt.status)
+				}
+				return
+			}
+			doc, status := ts.getPage(t, tt.path)
+			if status != tt.status {
+				t.Fatalf("status %d, want %d", status, tt.status)
+			}
+			for _, id := range tt.want {
+				if doc.Find(testid(id)).Length() == 0 {
+					t.Errorf("no element with data-testid=%q", id)
+				}
+			}
+			checkCSPSafe(t, doc)
+			if tt.check != nil {
+				tt.check(t, doc)
+			}
+		})
+	}
+}
+
+// checkCSPSafe fails when a page needs what the Content-Security-Policy
+// refuses: inline scripts, inline style attributes or <style> elements.
+// It also fetches every module and stylesheet the page names.
+func checkCSPSafe(t *testing.T, doc *goquery.Document) {
+	t.Helper()
+	doc.Find("script").Each(func(_ int, s *goquery.Selection) {
+		src, hasSrc := s.Attr("src")
+		typ, _ := s.Attr("type")
+		switch {
+		case typ == "application/json":
+		case !hasSrc:
+			t.Errorf("inline script: %.80s", s.Text())
+		case !strings.HasPrefix(src, "/static/js/") || !strings.Contains(src, "?v="):
+			t.Errorf("script src %q is not a versioned static module", src)
+		}
+	})
+	if n := doc.Find("[style]").Length(); n > 0 {
+		t.Errorf("%d elements with a style attribute (CSP style-src 'self' refuses them)", n)
+	}
+	if n := doc.Find("style").Length(); n > 0 {
+		t.Errorf("%d <style> elements", n)
+	}
+	doc.Find("[onclick],[onload],[onchange]").Each(func(_ int, s *goquery.Selection) {
+		t.Errorf("inline event handler on <%s>", goquery.NodeName(s))
+	})
+}
+
+func TestPageAssets(t *testing.T) {
+	ts := mustOpenServer(t, Config{})
+	doc, _ := ts.getPage(t, "/images/demo/run?path=/seed/bench64.bin")
+	var urls []string
+	doc.Find("script[src]").Each(func(_ int, s *goquery.Selection) { urls = append(urls, s.AttrOr("src", "")) })
+	doc.Find("link[rel=stylesheet]").Each(func(_ int, s *goquery.Selection) { urls = append(urls, s.AttrOr("href", "")) })
+	if len(urls) != 2 {
+		t.Fatalf("assets %v, want the run module and the stylesheet", urls)
+	}
+	for _, u := range urls {
+		res, err := http.Get(ts.ts.URL + u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			t.Errorf("GET %s: %d", u, res.StatusCode)
+		}
+		if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "immutable") {
+			t.Errorf("GET %s: Cache-Control %q, want a long immutable cache for a versioned URL", u, cc)
+		}
+		if strings.HasSuffix(strings.SplitN(u, "?", 2)[0], ".js") && !strings.HasPrefix(res.Header.Get("Content-Type"), "text/javascript") {
+			t.Errorf("GET %s: Content-Type %q", u, res.Header.Get("Content-Type"))
+		}
+	}
+}
