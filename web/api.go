@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/sim"
 )
 
 // imageInfo is one row of GET /api/images.
@@ -350,8 +351,63 @@ func modesName(ms []core.Mode) string {
 	return ms[0].String()
 }
 
-func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) { s.Error(w, r, errNotYet) }
+// runBody is GET /api/images/{id}/run: the CLI's `run --json` shape.
+type runBody struct {
+	Path     string         `json:"path"`
+	Offset   int64          `json:"offset"`
+	Length   int64          `json:"length"`
+	KeepSize bool           `json:"keepSize"`
+	Results  []*core.Result `json:"results"`
+}
 
-func (s *Server) newPlayer(si *StoredImage, p runParams) (player, error) { return nil, errNotYet }
+// handleRun simulates the zero-range in each requested mode, per-block
+// first, and answers with the results.
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	si, err := s.image(chi.URLParam(r, "id"))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	params, err := parseRunParams(r.URL.Query())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	_, in, req, err := s.runInput(si, params)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	out := runBody{Path: params.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize}
+	for _, m := range params.Modes {
+		res, err := core.Simulate(in, req, m)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		out.Results = append(out.Results, res)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
 
-var errNotYet = errors.New("web: not implemented yet")
+// runInput looks the file up and builds the engine's input and request;
+// the length defaults to the rest of the file (at least 1 byte, so an
+// empty file still shows the kernel's answer).
+func (s *Server) runInput(si *StoredImage, params runParams) (*imgio.File, core.Input, core.Request, error) {
+	f, err := si.Image.Lookup(params.Path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, core.Input{}, core.Request{}, &NotFoundError{What: "path", Name: params.Path}
+		}
+		return nil, core.Input{}, core.Request{}, err
+	}
+	req := core.Request{Offset: params.Offset, Length: params.Length, KeepSize: params.KeepSize}
+	if !params.HasLength {
+		req.Length = max(f.Inode().Size-params.Offset, 1)
+	}
+	in, err := sim.FileInput(si.Image, f)
+	if err != nil {
+		return nil, core.Input{}, core.Request{}, err
+	}
+	return f, in, req, nil
+}

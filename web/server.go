@@ -43,8 +43,9 @@ type Server struct {
 	dataDir string
 	ownDir  bool // dataDir was created by NewServer and is removed by Close
 
-	store   *store
-	uploads *uploads
+	store    *store
+	uploads  *uploads
+	outlines *outlineCache
 
 	// srvCtx is cancelled on shutdown. Websocket handlers derive their
 	// contexts from it rather than from r.Context(), because a hijacked
@@ -95,6 +96,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.store = newStore()
 	s.uploads = newUploads()
+	s.outlines = newOutlineCache()
 	s.srvCtx, s.srvCancel = context.WithCancel(context.Background())
 	return s, nil
 }

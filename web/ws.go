@@ -3,14 +3,18 @@ package web
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
+	"sort"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/imgio"
 )
 
 // Protocol constants (docs/protocol.md).
@@ -136,34 +140,6 @@ const frameInterval = time.Second / 30
 // maxFrameEvents bounds the events in one frame; beyond it the frame is
 // sent full (state and slots) and says how many events it left out.
 const maxFrameEvents = 256
-
-// player is one connection's run as the websocket loop drives it: one or
-// two engines behind a single step counter (see docs/protocol.md, Steps).
-// The loop owns it; it is never used from two goroutines.
-type player interface {
-	// hello returns the hello message for the run at its current step.
-	hello(playing bool, speed float64) *helloMsg
-	total() int64
-	step() int64
-	// forward takes up to n steps, appending at most limit events to evs; it
-	// returns the events and how many it left out.
-	forward(n int64, evs []wireEvent, limit int) ([]wireEvent, int64)
-	// seek moves to step (clamped to [0,total]).
-	seek(step int64) error
-	// nextFlush returns the step just after the next invalidate call, or
-	// total when there is none.
-	nextFlush() int64
-	// state returns each mode's state; full includes every touched segment
-	// and the call tail, otherwise only segments changed since the last call.
-	state(full bool) map[string]*modeState
-	// slots returns the slot states of the range at the current step.
-	slots() []slotExtent
-	// cursor returns the slot index the run is at (the lowest cursor of its
-	// engines).
-	cursor() uint64
-	// seekSlot moves to the first step whose cursor is at or past slot.
-	seekSlot(slot uint64) error
-}
 
 // mailbox hands messages from the run loop to the writer. A frame not yet
 // written is replaced by a newer one (newest wins), so a slow client costs
@@ -347,31 +323,53 @@ type modeState struct {
 
 // callEntry is one f2fs_invalidate_blocks(start, len) call and why it
 // happened; JSON [start, len, reason].
-type callEntry struct {
-	Start  uint32
-	Len    uint32
-	Reason string
-}
+type callEntry core.Call
 
 // MarshalJSON encodes the call as the array [start, len, reason].
 func (c callEntry) MarshalJSON() ([]byte, error) {
 	return json.Marshal([]any{c.Start, c.Len, c.Reason})
 }
 
-// wireEvent is one engine event in a frame.
+// UnmarshalJSON is the inverse of MarshalJSON.
+func (c *callEntry) UnmarshalJSON(b []byte) error {
+	var v [3]json.RawMessage
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(v[0], &c.Start); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(v[1], &c.Len); err != nil {
+		return err
+	}
+	var reason string
+	if err := json.Unmarshal(v[2], &reason); err != nil {
+		return err
+	}
+	// core.Action has no UnmarshalText; its names are few.
+	for a := core.Action(0); a < 64; a++ {
+		if a.String() == reason {
+			c.Reason = a
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown call reason %q", reason)
+}
+
+// wireEvent is one engine event in a frame: core's event plus the player
+// step, the mode and the narration.
 type wireEvent struct {
-	Step   int64   `json:"step"`
-	Mode   string  `json:"mode"`
-	Kind   string  `json:"kind"`
-	Slot   *uint64 `json:"slot,omitempty"`
-	Addr   *uint32 `json:"addr,omitempty"`
-	After  any     `json:"after,omitempty"` // "new", "null" or an address
-	Start  *uint32 `json:"start,omitempty"`
-	Len    *uint32 `json:"len,omitempty"`
-	Segno  *uint32 `json:"segno,omitempty"`
-	Reason string  `json:"reason,omitempty"`
-	Errno  string  `json:"errno,omitempty"`
-	Text   string  `json:"text"`
+	core.Event
+	Step       int64  `json:"step"` // player step (shadows the engine's)
+	EngineStep int64  `json:"engineStep"`
+	Mode       string `json:"mode"`
+	Text       string `json:"text"`
+	Message    string `json:"message,omitempty"`
+}
+
+func makeWireEvent(ev core.Event, step int64, mode core.Mode) wireEvent {
+	return wireEvent{Event: ev, Step: step, EngineStep: ev.Step, Mode: mode.String(),
+		Text: ev.Narrate(), Message: ev.Message()}
 }
 
 // frameMsg is a frame (docs/protocol.md).
@@ -402,7 +400,7 @@ type session struct {
 	c       *websocket.Conn
 	si      *StoredImage
 	params  runParams
-	p       player
+	p       *player
 	box     *mailbox
 	playing bool
 	speed   float64
@@ -478,22 +476,27 @@ func (ss *session) run(srvCtx context.Context) {
 	log := ss.s.log.With("image", ss.si.ID, "path", ss.params.Path, "mode", ss.params.ModeName)
 	log.Debug("websocket run start")
 
+	// The reader has its own context: cancelling a Read's context closes
+	// the connection at once, and on shutdown the close handshake (1001)
+	// must happen first.
+	readCtx, readCancel := context.WithCancel(context.Background())
+	defer readCancel()
 	ctrl := make(chan []byte, 8)
 	readDone := make(chan error, 1)
 	go func() {
 		for {
-			typ, b, err := ss.c.Read(ctx)
+			typ, b, err := ss.c.Read(readCtx)
 			if err != nil {
 				readDone <- err
 				return
 			}
 			if typ != websocket.MessageText {
-				b = nil // reported as a bad control below
+				b = nil // reported as a bad control
 			}
 			select {
 			case ctrl <- b:
-			case <-ctx.Done():
-				readDone <- ctx.Err()
+			case <-readCtx.Done():
+				readDone <- readCtx.Err()
 				return
 			}
 		}
@@ -504,6 +507,7 @@ func (ss *session) run(srvCtx context.Context) {
 	if err := ss.p.seek(ss.params.Step); err != nil {
 		ss.fatal(ctx, err)
 		cancel()
+		readCancel()
 		<-writeDone
 		<-readDone
 		return
@@ -548,6 +552,7 @@ loop:
 		ss.c.CloseNow()
 	}
 	cancel()
+	readCancel()
 	<-writeDone
 	<-readDone
 }
@@ -630,8 +635,9 @@ func (ss *session) handleControl(b []byte) bool {
 		return true
 	case ctlNextFlush:
 		ss.playing = false
-		target := ss.p.nextFlush()
-		ss.forward(target - ss.p.step())
+		var dropped int64
+		ss.evs, dropped = ss.p.forward(ss.p.total(), ss.evs, maxFrameEvents, true)
+		ss.evsDropped += dropped
 		full = ss.evsDropped > 0
 	case ctlEnd:
 		ss.playing = false
@@ -671,7 +677,7 @@ func (ss *session) forward(n int64) {
 		return
 	}
 	var dropped int64
-	ss.evs, dropped = ss.p.forward(n, ss.evs, maxFrameEvents)
+	ss.evs, dropped = ss.p.forward(n, ss.evs, maxFrameEvents, false)
 	ss.evsDropped += dropped
 }
 
@@ -713,7 +719,6 @@ func (ss *session) switchMode(mode string) error {
 // sendHello queues the hello for the player's current outline and step.
 func (ss *session) sendHello() {
 	h := ss.p.hello(ss.playing, ss.speed)
-	h.V, h.Type, h.Image = protocolVersion, "hello", ss.si.ID
 	ss.queue(h, true)
 	ss.evs, ss.evsDropped = ss.evs[:0], 0
 }
@@ -723,14 +728,12 @@ func (ss *session) sendHello() {
 // the client never got (whose events would otherwise be lost).
 func (ss *session) sendFrame(full bool) {
 	full = full || ss.evsDropped > 0 || ss.box.pending()
+	state, slots := ss.p.state(full)
 	f := &frameMsg{V: protocolVersion, Type: "frame", Step: ss.p.step(), Playing: ss.playing,
 		StepsPerSecond: ss.speed, Full: full, Events: ss.evs, EventsDropped: ss.evsDropped,
-		State: ss.p.state(full)}
+		State: state, Slots: slots}
 	if f.Events == nil {
 		f.Events = []wireEvent{}
-	}
-	if full {
-		f.Slots = ss.p.slots()
 	}
 	b, err := json.Marshal(f)
 	if err != nil {
@@ -763,4 +766,528 @@ func (ss *session) fatal(ctx context.Context, err error) {
 	ss.c.Write(wctx, websocket.MessageText, b)
 	cancel()
 	ss.c.Close(websocket.StatusInternalError, "run failed")
+}
+
+// cpEvery is the distance, in player steps, between the lockstep
+// checkpoints of a both-mode run: a seek replays at most this many steps
+// after core's own (per-chunk) seek.
+const cpEvery = 1024
+
+// maxMarkers bounds the markers of a hello (docs/protocol.md).
+const maxMarkers = 4096
+
+// maxHelloSegments bounds the touched segments whose initial SIT a hello
+// carries.
+const maxHelloSegments = 4096
+
+// outline is what a run looks like from start to end, computed in one
+// lockstep pass and shared (read-only) by every connection playing the
+// same run.
+type outline struct {
+	total    int64
+	chunks   []chunkInfo
+	prefix   []uint64 // prefix[i] = slots of chunks before chunk i
+	markers  []marker
+	thinned  bool
+	segments []segState // initial SIT of touched segments, first touch first
+	cps      [][]int64  // engine steps at player step i*cpEvery (more than one mode)
+}
+
+// player is one connection's run: one or two core runs behind a single
+// step counter. In both mode each step advances the engine whose next
+// event concerns the lower slot (per-block first on ties), which keeps the
+// engines in lockstep by slot. The session loop owns it.
+type player struct {
+	si     *StoredImage
+	params runParams
+	file   *imgio.File
+	in     core.Input
+	req    core.Request
+	out    *outline
+	runs   []*core.Run
+	gstep  int64
+	init   []slotExtent // slot states before the run, over [lo, hi)
+	lo, hi uint64       // the slots core's snapshots cover when whole
+
+	sentValid []map[uint32]int32 // per mode: valid count last sent per segment
+}
+
+// newPlayer prepares a run of params on si, using (or making) the cached
+// outline.
+func (s *Server) newPlayer(si *StoredImage, params runParams) (*player, error) {
+	f, in, req, err := s.runInput(si, params)
+	if err != nil {
+		return nil, err
+	}
+	p := &player{si: si, params: params, file: f, in: in, req: req}
+	for _, m := range params.Modes {
+		r, err := core.NewRun(in, req, m)
+		if err != nil {
+			return nil, err
+		}
+		p.runs = append(p.runs, r)
+		p.sentValid = append(p.sentValid, map[uint32]int32{})
+	}
+	key := outlineKey(si.ID, params, req)
+	p.out, err = s.outlines.get(key, func() (*outline, error) { return p.makeOutline() })
+	if err != nil {
+		return nil, err
+	}
+	p.lo = uint64(max(req.Offset, 0)) >> 12
+	p.hi = p.lo
+	if req.Length > 0 && req.Offset >= 0 {
+		p.hi = (uint64(req.Offset) + uint64(req.Length) + 4095) >> 12
+	}
+	if p.init, err = p.initialSlots(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func outlineKey(id string, p runParams, req core.Request) string {
+	return fmt.Sprintf("%s\x00%s\x00%d\x00%d\x00%t\x00%s", id, p.Path, req.Offset, req.Length, req.KeepSize, p.ModeName)
+}
+
+// pick returns the engine that takes the next step, or -1 at the end.
+func (p *player) pick() int {
+	best := -1
+	var bestSlot uint64
+	for i, r := range p.runs {
+		if r.Done() || r.Err() != nil {
+			continue
+		}
+		if s := r.NextSlot(); best < 0 || s < bestSlot {
+			best, bestSlot = i, s
+		}
+	}
+	return best
+}
+
+// makeOutline walks the whole run once, in lockstep, from fresh engines.
+func (p *player) makeOutline() (*outline, error) {
+	runs := make([]*core.Run, len(p.params.Modes))
+	for i, m := range p.params.Modes {
+		r, err := core.NewRun(p.in, p.req, m)
+		if err != nil {
+			return nil, err
+		}
+		runs[i] = r
+	}
+	saved := p.runs
+	p.runs = runs
+	defer func() { p.runs = saved }()
+
+	o := &outline{}
+	var flushes []marker // per-block calls: markers only when few
+	seen := map[uint32]bool{}
+	var touched []uint32
+	var g int64
+	for {
+		if len(runs) > 1 && g%cpEvery == 0 && int64(len(o.cps)) == g/cpEvery {
+			cp := make([]int64, len(runs))
+			for i, r := range runs {
+				cp[i] = r.Step()
+			}
+			o.cps = append(o.cps, cp)
+		}
+		i := p.pick()
+		if i < 0 {
+			break
+		}
+		ev, ok := runs[i].Next()
+		if !ok {
+			if err := runs[i].Err(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		g++
+		mode := p.params.Modes[i]
+		switch ev.Kind {
+		case core.EvChunkEnter:
+			if i == 0 {
+				o.chunks = append(o.chunks, chunkInfo{Start: ev.Slot, Len: ev.Count, Path: ev.Node})
+				o.markers = append(o.markers, marker{Step: g, Kind: "chunk"})
+			}
+		case core.EvNodeAlloc:
+			if i == 0 && len(o.chunks) > 0 {
+				o.chunks[len(o.chunks)-1].Missing++
+			}
+		case core.EvInvalidate:
+			m := marker{Step: g, Kind: "flush", Mode: mode.String()}
+			if ev.Action == core.ActPerBlock {
+				if len(flushes) <= maxMarkers {
+					flushes = append(flushes, m)
+				}
+			} else {
+				o.markers = append(o.markers, m)
+			}
+		case core.EvSITUpdate:
+			if !seen[ev.Segno] {
+				seen[ev.Segno] = true
+				touched = append(touched, ev.Segno)
+			}
+		case core.EvError:
+			o.markers = append(o.markers, marker{Step: g, Kind: "error", Mode: mode.String()})
+		}
+	}
+	o.total = g
+	if len(o.markers)+len(flushes) <= maxMarkers {
+		o.markers = append(o.markers, flushes...)
+		sort.Slice(o.markers, func(i, j int) bool { return o.markers[i].Step < o.markers[j].Step })
+	} else {
+		o.thinned = len(flushes) > 0
+		if len(o.markers) > maxMarkers {
+			o.markers = thinMarkers(o.markers, maxMarkers)
+			o.thinned = true
+		}
+	}
+	if o.markers == nil {
+		o.markers = []marker{}
+	}
+	o.prefix = make([]uint64, len(o.chunks)+1)
+	for i, c := range o.chunks {
+		o.prefix[i+1] = o.prefix[i] + c.Len
+		if d, err := p.file.Dnode(c.Start); err == nil {
+			o.chunks[i].Kind, o.chunks[i].Nid = d.Kind, d.Nid
+		} else if o.chunks[i].Kind = "direct"; c.Path == "inode" {
+			o.chunks[i].Kind = "inode"
+		}
+	}
+	if o.chunks == nil {
+		o.chunks = []chunkInfo{}
+	}
+	o.segments = make([]segState, 0, min(len(touched), maxHelloSegments))
+	for _, segno := range touched[:min(len(touched), maxHelloSegments)] {
+		sg, err := p.si.Image.Segment(segno)
+		if err != nil {
+			return nil, err
+		}
+		o.segments = append(o.segments, segState{Segno: segno, Valid: sg.ValidBlocks, Type: sg.Type,
+			Current: sg.Current, Map: hex.EncodeToString(sg.Map[:])})
+	}
+	return o, nil
+}
+
+// thinMarkers keeps chunk and error markers first, then spreads the rest.
+func thinMarkers(ms []marker, limit int) []marker {
+	var keep, rest []marker
+	for _, m := range ms {
+		if m.Kind != "flush" && len(keep) < limit {
+			keep = append(keep, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	if room := limit - len(keep); room > 0 && len(rest) > 0 {
+		for k := 0; k < room; k++ {
+			keep = append(keep, rest[k*len(rest)/room])
+		}
+	}
+	sort.Slice(keep, func(i, j int) bool { return keep[i].Step < keep[j].Step })
+	return keep
+}
+
+// initialSlots returns the slot states of [lo, hi) before the run.
+func (p *player) initialSlots() ([]slotExtent, error) {
+	var out []slotExtent
+	if p.hi <= p.lo {
+		return []slotExtent{}, nil
+	}
+	ext, err := p.file.Extents()
+	if err != nil {
+		return nil, err
+	}
+	next := p.lo
+	for _, e := range ext {
+		a, b := max(e.Index, p.lo), min(e.Index+e.Count, p.hi)
+		if a >= b {
+			continue
+		}
+		if a > next {
+			out = append(out, slotExtent{Index: next, Count: a - next, State: "null"})
+		}
+		x := slotExtent{Index: a, Count: b - a, State: e.State}
+		if e.State == "addr" {
+			x.Addr = e.Addr + uint32(a-e.Index)
+		}
+		out = append(out, x)
+		next = b
+	}
+	if next < p.hi {
+		out = append(out, slotExtent{Index: next, Count: p.hi - next, State: "null"})
+	}
+	return out, nil
+}
+
+func (p *player) total() int64 { return p.out.total }
+func (p *player) step() int64  { return p.gstep }
+
+// forward takes up to n steps (or, with toFlush, steps until just after
+// the next invalidate call of the last mode), appending at most limit
+// events to evs; it returns the events and how many it left out.
+func (p *player) forward(n int64, evs []wireEvent, limit int, toFlush bool) ([]wireEvent, int64) {
+	var dropped int64
+	flushMode := len(p.runs) - 1
+	for k := int64(0); k < n; k++ {
+		i := p.pick()
+		if i < 0 {
+			break
+		}
+		ev, ok := p.runs[i].Next()
+		if !ok {
+			continue
+		}
+		p.gstep++
+		if len(evs) < limit {
+			evs = append(evs, makeWireEvent(ev, p.gstep, p.params.Modes[i]))
+		} else {
+			dropped++
+		}
+		if toFlush && i == flushMode && ev.Kind == core.EvInvalidate {
+			break
+		}
+	}
+	return evs, dropped
+}
+
+// seek moves to player step g (clamped to [0, total]).
+func (p *player) seek(g int64) error {
+	g = min(max(g, 0), p.out.total)
+	if len(p.runs) == 1 {
+		if err := p.runs[0].SeekTo(g); err != nil {
+			return err
+		}
+		p.gstep = p.runs[0].Step()
+		return nil
+	}
+	c := int(g / cpEvery)
+	if c >= len(p.out.cps) {
+		c = len(p.out.cps) - 1
+	}
+	for i, r := range p.runs {
+		if err := r.SeekTo(p.out.cps[c][i]); err != nil {
+			return err
+		}
+	}
+	p.gstep = int64(c) * cpEvery
+	p.forward(g-p.gstep, nil, 0, false)
+	return nil
+}
+
+// cursor is the lowest next slot of the engines still running.
+func (p *player) cursor() uint64 {
+	var c uint64
+	first := true
+	for _, r := range p.runs {
+		if s := r.NextSlot(); first || s < c {
+			c, first = s, false
+		}
+	}
+	return c
+}
+
+// seekSlot moves to the first step whose cursor is at or past slot.
+func (p *player) seekSlot(slot uint64) error {
+	lo, hi := int64(0), p.out.total
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if err := p.seek(mid); err != nil {
+			return err
+		}
+		if p.cursor() >= slot {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return p.seek(lo)
+}
+
+// hello builds the hello message at the current step.
+func (p *player) hello(playing bool, speed float64) *helloMsg {
+	v := p.si.Image.Volume()
+	in := p.file.Inode()
+	modes := make([]string, len(p.params.Modes))
+	for i, m := range p.params.Modes {
+		modes[i] = m.String()
+	}
+	for i := range p.sentValid {
+		p.sentValid[i] = map[uint32]int32{}
+	}
+	state, slots := p.state(true)
+	return &helloMsg{V: protocolVersion, Type: "hello", Image: p.si.ID, Path: p.params.Path, Ino: in.Ino,
+		Size: in.Size, Offset: p.req.Offset, Length: p.req.Length, KeepSize: p.req.KeepSize,
+		Mode: p.params.ModeName, Modes: modes, TotalSteps: p.out.total, Step: p.gstep,
+		Playing: playing, StepsPerSecond: speed,
+		Geometry: geometry{BlockSize: v.BlockSize, BlocksPerSeg: blocksPerSeg(v),
+			Segment0Blkaddr: v.Segment0Blkaddr, MainBlkaddr: v.MainBlkaddr, MaxBlkaddr: v.MaxBlkaddr},
+		Range:  blockRange{Start: p.lo, End: p.hi},
+		Chunks: p.out.chunks, Markers: p.out.markers, MarkersThinned: p.out.thinned,
+		Slots: slots, Segments: p.out.segments, State: state}
+}
+
+// state returns each mode's state and, when full, the slot states of the
+// whole range. Non-full states carry only segments whose valid count
+// changed since the last call.
+func (p *player) state(full bool) (map[string]*modeState, []slotExtent) {
+	out := make(map[string]*modeState, len(p.runs))
+	var slots []slotExtent
+	for i, r := range p.runs {
+		sn := r.Snapshot()
+		ms := &modeState{Step: sn.Step, Done: sn.Done, Errno: sn.Errno, Cursor: sn.NextSlot,
+			Chunk: int(sn.Chunk), Narration: sn.Narration,
+			Counters: counters{Calls: int64(sn.Stats.Calls), SITLockAcquisitions: int64(sn.Stats.SITLockAcquisitions),
+				BlocksInvalidated: int64(sn.Stats.BlocksInvalidated), DnodeChunks: int64(sn.Stats.DnodeChunks),
+				SlotsVisited: int64(p.visited(&sn))}}
+		if sn.Pending.Len > 0 {
+			ms.Pending = &pendingRun{Start: sn.Pending.Start, Len: sn.Pending.Len}
+		}
+		ms.Segments = []segState{}
+		sent := p.sentValid[i]
+		if full {
+			clear(sent)
+		}
+		for _, sg := range sn.Segments {
+			if v, ok := sent[sg.Segno]; ok && v == sg.Valid && !full {
+				continue
+			}
+			sent[sg.Segno] = sg.Valid
+			ms.Segments = append(ms.Segments, segState{Segno: sg.Segno, Valid: uint32(max(sg.Valid, 0)),
+				Status: sg.Class.String(), Current: sg.Class == core.SegCurrent, Map: sg.Map})
+		}
+		if full {
+			ms.Calls = make([]callEntry, len(sn.LastCalls))
+			for k, c := range sn.LastCalls {
+				ms.Calls[k] = callEntry(c)
+			}
+			if i == 0 {
+				slots = p.slotsAt(&sn)
+			}
+		}
+		out[p.params.Modes[i].String()] = ms
+	}
+	return out, slots
+}
+
+// visited counts the slots pass 2 has finished with.
+func (p *player) visited(sn *core.Snapshot) uint64 {
+	c := int(sn.Chunk)
+	if c < 0 || c >= len(p.out.chunks) {
+		if sn.Done && c >= 0 {
+			return p.out.prefix[len(p.out.chunks)]
+		}
+		return 0
+	}
+	if sn.InChunk {
+		return p.out.prefix[c] + min(sn.NextSlot-min(sn.NextSlot, sn.ChunkStart), p.out.chunks[c].Len)
+	}
+	return p.out.prefix[c+1]
+}
+
+// slotsAt returns the slot states of [lo, hi) at the snapshot: core's
+// window around the cursor, and outside it what the kernel has done by
+// then (slots before the window are in finished chunks, so NEW; slots after
+// it are not reached yet).
+func (p *player) slotsAt(sn *core.Snapshot) []slotExtent {
+	if sn.RangeEnd <= sn.RangeStart {
+		return p.init
+	}
+	out := make([]slotExtent, 0, len(p.init)+len(sn.Slots)+2)
+	add := func(x slotExtent) {
+		if x.Count == 0 {
+			return
+		}
+		if k := len(out) - 1; k >= 0 {
+			last := &out[k]
+			if last.Index+last.Count == x.Index && last.State == x.State &&
+				(x.State != "addr" || uint64(last.Addr)+last.Count == uint64(x.Addr)) {
+				last.Count += x.Count
+				return
+			}
+		}
+		out = append(out, x)
+	}
+	head := p.lo
+	if p.req.Offset&4095 != 0 {
+		head++ // fill_zero's page keeps its block
+	}
+	for _, e := range p.init {
+		a, b := e.Index, min(e.Index+e.Count, sn.RangeStart)
+		if a >= b {
+			continue
+		}
+		if a < head {
+			x := e
+			x.Count = 1
+			add(x)
+			a++
+			if a >= b {
+				continue
+			}
+		}
+		add(slotExtent{Index: a, Count: b - a, State: "new"})
+	}
+	for _, e := range sn.Slots {
+		add(slotExtent{Index: e.Index, Count: e.Count, State: e.State, Addr: e.Addr})
+	}
+	for _, e := range p.init {
+		a, b := max(e.Index, sn.RangeEnd), e.Index+e.Count
+		if a >= b {
+			continue
+		}
+		x := slotExtent{Index: a, Count: b - a, State: e.State}
+		if e.State == "addr" {
+			x.Addr = e.Addr + uint32(a-e.Index)
+		}
+		add(x)
+	}
+	return out
+}
+
+// maxOutlines bounds the outline cache.
+const maxOutlines = 16
+
+// outlineCache keeps recent outlines so reconnects, mode switches and
+// several viewers of one run pay for the pass once. Concurrent requests
+// for the same key wait for one computation.
+type outlineCache struct {
+	mu    sync.Mutex
+	m     map[string]*outlineEntry
+	order []string // oldest first
+}
+
+type outlineEntry struct {
+	done chan struct{}
+	o    *outline
+	err  error
+}
+
+func newOutlineCache() *outlineCache { return &outlineCache{m: map[string]*outlineEntry{}} }
+
+func (c *outlineCache) get(key string, build func() (*outline, error)) (*outline, error) {
+	c.mu.Lock()
+	if e, ok := c.m[key]; ok {
+		c.mu.Unlock()
+		<-e.done
+		return e.o, e.err
+	}
+	e := &outlineEntry{done: make(chan struct{})}
+	c.m[key] = e
+	c.order = append(c.order, key)
+	if len(c.order) > maxOutlines {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+	c.mu.Unlock()
+	e.o, e.err = build()
+	close(e.done)
+	if e.err != nil {
+		c.mu.Lock()
+		if c.m[key] == e {
+			delete(c.m, key)
+		}
+		c.mu.Unlock()
+	}
+	return e.o, e.err
 }

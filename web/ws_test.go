@@ -1,0 +1,414 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// wsClient is a test websocket client that decodes server messages.
+type wsClient struct {
+	tb testing.TB
+	c  *websocket.Conn
+}
+
+// serverMsg holds any server message; fields are filled by type.
+type serverMsg struct {
+	V    int    `json:"v"`
+	Type string `json:"type"`
+	// hello
+	TotalSteps int64        `json:"totalSteps"`
+	Chunks     []chunkInfo  `json:"chunks"`
+	Markers    []marker     `json:"markers"`
+	Segments   []segState   `json:"segments"`
+	Range      blockRange   `json:"range"`
+	Mode       string       `json:"mode"`
+	Modes      []string     `json:"modes"`
+	Slots      []slotExtent `json:"slots"`
+	// frame and hello
+	Step          int64                 `json:"step"`
+	Playing       bool                  `json:"playing"`
+	Full          bool                  `json:"full"`
+	Events        []json.RawMessage     `json:"events"`
+	EventsDropped int64                 `json:"eventsDropped"`
+	State         map[string]*modeState `json:"state"`
+	// error
+	Error string `json:"error"`
+	Fatal bool   `json:"fatal"`
+}
+
+// dialWS opens /ws/run with query q.
+func (ts *testServer) dialWS(tb testing.TB, q string) *wsClient {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u := "ws" + strings.TrimPrefix(ts.ts.URL, "http") + "/ws/run?" + q
+	c, res, err := websocket.Dial(ctx, u, nil)
+	if err != nil {
+		code := 0
+		if res != nil {
+			code = res.StatusCode
+		}
+		tb.Fatalf("dial %s: %v (status %d)", u, err, code)
+	}
+	c.SetReadLimit(64 << 20)
+	tb.Cleanup(func() { c.CloseNow() })
+	return &wsClient{tb: tb, c: c}
+}
+
+// read returns the next server message.
+func (w *wsClient) read() *serverMsg {
+	w.tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	typ, b, err := w.c.Read(ctx)
+	if err != nil {
+		w.tb.Fatalf("read: %v", err)
+	}
+	if typ != websocket.MessageText {
+		w.tb.Fatalf("message type %v", typ)
+	}
+	var m serverMsg
+	if err := json.Unmarshal(b, &m); err != nil {
+		w.tb.Fatalf("decode %.200s: %v", b, err)
+	}
+	if m.V != protocolVersion {
+		w.tb.Fatalf("message without v=%d: %.200s", protocolVersion, b)
+	}
+	return &m
+}
+
+// readType reads until a message of type typ arrives.
+func (w *wsClient) readType(typ string) *serverMsg {
+	w.tb.Helper()
+	for {
+		m := w.read()
+		if m.Type == typ {
+			return m
+		}
+		if m.Type == "error" {
+			w.tb.Fatalf("error message while waiting for %s: %s", typ, m.Error)
+		}
+	}
+}
+
+// send writes a control message.
+func (w *wsClient) send(v any) {
+	w.tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		w.tb.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.c.Write(ctx, websocket.MessageText, b); err != nil {
+		w.tb.Fatalf("write: %v", err)
+	}
+}
+
+// ctl is a control message for send.
+type ctl map[string]any
+
+// untilDone reads frames until every mode in the state is done.
+func (w *wsClient) untilDone() *serverMsg {
+	w.tb.Helper()
+	for {
+		m := w.readType("frame")
+		done := len(m.State) > 0
+		for _, st := range m.State {
+			done = done && st.Done
+		}
+		if done {
+			return m
+		}
+	}
+}
+
+const bench64 = "image=demo&path=/seed/bench64.bin"
+
+func TestWSHelloAndEnd(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	w := ts.dialWS(t, bench64+"&mode=both")
+	h := w.readType("hello")
+	if h.Mode != "both" || len(h.Modes) != 2 || h.TotalSteps <= 0 || h.Step != 0 {
+		t.Fatalf("hello: mode %s modes %v total %d step %d", h.Mode, h.Modes, h.TotalSteps, h.Step)
+	}
+	if len(h.Chunks) != 17 || h.Range != (blockRange{0, 16384}) {
+		t.Errorf("hello: %d chunks, range %+v; want 17, [0,16384)", len(h.Chunks), h.Range)
+	}
+	if len(h.Slots) != 3 || h.Slots[1].Addr != 6144 {
+		t.Errorf("hello slots = %+v", h.Slots)
+	}
+	w.send(ctl{"type": "end"})
+	f := w.readType("frame")
+	if f.Step != h.TotalSteps || !f.Full {
+		t.Fatalf("after end: step %d full %v; want %d, full", f.Step, f.Full, h.TotalSteps)
+	}
+	pb, bt := f.State["per-block"], f.State["batched"]
+	if pb == nil || bt == nil {
+		t.Fatalf("state keys %v", f.State)
+	}
+	// Kernel case 1: the whole 64 MiB file, 16,384 single-block calls
+	// upstream, 19 with the patch (3 physical runs cut by 17 chunks).
+	if pb.Counters.Calls != 16384 || bt.Counters.Calls != 19 || pb.Counters.BlocksInvalidated != 16384 || bt.Counters.BlocksInvalidated != 16384 {
+		t.Fatalf("counters per-block %+v batched %+v", pb.Counters, bt.Counters)
+	}
+	if !pb.Done || !bt.Done || pb.Errno != "" || bt.Errno != "" {
+		t.Fatalf("done/errno: %+v %+v", pb, bt)
+	}
+	if len(f.Slots) != 1 || f.Slots[0].State != "new" || f.Slots[0].Count != 16384 {
+		t.Fatalf("slots at the end = %+v", f.Slots)
+	}
+}
+
+func TestWSPlayToEnd(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	w := ts.dialWS(t, bench64+"&mode=batched")
+	h := w.readType("hello")
+	w.send(ctl{"type": "speed", "stepsPerSecond": 1e6})
+	w.send(ctl{"type": "play"})
+	var calls int64
+	var last *serverMsg
+	for {
+		m := w.readType("frame")
+		for _, raw := range m.Events {
+			var ev struct{ Kind, Mode string }
+			json.Unmarshal(raw, &ev)
+			if ev.Kind == "invalidate" && ev.Mode == "batched" {
+				calls++
+			}
+		}
+		last = m
+		if st := m.State["batched"]; st != nil && st.Done {
+			break
+		}
+	}
+	if last.Step != h.TotalSteps || last.Playing {
+		t.Fatalf("last frame: step %d/%d playing %v", last.Step, h.TotalSteps, last.Playing)
+	}
+	if got := last.State["batched"].Counters.Calls; got != 19 {
+		t.Fatalf("batched calls = %d, want 19", got)
+	}
+	if last.EventsDropped == 0 && calls != 19 {
+		t.Fatalf("saw %d invalidate events without drops, want 19", calls)
+	}
+}
+
+func TestWSSeekStepBackMode(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	w := ts.dialWS(t, bench64+"&mode=per-block&step=100")
+	h := w.readType("hello")
+	if h.Step != 100 {
+		t.Fatalf("hello at step %d, want 100 (from the URL)", h.Step)
+	}
+	w.send(ctl{"type": "step", "n": 1})
+	f := w.readType("frame")
+	if f.Step != 101 || len(f.Events) != 1 {
+		t.Fatalf("step +1: step %d, %d events", f.Step, len(f.Events))
+	}
+	w.send(ctl{"type": "step", "n": -2})
+	f = w.readType("frame")
+	if f.Step != 99 || !f.Full || len(f.Slots) == 0 {
+		t.Fatalf("step -2: step %d full %v", f.Step, f.Full)
+	}
+	w.send(ctl{"type": "seek", "step": 1 << 40})
+	f = w.readType("frame")
+	if f.Step != h.TotalSteps || f.State["per-block"].Counters.Calls != 16384 {
+		t.Fatalf("seek past the end: step %d of %d, calls %d", f.Step, h.TotalSteps, f.State["per-block"].Counters.Calls)
+	}
+	w.send(ctl{"type": "seek", "step": 0})
+	f = w.readType("frame")
+	if f.Step != 0 || f.State["per-block"].Counters.Calls != 0 {
+		t.Fatalf("seek 0: step %d calls %d", f.Step, f.State["per-block"].Counters.Calls)
+	}
+	// nextFlush lands just after the first call.
+	w.send(ctl{"type": "nextFlush"})
+	f = w.readType("frame")
+	if f.State["per-block"].Counters.Calls != 1 {
+		t.Fatalf("nextFlush: calls %d", f.State["per-block"].Counters.Calls)
+	}
+	// Mode switch: a new hello with both modes, at the same slot.
+	cur := f.State["per-block"].Cursor
+	w.send(ctl{"type": "mode", "mode": "both"})
+	h2 := w.readType("hello")
+	if h2.Mode != "both" || len(h2.State) != 2 {
+		t.Fatalf("after mode switch: mode %s, %d states", h2.Mode, len(h2.State))
+	}
+	if c := h2.State["batched"].Cursor; c < cur {
+		t.Fatalf("mode switch moved the cursor back: %d < %d", c, cur)
+	}
+	w.send(ctl{"type": "end"})
+	f = w.readType("frame")
+	if f.State["batched"].Counters.Calls != 19 || f.State["per-block"].Counters.Calls != 16384 {
+		t.Fatalf("after mode switch and end: %+v / %+v", f.State["per-block"].Counters, f.State["batched"].Counters)
+	}
+	// Reset goes back to 0.
+	w.send(ctl{"type": "reset"})
+	if f = w.readType("frame"); f.Step != 0 {
+		t.Fatalf("reset: step %d", f.Step)
+	}
+	// A bad message gets a non-fatal error; the socket stays usable.
+	w.send(ctl{"type": "jump"})
+	if m := w.read(); m.Type != "error" || m.Fatal || !strings.Contains(m.Error, "jump") {
+		t.Fatalf("bad control answered with %+v", m)
+	}
+	w.send(ctl{"type": "step"})
+	if f = w.readType("frame"); f.Step != 1 {
+		t.Fatalf("step after an error: %d", f.Step)
+	}
+}
+
+func TestWSOriginRejected(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	u := "ws" + strings.TrimPrefix(ts.ts.URL, "http") + "/ws/run?" + bench64
+	h := http.Header{"Origin": []string{"http://evil.example"}}
+	c, res, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: h})
+	if err == nil {
+		c.CloseNow()
+		t.Fatal("cross-origin websocket accepted")
+	}
+	if res == nil || res.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-origin: %v, response %v; want 403", err, res)
+	}
+	// Same origin passes.
+	h.Set("Origin", ts.ts.URL)
+	c, _, err = websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: h})
+	if err != nil {
+		t.Fatalf("same origin refused: %v", err)
+	}
+	c.CloseNow()
+}
+
+// TestWSSlowClient: a client that never reads is dropped, and meanwhile
+// another client plays to the end undisturbed.
+func TestWSSlowClient(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	ts.wsWriteTimeout = 500 * time.Millisecond
+	slow := ts.dialWS(t, bench64+"&mode=both")
+	slow.send(ctl{"type": "speed", "stepsPerSecond": 1e6})
+	slow.send(ctl{"type": "play"})
+	// Keep asking for full frames without reading anything, so the
+	// server's writes back up.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err := slow.c.Write(ctx, websocket.MessageText, []byte(`{"type":"seek","step":`+itoa(i%30000)+`}`))
+			cancel()
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	fast := ts.dialWS(t, bench64+"&mode=both")
+	fast.readType("hello")
+	fast.send(ctl{"type": "end"})
+	f := fast.readType("frame")
+	if f.State["batched"].Counters.Calls != 19 {
+		t.Fatalf("fast client: %+v", f.State["batched"].Counters)
+	}
+	// The slow one is eventually cut off: its reads then fail.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for {
+		if _, _, err := slow.c.Read(ctx); err != nil {
+			if ctx.Err() != nil {
+				t.Fatal("slow client never dropped")
+			}
+			break
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestWSDisconnectEndsRun: closing the socket mid-run ends the server's
+// goroutines for it.
+func TestWSDisconnectEndsRun(t *testing.T) {
+	ts := mustOpenServer(t, Config{})
+	// Warm up: one full connection so lazily started goroutines exist.
+	w := ts.dialWS(t, bench64)
+	w.readType("hello")
+	w.c.Close(websocket.StatusNormalClosure, "")
+	waitGoroutines(t, -1)
+	base := runtime.NumGoroutine()
+
+	w = ts.dialWS(t, bench64+"&mode=both")
+	w.readType("hello")
+	w.send(ctl{"type": "speed", "stepsPerSecond": 1000})
+	w.send(ctl{"type": "play"})
+	w.readType("frame")
+	if n := runtime.NumGoroutine(); n <= base {
+		t.Fatalf("goroutines while playing %d, before %d", n, base)
+	}
+	w.c.CloseNow()
+	waitGoroutines(t, base)
+}
+
+// waitGoroutines waits until at most want goroutines run (want < 0: until
+// the count stops falling), failing after 10 s.
+func waitGoroutines(t *testing.T, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	prev := -1
+	for time.Now().Before(deadline) {
+		n := runtime.NumGoroutine()
+		if want >= 0 && n <= want || want < 0 && n == prev {
+			return
+		}
+		prev = n
+		time.Sleep(100 * time.Millisecond)
+	}
+	if want >= 0 {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Fatalf("goroutines: %d, want ≤ %d\n%s", runtime.NumGoroutine(), want, buf)
+	}
+}
+
+// TestWSCloseClosesSockets: Server.Close closes open websockets with 1001.
+func TestWSCloseClosesSockets(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	w := ts.dialWS(t, bench64)
+	w.readType("hello")
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		for {
+			if _, _, err := w.c.Read(ctx); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	if err := ts.Server.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := <-done
+	if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Fatalf("after Close the client read %v; want close status 1001", err)
+	}
+}
