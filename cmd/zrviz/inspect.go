@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/zrviz/zrviz/imgio"
+)
+
+// imageFlag registers --image on fs; an empty value means the embedded demo image.
+func imageFlag(fs interface {
+	StringVar(p *string, name, value, usage string)
+}) *string {
+	var s string
+	fs.StringVar(&s, "image", "", "F2FS image: raw, gzip, xz, zstd or Android sparse (default: the embedded demo)")
+	return &s
+}
+
+// openImage opens the image at name, or the embedded demo when name is empty. Compressed and sparse
+// input is expanded to a temporary file that Close removes; a raw image is only ever read.
+func openImage(name string) (*imgio.Image, error) {
+	if name == "" {
+		return imgio.OpenDemo(nil)
+	}
+	return imgio.OpenFile(name, nil)
+}
+
+type inspectOutput struct {
+	Volume imgio.Volume  `json:"volume"`
+	Files  []imgio.Entry `json:"files"`
+}
+
+func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("inspect", "inspect [--image IMG] [--json]", stderr)
+	image := imageFlag(fs)
+	asJSON := fs.Bool("json", false, "print JSON: {\"volume\":{...},\"files\":[...]}")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("inspect takes no arguments, got %q", fs.Args())}
+	}
+	img, err := openImage(*image)
+	if err != nil {
+		return err
+	}
+	defer img.Close()
+	files, err := img.Files()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, inspectOutput{Volume: img.Volume(), Files: files})
+	}
+	return writeInspectText(stdout, img, files)
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func writeInspectText(w io.Writer, img *imgio.Image, files []imgio.Entry) error {
+	v := img.Volume()
+	fmt.Fprintf(w, "%s  (%s, %s)\n\n", img.Name(), img.Format(), humanSize(img.Size()))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	bs := int64(v.BlockSize)
+	features := strings.Join(v.Features, ", ")
+	if features == "" {
+		features = "none (mkfs.f2fs defaults)"
+	}
+	rows := [][2]string{
+		{"block size", fmt.Sprintf("%d bytes", v.BlockSize)},
+		{"blocks", fmt.Sprintf("%s (%s)", groupDigits(v.BlockCount), humanSize(int64(v.BlockCount)*bs))},
+		{"segments", fmt.Sprintf("%s, %s in the main area from block %s; %d per section",
+			groupDigits(v.SegmentCount), groupDigits(v.MainSegmentCount), groupDigits(v.MainBlkaddr), v.SegsPerSec)},
+		{"areas", fmt.Sprintf("cp %d · sit %d · nat %d · ssa %d · main %d · end %d",
+			v.CPBlkaddr, v.SITBlkaddr, v.NATBlkaddr, v.SSABlkaddr, v.MainBlkaddr, v.MaxBlkaddr)},
+		{"checkpoint", fmt.Sprintf("version %d (pack %d), flags %#x", v.CheckpointVersion, v.CheckpointPack, v.CheckpointFlags)},
+		{"valid blocks", fmt.Sprintf("%s of %s usable (%s)", groupDigits(v.ValidBlockCount), groupDigits(v.UserBlockCount),
+			humanSize(int64(v.ValidBlockCount)*bs))},
+		{"nodes / inodes", fmt.Sprintf("%s / %s", groupDigits(v.ValidNodeCount), groupDigits(v.ValidInodeCount))},
+		{"free segments", groupDigits(v.FreeSegmentCount)},
+		{"features", features},
+	}
+	var cur []string
+	for _, c := range v.CurrentSegments {
+		cur = append(cur, fmt.Sprintf("%s %d+%d", c.Type, c.Segno, c.Blkoff))
+	}
+	rows = append(rows, [2]string{"current segments", strings.Join(cur, " · ")})
+	for _, r := range rows {
+		fmt.Fprintf(tw, "  %s\t%s\n", r[0], r[1])
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%d paths\n", len(files))
+	return writeTree(w, files)
+}
+
+// writeTree prints files (as Files returns them: "/" first, then depth first) as an indented tree with
+// sizes and inode numbers, aligned in columns.
+func writeTree(w io.Writer, files []imgio.Entry) error {
+	sorted := append([]imgio.Entry(nil), files...)
+	sort.SliceStable(sorted, func(i, j int) bool { return treeLess(sorted[i].Path, sorted[j].Path) })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, f := range sorted {
+		depth := strings.Count(strings.Trim(f.Path, "/"), "/")
+		name := path.Base(f.Path)
+		if f.Path == "/" {
+			depth, name = -1, "/"
+		}
+		indent := strings.Repeat("  ", depth+1)
+		size := ""
+		switch f.Type {
+		case imgio.TypeDir:
+			if f.Path != "/" {
+				name += "/"
+			}
+		case imgio.TypeSymlink:
+			name += "@"
+			size = humanSize(f.Size)
+		default:
+			size = humanSize(f.Size)
+		}
+		fmt.Fprintf(tw, "%s%s\t%9s\tino %d\n", indent, name, size, f.Ino)
+	}
+	return tw.Flush()
+}
+
+// treeLess orders paths so that a directory's entries follow it directly: compare element by element.
+func treeLess(a, b string) bool {
+	ea, eb := strings.Split(strings.Trim(a, "/"), "/"), strings.Split(strings.Trim(b, "/"), "/")
+	if a == "/" {
+		return b != "/"
+	}
+	if b == "/" {
+		return false
+	}
+	for i := 0; i < len(ea) && i < len(eb); i++ {
+		if ea[i] != eb[i] {
+			return ea[i] < eb[i]
+		}
+	}
+	return len(ea) < len(eb)
+}
+
+type mapOutput struct {
+	Path    string         `json:"path"`
+	Ino     uint32         `json:"ino"`
+	Size    int64          `json:"size"`
+	Extents []imgio.Extent `json:"extents"`
+}
+
+func cmdMap(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("map", "map [--image IMG] [--json] PATH", stderr)
+	image := imageFlag(fs)
+	asJSON := fs.Bool("json", false, "print JSON: {\"path\",\"ino\",\"size\",\"extents\":[...]}")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageError{"map takes exactly one PATH inside the image, e.g. zrviz map /seed/bench64.bin"}
+	}
+	img, err := openImage(*image)
+	if err != nil {
+		return err
+	}
+	defer img.Close()
+	f, err := img.Lookup(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	ext, err := f.Extents()
+	if err != nil {
+		return err
+	}
+	ino := f.Inode()
+	if *asJSON {
+		return writeJSON(stdout, mapOutput{Path: f.Path(), Ino: ino.Ino, Size: ino.Size, Extents: ext})
+	}
+	nodes, err := f.Dnodes()
+	if err != nil {
+		return err
+	}
+	return writeMapText(stdout, f, ext, nodes)
+}
+
+func writeMapText(w io.Writer, f *imgio.File, ext []imgio.Extent, nodes []imgio.Dnode) error {
+	ino := f.Inode()
+	var slots uint64
+	for _, e := range ext {
+		slots += e.Count
+	}
+	fmt.Fprintf(w, "%s  ino %d  %s  %s slots  i_blocks %s\n\n", f.Path(), ino.Ino, humanSize(ino.Size),
+		groupDigits(slots), groupDigits(ino.Blocks))
+	if ino.Inline&inlineData != 0 {
+		fmt.Fprintf(w, "  inline data: %d bytes inside the inode, no data slots\n", ino.Size)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  slots\tcount\tstate\tblocks\n")
+	for _, e := range ext {
+		last := e.Index + e.Count - 1
+		blocks := ""
+		if e.State == "addr" {
+			blocks = fmt.Sprintf("%d–%d", e.Addr, uint64(e.Addr)+e.Count-1)
+			if e.Count == 1 {
+				blocks = fmt.Sprint(e.Addr)
+			}
+		}
+		fmt.Fprintf(tw, "  %d–%d\t%s\t%s\t%s\n", e.Index, last, groupDigits(e.Count), e.State, blocks)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(nodes) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\n%d dnodes\n", len(nodes))
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  node\tnid\tblock\tslots\n")
+	for _, n := range nodes {
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d–%d\n", n.Path, n.Nid, n.Blkaddr, n.Start, n.Start+uint64(n.Len)-1)
+	}
+	return tw.Flush()
+}
+
+// inlineData is i_inline's INLINE_DATA flag (f2fs_fs.h F2FS_INLINE_DATA).
+const inlineData = 0x02
