@@ -1,0 +1,43 @@
+// Package zrviz_test holds checks over the whole module.
+package zrviz_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDependenciesPointOneWay keeps the layering of docs/architecture.md: the reader and the engine know
+// nothing of HTTP, templates or websockets, and the engine does not know the reader.
+func TestDependenciesPointOneWay(t *testing.T) {
+	transport := []string{"net/http", "github.com/go-chi/chi", "github.com/a-h/templ", "github.com/coder/websocket"}
+	tests := []struct {
+		pkg string
+		bad []string
+	}{
+		{"./core", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/sim"}, transport...)},
+		{"./imgio", append([]string{"github.com/zrviz/zrviz/core", "github.com/zrviz/zrviz/sim"}, transport...)},
+		{"./sim", transport},
+		{"./templates", []string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/web", "github.com/coder/websocket"}},
+		{"./web", []string{"github.com/zrviz/zrviz/cmd"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.pkg, func(t *testing.T) {
+			out, err := exec.Command("go", "list", "-deps", tt.pkg).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go list -deps %s: %v\n%s", tt.pkg, err, out)
+			}
+			deps := strings.Fields(string(out))
+			if len(deps) == 0 {
+				t.Fatalf("go list -deps %s listed nothing", tt.pkg)
+			}
+			for _, d := range deps {
+				for _, b := range tt.bad {
+					if d == b || strings.HasPrefix(d, b+"/") {
+						t.Errorf("%s depends on %s; see docs/architecture.md", tt.pkg, d)
+					}
+				}
+			}
+		})
+	}
+}
