@@ -3,7 +3,11 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -410,5 +414,105 @@ func TestWSCloseClosesSockets(t *testing.T) {
 	err := <-done
 	if websocket.CloseStatus(err) != websocket.StatusGoingAway {
 		t.Fatalf("after Close the client read %v; want close status 1001", err)
+	}
+}
+
+// kernelCase is one single-operation case of core/testdata/kernel-cases:
+// what Linux 6.12 did, with and without the batched patch.
+type kernelCase struct {
+	n              int
+	path           string
+	offset, length int64
+	keepSize       bool
+	errno          string // "" for OK
+	perBlockCalls  int
+	batchedCalls   [][2]uint32
+}
+
+// loadKernelCases reads the fixtures, skipping multi-operation cases.
+func loadKernelCases(t *testing.T) []kernelCase {
+	t.Helper()
+	dir := "../core/testdata/kernel-cases"
+	var out []kernelCase
+	for n := 1; ; n++ {
+		ops, err := os.ReadFile(fmt.Sprintf("%s/%d.ops", dir, n))
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(ops)), "\n")
+		if len(lines) != 1 {
+			continue
+		}
+		f := strings.Fields(lines[0])
+		kc := kernelCase{n: n, path: f[1], keepSize: len(f) > 4 && f[4] == "keep_size"}
+		kc.offset, _ = strconv.ParseInt(f[2], 10, 64)
+		kc.length, _ = strconv.ParseInt(f[3], 10, 64)
+		res, _ := os.ReadFile(fmt.Sprintf("%s/%d.result", dir, n))
+		if r := strings.TrimSpace(string(res)); r != "OK" {
+			kc.errno = r
+		}
+		trace, _ := os.ReadFile(fmt.Sprintf("%s/%d.trace", dir, n))
+		kc.perBlockCalls = len(strings.Fields(string(trace)))
+		batched, _ := os.ReadFile(fmt.Sprintf("%s/%d.trace.batched", dir, n))
+		for _, l := range strings.Split(strings.TrimSpace(string(batched)), "\n") {
+			var s, n uint32
+			if _, err := fmt.Sscan(l, &s, &n); err == nil {
+				kc.batchedCalls = append(kc.batchedCalls, [2]uint32{s, n})
+			}
+		}
+		out = append(out, kc)
+	}
+	if len(out) < 8 {
+		t.Fatalf("only %d kernel cases found in %s", len(out), dir)
+	}
+	return out
+}
+
+// TestKernelCases plays every single-operation kernel case through the
+// websocket and the run API and compares with what the kernel did.
+func TestKernelCases(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	for _, kc := range loadKernelCases(t) {
+		t.Run(strconv.Itoa(kc.n), func(t *testing.T) {
+			t.Parallel()
+			q := fmt.Sprintf("path=%s&offset=%d&length=%d&keepSize=%t&mode=both", url.QueryEscape(kc.path), kc.offset, kc.length, kc.keepSize)
+			var run struct {
+				Results []struct {
+					Mode  string      `json:"mode"`
+					Errno string      `json:"errno"`
+					Calls [][2]uint32 `json:"calls"`
+				} `json:"results"`
+			}
+			if code := ts.get(t, "/api/images/demo/run?"+q, &run); code != 200 || len(run.Results) != 2 {
+				t.Fatalf("run API: %d, %d results", code, len(run.Results))
+			}
+			pb, bt := run.Results[0], run.Results[1]
+			if pb.Mode != "per-block" || bt.Mode != "batched" {
+				t.Fatalf("result modes %s, %s", pb.Mode, bt.Mode)
+			}
+			if pb.Errno != kc.errno || bt.Errno != kc.errno || len(pb.Calls) != kc.perBlockCalls ||
+				fmt.Sprint(bt.Calls) != fmt.Sprint(kc.batchedCalls) {
+				t.Fatalf("run API: errno %q/%q, %d per-block calls, batched %v; kernel: %q, %d, %v",
+					pb.Errno, bt.Errno, len(pb.Calls), bt.Calls, kc.errno, kc.perBlockCalls, kc.batchedCalls)
+			}
+
+			w := ts.dialWS(t, "image=demo&"+q)
+			h := w.readType("hello")
+			w.send(ctl{"type": "end"})
+			f := w.readType("frame")
+			if f.Step != h.TotalSteps {
+				t.Fatalf("end: step %d of %d", f.Step, h.TotalSteps)
+			}
+			for mode, want := range map[string]int{"per-block": kc.perBlockCalls, "batched": len(kc.batchedCalls)} {
+				st := f.State[mode]
+				if st == nil || !st.Done || st.Errno != kc.errno || st.Counters.Calls != int64(want) {
+					t.Fatalf("websocket %s: %+v; want done, errno %q, %d calls", mode, st, kc.errno, want)
+				}
+			}
+		})
 	}
 }
