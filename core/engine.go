@@ -1,9 +1,6 @@
 package core
 
-import (
-	"encoding/hex"
-	"errors"
-)
+import "errors"
 
 type phase uint8
 
@@ -167,6 +164,9 @@ func (e *engine) keepSize() bool {
 	return e.req.KeepSize || e.req.ExtraFlags&fallocKeepSize != 0
 }
 
+// settlePhases are the phases settle may move on from without an event.
+const settlePhases = 1<<phPages | 1<<phReserve | 1<<phSlots | 1<<phFinalFlush | 1<<phOut
+
 // settle runs the transitions that emit no event, so the phase names the
 // next event.
 func (e *engine) settle() {
@@ -282,8 +282,10 @@ func (e *engine) next(ev *Event) bool {
 	if e.err != nil {
 		return false
 	}
-	e.settle()
 	s := &e.s
+	if settlePhases&(1<<s.phase) != 0 {
+		e.settle()
+	}
 	if s.phase == phEnd {
 		return false
 	}
@@ -813,7 +815,7 @@ func (e *engine) segmentStates(limit int) []SegmentState {
 	for _, no := range t {
 		st := e.sit.segs[no]
 		out = append(out, SegmentState{Segno: no, ValidBefore: st.origValid, Valid: st.valid,
-			MapBefore: hex.EncodeToString(st.orig[:]), Map: hex.EncodeToString(st.cur[:]),
+			MapBefore: Bitmap(st.orig), Map: Bitmap(st.cur),
 			ClassBefore: st.origClass, Class: st.class})
 	}
 	return out
@@ -827,6 +829,26 @@ func (e *engine) extents(from, to uint64) ([]Extent, error) {
 	for idx := from; idx < to; {
 		var slots []uint32
 		var pos dnodePos
+		if p := locate(idx, e.slots.api); !(e.s.inChunk && p.start == e.s.chunk.start) {
+			if rec := e.slots.recs[p.start]; rec != nil {
+				// Walk the compressed record instead of every slot.
+				end := min(to, p.start+uint64(p.cap))
+				i := p.start
+				for _, run := range rec.runs {
+					lo, hi := max(i, idx), min(i+uint64(run.n), end)
+					if lo < hi {
+						if run.inc {
+							b.addInc(lo, run.addr+uint32(lo-i), hi-lo)
+						} else {
+							b.addSame(lo, run.addr, hi-lo)
+						}
+					}
+					i += uint64(run.n)
+				}
+				idx = end
+				continue
+			}
+		}
 		if e.s.inChunk && idx >= e.s.chunk.start && idx < e.s.chunk.start+uint64(e.s.chunk.cap) {
 			pos, slots = e.s.chunk, e.buf
 		} else {

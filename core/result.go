@@ -1,7 +1,9 @@
 package core
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"math/bits"
 	"strconv"
@@ -172,7 +174,7 @@ func (b *extentBuilder) add(index uint64, a uint32) {
 	b.ext = append(b.ext, x)
 }
 
-// addRun appends cnt copies of a (a special value) starting at index.
+// addSame appends cnt copies of a (a special value) starting at index.
 func (b *extentBuilder) addSame(index uint64, a uint32, cnt uint64) {
 	if cnt == 0 {
 		return
@@ -181,13 +183,51 @@ func (b *extentBuilder) addSame(index uint64, a uint32, cnt uint64) {
 	b.ext[len(b.ext)-1].Count += cnt - 1
 }
 
+// addInc appends cnt slots holding a, a+1, … starting at index.
+func (b *extentBuilder) addInc(index uint64, a uint32, cnt uint64) {
+	if cnt == 0 {
+		return
+	}
+	if !isBlock(a) {
+		for k := uint64(0); k < cnt; k++ {
+			b.add(index+k, a+uint32(k))
+		}
+		return
+	}
+	b.add(index, a)
+	b.ext[len(b.ext)-1].Count += cnt - 1
+}
+
+// Bitmap is a segment's 512-bit valid map in on-disk order (bit k = byte
+// k/8, mask 0x80>>(k%8)); JSON and text form: 128 lowercase hex digits.
+type Bitmap [64]byte
+
+// MarshalText encodes the map as hex.
+func (m Bitmap) MarshalText() ([]byte, error) {
+	out := make([]byte, 128)
+	hex.Encode(out, m[:])
+	return out, nil
+}
+
+// UnmarshalText decodes 128 hex digits.
+func (m *Bitmap) UnmarshalText(b []byte) error {
+	if len(b) != 128 {
+		return fmt.Errorf("core: bitmap of %d hex digits, want 128", len(b))
+	}
+	_, err := hex.Decode(m[:], b)
+	return err
+}
+
+// Test reports whether block offset k's bit is set.
+func (m *Bitmap) Test(k uint32) bool { return k < 512 && testBit((*[64]byte)(m), k) }
+
 // SegmentState is a touched segment before and after.
 type SegmentState struct {
 	Segno       uint32   `json:"segno"`
 	ValidBefore uint32   `json:"validBefore"`
 	Valid       int32    `json:"valid"`
-	MapBefore   string   `json:"mapBefore"` // 128 hex digits, on-disk bit order
-	Map         string   `json:"map"`
+	MapBefore   Bitmap   `json:"mapBefore"`
+	Map         Bitmap   `json:"map"`
 	ClassBefore SegClass `json:"classBefore"`
 	Class       SegClass `json:"class"`
 }

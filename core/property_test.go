@@ -1,0 +1,194 @@
+package core
+
+import (
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+)
+
+func blocksOf(r *Result) []uint32 {
+	var out []uint32
+	for c := range r.Calls.All() {
+		for k := uint32(0); k < c.Len; k++ {
+			out = append(out, c.Start+k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestModesAgree checks, over random states, that both modes end in the
+// same slot map, SIT, counters and errno, invalidate the same blocks, and
+// that batched calls are fewer, non-empty, contiguous runs of one chunk.
+func TestModesAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	errnos := map[string]int{}
+	for i := range 400 {
+		st, req := randomState(r)
+		in := st.input()
+		var pb *Result
+		for _, mode := range Modes {
+			// chunk ordinal → addresses that joined a run in it
+			runAddrs := map[int32]map[uint32]bool{}
+			res, err := Walk(in, req, mode, func(ev *Event) bool {
+				switch {
+				case ev.Kind == EvSlot && (ev.Action == ActStartRun || ev.Action == ActExtendRun || ev.Action == ActInvalidate):
+					if runAddrs[ev.Chunk] == nil {
+						runAddrs[ev.Chunk] = map[uint32]bool{}
+					}
+					runAddrs[ev.Chunk][ev.Addr] = true
+				case ev.Kind == EvInvalidate:
+					if ev.Len == 0 {
+						t.Fatalf("case %d %s: zero-length call at step %d", i, mode, ev.Step)
+					}
+					for k := uint32(0); k < ev.Len; k++ {
+						if !runAddrs[ev.Chunk][ev.Addr+k] {
+							t.Fatalf("case %d %s: call (%d,%d) covers %d, not a slot of chunk %d", i, mode, ev.Addr, ev.Len, ev.Addr+k, ev.Chunk)
+						}
+					}
+				}
+				return true
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mode == PerBlock {
+				pb = res
+				errnos[res.Errno]++
+				continue
+			}
+			b := res
+			if pb.Errno != b.Errno || pb.SizeAfter != b.SizeAfter || pb.BlocksAfter != b.BlocksAfter ||
+				pb.ValidBlocks != b.ValidBlocks || pb.ValidNodes != b.ValidNodes || pb.Advise != b.Advise {
+				t.Fatalf("case %d %+v: results differ:\n per-block %q size %d blocks %d vbc %d\n batched  %q size %d blocks %d vbc %d",
+					i, req, pb.Errno, pb.SizeAfter, pb.BlocksAfter, pb.ValidBlocks, b.Errno, b.SizeAfter, b.BlocksAfter, b.ValidBlocks)
+			}
+			if !reflect.DeepEqual(pb.After, b.After) {
+				t.Fatalf("case %d %+v: slot maps differ\n%v\n%v", i, req, pb.After.Extents, b.After.Extents)
+			}
+			if !reflect.DeepEqual(segsByNo(pb), segsByNo(b)) {
+				t.Fatalf("case %d: SIT differs", i)
+			}
+			if !slices.Equal(blocksOf(pb), blocksOf(b)) {
+				t.Fatalf("case %d: invalidated blocks differ", i)
+			}
+			if b.Calls.Len() > pb.Calls.Len() {
+				t.Fatalf("case %d: batched %d calls > per-block %d", i, b.Calls.Len(), pb.Calls.Len())
+			}
+			if pb.Stats.Runs != b.Stats.Runs || b.Stats.Runs != b.Calls.Len() {
+				t.Fatalf("case %d: runs per-block %d batched %d calls %d", i, pb.Stats.Runs, b.Stats.Runs, b.Calls.Len())
+			}
+			if pb.Stats.BlocksInvalidated != uint64(len(blocksOf(pb))) {
+				t.Fatalf("case %d: blocksInvalidated %d, calls cover %d", i, pb.Stats.BlocksInvalidated, len(blocksOf(pb)))
+			}
+		}
+	}
+	// The generator must reach the interesting outcomes.
+	for _, e := range []string{"", "ENOSPC", "EFSCORRUPTED"} {
+		if errnos[e] == 0 {
+			t.Errorf("no random case ended with errno %q (%v)", e, errnos)
+		}
+	}
+}
+
+func segsByNo(r *Result) map[uint32][2]any {
+	m := map[uint32][2]any{}
+	for _, s := range r.Segments {
+		m[s.Segno] = [2]any{s.Valid, s.Map}
+	}
+	return m
+}
+
+// TestSeekReplays checks that seeking to step N, forwards or backwards,
+// then stepping gives the same events as stepping from 0.
+func TestSeekReplays(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 60 {
+		st, req := randomState(r)
+		for _, mode := range Modes {
+			run, err := NewRun(st.input(), req, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var all []Event
+			for {
+				ev, ok := run.Next()
+				if !ok {
+					break
+				}
+				all = append(all, ev)
+			}
+			if run.Err() != nil {
+				t.Fatal(run.Err())
+			}
+			final := run.Snapshot()
+			for k := range 6 {
+				n := int64(r.IntN(len(all) + 1))
+				if k == 0 {
+					n = 0
+				}
+				if err := run.SeekTo(n); err != nil {
+					t.Fatal(err)
+				}
+				if n > 0 && run.Last() != all[n-1] {
+					t.Fatalf("case %d %s: after SeekTo(%d) last = %+v, want %+v", i, mode, n, run.Last(), all[n-1])
+				}
+				for j := n; j < int64(len(all)); j++ {
+					ev, ok := run.Next()
+					if !ok || ev != all[j] {
+						t.Fatalf("case %d %s: SeekTo(%d) then event %d = %+v, want %+v", i, mode, n, j, ev, all[j])
+					}
+				}
+				if _, ok := run.Next(); ok {
+					t.Fatalf("case %d %s: events after the end", i, mode)
+				}
+				if got := run.Snapshot(); !reflect.DeepEqual(got, final) {
+					t.Fatalf("case %d %s: final snapshot differs after SeekTo(%d)", i, mode, n)
+				}
+			}
+			res, err := Simulate(st.input(), req, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Stats.Steps != int64(len(all)) || res.Errno != final.Errno || !reflect.DeepEqual(res.Stats, final.Stats) {
+				t.Fatalf("case %d %s: Simulate disagrees with the Run: %d steps vs %d", i, mode, res.Stats.Steps, len(all))
+			}
+		}
+	}
+}
+
+// TestSlotsNonDecreasing checks the lockstep contract: Slot never goes
+// back within a run, and AdvanceTo stops before the first later slot.
+func TestSlotsNonDecreasing(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := range 100 {
+		st, req := randomState(r)
+		a, _ := NewRun(st.input(), req, PerBlock)
+		b, _ := NewRun(st.input(), req, Batched)
+		var last uint64
+		next := func() uint64 {
+			s := uint64(1<<64 - 1)
+			for _, run := range []*Run{a, b} {
+				if !run.Done() {
+					s = min(s, run.NextSlot())
+				}
+			}
+			return s
+		}
+		for slot := uint64(0); !a.Done() || !b.Done(); slot = next() {
+			for _, run := range []*Run{a, b} {
+				run.AdvanceTo(slot, func(ev Event) bool {
+					if ev.Slot > slot || ev.Slot < last && run == a {
+						t.Fatalf("case %d: event slot %d beyond %d / before %d", i, ev.Slot, slot, last)
+					}
+					return true
+				})
+				if !run.Done() && run.NextSlot() <= slot {
+					t.Fatalf("case %d: AdvanceTo(%d) stopped early", i, slot)
+				}
+			}
+			last = slot
+		}
+	}
+}
