@@ -1,6 +1,9 @@
 package core
 
-import "errors"
+import (
+	"encoding/hex"
+	"errors"
+)
 
 type phase uint8
 
@@ -815,7 +818,7 @@ func (e *engine) segmentStates(limit int) []SegmentState {
 	for _, no := range t {
 		st := e.sit.segs[no]
 		out = append(out, SegmentState{Segno: no, ValidBefore: st.origValid, Valid: st.valid,
-			MapBefore: Bitmap(st.orig), Map: Bitmap(st.cur),
+			MapBefore: hex.EncodeToString(st.orig[:]), Map: hex.EncodeToString(st.cur[:]),
 			ClassBefore: st.origClass, Class: st.class})
 	}
 	return out

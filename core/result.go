@@ -226,8 +226,8 @@ type SegmentState struct {
 	Segno       uint32   `json:"segno"`
 	ValidBefore uint32   `json:"validBefore"`
 	Valid       int32    `json:"valid"`
-	MapBefore   Bitmap   `json:"mapBefore"`
-	Map         Bitmap   `json:"map"`
+	MapBefore   string   `json:"mapBefore"` // 128 hex digits, on-disk bit order (see Bitmap)
+	Map         string   `json:"map"`
 	ClassBefore SegClass `json:"classBefore"`
 	Class       SegClass `json:"class"`
 }
