@@ -131,6 +131,7 @@ func BenchmarkSimulate64GiB(b *testing.B) {
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
 			cpu0 := cpuTime()
+			b.ReportAllocs()
 			for b.Loop() {
 				res, err := Simulate(in, Request{Length: n * 4096}, mode)
 				if err != nil || res.Stats.BlocksInvalidated != n {

@@ -737,42 +737,45 @@ func (e *engine) stopChunk() {
 	}
 }
 
-// sitPiece applies one segment's share of the current call:
-// update_segment_mtime, update_sit_entry(−cnt), locate_dirty_segment.
-func (e *engine) sitPiece(ev *Event) {
+// piece is one segment's share of an f2fs_invalidate_blocks call.
+type piece struct {
+	segno, cnt, wrong, blk uint32
+	before, after          int32
+	cb, ca                 SegClass
+}
+
+// applyPiece releases blocks [a0, a0+cnt) of one segment:
+// update_segment_mtime (not modelled: no clock), update_sit_entry(−cnt)
+// and locate_dirty_segment.
+func (e *engine) applyPiece(a0, cnt uint32) (piece, error) {
 	s := &e.s
 	v := &e.in.Volume
-	a0 := s.invNext
-	segno := segnoOf(v, a0)
+	p := piece{segno: segnoOf(v, a0), cnt: cnt}
 	off := (a0 - v.Segment0Blkaddr) % blocksPerSeg
-	cnt := min(s.invStart+s.invLen-a0, blocksPerSeg-off)
-	st, err := e.sit.get(segno)
+	st, err := e.sit.get(p.segno)
 	if err != nil {
-		e.err = err
-		return
+		return p, err
 	}
-	e.sit.modify(segno, st)
-	ev.Kind = EvSITUpdate
-	ev.Segno, ev.Addr, ev.Len = segno, a0, cnt
-	ev.Before = uint64(max(st.valid, 0))
-	ev.SegBefore = st.class
-	var wrong uint32
+	e.sit.modify(p.segno, st)
+	p.before, p.cb = st.valid, st.class
 	for k := off; k < off+cnt; k++ {
 		m, b := &st.cur[k>>3], byte(0x80>>(k&7))
 		if *m&b != 0 {
 			*m &^= b
 		} else {
-			if wrong == 0 {
-				ev.Blk = v.MainBlkaddr + segno*blocksPerSeg + k
+			// "Bitmap was wrongly cleared": the kernel gives the block
+			// back to the count and goes on (production f2fs_bug_on).
+			if p.wrong == 0 {
+				p.blk = v.MainBlkaddr + p.segno*blocksPerSeg + k
 			}
-			wrong++
+			p.wrong++
 		}
 		if d := &st.disc[k>>3]; *d&b != 0 {
 			*d &^= b
 			s.stats.DiscardBlocks++
 		}
 	}
-	st.valid -= int32(cnt - wrong)
+	st.valid -= int32(cnt - p.wrong)
 	if st.class != SegCurrent {
 		switch {
 		case st.valid <= 0:
@@ -786,13 +789,84 @@ func (e *engine) sitPiece(ev *Event) {
 			st.class = SegFull
 		}
 	}
-	ev.After = uint64(max(st.valid, 0))
-	ev.SegAfter = st.class
-	ev.Count = uint64(wrong)
+	p.after, p.ca = st.valid, st.class
 	s.stats.SITPieces++
-	s.stats.BlocksInvalidated += uint64(cnt - wrong)
-	s.stats.WronglyCleared += uint64(wrong)
+	s.stats.BlocksInvalidated += uint64(cnt - p.wrong)
+	s.stats.WronglyCleared += uint64(p.wrong)
+	return p, nil
+}
+
+// sitPiece applies the next segment piece of the current call and
+// describes it in ev.
+func (e *engine) sitPiece(ev *Event) {
+	s := &e.s
+	v := &e.in.Volume
+	a0 := s.invNext
+	off := (a0 - v.Segment0Blkaddr) % blocksPerSeg
+	cnt := min(s.invStart+s.invLen-a0, blocksPerSeg-off)
+	p, err := e.applyPiece(a0, cnt)
+	if err != nil {
+		e.err = err
+		return
+	}
+	ev.Kind = EvSITUpdate
+	ev.Segno, ev.Addr, ev.Len = p.segno, a0, cnt
+	ev.Before, ev.After = uint64(max(p.before, 0)), uint64(max(p.after, 0))
+	ev.SegBefore, ev.SegAfter = p.cb, p.ca
+	ev.Count, ev.Blk = uint64(p.wrong), p.blk
 	s.invNext = a0 + cnt
+}
+
+// fastSlots does pass 2's common cases without building events, exactly
+// as the stepped path would (same state, same step count): NEW slots,
+// and valid blocks that need no flush first. It stops at anything else
+// and reports whether it moved.
+func (e *engine) fastSlots() bool {
+	s := &e.s
+	base := s.chunk.start
+	moved := false
+	for s.pos < s.hi {
+		a := e.buf[s.pos-base]
+		if a == NewAddr {
+			s.step++
+			s.lastSlot = s.pos
+			s.pos++
+			moved = true
+			continue
+		}
+		if !isBlock(a) || (e.mode == Batched && s.blklen > 0 && a != s.blkstart+s.blklen) {
+			break
+		}
+		if act, err := e.validate(a); err != nil || act != ActNone {
+			break
+		}
+		if e.mode == PerBlock {
+			// slot, invalidate, sit-update
+			e.calls.add(a, 1, ActPerBlock)
+			s.stats.Calls++
+			s.stats.SITLockAcquisitions++
+			if _, err := e.applyPiece(a, 1); err != nil {
+				e.err = err
+				return false
+			}
+			s.step += 3
+		} else {
+			if s.blklen == 0 {
+				s.blkstart, s.blklen = a, 1
+			} else {
+				s.blklen++
+			}
+			s.step++
+		}
+		e.buf[s.pos-base] = NewAddr
+		s.chunkDirt = true
+		e.track(a)
+		s.lastSlot = s.pos
+		s.pos++
+		moved = true
+	}
+	s.stats.Steps = s.step
+	return moved
 }
 
 // setSlot writes one slot through the overlay.
@@ -904,6 +978,13 @@ func (e *engine) result() (*Result, error) {
 	if r.After.Extents == nil {
 		r.After.Extents = []Extent{}
 	}
+	r.nextFn = e.nextInput
+	return r, nil
+}
+
+// nextInput is the state after the run as an Input for a further request.
+func (e *engine) nextInput() Input {
+	s := &e.s
 	next := e.in
 	next.Slots = e.slots.frozen()
 	next.SIT = e.sit.frozen()
@@ -915,6 +996,5 @@ func (e *engine) result() (*Result, error) {
 	next.Inode.Advise = s.advise
 	next.Inode.Inline = s.inline
 	next.Inode.SlotsEnd = max(e.in.Inode.SlotsEnd, s.hiWater)
-	r.next = next
-	return r, nil
+	return next
 }

@@ -192,3 +192,26 @@ func TestSlotsNonDecreasing(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulateMatchesWalk: Simulate's event-free fast path ends in exactly
+// the Result the stepped path builds.
+func TestSimulateMatchesWalk(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range 300 {
+		st, req := randomState(r)
+		for _, mode := range Modes {
+			a, err := Simulate(st.input(), req, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := Walk(st.input(), req, mode, func(*Event) bool { return true })
+			if err != nil {
+				t.Fatal(err)
+			}
+			a.nextFn, b.nextFn = nil, nil
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("case %d %s: Simulate and Walk differ:\n%+v\n%+v", i, mode, a.Stats, b.Stats)
+			}
+		}
+	}
+}

@@ -268,9 +268,18 @@ type Result struct {
 	Segments     []SegmentState `json:"segments"`
 	After        After          `json:"after"`
 
-	next Input
+	nextFn func() Input
+	next   *Input
 }
 
 // NextInput returns the state after this run as an Input, so a further
-// request continues from it (several operations on one mount).
-func (r *Result) NextInput() Input { return r.next }
+// request continues from it (several operations on one mount). It is built
+// on first use.
+func (r *Result) NextInput() Input {
+	if r.next == nil {
+		in := r.nextFn()
+		r.next = &in
+		r.nextFn = nil
+	}
+	return *r.next
+}

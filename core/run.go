@@ -12,7 +12,13 @@ func Simulate(in Input, req Request, mode Mode) (*Result, error) {
 		return nil, err
 	}
 	var ev Event
-	for e.next(&ev) {
+	for {
+		if e.s.phase == phSlots && e.fastSlots() {
+			continue
+		}
+		if !e.next(&ev) {
+			break
+		}
 	}
 	if e.err != nil {
 		return nil, e.err
@@ -200,6 +206,11 @@ func (r *Run) Result() (*Result, error) {
 	var err error
 	if r.Done() {
 		res, err = r.e.result()
+		if err == nil {
+			// The run may seek back later: freeze the state now.
+			next := r.e.nextInput()
+			res.next, res.nextFn = &next, nil
+		}
 	} else {
 		res, err = Simulate(r.e.in, r.e.req, r.e.mode)
 	}

@@ -1,0 +1,313 @@
+package core
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestArgumentChecks covers the VFS and f2fs checks and their order.
+func TestArgumentChecks(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(*Input, *Request)
+		errno string
+	}{
+		{"ok", func(*Input, *Request) {}, ""},
+		{"zero length", func(_ *Input, r *Request) { r.Length = 0 }, "EINVAL"},
+		{"negative offset", func(_ *Input, r *Request) { r.Offset = -1 }, "EINVAL"},
+		{"punch hole too", func(_ *Input, r *Request) { r.ExtraFlags = 0x02 }, "EOPNOTSUPP"},
+		{"no hide stale", func(_ *Input, r *Request) { r.ExtraFlags = 0x04 }, "EOPNOTSUPP"},
+		{"keep size as a flag", func(_ *Input, r *Request) { r.ExtraFlags = 0x01 }, ""},
+		{"directory before length", func(in *Input, r *Request) { in.Inode.Type = "dir"; r.Length = 0 }, "EISDIR"},
+		{"symlink", func(in *Input, _ *Request) { in.Inode.Type = "symlink" }, "ELOOP"},
+		{"fifo or device", func(in *Input, _ *Request) { in.Inode.Type = "other" }, "ENODEV"},
+		{"immutable", func(in *Input, _ *Request) { in.Inode.Flags = FlagImmutable }, "EPERM"},
+		{"append only", func(in *Input, _ *Request) { in.Inode.Flags = FlagAppend }, "EPERM"},
+		{"past s_maxbytes", func(_ *Input, r *Request) { r.Offset = maxBytes - 4096; r.Length = 8192 }, "EFBIG"},
+		{"overflow", func(_ *Input, r *Request) { r.Offset = 1 << 62; r.Length = 1 << 62 }, "EFBIG"},
+		{"checkpoint error", func(in *Input, _ *Request) { in.Volume.CheckpointError = true }, "EIO"},
+		{"compressed", func(in *Input, _ *Request) { in.Inode.Flags = FlagCompressed }, "EOPNOTSUPP"},
+		{"pinned", func(in *Input, _ *Request) { in.Inode.Inline = InlinePinFile }, "EOPNOTSUPP"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := newState(seq(A, 4), 4)
+			in, req := st.input(), Request{Offset: 0, Length: 4 * 4096}
+			tc.edit(&in, &req)
+			for _, mode := range Modes {
+				r, err := Simulate(in, req, mode)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Errno != tc.errno {
+					t.Fatalf("%s: errno %q, want %q", mode, r.Errno, tc.errno)
+				}
+				if tc.errno != "" && (r.Calls.Len() != 0 || r.SizeAfter != in.Inode.Size || r.ValidBlocks != in.Volume.ValidBlockCount) {
+					t.Fatalf("%s: a refused call changed state: %+v", mode, r)
+				}
+			}
+		})
+	}
+}
+
+// TestNodeAllocation zeroes a hole under a missing indirect subtree: the
+// indirect and direct nodes are allocated (valid_block_count, i_blocks,
+// valid_node_count +1 each) and the NULL slots reserved.
+func TestNodeAllocation(t *testing.T) {
+	st := newState(seq(A, 4), 4)
+	// index 873+2036 = 2909 is the first slot under i_nid[2]/0.
+	const first = 873 + 2*1018
+	in := st.input()
+	req := Request{Offset: first * 4096, Length: 10 * 4096}
+	var allocs []string
+	r, err := Walk(in, req, Batched, func(ev *Event) bool {
+		if ev.Kind == EvNodeAlloc {
+			allocs = append(allocs, ev.Node)
+		}
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(allocs, []string{"i_nid[2]", "i_nid[2]/0"}) {
+		t.Fatalf("allocated %v", allocs)
+	}
+	if r.ValidNodes != in.Volume.ValidNodeCount+2 || r.ValidBlocks != in.Volume.ValidBlockCount+12 ||
+		r.BlocksAfter != in.Inode.Blocks+12 || r.SizeAfter != (first+10)*4096 {
+		t.Fatalf("counters: nodes %d vbc %d i_blocks %d size %d", r.ValidNodes, r.ValidBlocks, r.BlocksAfter, r.SizeAfter)
+	}
+	// A second request in the same subtree allocates only the new direct node.
+	next := r.NextInput()
+	allocs = nil
+	r2, err := Walk(next, Request{Offset: (first + 1018) * 4096, Length: 4096}, PerBlock, func(ev *Event) bool {
+		if ev.Kind == EvNodeAlloc {
+			allocs = append(allocs, ev.Node)
+		}
+		return true
+	})
+	if err != nil || !slices.Equal(allocs, []string{"i_nid[2]/1"}) || r2.Errno != "" {
+		t.Fatalf("chained: %v %v %q", err, allocs, r2.Errno)
+	}
+	ext := r2.After.Extents
+	if last := ext[len(ext)-1]; last.State != "new" || last.Index+last.Count != first+1019 {
+		t.Fatalf("extents end with %v", last)
+	}
+}
+
+// TestENOSPCMidway reproduces the spec's 400 MiB ENOSPC shape: chunks
+// finish until space runs out; the failing chunk is partly reserved and
+// i_size covers only finished chunks.
+func TestENOSPCMidway(t *testing.T) {
+	st := newState(nil, 0)
+	st.ino.Size, st.ino.Blocks = 0, 1
+	// Room for the inode chunk, i_nid[0] (node + 1018) and 500 more.
+	st.vol.ValidBlockCount = st.vol.UserBlockCount - (873 + 1 + 1018 + 1 + 500)
+	for _, mode := range Modes {
+		r, err := Simulate(st.input(), Request{Length: 400 << 20}, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Errno != "ENOSPC" || r.SizeAfter != (873+1018)*4096 || r.ValidBlocks != st.vol.UserBlockCount {
+			t.Fatalf("%s: %q size %d vbc %d", mode, r.Errno, r.SizeAfter, r.ValidBlocks)
+		}
+		want := []Extent{{Index: 0, Count: 873 + 1018 + 500, State: "new"}}
+		if !slices.Equal(r.After.Extents, want) {
+			t.Fatalf("%s: extents %v, want %v", mode, r.After.Extents, want)
+		}
+	}
+}
+
+// TestInlineConversion: an inline file with data gets slot 0 written to
+// the hot data log's next free block, which the zeroing then invalidates;
+// without DATA_EXIST only the flag goes.
+func TestInlineConversion(t *testing.T) {
+	for _, exist := range []bool{true, false} {
+		st := newState(nil, 0)
+		st.ino = Inode{Ino: 44, Type: "file", Size: 12, Blocks: 1, AddrsPerInode: 873, Inline: 0x01 | InlineData}
+		if exist {
+			st.ino.Inline |= InlineDataExist
+		}
+		st.vol.HotDataSegno, st.vol.HotDataBlkoff = 1, 10
+		hot := st.vol.MainBlkaddr + 512 + 10
+		st.sit.set(&st.vol, hot) // taken: the write goes to the next block
+		for _, mode := range Modes {
+			r, err := Simulate(st.input(), Request{Length: 4096}, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var calls [][2]uint32
+			for c := range r.Calls.All() {
+				calls = append(calls, [2]uint32{c.Start, c.Len})
+			}
+			wantCalls, wantBlocks := [][2]uint32{{hot + 1, 1}}, uint64(2)
+			if !exist {
+				wantCalls, wantBlocks = nil, 2 // the NULL slot is reserved instead
+			}
+			if !slices.Equal(calls, wantCalls) || r.BlocksAfter != wantBlocks || r.SizeAfter != 4096 || r.Inline&InlineData != 0 {
+				t.Fatalf("exist=%v %s: calls %v blocks %d size %d inline %#x", exist, mode, calls, r.BlocksAfter, r.SizeAfter, r.Inline)
+			}
+			if !slices.Equal(r.After.Extents, []Extent{{Index: 0, Count: 1, State: "new"}}) {
+				t.Fatalf("extents %v", r.After.Extents)
+			}
+		}
+	}
+}
+
+// TestPrefreeAndCurrent: emptying a segment makes it prefree, a current
+// segment never changes class.
+func TestPrefreeAndCurrent(t *testing.T) {
+	seg3 := uint32(4096 + 3*512)
+	cur := uint32(4096 + 100*512) // segment 100 is a current segment in refVolume
+	st := newState(append(seq(seg3, 512), seq(cur, 4)...), 516)
+	r, err := Simulate(st.input(), Request{Length: 516 * 4096}, Batched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := map[uint32]SegClass{}
+	for _, s := range r.Segments {
+		classes[s.Segno] = s.Class
+	}
+	if classes[3] != SegPrefree || classes[100] != SegCurrent || r.Stats.SegmentsPrefree != 1 {
+		t.Fatalf("classes %v, prefree %d", classes, r.Stats.SegmentsPrefree)
+	}
+}
+
+// TestNarration: every event narrates in one sentence with no formatting
+// errors, and error events quote the kernel message.
+func TestNarration(t *testing.T) {
+	st := newState([]uint32{A, A + 1, Z, N, X, A + 2}, 6)
+	kinds := map[EventKind]bool{}
+	for _, req := range []Request{{Offset: 100, Length: 6*4096 - 200}, {Offset: 0, Length: 0}} {
+		for _, mode := range Modes {
+			_, err := Walk(st.input(), req, mode, func(ev *Event) bool {
+				kinds[ev.Kind] = true
+				s := ev.Narrate()
+				if s == "" || strings.Contains(s, "%!") || strings.Contains(s, "\n") {
+					t.Errorf("bad narration for %+v: %q", ev, s)
+				}
+				if ev.Kind == EvError && ev.Action == ActBounds && !strings.Contains(s, "access invalid blkaddr:100") {
+					t.Errorf("error narration %q lacks the kernel message", s)
+				}
+				return true
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, k := range []EventKind{EvStart, EvError, EvFillZero, EvChunkEnter, EvReserve, EvSlot, EvInvalidate, EvSITUpdate, EvChunkLeave, EvDone} {
+		if !kinds[k] {
+			t.Errorf("no %s event seen", k)
+		}
+	}
+}
+
+// TestResultJSON pins the Result's JSON shape.
+func TestResultJSON(t *testing.T) {
+	st := newState([]uint32{A, A + 1, B}, 3)
+	r, err := Simulate(st.input(), Request{Length: 3 * 4096}, Batched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["mode"] != "batched" || m["errno"] != "" {
+		t.Fatalf("mode/errno in %s", b)
+	}
+	if got, _ := json.Marshal(m["calls"]); string(got) != "[[7200,2],[9000,1]]" {
+		t.Fatalf("calls = %s", got)
+	}
+	stats := m["stats"].(map[string]any)
+	for _, k := range []string{"calls", "sitLockAcquisitions", "blocksInvalidated", "dnodeChunks", "runs", "runLengths"} {
+		if _, ok := stats[k]; !ok {
+			t.Errorf("stats lacks %q", k)
+		}
+	}
+	if got, _ := json.Marshal(m["after"]); string(got) != `{"extents":[{"count":3,"index":0,"state":"new"}]}` {
+		t.Fatalf("after = %s", got)
+	}
+}
+
+// TestSnapshot checks a mid-run snapshot: pending run, slot map and
+// counters reflect exactly the events so far.
+func TestSnapshot(t *testing.T) {
+	st := newState(seq(A, 10), 10)
+	run, err := NewRun(st.input(), Request{Length: 10 * 4096}, Batched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, ok := run.Next()
+		if !ok {
+			t.Fatal("no extend-run event")
+		}
+		if ev.Kind == EvSlot && ev.Action == ActExtendRun && ev.Slot == 4 {
+			break
+		}
+	}
+	sn := run.Snapshot()
+	if sn.Pending != (Pending{Start: A, Len: 5}) || !sn.InChunk || sn.Stats.Calls != 0 {
+		t.Fatalf("pending %+v in chunk %v calls %d", sn.Pending, sn.InChunk, sn.Stats.Calls)
+	}
+	want := []Extent{{Index: 0, Count: 5, State: "new"}, {Index: 5, Count: 5, State: "addr", Addr: A + 5}}
+	if !slices.Equal(sn.Slots, want) {
+		t.Fatalf("slots %v, want %v", sn.Slots, want)
+	}
+	if _, err := json.Marshal(sn); err != nil {
+		t.Fatal(err)
+	}
+	if sn.Narration == "" || sn.Event.Slot != 4 {
+		t.Fatalf("narration %q event %+v", sn.Narration, sn.Event)
+	}
+}
+
+// TestOutline checks the one-pass outline against a full run.
+func TestOutline(t *testing.T) {
+	in := contiguousInput(16384)
+	req := Request{Length: 16384 * 4096}
+	for _, mode := range Modes {
+		o, err := MakeOutline(in, req, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _ := Simulate(in, req, mode)
+		if len(o.Chunks) != 17 || o.Steps != r.Stats.Steps || o.Chunks[16].Node != "i_nid[2]/13" {
+			t.Fatalf("%s: %d chunks, %d steps (want %d), last %+v", mode, len(o.Chunks), o.Steps, r.Stats.Steps, o.Chunks[16])
+		}
+		flushes := 0
+		for _, m := range o.Markers {
+			if m.Kind == EvInvalidate {
+				flushes++
+			}
+		}
+		if mode == Batched && flushes != int(r.Calls.Len()) {
+			t.Fatalf("%d flush markers, %d calls", flushes, r.Calls.Len())
+		}
+	}
+}
+
+// TestBadInput: geometry the engine cannot model is an error, not a panic.
+func TestBadInput(t *testing.T) {
+	st := newState(seq(A, 2), 2)
+	in := st.input()
+	in.Volume.BlocksPerSeg = 256
+	if _, err := Simulate(in, Request{Length: 4096}, PerBlock); err == nil {
+		t.Fatal("no error for 256 blocks per segment")
+	}
+	in = st.input()
+	in.Slots = nil
+	if _, err := NewRun(in, Request{Length: 4096}, PerBlock); err == nil {
+		t.Fatal("no error for a nil source")
+	}
+	if _, err := ParseMode("sideways"); err == nil {
+		t.Fatal("no error for a bad mode")
+	}
+}
