@@ -47,7 +47,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.ID).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 8, Col: 20}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 11, Col: 20}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 			if templ_7745c5c3_Err != nil {
@@ -60,7 +60,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var4 string
 			templ_7745c5c3_Var4, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Path).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 8, Col: 41}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 12, Col: 21}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var4)
 			if templ_7745c5c3_Err != nil {
@@ -73,7 +73,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var5 string
 			templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Size)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 8, Col: 67}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 13, Col: 26}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 			if templ_7745c5c3_Err != nil {
@@ -86,7 +86,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Offset)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 9, Col: 30}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 14, Col: 30}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
 			if templ_7745c5c3_Err != nil {
@@ -99,7 +99,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Length)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 9, Col: 60}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 15, Col: 30}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
 			if templ_7745c5c3_Err != nil {
@@ -112,7 +112,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Mode).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 9, Col: 81}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 16, Col: 21}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 			if templ_7745c5c3_Err != nil {
@@ -125,7 +125,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var9 string
 			templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolStr(p.KeepSize)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 10, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 17, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var9)
 			if templ_7745c5c3_Err != nil {
@@ -138,7 +138,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var10 string
 			templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Step)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 10, Col: 65}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 18, Col: 26}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var10)
 			if templ_7745c5c3_Err != nil {
@@ -151,13 +151,53 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var11 string
 			templ_7745c5c3_Var11, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolStr(p.RunEnd)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 10, Col: 100}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 19, Col: 35}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var11)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\"></div><section class=\"panel controls\" data-testid=\"controls\" aria-label=\"player controls\"><button type=\"button\" id=\"btn-reset\" title=\"Reset to step 0 (Home)\" aria-label=\"reset\">⏮</button> <button type=\"button\" id=\"btn-back\" title=\"Step back (←)\" aria-label=\"step back\">◀</button> <button type=\"button\" id=\"btn-play\" class=\"play primary\" data-testid=\"btn-play\" title=\"Play / pause (space)\">▶ play</button> <button type=\"button\" id=\"btn-step\" title=\"Step (→)\" aria-label=\"step\">▶|</button> <button type=\"button\" id=\"btn-flush\" data-testid=\"btn-next-flush\" title=\"Next f2fs_invalidate_blocks call (Shift+→)\">⇥ flush</button> <button type=\"button\" id=\"btn-end\" data-testid=\"btn-end\" title=\"Run to the end (End)\" aria-label=\"run to end\">⏭</button> <span class=\"speed\"><label for=\"speed\">speed</label> <input type=\"range\" id=\"speed\" min=\"0\" max=\"20\" step=\"1\" value=\"6\" aria-label=\"steps per second\"> <output id=\"speed-out\" for=\"speed\">20 steps/s</output></span><div class=\"seek\"><input type=\"range\" id=\"seek\" data-testid=\"seek\" min=\"0\" max=\"0\" value=\"0\" aria-label=\"seek\"><canvas id=\"markers\" data-testid=\"markers\"></canvas></div><span class=\"stepinfo\" data-testid=\"step-info\">step <span id=\"step-now\" data-testid=\"step\">0</span> / <span id=\"step-total\" data-testid=\"step-total\">0</span></span> <span class=\"status\" id=\"run-status\" data-testid=\"run-status\">connecting</span></section><section class=\"panel slots\" data-testid=\"slots-panel\"><h2>dnode slots <span class=\"aside\" id=\"slots-aside\"></span></h2><canvas id=\"slots\" data-testid=\"slots-canvas\"></canvas></section><section class=\"panel sit\" data-testid=\"sit-panel\"><h2>SIT · touched segments <span class=\"aside\" id=\"sit-aside\"></span></h2><canvas id=\"sit\" data-testid=\"sit-canvas\"></canvas></section><section class=\"panel calls\" data-testid=\"calls-panel\"><h2>run coalescing · f2fs_invalidate_blocks calls</h2><div class=\"lanes\" id=\"lanes\"></div></section><section class=\"panel counters\" data-testid=\"counters-panel\"><div class=\"big\"><div class=\"pb\"><div class=\"label\">calls · per-block</div><div class=\"value\" data-testid=\"stat-calls-per-block\" id=\"stat-calls-per-block\">–</div></div><div class=\"bt\"><div class=\"label\">calls · batched</div><div class=\"value\" data-testid=\"stat-calls-batched\" id=\"stat-calls-batched\">–</div></div><div><div class=\"label\">blocks invalidated</div><div class=\"value\" data-testid=\"stat-blocks-invalidated\" id=\"stat-blocks-invalidated\">–</div></div></div><table><thead><tr><th></th><th>per-block</th><th>batched</th></tr></thead> <tbody><tr><th>invalidate calls</th><td id=\"c-pb-calls\">–</td><td id=\"c-bt-calls\">–</td></tr><tr><th>SIT lock acquisitions</th><td id=\"c-pb-locks\">–</td><td id=\"c-bt-locks\">–</td></tr><tr><th>blocks invalidated</th><td id=\"c-pb-blocks\">–</td><td id=\"c-bt-blocks\">–</td></tr><tr><th>slots visited</th><td id=\"c-pb-slots\">–</td><td id=\"c-bt-slots\">–</td></tr><tr><th>dnode chunks</th><td id=\"c-pb-chunks\">–</td><td id=\"c-bt-chunks\">–</td></tr></tbody></table></section><section class=\"panel narr\" data-testid=\"narration\" aria-live=\"polite\"><p id=\"narr-pb\"><span class=\"who\">per-block</span><span class=\"text\" id=\"narr-pb-text\" data-testid=\"narration-per-block\"></span></p><p id=\"narr-bt\"><span class=\"who\">batched</span><span class=\"text\" id=\"narr-bt-text\" data-testid=\"narration-batched\"></span></p></section><section class=\"panel legendbar\" data-testid=\"legend\"><div class=\"legend\"><span class=\"item\"><span class=\"sw null\"></span>NULL</span> <span class=\"item\"><span class=\"sw new\"></span>NEW_ADDR</span> <span class=\"item\"><span class=\"sw addr0\"></span><span class=\"sw addr1\"></span><span class=\"sw addr2\"></span><span class=\"sw addr3\"></span><span class=\"sw addr4\"></span>address (hue = segment)</span> <span class=\"item\"><span class=\"sw flash\"></span>just invalidated</span> <span class=\"item\"><span class=\"sw bad\"></span>invalid address</span> <span class=\"item\"><span class=\"sw pending\"></span>pending run</span> <span class=\"item\"><span class=\"sw cursor\"></span>cursor</span> <span class=\"item\"><span class=\"sw cur\"></span>current segment</span> <span class=\"item\"><span class=\"sw valid\"></span>SIT bit set</span> <span class=\"keys\"><kbd>space</kbd> play <kbd>←</kbd><kbd>→</kbd> step <kbd>⇧→</kbd> flush <kbd>Home</kbd><kbd>End</kbd> <kbd>[</kbd><kbd>]</kbd> speed <kbd>b</kbd> mode</span> <span class=\"hidden-metric\">frame p95 <span data-testid=\"frame-p95\" id=\"frame-p95\">0</span> ms</span></div></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\"></div><section class=\"panel controls\" data-testid=\"controls\" aria-label=\"player controls\"><button type=\"button\" id=\"btn-reset\" title=\"Reset to step 0 (Home)\" aria-label=\"reset\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = icon("M2 2h2v12H2zM14 2 5 8l9 6z").Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</button> <button type=\"button\" id=\"btn-back\" title=\"Step back (←)\" aria-label=\"step back\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = icon("M12 2 4 8l8 6z").Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "</button> <button type=\"button\" id=\"btn-play\" class=\"play primary\" data-testid=\"btn-play\" title=\"Play / pause (space)\">▶ play</button> <button type=\"button\" id=\"btn-step\" title=\"Step (→)\" aria-label=\"step\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = icon("M4 2l8 6-8 6z").Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</button> <button type=\"button\" id=\"btn-flush\" data-testid=\"btn-next-flush\" title=\"Next f2fs_invalidate_blocks call (Shift+→)\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = icon("M1 2l7 6-7 6zM9 2h2v12H9zM13 2h2v12h-2z").Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "<span>next call</span></button> <button type=\"button\" id=\"btn-end\" data-testid=\"btn-end\" title=\"Run to the end (End)\" aria-label=\"run to end\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = icon("M2 2l8 6-8 6zM12 2h2v12h-2z").Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</button> <span class=\"speed\"><label for=\"speed\">speed</label> <input type=\"range\" id=\"speed\" min=\"0\" max=\"20\" step=\"1\" value=\"6\" aria-label=\"steps per second\"> <output id=\"speed-out\" for=\"speed\">20 steps/s</output></span><div class=\"seek\"><input type=\"range\" id=\"seek\" data-testid=\"seek\" min=\"0\" max=\"0\" value=\"0\" aria-label=\"seek\"><canvas id=\"markers\" data-testid=\"markers\"></canvas></div><span class=\"stepinfo\" data-testid=\"step-info\">step <span id=\"step-now\" data-testid=\"step\">0</span> / <span id=\"step-total\" data-testid=\"step-total\">0</span></span> <span class=\"status\" id=\"run-status\" data-testid=\"run-status\">connecting</span></section><section class=\"panel slots\" data-testid=\"slots-panel\"><h2>dnode slots <span class=\"aside\" id=\"slots-aside\"></span></h2><canvas id=\"slots\" data-testid=\"slots-canvas\"></canvas></section><section class=\"panel sit\" data-testid=\"sit-panel\"><h2>SIT · touched segments <span class=\"aside\" id=\"sit-aside\"></span></h2><canvas id=\"sit\" data-testid=\"sit-canvas\"></canvas></section><section class=\"panel calls\" data-testid=\"calls-panel\"><h2>run coalescing · f2fs_invalidate_blocks calls</h2><div class=\"lanes\" id=\"lanes\"></div></section><section class=\"panel counters\" data-testid=\"counters-panel\"><div class=\"big\"><div class=\"pb\"><div class=\"label\">calls · per-block</div><div class=\"value\" data-testid=\"stat-calls-per-block\" id=\"stat-calls-per-block\">–</div></div><div class=\"bt\"><div class=\"label\">calls · batched</div><div class=\"value\" data-testid=\"stat-calls-batched\" id=\"stat-calls-batched\">–</div></div><div><div class=\"label\">blocks invalidated</div><div class=\"value\" data-testid=\"stat-blocks-invalidated\" id=\"stat-blocks-invalidated\">–</div></div></div><table><thead><tr><th></th><th>per-block</th><th>batched</th></tr></thead> <tbody><tr><th>invalidate calls</th><td id=\"c-pb-calls\">–</td><td id=\"c-bt-calls\">–</td></tr><tr><th>SIT lock acquisitions</th><td id=\"c-pb-locks\">–</td><td id=\"c-bt-locks\">–</td></tr><tr><th>blocks invalidated</th><td id=\"c-pb-blocks\">–</td><td id=\"c-bt-blocks\">–</td></tr><tr><th>slots visited · chunks</th><td><span id=\"c-pb-slots\">–</span> · <span id=\"c-pb-chunks\">–</span></td><td><span id=\"c-bt-slots\">–</span> · <span id=\"c-bt-chunks\">–</span></td></tr></tbody></table></section><section class=\"panel narr\" data-testid=\"narration\" aria-live=\"polite\"><p id=\"narr-pb\"><span class=\"who\">per-block</span><span class=\"text\" id=\"narr-pb-text\" data-testid=\"narration-per-block\"></span></p><p id=\"narr-bt\"><span class=\"who\">batched</span><span class=\"text\" id=\"narr-bt-text\" data-testid=\"narration-batched\"></span></p></section><section class=\"panel legendbar\" data-testid=\"legend\"><div class=\"legend\"><span class=\"item\"><span class=\"sw null\"></span>NULL</span> <span class=\"item\"><span class=\"sw new\"></span>NEW_ADDR</span> <span class=\"item\"><span class=\"sw addr0\"></span><span class=\"sw addr1\"></span><span class=\"sw addr2\"></span><span class=\"sw addr3\"></span><span class=\"sw addr4\"></span>address (hue = segment)</span> <span class=\"item\"><span class=\"sw flash\"></span>just invalidated</span> <span class=\"item\"><span class=\"sw bad\"></span>invalid address</span> <span class=\"item\"><span class=\"sw pending\"></span>pending run</span> <span class=\"item\"><span class=\"sw cursor\"></span>cursor</span> <span class=\"item\"><span class=\"sw cur\"></span>current segment</span> <span class=\"item\"><span class=\"sw valid\"></span>SIT bit set</span> <span class=\"keys\"><kbd>space</kbd> play <kbd>←</kbd><kbd>→</kbd> step <kbd>⇧→</kbd> flush <kbd>Home</kbd><kbd>End</kbd> <kbd>[</kbd><kbd>]</kbd> speed <kbd>b</kbd> mode</span> <span class=\"hidden-metric\">frame p95 <span data-testid=\"frame-p95\" id=\"frame-p95\">0</span> ms</span></div></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -188,135 +228,175 @@ func runForm(p RunPage) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<form class=\"runform\" method=\"get\" action=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<form class=\"runform\" method=\"get\" action=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var13 string
 		templ_7745c5c3_Var13, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/images/" + p.ID + "/run")).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 82, Col: 86}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 102, Col: 86}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var13)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\" data-testid=\"run-form\"><input type=\"hidden\" name=\"path\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "\" data-testid=\"run-form\"><input type=\"hidden\" name=\"path\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var14 string
 		templ_7745c5c3_Var14, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Path).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 83, Col: 49}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 103, Col: 49}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var14)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\"> <label for=\"preset\">range</label> <select id=\"preset\" data-testid=\"preset-select\" aria-label=\"range preset\"><option value=\"\">custom</option> ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "\"> <label for=\"preset\">range</label> <select id=\"preset\" data-testid=\"preset-select\" aria-label=\"range preset\"><option value=\"\">custom</option> ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		for _, pr := range p.Presets {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "<option value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<option value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var15 string
 			templ_7745c5c3_Var15, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(pr.Offset) + ":" + i64(pr.Length)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 88, Col: 57}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 108, Col: 57}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var15)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if pr.Offset == p.Offset && pr.Length == p.Length {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, " selected")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, " selected")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, ">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, ">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var16 string
 			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(pr.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 88, Col: 131}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 108, Col: 131}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</option>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "</option>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "</select> <input type=\"text\" inputmode=\"numeric\" name=\"offset\" id=\"f-offset\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "</select> <input type=\"text\" inputmode=\"numeric\" name=\"offset\" id=\"f-offset\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var17 string
 		templ_7745c5c3_Var17, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Offset)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 91, Col: 90}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 111, Col: 90}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var17)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "\" aria-label=\"offset (bytes)\" title=\"offset (bytes)\"> <input type=\"text\" inputmode=\"numeric\" name=\"length\" id=\"f-length\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "\" aria-label=\"offset (bytes)\" title=\"offset (bytes)\"> <input type=\"text\" inputmode=\"numeric\" name=\"length\" id=\"f-length\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var18 string
 		templ_7745c5c3_Var18, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Length)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 92, Col: 90}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 112, Col: 90}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var18)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "\" aria-label=\"length (bytes)\" title=\"length (bytes)\"> <label for=\"f-mode\">mode</label> <select name=\"mode\" id=\"f-mode\" data-testid=\"mode-select\"><option value=\"per-block\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "\" aria-label=\"length (bytes)\" title=\"length (bytes)\"> <label for=\"f-mode\">mode</label> <select name=\"mode\" id=\"f-mode\" data-testid=\"mode-select\"><option value=\"per-block\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.Mode == "per-block" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, " selected")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, " selected")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, ">per-block</option> <option value=\"batched\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, ">per-block</option> <option value=\"batched\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.Mode == "batched" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, " selected")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, " selected")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, ">batched</option> <option value=\"both\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, ">batched</option> <option value=\"both\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.Mode == "both" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, " selected")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, " selected")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, ">both</option></select> <button type=\"submit\">go</button></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, ">both</option></select> <button type=\"submit\">go</button></form>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		return nil
+	})
+}
+
+// icon is a 16×16 glyph drawn from an SVG path, so the controls do not
+// depend on the fonts of the machine (a projector PC may lack ⏮ and ⏭).
+func icon(d string) templ.Component {
+	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
+		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
+		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
+			return templ_7745c5c3_CtxErr
+		}
+		templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
+		if !templ_7745c5c3_IsBuffer {
+			defer func() {
+				templ_7745c5c3_BufErr := templruntime.ReleaseBuffer(templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err == nil {
+					templ_7745c5c3_Err = templ_7745c5c3_BufErr
+				}
+			}()
+		}
+		ctx = templ.InitializeContext(ctx)
+		ctx = templ.ClearChildren(ctx)
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<svg class=\"icon\" viewBox=\"0 0 16 16\" width=\"14\" height=\"14\" aria-hidden=\"true\"><path d=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var20 string
+		templ_7745c5c3_Var20, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d).Resolve(ctx)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 126, Col: 92}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var20)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "\"></path></svg>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -36,11 +36,19 @@ type ImageItem struct {
 	Demo   bool
 }
 
+// Link is a labelled link with a line of explanation.
+type Link struct {
+	Label string
+	Href  string
+	Note  string
+}
+
 // ImagesPage is the data of the images page.
 type ImagesPage struct {
 	Layout
 	Images    []ImageItem
 	MaxUpload int64
+	Tour      []Link // a guided demo on the demo image; empty without it
 }
 
 // KV is one labelled value in a summary table.

@@ -41,7 +41,7 @@ func TestPages(t *testing.T) {
 	}{
 		{
 			name: "images", path: "/", status: 200,
-			want: []string{"image-list", "image-item", "upload-input", "dropzone", "upload-progress", "upload-message"},
+			want: []string{"image-list", "image-item", "upload-input", "dropzone", "upload-progress", "upload-message", "tour"},
 			check: func(t *testing.T, doc *goquery.Document) {
 				if doc.Find(testid("image-item")+`[data-id="demo"]`).Length() != 1 {
 					t.Error("the demo image is not listed with id demo")

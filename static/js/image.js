@@ -111,15 +111,21 @@ export async function initImage(doc) {
       `blocks ${start} … ${start + bps - 1}`, e.clientX, e.clientY);
   });
   canvas.addEventListener('mouseleave', () => tip.hide());
+  const select = (/** @type {number} */ segno) => {
+    selected = segno;
+    draw();
+    // The hash makes the view a link: /images/demo#seg=6.
+    history.replaceState(null, '', `#seg=${segno}`);
+    showSegment(doc, id, segno, tip);
+  };
   canvas.addEventListener('click', (e) => {
     const s = hit(e);
-    if (!s) return;
-    selected = s.segno;
-    draw();
-    showSegment(doc, id, s.segno, tip);
+    if (s) select(s.segno);
   });
   onResize(canvas, draw);
   draw();
+  const m = /^#seg=(\d+)$/.exec(location.hash);
+  if (m && Number(m[1]) < segs.length) select(Number(m[1]));
 }
 
 /**
@@ -160,7 +166,9 @@ async function showSegment(doc, id, segno, tip) {
     ctx.font = '10px ui-monospace, monospace';
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
-    for (let r = 0; r < rows; r++) {
+    // Label every row when the rows are tall enough for the text.
+    const every = cell >= 12 ? 1 : 2;
+    for (let r = 0; r < rows; r += every) {
       ctx.fillStyle = '#7a8591';
       ctx.fillText(String(r * COLS), 30, r * cell + cell / 2);
     }
@@ -182,7 +190,7 @@ async function showSegment(doc, id, segno, tip) {
     canvas.onmouseleave = () => tip.hide();
   };
   draw();
-  box.scrollIntoView({ block: 'nearest' });
+  
 }
 
 initImage(document);

@@ -2,28 +2,11 @@
 // seek-bar markers. Drawing only: no fetch, no sockets, no DOM outside the
 // canvases it is given.
 import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR, FLASH_MS, testBit } from './state.js';
-import { OI, SEGMENT_HUES, hatch, INK, INK2, LINE, NEW_FILL, NEW_LINE } from './palette.js';
+import { OI, SEGMENT_HUES, hatch, INK, INK2, LINE } from './palette.js';
 import { int } from './fmt.js';
 
 /** Width of the label column of the slot panel, in CSS pixels. */
 export const LABEL_W = 124;
-
-/** @param {string} hex @returns {[number, number, number]} */
-function rgb(hex) {
-  const v = parseInt(hex.slice(1), 16);
-  return [(v >> 16) & 255, (v >> 8) & 255, v & 255];
-}
-
-const RGB = {
-  nullFill: rgb('#ffffff'),
-  nullEdge: rgb('#c3cbd3'),
-  newFill: rgb(NEW_FILL),
-  newLine: rgb(NEW_LINE),
-  bad: rgb(OI.vermillion),
-  flash: rgb(OI.yellow),
-  compress: rgb('#7a8591'),
-  hues: SEGMENT_HUES.map(rgb),
-};
 
 /** Slot classes for aggregation. */
 const C_NULL = 0;
@@ -62,55 +45,81 @@ function classify(st, a, b, cnt) {
 }
 
 /**
- * Paints one aggregated strip into img at device-pixel row y0: column x
- * shows the classes of its slots stacked by proportion, so a 1018-slot
- * chunk in 300 pixels still shows where the holes and runs are.
- * @param {ImageData} img
- * @param {number} x0 device px
- * @param {number} y0 device px
- * @param {number} pw strip width, device px
- * @param {number} ph strip height, device px
+ * Draws one strip of count slots in the box (x0, y0, w, h). Each device
+ * pixel column shows the classes of its slots stacked by proportion
+ * (flash, invalid, address, NEW, NULL from the top), so a 1018-slot chunk
+ * in 300 pixels still shows where the holes and runs are. Neighbouring
+ * columns that look the same are merged into one rectangle, so a uniform
+ * strip costs a few fillRect calls whatever its length.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {CanvasPattern|string} newFill the NEW_ADDR hatch
+ * @param {number} x0
+ * @param {number} y0
+ * @param {number} w CSS px
+ * @param {number} h CSS px
+ * @param {number} dpr
  * @param {number} count slots in the strip
  * @param {Uint32Array} cnt scratch, filled by col
  * @param {(x: number, a: number, b: number) => number} col fills cnt for
  *   column x (slots [a, b) of the strip) and returns the segment to colour
  */
-function paintStrip(img, x0, y0, pw, ph, count, cnt, col) {
-  const d = img.data;
-  const W = img.width;
-  const perPx = count / pw;
-  const gaps = perPx <= 0.25; // at ≥ 4 px per slot, separate the slots
-  for (let x = 0; x < pw; x++) {
-    const a = Math.floor(x * perPx);
-    const b = Math.min(count, Math.max(a + 1, Math.floor((x + 1) * perPx)));
-    const seg = col(x, a, b);
-    let tot = 0;
-    for (let c = 0; c < 5; c++) tot += cnt[c];
-    if (tot === 0) continue;
-    const gapCol = gaps && x > 0 && Math.floor((x - 1) * perPx) !== Math.floor(x * perPx);
-    // Stack, top to bottom: flash, bad, address, NEW, NULL.
-    const order = [C_FLASH, C_BAD, C_ADDR, C_NEW, C_NULL];
+function drawStrip(ctx, newFill, x0, y0, w, h, dpr, count, cnt, col) {
+  const cols = Math.max(1, Math.min(count, Math.round(w * dpr)));
+  const cw = w / cols;
+  const perCol = count / cols;
+  const ph = Math.max(1, Math.round(h * dpr)); // device rows, for rounding
+  ctx.fillStyle = '#ffffff';
+  ctx.fillRect(x0, y0, w, h);
+  // The run of identical columns being merged: its first column and its
+  // stack heights in device px (flash, bad, address, NEW) and hue.
+  let runX = -1;
+  let f0 = 0;
+  let f1 = 0;
+  let f2 = 0;
+  let f3 = 0;
+  let hue = 0;
+  const flush = (/** @type {number} */ endX) => {
+    if (runX < 0) return;
+    const x = x0 + runX * cw;
+    const ww = (endX - runX) * cw;
     let y = 0;
-    for (const c of order) {
-      if (!cnt[c]) continue;
-      const hgt = c === C_NULL ? ph - y : Math.max(1, Math.round((cnt[c] / tot) * ph));
-      for (let yy = y; yy < Math.min(ph, y + hgt); yy++) {
-        let px;
-        switch (c) {
-          case C_FLASH: px = RGB.flash; break;
-          case C_BAD: px = RGB.bad; break;
-          case C_ADDR: px = RGB.hues[(seg >= 0 ? seg : 0) % RGB.hues.length]; break;
-          case C_NEW: px = ((x + yy) & 3) === 0 ? RGB.newLine : RGB.newFill; break;
-          default: px = (yy === 0 || yy === ph - 1) ? RGB.nullEdge : RGB.nullFill;
-        }
-        if (gapCol) px = RGB.nullFill;
-        const o = ((y0 + yy) * W + x0 + x) * 4;
-        d[o] = px[0]; d[o + 1] = px[1]; d[o + 2] = px[2]; d[o + 3] = 255;
-      }
-      y += hgt;
-      if (y >= ph) break;
+    if (f0) { ctx.fillStyle = OI.yellow; ctx.fillRect(x, y0, ww, (f0 / ph) * h); y += f0; }
+    if (f1) { ctx.fillStyle = OI.vermillion; ctx.fillRect(x, y0 + (y / ph) * h, ww, (f1 / ph) * h); y += f1; }
+    if (f2) { ctx.fillStyle = SEGMENT_HUES[hue]; ctx.fillRect(x, y0 + (y / ph) * h, ww, (f2 / ph) * h); y += f2; }
+    if (f3) { ctx.fillStyle = newFill; ctx.fillRect(x, y0 + (y / ph) * h, ww, (f3 / ph) * h); }
+  };
+  for (let x = 0; x < cols; x++) {
+    const a = Math.floor(x * perCol);
+    const b = Math.min(count, Math.max(a + 1, Math.floor((x + 1) * perCol)));
+    const seg = col(x, a, b);
+    const tot = cnt[0] + cnt[1] + cnt[2] + cnt[3] + cnt[4];
+    let hf = 0;
+    let hb = 0;
+    let ha = 0;
+    let hn = 0;
+    if (tot) {
+      if (cnt[C_FLASH]) hf = Math.max(1, Math.round((cnt[C_FLASH] / tot) * ph));
+      if (cnt[C_BAD]) hb = Math.max(1, Math.round((cnt[C_BAD] / tot) * ph));
+      if (cnt[C_ADDR]) ha = Math.max(1, Math.round((cnt[C_ADDR] / tot) * ph));
+      if (!cnt[C_NULL]) hn = Math.max(0, ph - hf - hb - ha);
+      else if (cnt[C_NEW]) hn = Math.max(1, Math.round((cnt[C_NEW] / tot) * ph));
+    }
+    const sh = seg >= 0 ? seg % SEGMENT_HUES.length : 0;
+    if (runX < 0 || hf !== f0 || hb !== f1 || ha !== f2 || hn !== f3 || (ha && sh !== hue)) {
+      flush(x);
+      runX = x;
+      f0 = hf; f1 = hb; f2 = ha; f3 = hn; hue = sh;
     }
   }
+  flush(cols);
+  // At 4 px or more per slot, thin gaps show the slot boundaries.
+  if (cw >= 4) {
+    ctx.fillStyle = '#ffffff';
+    for (let x = 1; x < cols; x++) ctx.fillRect(x0 + x * cw - 0.5, y0, 1, h);
+  }
+  ctx.strokeStyle = LINE;
+  ctx.lineWidth = 1;
+  ctx.strokeRect(x0 - 0.5, y0 - 0.5, w + 1, h + 1);
 }
 
 /**
@@ -146,8 +155,12 @@ class Overview {
       for (let x = 0; x < pw; x++) this.recount(st, x, cnt);
     } else if (st.changed && st.changed.length) {
       const seen = new Set();
+      const per = n / pw;
       for (const i of st.changed) {
-        const x = Math.min(pw - 1, Math.floor((i * pw) / n));
+        let x = Math.min(pw - 1, Math.floor(i / per));
+        // Float rounding can put i one column off; match recount's bounds.
+        if (x > 0 && Math.floor(x * per) > i) x--;
+        else if (x < pw - 1 && Math.max(Math.floor(x * per) + 1, Math.floor((x + 1) * per)) <= i) x++;
         if (seen.has(x)) continue;
         seen.add(x);
         this.recount(st, x, cnt);
@@ -179,6 +192,7 @@ export class SlotsView {
     this.canvas = canvas;
     this.cnt = new Uint32Array(5);
     this.overview = new Overview();
+
     /** cell width of the zoom lane, CSS px (wheel changes it) */
     this.cell = 16;
     /** slot the zoom lane is pinned at, or null to follow the cursor */
@@ -215,21 +229,18 @@ export class SlotsView {
     ctx.fillStyle = INK2;
     ctx.textAlign = 'left';
     ctx.fillText(`range ${int(st.range.start)}…${int(Math.max(st.range.start, st.range.end - 1))}`, 0, ovY + ovH / 2);
-    const img = ctx.createImageData(Math.round(stripW * dpr), Math.round(ovH * dpr));
+    const hp = hatch(ctx, dpr);
     if (n > 0) {
       const ov = this.overview;
-      ov.update(st, img.width, this.cnt);
-      paintStrip(img, 0, 0, img.width, img.height, n, this.cnt, (x) => {
+      const cols = Math.max(1, Math.min(n, Math.round(stripW * dpr)));
+      ov.update(st, cols, this.cnt);
+      drawStrip(ctx, hp, stripX, ovY, stripW, ovH, dpr, n, this.cnt, (x) => {
         this.cnt.set(ov.counts.subarray(x * 5, x * 5 + 5));
         return ov.segs[x];
       });
     }
     // Everything changed so far is now drawn.
     st.changed = [];
-    ctx.putImageData(img, Math.round(stripX * dpr), Math.round(ovY * dpr));
-    ctx.strokeStyle = LINE;
-    ctx.lineWidth = 1;
-    ctx.strokeRect(stripX - 0.5, ovY - 0.5, stripW + 1, ovH + 1);
     if (st.chunks.length < stripW / 3) {
       ctx.fillStyle = 'rgba(29,35,42,.55)';
       for (const c of st.chunks) {
@@ -253,7 +264,7 @@ export class SlotsView {
     ctx.fillText(this.pin === null ? 'at the cursor' : 'pinned (click to follow)', 0, zY + zH / 2 - 7);
     ctx.fillStyle = '#7a8591';
     ctx.fillText(ci >= 0 ? st.chunks[ci].path : '', 0, zY + zH / 2 + 8);
-    this.drawZoom(ctx, st, stripX, zY, zCount, cell, zH, zFrom, dpr, now, curOff);
+    this.drawZoom(ctx, st, hp, stripX, zY, zCount, cell, zH, zFrom, now, curOff);
 
     // 3. One strip per chunk.
     const rowsY = zY + zH + 30;
@@ -266,8 +277,6 @@ export class SlotsView {
     first = Math.max(0, Math.min(Math.max(0, nc - rows), first));
     L.rowsY = rowsY; L.rowH = rowH; L.firstRow = first; L.rows = rows;
     if (rows > 0) {
-      const ph = Math.max(1, Math.round((rowH - 3) * dpr));
-      const rimg = ctx.createImageData(Math.round(stripW * dpr), Math.round(rows * rowH * dpr));
       // The chunk with the most slots sets the scale, so strips of
       // different capacity (873-slot inode, 1018-slot direct nodes) line up.
       let maxLen = 1;
@@ -275,11 +284,9 @@ export class SlotsView {
       for (let r = 0; r < rows; r++) {
         const c = st.chunks[first + r];
         const from = c.start - st.range.start;
-        const pw = Math.max(1, Math.round((c.len / maxLen) * stripW * dpr));
-        paintStrip(rimg, 0, Math.round(r * rowH * dpr), pw, ph, c.len, this.cnt,
+        drawStrip(ctx, hp, stripX, rowsY + r * rowH, (c.len / maxLen) * stripW, rowH - 3, dpr, c.len, this.cnt,
           (x, a, b) => classify(st, from + a, from + b, this.cnt));
       }
-      ctx.putImageData(rimg, Math.round(stripX * dpr), Math.round(rowsY * dpr));
       ctx.textAlign = 'left';
       for (let r = 0; r < rows; r++) {
         const k = first + r;
@@ -294,8 +301,6 @@ export class SlotsView {
         const label = `${c.path}${c.missing ? ' +node' : ''}`;
         ctx.fillText(label.length > 15 ? `${label.slice(0, 14)}…` : label, 4, y + (rowH - 3) / 2);
         const pw = (c.len / maxLen) * stripW;
-        ctx.strokeStyle = LINE;
-        ctx.strokeRect(stripX - 0.5, y - 0.5, pw + 1, rowH - 2);
         if (k === curChunk && c.len > 0) {
           const cx = stripX + ((cur - c.start + 0.5) / c.len) * pw;
           triangle(ctx, cx, y - 1, 5, INK);
@@ -319,18 +324,17 @@ export class SlotsView {
    * the pending run's bracket and the cursor.
    * @param {CanvasRenderingContext2D} ctx
    * @param {import('./state.js').RunState} st
+   * @param {CanvasPattern|string} hp the NEW_ADDR hatch
    * @param {number} x0
    * @param {number} y0
    * @param {number} count
    * @param {number} cell
    * @param {number} hgt
    * @param {number} from
-   * @param {number} dpr
    * @param {number} now
    * @param {number} curOff
    */
-  drawZoom(ctx, st, x0, y0, count, cell, hgt, from, dpr, now, curOff) {
-    const hp = hatch(ctx, dpr);
+  drawZoom(ctx, st, hp, x0, y0, count, cell, hgt, from, now, curOff) {
     const g = st.geometry;
     const gap = cell >= 8 ? 1 : 0;
     ctx.lineWidth = 1;
@@ -488,8 +492,11 @@ export class SITView {
   constructor(canvas) {
     this.canvas = canvas;
     this.scroll = 0;
-    /** @type {{segs: number[], rowH: number, textW: number, mapX: number[], cell: number, top: number}} */
-    this.layout = { segs: [], rowH: 40, textW: 120, mapX: [], cell: 4, top: 0 };
+    /** @type {{segs: number[], rowH: number, textW: number, mapX: number[], cell: number, top: number, cols: number}} */
+    this.layout = { segs: [], rowH: 40, textW: 120, mapX: [], cell: 4, top: 0, cols: 64 };
+    /** painted maps by "mode:segno" */
+    /** @type {Map<string, {seg: object, c: number, cols: number, img: ImageData}>} */
+    this.cache = new Map();
   }
 
   /**
@@ -497,20 +504,26 @@ export class SITView {
    * @param {{ctx: CanvasRenderingContext2D, w: number, h: number, dpr: number}} f
    */
   draw(st, f) {
-    const { ctx, w, h } = f;
+    const { ctx, w, h, dpr } = f;
     ctx.clearRect(0, 0, w, h);
     if (!st.ready) return;
     const modes = st.modes;
     const segs = st.segmentsByActivity();
-    const textW = 112;
+    const textW = 104;
     const top = modes.length > 1 ? 14 : 0;
-    const avail = w - textW - 6 - (modes.length - 1) * 10;
-    const cell = Math.max(1.5, Math.min(6, Math.floor((avail / modes.length / 64) * 2) / 2));
-    const mapW = cell * 64;
-    const mapH = cell * 8;
-    const rowH = Math.max(mapH + 8, 34);
-    const mapX = modes.map((_, i) => textW + i * (mapW + 10));
-    this.layout = { segs, rowH, textW, mapX, cell, top };
+    const avail = (w - textW - 4 - (modes.length - 1) * 12) / modes.length;
+    // 64 columns when the cells stay at least 4 px, else 32 columns of
+    // 16 rows, so a bit is always big enough to see clear.
+    let cols = 64;
+    let cell = Math.floor(avail / 64);
+    if (cell < 4) { cols = 32; cell = Math.floor(avail / 32); }
+    cell = Math.max(2, Math.min(7, cell));
+    const rowsN = 512 / cols;
+    const mapW = cell * cols;
+    const mapH = cell * rowsN;
+    const rowH = Math.max(mapH + 16, 34);
+    const mapX = modes.map((_, i) => textW + i * (mapW + 12));
+    this.layout = { segs, rowH, textW, mapX, cell, top, cols };
     ctx.textBaseline = 'middle';
     if (modes.length > 1) {
       ctx.font = '11px system-ui, sans-serif';
@@ -525,8 +538,9 @@ export class SITView {
       ctx.fillText('no mapped blocks in the range: the SIT is not touched', 0, top + 14);
       return;
     }
-    const visible = Math.floor((h - top) / rowH);
+    const visible = Math.max(1, Math.floor((h - top) / rowH));
     this.scroll = Math.max(0, Math.min(this.scroll, segs.length - visible));
+    if (this.cache.size > 512) this.cache.clear();
     for (let r = 0; r < visible && r + this.scroll < segs.length; r++) {
       const segno = segs[r + this.scroll];
       const y = top + r * rowH;
@@ -536,56 +550,81 @@ export class SITView {
       ctx.fillStyle = INK;
       ctx.fillText(`seg ${segno}`, 0, y + 8);
       ctx.font = '11.5px ui-monospace, monospace';
-      const parts = modes.map((m) => {
-        const s = st.per[m].segments.get(segno);
-        return s ? `${s.valid}` : '?';
-      });
       ctx.fillStyle = INK2;
-      ctx.fillText(`valid ${parts.join(' · ')}`, 0, y + 21);
       modes.forEach((m, i) => {
         const s = st.per[m].segments.get(segno);
         if (!s) return;
-        this.drawMap(ctx, s, mapX[i], y + 2, cell);
-        // Class tag under the map, patterned by meaning.
-        const tag = STATUS_TEXT[s.status] || s.status;
+        ctx.fillText(`${modes.length > 1 ? (m === 'per-block' ? 'pb ' : 'bt ') : ''}${s.valid}/512`, 0, y + 22 + i * 13);
+        this.drawMap(ctx, `${m}:${segno}`, s, mapX[i], y + 2, cell, cols, dpr);
+        // The segment's class, in words, under its map.
         ctx.font = '10.5px system-ui, sans-serif';
         ctx.fillStyle = s.status === 'prefree' ? OI.vermillion : s.status === 'dirty' ? OI.blue : '#7a8591';
         ctx.textAlign = 'right';
-        ctx.fillText(tag, mapX[i] + mapW, y + mapH + 8 > y + rowH - 2 ? y + rowH - 3 : y + mapH + 8);
+        ctx.fillText(STATUS_TEXT[s.status] || s.status, mapX[i] + mapW, y + mapH + 9);
+        ctx.textAlign = 'left';
+        ctx.font = '11.5px ui-monospace, monospace';
+        ctx.fillStyle = INK2;
       });
       if (first && first.current) {
         ctx.strokeStyle = '#111';
         ctx.setLineDash([3, 2]);
         ctx.strokeRect(mapX[0] - 2.5, y - 0.5, mapX[modes.length - 1] + mapW - mapX[0] + 5, mapH + 5);
         ctx.setLineDash([]);
+        ctx.font = '10.5px system-ui, sans-serif';
+        ctx.fillStyle = INK;
+        ctx.fillText('current', mapX[0], y + mapH + 9);
       }
     }
     if (segs.length > visible) {
       ctx.font = '11px system-ui, sans-serif';
       ctx.fillStyle = '#7a8591';
       ctx.textAlign = 'right';
-      ctx.fillText(`${this.scroll + 1}–${Math.min(segs.length, this.scroll + visible)} of ${segs.length} (wheel)`, w - 2, h - 6);
+      ctx.fillText(`${this.scroll + 1}–${Math.min(segs.length, this.scroll + visible)} of ${segs.length} (wheel)`, w - 2, 6);
     }
   }
 
   /**
-   * Draws one 512-bit map as 8 rows of 64.
+   * Draws one 512-bit map, cols bits a row, from a cache that is rebuilt
+   * when the segment changes (the model replaces a segment object on
+   * every change).
    * @param {CanvasRenderingContext2D} ctx
+   * @param {string} key
    * @param {import('./state.js').Segment} s
    * @param {number} x0
    * @param {number} y0
    * @param {number} cell
+   * @param {number} cols
+   * @param {number} dpr
    */
-  drawMap(ctx, s, x0, y0, cell) {
-    ctx.fillStyle = '#fff';
-    ctx.fillRect(x0, y0, 64 * cell, 8 * cell);
-    ctx.fillStyle = '#33404d';
-    for (let k = 0; k < 512; k++) {
-      if (testBit(s.map, k)) ctx.fillRect(x0 + (k & 63) * cell, y0 + (k >> 6) * cell, cell, cell);
+  drawMap(ctx, key, s, x0, y0, cell, cols, dpr) {
+    const c = Math.max(1, Math.round(cell * dpr));
+    let e = this.cache.get(key);
+    if (!e || e.seg !== s || e.c !== c || e.cols !== cols) {
+      const img = ctx.createImageData(c * cols, c * (512 / cols));
+      const d = img.data;
+      const W = img.width;
+      for (let k = 0; k < 512; k++) {
+        const on = testBit(s.map, k);
+        const bx = (k % cols) * c;
+        const by = Math.floor(k / cols) * c;
+        for (let yy = 0; yy < c; yy++) {
+          for (let xx = 0; xx < c; xx++) {
+            // A light grid line on the cell's right and bottom edge when
+            // cells are big enough to carry one.
+            const edge = c >= 4 && (xx === c - 1 || yy === c - 1);
+            const v = on ? (edge ? 90 : 51) : (edge ? 228 : 255);
+            const o = ((by + yy) * W + bx + xx) << 2;
+            d[o] = v; d[o + 1] = on ? v + 13 : v; d[o + 2] = on ? v + 26 : v; d[o + 3] = 255;
+          }
+        }
+      }
+      e = { seg: s, c, cols, img };
+      this.cache.set(key, e);
     }
+    ctx.putImageData(e.img, Math.round(x0 * dpr), Math.round(y0 * dpr));
     ctx.strokeStyle = LINE;
     ctx.lineWidth = 1;
-    ctx.strokeRect(x0 - 0.5, y0 - 0.5, 64 * cell + 1, 8 * cell + 1);
+    ctx.strokeRect(x0 - 0.5, y0 - 0.5, e.img.width / dpr + 1, e.img.height / dpr + 1);
   }
 
   /**
@@ -606,7 +645,7 @@ export class SITView {
     for (const mx of L.mapX) {
       const cx = Math.floor((x - mx) / L.cell);
       const cy = Math.floor((y - L.top - r * L.rowH - 2) / L.cell);
-      if (cx >= 0 && cx < 64 && cy >= 0 && cy < 8) k = cy * 64 + cx;
+      if (cx >= 0 && cx < L.cols && cy >= 0 && cy < 512 / L.cols) k = cy * L.cols + cx;
     }
     if (k >= 0) lines.push(`block offset ${k}, address ${g.mainBlkaddr + segno * g.blocksPerSeg + k}`);
     for (const m of st.modes) {
@@ -631,15 +670,17 @@ export function drawMarkers(st, f) {
   // The range input's thumb travel is inset by about half a thumb.
   const inset = 8;
   const X = (/** @type {number} */ s) => inset + (s / total) * (w - 2 * inset);
-  for (const m of st.markers) {
+  // Per-block calls first, so the fewer batched calls stay visible on top.
+  const order = [...st.markers].sort((a, b) => (a.mode === 'per-block' ? 0 : 1) - (b.mode === 'per-block' ? 0 : 1));
+  for (const m of order) {
     const x = Math.round(X(m.step));
     if (m.kind === 'chunk') {
       ctx.fillStyle = 'rgba(74,85,97,.55)';
       ctx.fillRect(x, 0, 1, h);
     } else if (m.kind === 'flush') {
-      ctx.fillStyle = m.mode === 'per-block' ? 'rgba(213,94,0,.5)' : OI.blue;
+      ctx.fillStyle = m.mode === 'per-block' ? 'rgba(213,94,0,.35)' : OI.blue;
       ctx.beginPath();
-      ctx.moveTo(x, h - 7);
+      ctx.moveTo(x, m.mode === 'per-block' ? h - 4 : h - 8);
       ctx.lineTo(x - 3, h);
       ctx.lineTo(x + 3, h);
       ctx.fill();

@@ -307,10 +307,11 @@ function updateDOM(doc, st, ui) {
 
   const pb = st.per['per-block'];
   const bt = st.per.batched;
-  text('stat-calls-per-block', pb ? int(pb.counters.calls) : '–');
-  text('stat-calls-batched', bt ? int(bt.counters.calls) : '–');
+  // Plain digits in the headline figures: scripts and tests read them.
+  text('stat-calls-per-block', pb ? String(pb.counters.calls) : '–');
+  text('stat-calls-batched', bt ? String(bt.counters.calls) : '–');
   const blocks = Math.max(pb ? pb.counters.blocksInvalidated : 0, bt ? bt.counters.blocksInvalidated : 0);
-  text('stat-blocks-invalidated', pb || bt ? int(blocks) : '–');
+  text('stat-blocks-invalidated', pb || bt ? String(blocks) : '–');
   /** @type {Array<[string, string]>} */
   const rows = [['calls', 'calls'], ['locks', 'sitLockAcquisitions'], ['blocks', 'blocksInvalidated'], ['slots', 'slotsVisited'], ['chunks', 'dnodeChunks']];
   for (const [id, key] of rows) {
@@ -373,7 +374,7 @@ function lane(doc, mode, ms) {
     p.textContent = 'one call per valid block, no run';
   }
   const ol = doc.createElement('ol');
-  for (const [start, len, why] of ms.calls.slice(-7)) {
+  for (const [start, len, why] of ms.calls.slice(-6).reverse()) {
     const li = doc.createElement('li');
     const w = doc.createElement('span');
     w.className = 'why';

@@ -1,0 +1,349 @@
+package web
+
+import (
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// The browser tests drive the real pages in headless Chromium against a
+// server holding the demo image. Set ZRVIZ_SCREENSHOTS=1 to write each
+// page at 1280×720 to docs/screenshots/.
+
+const (
+	viewW = 1280
+	viewH = 720
+)
+
+// needTool returns the path of a program the test needs. Without it the
+// test fails under CI=true and is skipped otherwise.
+func needTool(t *testing.T, names ...string) string {
+	t.Helper()
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s not found (CI=true: install it, e.g. scripts/test does)", names[0])
+	}
+	t.Skipf("%s not found; skipping (set CI=true to make this fatal)", names[0])
+	return ""
+}
+
+// browser starts headless Chromium with a fresh profile; each call to tab
+// opens a new tab in it.
+func browser(t *testing.T) (tab func(t *testing.T) context.Context) {
+	t.Helper()
+	exe := needTool(t, "chromium", "chromium-browser", "google-chrome")
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox, // the tests run as root in CI containers
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(viewW, viewH),
+	)
+	t.Cleanup(cancelAlloc)
+	root, cancelRoot := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancelRoot)
+	if err := chromedp.Do(root); err != nil { // starts the browser
+		t.Fatalf("start chromium: %v", err)
+	}
+	return func(t *testing.T) context.Context {
+		ctx, cancel := chromedp.NewContext(root)
+		t.Cleanup(cancel)
+		ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+		t.Cleanup(cancelT)
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(viewW, viewH)); err != nil {
+			t.Fatal(err)
+		}
+		return ctx
+	}
+}
+
+// do runs actions and fails the test on error.
+func do(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// text returns the text of the element with data-testid id.
+func text(t *testing.T, ctx context.Context, id string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+		fmt.Sprintf(`(document.querySelector('[data-testid=%q]')||{}).textContent||''`, id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(s)
+}
+
+// waitJS waits until a JavaScript expression is truthy.
+func waitJS(t *testing.T, ctx context.Context, expr string, timeout time.Duration) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout))); err != nil {
+		t.Fatalf("waiting for %s: %v", expr, err)
+	}
+}
+
+// waitStatus waits until run-status reads one of want (e.g. "done").
+func waitStatus(t *testing.T, ctx context.Context, timeout time.Duration, want ...string) string {
+	t.Helper()
+	var conds []string
+	for _, w := range want {
+		conds = append(conds, fmt.Sprintf(`s === %q`, w))
+	}
+	expr := fmt.Sprintf(`(() => { const s = (document.querySelector('[data-testid="run-status"]')||{}).textContent; return %s; })()`,
+		strings.Join(conds, " || "))
+	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
+		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout))); err != nil {
+		t.Fatalf("run-status %q, want %v: %v", text(t, ctx, "run-status"), want, err)
+	}
+	return text(t, ctx, "run-status")
+}
+
+// screenshot saves the viewport to docs/screenshots/name.png when
+// ZRVIZ_SCREENSHOTS=1.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if os.Getenv("ZRVIZ_SCREENSHOTS") != "1" {
+		return
+	}
+	// Let pending frames and transitions settle before the capture.
+	time.Sleep(300 * time.Millisecond)
+	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll("../docs/screenshots", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("../docs/screenshots", name+".png"), buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runURL is the player permalink for path in the demo.
+func runURL(base, path string, extra url.Values) string {
+	q := url.Values{"path": {path}}
+	for k, v := range extra {
+		q[k] = v
+	}
+	return base + "/images/demo/run?" + q.Encode()
+}
+
+// playFull sets the fastest speed and presses play.
+func playFull(t *testing.T, ctx context.Context) {
+	t.Helper()
+	do(t, ctx,
+		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('speed'); s.value = s.max; s.dispatchEvent(new Event('input')); })()`),
+		chromedp.Click(chromedp.CSS(`[data-testid="btn-play"]`)),
+	)
+}
+
+// frameP95 reads the page's 95th-percentile draw time in milliseconds.
+func frameP95(t *testing.T, ctx context.Context) float64 {
+	t.Helper()
+	// The page refreshes the figure every 500 ms.
+	time.Sleep(600 * time.Millisecond)
+	v, err := strconv.ParseFloat(text(t, ctx, "frame-p95"), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser tests are slow")
+	}
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	base := ts.ts.URL
+
+	t.Run("images page", func(t *testing.T) {
+		ctx := tab(t)
+		do(t, ctx, chromedp.Navigate(base+"/"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="image-item"][data-id="demo"]`)))
+		screenshot(t, ctx, "images")
+	})
+
+	t.Run("image page to file", func(t *testing.T) {
+		ctx := tab(t)
+		do(t, ctx, chromedp.Navigate(base+"/images/demo"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="file-tree"]`)))
+		waitJS(t, ctx, `document.getElementById('segmap').height > 20`, 10*time.Second)
+		// Click a segment: its valid map appears and the URL names it.
+		do(t, ctx, chromedp.Click(chromedp.CSS(`#segmap`)))
+		waitJS(t, ctx, `!document.getElementById('segdetail').hidden && /valid \d+/.test(document.getElementById('segdetail-title').textContent) && /^#seg=\d+$/.test(location.hash)`, 10*time.Second)
+		// A segment link opens with its map shown: segment 6 is full.
+		do(t, ctx, chromedp.Navigate(base+"/images/demo#seg=6"))
+		do(t, ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`[data-testid="file-tree"]`)))
+		waitJS(t, ctx, `/^Segment 6 .* valid 512 /.test(document.getElementById('segdetail-title').textContent)`, 10*time.Second)
+		screenshot(t, ctx, "image")
+		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-path="/seed/bench64.bin"] [data-testid="file-link"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="block-map-canvas"]`)))
+		if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="dnode"]').length`)); err != nil || n != 17 {
+			t.Fatalf("%d dnode rows (%v), want 17", n, err)
+		}
+		screenshot(t, ctx, "file")
+	})
+
+	t.Run("batched to the end", func(t *testing.T) {
+		ctx := tab(t)
+		do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"batched"}})))
+		waitStatus(t, ctx, 30*time.Second, "paused")
+		playFull(t, ctx)
+		waitStatus(t, ctx, 2*time.Minute, "done")
+		if got := text(t, ctx, "stat-calls-batched"); got != "19" {
+			t.Errorf("stat-calls-batched = %q, want 19", got)
+		}
+		t.Logf("bench64 batched at full speed: frame p95 %.2f ms", frameP95(t, ctx))
+	})
+
+	t.Run("both, run=end", func(t *testing.T) {
+		ctx := tab(t)
+		do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "run": {"end"}})))
+		waitStatus(t, ctx, time.Minute, "done")
+		for id, want := range map[string]string{"stat-calls-per-block": "16384", "stat-calls-batched": "19", "stat-blocks-invalidated": "16384"} {
+			if got := text(t, ctx, id); got != want {
+				t.Errorf("%s = %q, want %s", id, got, want)
+			}
+		}
+		screenshot(t, ctx, "run-end")
+	})
+
+	t.Run("permalink step", func(t *testing.T) {
+		ctx := tab(t)
+		const step = 700
+		do(t, ctx, chromedp.Navigate(runURL(base, "/cases/contiguous.bin", url.Values{"mode": {"both"}, "step": {strconv.Itoa(step)}})))
+		waitStatus(t, ctx, 30*time.Second, "paused")
+		waitJS(t, ctx, fmt.Sprintf(`document.getElementById('seek').value === '%d'`, step), 10*time.Second)
+		if got := text(t, ctx, "step"); got != strconv.Itoa(step) {
+			t.Errorf("step shown %q, want %d", got, step)
+		}
+		// Mid-run: per-block has made calls, batched is still on its
+		// first run (one physical run, 873 slots in the inode).
+		pb, _ := strconv.Atoi(text(t, ctx, "stat-calls-per-block"))
+		if pb <= 0 || pb >= 1024 {
+			t.Errorf("per-block calls at step %d = %d, want mid-run", step, pb)
+		}
+		waitJS(t, ctx, fmt.Sprintf(`new URLSearchParams(location.search).get('step') === '%d'`, step), 5*time.Second)
+		screenshot(t, ctx, "run")
+		// Step forward with the keyboard: the URL follows.
+		do(t, ctx, chromedp.KeyEvent(kb.ArrowRight))
+		waitJS(t, ctx, fmt.Sprintf(`new URLSearchParams(location.search).get('step') === '%d'`, step+1), 5*time.Second)
+	})
+
+	t.Run("sparse 9g plays", func(t *testing.T) {
+		ctx := tab(t)
+		do(t, ctx, chromedp.Navigate(runURL(base, "/cases/sparse-9g.bin", url.Values{"mode": {"both"}})))
+		waitStatus(t, ctx, 30*time.Second, "paused")
+		playFull(t, ctx)
+		// While it plays the page must answer at once: a frozen main
+		// thread would time this evaluation out.
+		time.Sleep(time.Second)
+		for range 3 {
+			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err := chromedp.Run(qctx, chromedp.Evaluate[int](`1 + 1`))
+			cancel()
+			if err != nil {
+				t.Fatalf("the page does not answer while playing: %v", err)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		p95 := frameP95(t, ctx)
+		t.Logf("sparse-9g both at full speed: frame p95 %.2f ms, status %s, step %s", p95, text(t, ctx, "run-status"), text(t, ctx, "step"))
+		screenshot(t, ctx, "run-sparse")
+		got := waitStatus(t, ctx, 2*time.Minute, "ENOSPC", "done")
+		if got != "ENOSPC" {
+			t.Errorf("run-status %q, want ENOSPC (the 256 MiB demo cannot hold 9 GiB of NEW_ADDR)", got)
+		}
+	})
+
+	t.Run("upload", func(t *testing.T) {
+		img := makeGzImage(t)
+		ctx := tab(t)
+		do(t, ctx, chromedp.Navigate(base+"/"),
+			chromedp.WaitReady(chromedp.CSS(`[data-testid="upload-input"]`)),
+			chromedp.SetUploadFiles(chromedp.CSS(`[data-testid="upload-input"]`), []string{img}))
+		waitJS(t, ctx, `!!document.querySelector('[data-testid="upload-link"]')`, time.Minute)
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="image-item"]').length`))
+		if err != nil || n != 2 {
+			t.Fatalf("%d images listed (%v), want the demo and the upload", n, err)
+		}
+		screenshot(t, ctx, "upload")
+		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="upload-link"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="file-entry"][data-path="/hello/world.txt"]`)))
+	})
+}
+
+// makeGzImage builds a small F2FS image with mkfs.f2fs and sload.f2fs
+// holding /hello/world.txt, and gzips it.
+func makeGzImage(t *testing.T) string {
+	t.Helper()
+	mkfs := needTool(t, "mkfs.f2fs")
+	sload := needTool(t, "sload.f2fs")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(filepath.Join(src, "hello"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "hello", "world.txt"), []byte(strings.Repeat("zrviz\n", 2000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw := filepath.Join(dir, "small.img")
+	if err := os.WriteFile(raw, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(raw, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range [][]string{{mkfs, "-q", "-f", raw}, {sload, "-f", src, raw}} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c, err, out)
+		}
+	}
+	gz := raw + ".gz"
+	in, err := os.Open(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.Create(gz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := gzip.NewWriter(out)
+	if _, err := io.Copy(zw, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return gz
+}
