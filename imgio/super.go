@@ -167,9 +167,10 @@ func decodeSuperblock(buf []byte, off int64, imgSize int64) (*superblock, error)
 	if r.RootIno < 3 || r.NodeIno != 1 || r.MetaIno != 2 {
 		return nil, bad(0x60, "bad reserved inode numbers", fmt.Sprintf("root %d node %d meta %d", r.RootIno, r.NodeIno, r.MetaIno))
 	}
-	// The metadata areas must be inside the image: without them nothing else can be read.
-	if int64(r.MainBlkaddr)*int64(sb.blockSize) > imgSize {
-		return nil, bad(0x5C, "image truncated before the main area", imgSize)
+	// The kernel refuses a device smaller than block_count; so do we, which also bounds every table
+	// size below by the image size.
+	if r.BlockCount > uint64(imgSize)/uint64(sb.blockSize) {
+		return nil, bad(0x24, fmt.Sprintf("block_count beyond the image (%d bytes)", imgSize), r.BlockCount)
 	}
 	if r.Feature&featBlkzoned != 0 {
 		return nil, &UnsupportedError{Feature: "blkzoned", Off: off + 0x884}
