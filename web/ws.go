@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -1154,7 +1155,7 @@ func (p *player) state(full bool) (map[string]*modeState, []slotExtent) {
 			}
 			sent[sg.Segno] = sg.Valid
 			ms.Segments = append(ms.Segments, segState{Segno: sg.Segno, Valid: uint32(max(sg.Valid, 0)),
-				Status: sg.Class.String(), Current: sg.Class == core.SegCurrent, Map: sg.Map})
+				Status: sg.Class.String(), Current: sg.Class == core.SegCurrent, Map: mapHex(sg.Map)})
 		}
 		if full {
 			ms.Calls = make([]callEntry, len(sn.LastCalls))
@@ -1290,4 +1291,21 @@ func (c *outlineCache) get(key string, build func() (*outline, error)) (*outline
 		c.mu.Unlock()
 	}
 	return e.o, e.err
+}
+
+// mapHex renders a segment valid map as 128 hex digits, whether core hands
+// it over as text already or as the 64 bytes.
+func mapHex(m any) string {
+	switch v := m.(type) {
+	case string:
+		return v
+	case [64]byte:
+		return hex.EncodeToString(v[:])
+	case encoding.TextMarshaler:
+		b, err := v.MarshalText()
+		if err == nil {
+			return string(b)
+		}
+	}
+	return ""
 }
