@@ -1,0 +1,432 @@
+package imgio
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
+)
+
+// DefaultMaxExpanded is the bound on an expanded image when [Options].MaxExpanded is 0: 64 GiB, far
+// above any image a demo or a bug report needs, far below what fills a disk by accident.
+const DefaultMaxExpanded int64 = 64 << 30
+
+// Options tunes [Open], [OpenFile], [Load], [OpenDemo] and [Expand]. A nil *Options means the defaults.
+type Options struct {
+	// TempDir is where expanded images go; "" means os.TempDir().
+	TempDir string
+	// MaxExpanded bounds the expanded size in bytes; 0 means DefaultMaxExpanded.
+	MaxExpanded int64
+	// Progress, when not nil, is called now and then while an image is copied or expanded (about
+	// every 8 MiB of output, and once at the end), from the calling goroutine.
+	Progress func(Progress)
+}
+
+// Progress reports how far an expansion got.
+type Progress struct {
+	Format  Format // the detected input format
+	Read    int64  // input bytes consumed so far
+	Written int64  // output bytes produced so far, holes included (the output offset)
+	Total   int64  // expected output size when the input declares it (Android sparse), else -1
+}
+
+// ErrTooLarge is matched (with errors.Is) by every [*LimitError].
+var ErrTooLarge = errors.New("imgio: expanded image too large")
+
+// LimitError reports that an expanded image would exceed [Options].MaxExpanded. Nothing past Limit was
+// written.
+type LimitError struct {
+	Format   Format
+	Limit    int64 // the bound in force
+	Written  int64 // output bytes accepted before stopping
+	Read     int64 // input bytes consumed before stopping
+	Declared int64 // the size the input declares (Android sparse), or -1 when it declares none
+}
+
+func (e *LimitError) Error() string {
+	if e.Declared >= 0 && e.Written == 0 {
+		return fmt.Sprintf("imgio: %s image declares %d bytes, over the limit of %d bytes", e.Format, e.Declared, e.Limit)
+	}
+	return fmt.Sprintf("imgio: %s image expands past the limit of %d bytes (stopped after %d bytes of output, %d bytes of input)",
+		e.Format, e.Limit, e.Written, e.Read)
+}
+
+// Is makes errors.Is(err, ErrTooLarge) true for a *LimitError.
+func (e *LimitError) Is(target error) bool { return target == ErrTooLarge }
+
+// truncater is implemented by *os.File. When dst has it, Expand sets the final size itself.
+type truncater interface {
+	Truncate(size int64) error
+}
+
+const (
+	// expandBlock is the granularity of hole detection: an aligned all-zero 4 KiB piece of output is
+	// never written. 4 KiB is the F2FS block and the page size of every file system a temp dir
+	// lives on, so each skipped piece is a real hole.
+	expandBlock = 4096
+	// expandBuf sizes the input buffer and the copy buffer; big enough that a mostly-zero image costs
+	// few Read calls, small enough to stay in L2/L3.
+	expandBuf = 1 << 20
+	// progressEvery is the output distance between two Progress calls.
+	progressEvery = 8 << 20
+	// zstdMaxWindow bounds the zstd history buffer: 128 MiB admits `zstd --long` (window log 27) and
+	// --ultra -22, and refuses frames that ask for gigabytes.
+	zstdMaxWindow = 128 << 20
+)
+
+// Expand detects the format of r (by content, see [DetectFormat]) and writes the expanded image into
+// dst from offset 0, returning the format and the expanded size.
+//
+// dst must read as zeros wherever Expand does not write (a new, empty file): all-zero 4 KiB blocks of
+// output are skipped, so on a file system with sparse files they stay holes, and a 16 GiB image that
+// is mostly empty costs little disk. When dst has a Truncate(int64) error method (as *os.File does),
+// Expand truncates it to the expanded size, so trailing zero blocks become a hole too; otherwise the
+// caller must extend dst to the returned size.
+//
+// gzip input may hold several members, xz several streams, zstd several frames and skippable frames;
+// they are expanded one after the other, as the command-line tools do. Raw input is copied (with the
+// same hole detection).
+//
+// The expanded size is bounded by opt.MaxExpanded: Expand stops before writing past it and returns a
+// [*LimitError] (errors.Is(err, [ErrTooLarge])). For an Android sparse image the declared size is
+// checked against the bound before anything is written. A corrupt or truncated input gives an error
+// carrying the input offset: a truncated stream wraps io.ErrUnexpectedEOF, a corrupt one is (or
+// wraps) a [*FormatError] whose Off is the offset in the input, and the decoder's own error is
+// wrapped as well. Write errors from dst are returned wrapped.
+func Expand(dst io.WriterAt, r io.Reader, opt *Options) (Format, int64, error) {
+	var o Options
+	if opt != nil {
+		o = *opt
+	}
+	if o.MaxExpanded <= 0 {
+		o.MaxExpanded = DefaultMaxExpanded
+	}
+	src := &countingReader{r: r}
+	br := bufio.NewReaderSize(src, expandBuf)
+	hdr, err := br.Peek(HeaderSize)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return FormatRaw, 0, fmt.Errorf("imgio: reading input header: %w", err)
+	}
+	f := DetectFormat(hdr)
+	s := newSink(dst, f, o, src)
+	if f == FormatXZ {
+		// Nothing is consumed yet, so the buffer holds every byte read so far.
+		buffered, _ := br.Peek(br.Buffered())
+		src.trackTail = true
+		src.track(buffered)
+	}
+
+	switch f {
+	case FormatAndroidSparse:
+		err = expandSparse(s, br)
+	case FormatRaw:
+		err = s.copyFrom(br)
+	default:
+		err = expandStream(s, f, br)
+	}
+	if err == nil {
+		err = s.finish()
+	}
+	if err != nil {
+		return f, s.off, err
+	}
+	if t, ok := dst.(truncater); ok {
+		if err := t.Truncate(s.off); err != nil {
+			return f, s.off, fmt.Errorf("imgio: setting expanded size %d: %w", s.off, err)
+		}
+	}
+	s.report()
+	return f, s.off, nil
+}
+
+// expandStream runs one of the stream decompressors into s and classifies what went wrong.
+func expandStream(s *sink, f Format, br *bufio.Reader) error {
+	var dec io.Reader
+	switch f {
+	case FormatGzip:
+		// gzip.Reader reads every member by default (multistream), as gunzip does.
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return s.streamErr(err)
+		}
+		defer zr.Close()
+		dec = zr
+	case FormatXZ:
+		zr, err := xz.ReaderConfig{}.NewReader(br)
+		if err != nil {
+			return s.streamErr(err)
+		}
+		dec = zr
+	case FormatZstd:
+		// Concurrency 2 lets block decoding overlap sequence execution; more buys nothing on the
+		// streams we see and costs memory. The window bound keeps a hostile frame header from asking
+		// for gigabytes; MaxMemory is set to the same value because in streaming mode the decoder
+		// uses it only as a second window bound.
+		zr, err := zstd.NewReader(br,
+			zstd.WithDecoderConcurrency(min(2, runtime.GOMAXPROCS(0))),
+			zstd.WithDecoderMaxWindow(zstdMaxWindow),
+			zstd.WithDecoderMaxMemory(zstdMaxWindow),
+			zstd.IgnoreChecksum(false))
+		if err != nil {
+			return fmt.Errorf("imgio: zstd decoder: %w", err)
+		}
+		defer zr.Close()
+		dec = zr
+	}
+	if err := s.copyFrom(dec); err != nil {
+		return s.streamErr(err)
+	}
+	if f == FormatXZ && s.src.tail != [2]byte{'Y', 'Z'} {
+		// github.com/ulikunitz/xz v0.5.17 returns io.EOF, not an error, when the input stops right
+		// after a stream header or between blocks. A complete .xz file ends with the stream footer
+		// magic "YZ", then only zero padding (xz file format 2.1.2.4, 2.2).
+		return fmt.Errorf("imgio: xz stream truncated at input offset %d (no stream footer): %w", s.src.n, io.ErrUnexpectedEOF)
+	}
+	return nil
+}
+
+// copyFrom copies r into the sink. When r has WriteTo (the zstd decoder, bufio.Reader) it writes its
+// own buffers to us without a copy; otherwise a buffer of expandBuf bytes is used.
+func (s *sink) copyFrom(r io.Reader) error {
+	if s.buf == nil {
+		s.buf = make([]byte, expandBuf)
+	}
+	_, err := io.CopyBuffer(s, r, s.buf)
+	if s.err != nil {
+		// The sink's own error (limit, dst write) wins over whatever the decoder made of it.
+		return s.err
+	}
+	if err != nil && s.src.err != nil {
+		return fmt.Errorf("imgio: reading %s input at offset %d: %w", s.format, s.src.n, s.src.err)
+	}
+	return err
+}
+
+// streamErr turns a decompressor error into one that says where in the input it happened.
+func (s *sink) streamErr(err error) error {
+	if s.err != nil {
+		return s.err
+	}
+	var le *LimitError
+	if errors.As(err, &le) {
+		return err
+	}
+	if s.src.err != nil {
+		return fmt.Errorf("imgio: reading %s input at offset %d: %w", s.format, s.src.n, s.src.err)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("imgio: %s stream truncated at input offset %d: %w", s.format, s.src.n, err)
+	}
+	if errors.Is(err, io.EOF) {
+		// A decoder that wanted more and got a bare io.EOF (a header cut short).
+		return fmt.Errorf("imgio: %s stream truncated at input offset %d: %w", s.format, s.src.n, io.ErrUnexpectedEOF)
+	}
+	fe := &FormatError{Off: s.src.n, Struct: string(s.format) + " stream", Msg: "corrupt data before this input offset"}
+	return fmt.Errorf("%w: %w", fe, err)
+}
+
+// countingReader counts what the decoder pulled from the input and remembers how reading ended, so
+// that errors can tell a truncated input from a corrupt one.
+type countingReader struct {
+	r   io.Reader
+	n   int64
+	err error // the input failed (not io.EOF)
+
+	trackTail bool    // keep last and tail (xz only: it costs a scan per Read)
+	last      byte    // the last byte read
+	tail      [2]byte // the two bytes before the trailing run of zero bytes read so far
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if n > 0 && c.trackTail {
+		c.track(p[:n])
+	}
+	if err != nil && err != io.EOF && c.err == nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// track updates last and tail with the bytes p, read after everything seen so far.
+func (c *countingReader) track(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	j := len(p) - 1
+	for j >= 0 && p[j] == 0 {
+		j--
+	}
+	switch {
+	case j >= 1:
+		c.tail = [2]byte{p[j-1], p[j]}
+	case j == 0:
+		c.tail = [2]byte{c.last, p[0]}
+	}
+	c.last = p[len(p)-1]
+}
+
+// sink writes expanded output to dst at a moving offset, leaving aligned all-zero blocks unwritten,
+// enforcing the size bound and reporting progress. It is an io.Writer so decoders with WriteTo can
+// push their buffers straight in.
+type sink struct {
+	dst    io.WriterAt
+	format Format
+	limit  int64
+	src    *countingReader
+	prog   func(Progress)
+	total  int64 // declared output size or -1
+
+	off      int64  // output offset: bytes produced so far, holes included
+	pend     []byte // bytes [pendOff, off) of a block not yet complete
+	pendOff  int64
+	nextProg int64
+	err      error // sticky: the first limit or write error
+	zero     []byte
+	buf      []byte // copy buffer, made on first use
+}
+
+func newSink(dst io.WriterAt, f Format, o Options, src *countingReader) *sink {
+	return &sink{
+		dst:      dst,
+		format:   f,
+		limit:    o.MaxExpanded,
+		src:      src,
+		prog:     o.Progress,
+		total:    -1,
+		pend:     make([]byte, 0, expandBlock),
+		nextProg: progressEvery,
+		zero:     make([]byte, expandBlock),
+	}
+}
+
+// Write appends p to the output. It never writes past the limit: if p would cross it, nothing of p is
+// written and a *LimitError is returned (and kept).
+func (s *sink) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if int64(len(p)) > s.limit-s.off {
+		return 0, s.tooLarge(-1)
+	}
+	n := len(p)
+	for len(p) > 0 {
+		if in := int(s.off % expandBlock); in != 0 || len(p) < expandBlock {
+			// Unaligned or short: gather the rest of this block.
+			k := min(len(p), expandBlock-in)
+			if len(s.pend) == 0 {
+				s.pendOff = s.off
+			}
+			s.pend = append(s.pend, p[:k]...)
+			s.off += int64(k)
+			p = p[k:]
+			if s.off%expandBlock == 0 {
+				if err := s.flushPend(); err != nil {
+					return 0, err
+				}
+			}
+			continue
+		}
+		k := len(p) &^ (expandBlock - 1)
+		if err := s.writeBlocks(p[:k]); err != nil {
+			return 0, err
+		}
+		p = p[k:]
+	}
+	s.maybeReport()
+	return n, nil
+}
+
+// writeBlocks writes whole, aligned blocks at s.off, one WriteAt per run of non-zero blocks.
+func (s *sink) writeBlocks(p []byte) error {
+	run := -1 // start of the current non-zero run in p, or -1
+	for i := 0; i < len(p); i += expandBlock {
+		if bytes.Equal(p[i:i+expandBlock], s.zero) {
+			if run >= 0 {
+				if err := s.writeAt(p[run:i], s.off+int64(run)); err != nil {
+					return err
+				}
+				run = -1
+			}
+		} else if run < 0 {
+			run = i
+		}
+	}
+	if run >= 0 {
+		if err := s.writeAt(p[run:], s.off+int64(run)); err != nil {
+			return err
+		}
+	}
+	s.off += int64(len(p))
+	return nil
+}
+
+// skip advances the output over n zero bytes without writing them.
+func (s *sink) skip(n int64) error {
+	if s.err != nil {
+		return s.err
+	}
+	if n > s.limit-s.off {
+		return s.tooLarge(-1)
+	}
+	if err := s.flushPend(); err != nil {
+		return err
+	}
+	s.off += n
+	s.maybeReport()
+	return nil
+}
+
+// flushPend writes the gathered partial block unless it is all zeros.
+func (s *sink) flushPend() error {
+	if len(s.pend) == 0 {
+		return nil
+	}
+	p := s.pend
+	s.pend = s.pend[:0]
+	if bytes.Equal(p, s.zero[:len(p)]) {
+		return nil
+	}
+	return s.writeAt(p, s.pendOff)
+}
+
+func (s *sink) writeAt(p []byte, off int64) error {
+	if _, err := s.dst.WriteAt(p, off); err != nil {
+		s.err = fmt.Errorf("imgio: writing expanded image at offset %d: %w", off, err)
+		return s.err
+	}
+	return nil
+}
+
+// finish writes what is left of the last block.
+func (s *sink) finish() error {
+	if s.err != nil {
+		return s.err
+	}
+	return s.flushPend()
+}
+
+func (s *sink) tooLarge(declared int64) error {
+	s.err = &LimitError{Format: s.format, Limit: s.limit, Written: s.off, Read: s.src.n, Declared: declared}
+	return s.err
+}
+
+func (s *sink) maybeReport() {
+	if s.prog != nil && s.off >= s.nextProg {
+		s.report()
+		s.nextProg = s.off + progressEvery
+	}
+}
+
+func (s *sink) report() {
+	if s.prog != nil {
+		s.prog(Progress{Format: s.format, Read: s.src.n, Written: s.off, Total: s.total})
+	}
+}

@@ -1,0 +1,633 @@
+package imgio
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// xNeedTool returns the path of a command-line tool the test needs. A missing tool fails the test
+// when CI=true and skips it otherwise.
+func xNeedTool(tb testing.TB, name string) string {
+	tb.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			tb.Fatalf("%s is required (scripts/test installs it): %v", name, err)
+		}
+		tb.Skipf("%s not installed: %v", name, err)
+	}
+	return p
+}
+
+// xRun runs a command and fails the test with its output when it fails.
+func xRun(tb testing.TB, name string, args ...string) {
+	tb.Helper()
+	cmd := exec.Command(xNeedTool(tb, name), args...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("%s %q: %v\n%s", name, args, err, out)
+	}
+}
+
+// xPipe runs a command with stdin from the file in and stdout to the file out.
+func xPipe(tb testing.TB, in, out string, name string, args ...string) {
+	tb.Helper()
+	cmd := exec.Command(xNeedTool(tb, name), args...)
+	fin, err := os.Open(in)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer fin.Close()
+	fout, err := os.Create(out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer fout.Close()
+	var stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = fin, fout, &stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("%s %q: %v\n%s", name, args, err, stderr.Bytes())
+	}
+}
+
+// xMakeImage builds a real F2FS image of sizeMiB with mkfs.f2fs and loads dataMiB of files into it with
+// sload.f2fs: pseudo-random data (incompressible, seeded so runs are repeatable), text and a file of
+// zeros, in a small tree. It returns the image path.
+func xMakeImage(tb testing.TB, dir string, sizeMiB, dataMiB int) string {
+	tb.Helper()
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(filepath.Join(src, "a", "b"), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(sizeMiB), uint64(dataMiB)))
+	data := make([]byte, dataMiB<<20)
+	for i := 0; i+8 <= len(data); i += 8 {
+		v := rng.Uint64()
+		for j := range 8 {
+			data[i+j] = byte(v >> (8 * j))
+		}
+	}
+	var text bytes.Buffer
+	for i := range 5000 {
+		fmt.Fprintf(&text, "line %d of a text file that compresses well\n", i)
+	}
+	files := map[string][]byte{
+		"a/random.bin":  data,
+		"a/b/notes.txt": text.Bytes(),
+		"zeros.bin":     make([]byte, 256<<10),
+		"small.txt":     []byte("hello, zero range\n"),
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(src, name), b, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	img := filepath.Join(dir, "f2fs.img")
+	f, err := os.Create(img)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Truncate(int64(sizeMiB) << 20); err != nil {
+		tb.Fatal(err)
+	}
+	f.Close()
+	xRun(tb, "mkfs.f2fs", "-q", "-f", img)
+	xRun(tb, "sload.f2fs", "-f", src, img)
+	return img
+}
+
+// xImagePrefix makes a real image and keeps its first n bytes (mkfs.f2fs and sload.f2fs put all
+// metadata and data of a 64 MiB image near its start): tests that expand the input many times
+// need real content, not a full image.
+func xImagePrefix(tb testing.TB, dir string, n int64) string {
+	tb.Helper()
+	img := xMakeImage(tb, dir, 64, 1)
+	if err := os.Truncate(img, n); err != nil {
+		tb.Fatal(err)
+	}
+	return img
+}
+
+// xExpandFile expands the file in into a new file in dir and returns the output path and size.
+func xExpandFile(tb testing.TB, in, dir string, opt *Options) (string, Format, int64, error) {
+	tb.Helper()
+	r, err := os.Open(in)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer r.Close()
+	out, err := os.CreateTemp(dir, "expanded-*.img")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer out.Close()
+	f, n, err := Expand(out, r, opt)
+	return out.Name(), f, n, err
+}
+
+// xNonZeroBlocks counts the 4 KiB blocks of b that are not all zeros.
+func xNonZeroBlocks(b []byte) int64 {
+	var n int64
+	zero := make([]byte, expandBlock)
+	for i := 0; i < len(b); i += expandBlock {
+		if !bytes.Equal(b[i:min(i+expandBlock, len(b))], zero[:min(expandBlock, len(b)-i)]) {
+			n++
+		}
+	}
+	return n
+}
+
+// xAllocated is the disk space a file uses (st_blocks, 512-byte units).
+func xAllocated(tb testing.TB, name string) int64 {
+	tb.Helper()
+	fi, err := os.Stat(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		tb.Fatalf("no Stat_t for %s", name)
+	}
+	return st.Blocks * 512
+}
+
+// xCheckExpanded compares the expanded file with the original and checks that zero blocks stayed
+// holes: the output may use the space of its non-zero blocks plus a little file-system metadata.
+func xCheckExpanded(tb testing.TB, orig []byte, out string, n int64) {
+	tb.Helper()
+	got, err := os.ReadFile(out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if n != int64(len(orig)) || int64(len(got)) != n {
+		tb.Fatalf("expanded size: returned %d, file %d, want %d", n, len(got), len(orig))
+	}
+	if !bytes.Equal(got, orig) {
+		i := 0
+		for i < len(got) && got[i] == orig[i] {
+			i++
+		}
+		tb.Fatalf("expanded image differs from the original at byte %d", i)
+	}
+	want := xNonZeroBlocks(orig) * expandBlock
+	if a := xAllocated(tb, out); a > want+256<<10 {
+		tb.Errorf("expanded file uses %d bytes of disk; its non-zero blocks need %d: holes were not kept", a, want)
+	}
+}
+
+// xFixtures makes one real image and every compressed form of it that the tools produce.
+type xFixture struct {
+	name   string
+	path   string
+	format Format
+}
+
+func xMakeFixtures(tb testing.TB, dir, img string) []xFixture {
+	tb.Helper()
+	p := func(s string) string { return filepath.Join(dir, s) }
+	half := p("half2")
+	// Second half of the image, for multi-member/multi-stream/multi-frame inputs.
+	orig, err := os.ReadFile(img)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	first, second := p("half1"), half
+	if err := os.WriteFile(first, orig[:len(orig)/2+12345], 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(second, orig[len(orig)/2+12345:], 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	concat := func(out string, parts ...string) {
+		var b []byte
+		for _, q := range parts {
+			c, err := os.ReadFile(q)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			b = append(b, c...)
+		}
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+
+	xPipe(tb, img, p("img.gz"), "gzip", "-c", "-1")
+	xPipe(tb, first, p("h1.gz"), "gzip", "-c", "-1")
+	xPipe(tb, second, p("h2.gz"), "gzip", "-c", "-1")
+	concat(p("multi.gz"), p("h1.gz"), p("h2.gz"))
+
+	xPipe(tb, img, p("blocks.xz"), "xz", "-c", "-0", "-T2", "--block-size=4MiB")
+	xPipe(tb, first, p("h1.xz"), "xz", "-c", "-0")
+	xPipe(tb, second, p("h2.xz"), "xz", "-c", "-0", "--check=sha256")
+	concat(p("multi.xz"), p("h1.xz"), p("h2.xz"))
+
+	xPipe(tb, img, p("img.zst"), "zstd", "-c", "-q", "-3")
+	xPipe(tb, first, p("h1-19.zst"), "zstd", "-c", "-q", "-19", "--no-check")
+	xPipe(tb, img, p("long.zst"), "zstd", "-c", "-q", "--long=27")
+	xPipe(tb, first, p("h1.zst"), "zstd", "-c", "-q", "-1")
+	xPipe(tb, second, p("h2.zst"), "zstd", "-c", "-q", "-5")
+	concat(p("multi.zst"), p("h1.zst"), p("h2.zst"))
+	concat(p("multi19.zst"), p("h1-19.zst"), p("h2.zst"))
+	// pzstd splits the input into independent frames behind skippable frames.
+	xPipe(tb, img, p("p.zst"), "pzstd", "-c", "-q", "-p", "2", "-3")
+	// A hand-made skippable frame (magic 0x184D2A5A, 5 bytes) in front of an ordinary frame.
+	skip := []byte{0x5a, 0x2a, 0x4d, 0x18, 5, 0, 0, 0, 'z', 'r', 'v', 'i', 'z'}
+	if err := os.WriteFile(p("skip.bin"), skip, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	concat(p("skip.zst"), p("skip.bin"), p("h1.zst"), p("skip.bin"), p("h2.zst"), p("skip.bin"))
+
+	xRun(tb, "img2simg", img, p("img.simg"))
+	xRun(tb, "img2simg", img, p("img1k.simg"), "1024")
+
+	return []xFixture{
+		{"raw", img, FormatRaw},
+		{"gzip", p("img.gz"), FormatGzip},
+		{"gzip-multi-member", p("multi.gz"), FormatGzip},
+		{"xz-multi-block", p("blocks.xz"), FormatXZ},
+		{"xz-multi-stream", p("multi.xz"), FormatXZ},
+		{"zstd", p("img.zst"), FormatZstd},
+		{"zstd-19-no-check", p("multi19.zst"), FormatZstd},
+		{"zstd-long", p("long.zst"), FormatZstd},
+		{"zstd-multi-frame", p("multi.zst"), FormatZstd},
+		{"zstd-pzstd", p("p.zst"), FormatZstd},
+		{"zstd-skippable", p("skip.zst"), FormatZstd},
+		{"android-sparse", p("img.simg"), FormatAndroidSparse},
+		{"android-sparse-1k", p("img1k.simg"), FormatAndroidSparse},
+	}
+}
+
+// TestExpandTools expands a real F2FS image after each real tool packed it, and checks that the
+// result is byte-identical and sparse.
+func TestExpandTools(t *testing.T) {
+	dir := t.TempDir()
+	img := xMakeImage(t, dir, 64, 1)
+	orig, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fx := range xMakeFixtures(t, dir, img) {
+		t.Run(fx.name, func(t *testing.T) {
+			var calls []Progress
+			opt := &Options{Progress: func(p Progress) { calls = append(calls, p) }}
+			out, f, n, err := xExpandFile(t, fx.path, t.TempDir(), opt)
+			if err != nil {
+				t.Fatalf("Expand: %v", err)
+			}
+			if f != fx.format {
+				t.Errorf("format %q, want %q", f, fx.format)
+			}
+			xCheckExpanded(t, orig, out, n)
+			if len(calls) == 0 {
+				t.Fatal("Progress never called")
+			}
+			last := calls[len(calls)-1]
+			if last.Written != n || last.Format != fx.format {
+				t.Errorf("last progress %+v, want Written %d, Format %s", last, n, fx.format)
+			}
+			in, _ := os.Stat(fx.path)
+			if last.Read != in.Size() {
+				t.Errorf("last progress Read %d, input is %d bytes", last.Read, in.Size())
+			}
+		})
+	}
+}
+
+// TestExpandDemo expands the embedded demo image and compares it with what the zstd tool makes of it.
+func TestExpandDemo(t *testing.T) {
+	const demo = "demo/demo.img.zst"
+	dir := t.TempDir()
+	out, f, n, err := xExpandFile(t, demo, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f != FormatZstd || n != 256<<20 {
+		t.Fatalf("format %s size %d, want zstd %d", f, n, 256<<20)
+	}
+	ref := filepath.Join(dir, "ref.img")
+	xRun(t, "zstd", "-q", "-d", "-o", ref, demo)
+	orig, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xCheckExpanded(t, orig, out, n)
+}
+
+// TestExpandProgress checks the rate of Progress calls and their fields.
+func TestExpandProgress(t *testing.T) {
+	dir := t.TempDir()
+	img := xMakeImage(t, dir, 64, 1)
+	xPipe(t, img, img+".zst", "zstd", "-c", "-q")
+	xRun(t, "img2simg", img, img+".simg")
+	for _, tc := range []struct {
+		in    string
+		total int64
+	}{
+		{img + ".zst", -1},
+		{img + ".simg", 64 << 20},
+		{img, -1},
+	} {
+		t.Run(filepath.Ext(tc.in), func(t *testing.T) {
+			var calls []Progress
+			_, _, n, err := xExpandFile(t, tc.in, t.TempDir(), &Options{Progress: func(p Progress) { calls = append(calls, p) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// At most one call per 8 MiB of output, and one at the end. Streams report at about that
+			// rate; a sparse image that skips 100 MiB in one chunk reports less often.
+			want := n / progressEvery
+			if int64(len(calls)) > want+2 || len(calls) < 2 || (tc.total < 0 && int64(len(calls)) < want) {
+				t.Errorf("%d Progress calls for %d bytes, want about %d", len(calls), n, want+1)
+			}
+			for i, p := range calls {
+				if p.Total != tc.total {
+					t.Errorf("call %d: Total %d, want %d", i, p.Total, tc.total)
+				}
+				if i > 0 && (p.Written < calls[i-1].Written || p.Read < calls[i-1].Read) {
+					t.Errorf("call %d went backwards: %+v after %+v", i, p, calls[i-1])
+				}
+			}
+			if calls[len(calls)-1].Written != n {
+				t.Errorf("last call %+v, want Written %d", calls[len(calls)-1], n)
+			}
+		})
+	}
+}
+
+// TestExpandBombs feeds tiny inputs that expand to 16 MiB of zeros (and of non-zero bytes) with a
+// 1 MiB bound: each must stop with a *LimitError without writing past the bound.
+func TestExpandBombs(t *testing.T) {
+	const limit = 1 << 20
+	dir := t.TempDir()
+	zeros := filepath.Join(dir, "zeros")
+	ones := filepath.Join(dir, "ones")
+	if err := os.WriteFile(zeros, make([]byte, 16<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ones, bytes.Repeat([]byte{0xff}, 16<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var inputs []string
+	for _, src := range []string{zeros, ones} {
+		for _, c := range []struct{ ext, tool string }{{".gz", "gzip"}, {".xz", "xz"}, {".zst", "zstd"}} {
+			out := src + c.ext
+			xPipe(t, src, out, c.tool, "-c", "-1")
+			inputs = append(inputs, out)
+		}
+		xRun(t, "img2simg", src, src+".simg")
+		inputs = append(inputs, src+".simg", src)
+	}
+	for _, in := range inputs {
+		t.Run(filepath.Base(in), func(t *testing.T) {
+			out, f, n, err := xExpandFile(t, in, t.TempDir(), &Options{MaxExpanded: limit})
+			var le *LimitError
+			if !errors.As(err, &le) || !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("Expand = %s, %d, %v; want a *LimitError", f, n, err)
+			}
+			if le.Limit != limit || le.Written > limit || n > limit || le.Format != f {
+				t.Errorf("LimitError %+v (n %d), want Limit %d, Written <= limit", le, n, limit)
+			}
+			if f == FormatAndroidSparse && (le.Declared != 16<<20 || le.Written != 0) {
+				t.Errorf("sparse: LimitError %+v, want Declared %d and nothing written", le, 16<<20)
+			}
+			fi, err := os.Stat(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Size() > limit || xAllocated(t, out) > limit {
+				t.Errorf("output has size %d, %d bytes allocated: past the limit %d", fi.Size(), xAllocated(t, out), limit)
+			}
+		})
+	}
+}
+
+// TestExpandExactLimit checks that the bound is inclusive: an image of exactly MaxExpanded bytes is
+// fine, one byte less is refused.
+func TestExpandExactLimit(t *testing.T) {
+	dir := t.TempDir()
+	img := xMakeImage(t, dir, 64, 1)
+	xPipe(t, img, img+".zst", "zstd", "-c", "-q")
+	xRun(t, "img2simg", img, img+".simg")
+	for _, in := range []string{img, img + ".zst", img + ".simg"} {
+		if _, _, n, err := xExpandFile(t, in, dir, &Options{MaxExpanded: 64 << 20}); err != nil || n != 64<<20 {
+			t.Errorf("%s with limit = size: %d, %v", filepath.Base(in), n, err)
+		}
+		if _, _, _, err := xExpandFile(t, in, dir, &Options{MaxExpanded: 64<<20 - 1}); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("%s with limit = size-1: %v, want ErrTooLarge", filepath.Base(in), err)
+		}
+	}
+}
+
+// TestExpandTruncated cuts every compressed form of a real image at many offsets: each cut must give
+// an error wrapping io.ErrUnexpectedEOF, never a panic, a hang or a silent short image.
+func TestExpandTruncated(t *testing.T) {
+	dir := t.TempDir()
+	img := xImagePrefix(t, dir, 8<<20)
+	type input struct {
+		name string
+		b    []byte
+	}
+	var inputs []input
+	for _, c := range []struct{ name, tool string }{{"gzip", "gzip"}, {"xz", "xz"}, {"zstd", "zstd"}} {
+		out := img + "." + c.name
+		xPipe(t, img, out, c.tool, "-c")
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, input{c.name, b})
+	}
+	xRun(t, "img2simg", img, img+".simg")
+	b, err := os.ReadFile(img + ".simg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs = append(inputs, input{"android-sparse", b})
+
+	outPath := filepath.Join(dir, "out")
+	for _, in := range inputs {
+		t.Run(in.name, func(t *testing.T) {
+			// Every offset in the headers, then about 150 spread over the rest.
+			var cuts []int
+			for i := 6; i < 64 && i < len(in.b); i++ {
+				cuts = append(cuts, i)
+			}
+			for i := 64; i < len(in.b); i += max(1, len(in.b)/150) {
+				cuts = append(cuts, i)
+			}
+			cuts = append(cuts, len(in.b)-1)
+			for _, cut := range cuts {
+				out, err := os.Create(outPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, n, err := Expand(out, bytes.NewReader(in.b[:cut]), &Options{MaxExpanded: 256 << 20})
+				out.Close()
+				if !errors.Is(err, io.ErrUnexpectedEOF) {
+					t.Fatalf("cut at %d of %d: Expand = %d, %v; want io.ErrUnexpectedEOF", cut, len(in.b), n, err)
+				}
+			}
+			t.Logf("%d cuts, all refused", len(cuts))
+		})
+	}
+}
+
+// TestExpandCorrupt flips bytes inside real compressed streams: the error must be a *FormatError
+// carrying an input offset (or, for a flip that only shortens the data, a truncation), never a panic
+// and never a silent success with different bytes.
+func TestExpandCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	img := xImagePrefix(t, dir, 8<<20)
+	orig, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, tool string }{{"gzip", "gzip"}, {"xz", "xz"}, {"zstd", "zstd"}} {
+		t.Run(c.name, func(t *testing.T) {
+			in := img + "." + c.name
+			xPipe(t, img, in, c.tool, "-c")
+			b, err := os.ReadFile(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var formatErrs int
+			for i := 1; i <= 40; i++ {
+				bad := bytes.Clone(b)
+				at := 8 + (len(b)-16)*i/41
+				bad[at] ^= 0x55
+				var out bytes.Buffer
+				w := &xMemWriter{max: 256 << 20}
+				_, n, err := Expand(w, bytes.NewReader(bad), nil)
+				out.Write(w.b[:min(int64(len(w.b)), n)])
+				if err == nil {
+					// gzip, xz and zstd carry checksums of the data: a flip that decodes must not
+					// change the image.
+					if !bytes.Equal(out.Bytes(), orig[:len(out.Bytes())]) || n != int64(len(orig)) {
+						t.Fatalf("flip at %d: no error but the image changed", at)
+					}
+					continue
+				}
+				var fe *FormatError
+				switch {
+				case errors.As(err, &fe):
+					formatErrs++
+					if fe.Off <= 0 || fe.Off > int64(len(b)) {
+						t.Errorf("flip at %d: FormatError offset %d outside the input", at, fe.Off)
+					}
+				case errors.Is(err, io.ErrUnexpectedEOF):
+				default:
+					t.Errorf("flip at %d: %v: neither a FormatError nor a truncation", at, err)
+				}
+			}
+			if formatErrs == 0 {
+				t.Error("no flip gave a FormatError")
+			}
+		})
+	}
+}
+
+// TestExpandNoTruncate uses a dst without a Truncate method: Expand still returns the full size and
+// writes every non-zero byte; extending the file is left to the caller.
+func TestExpandNoTruncate(t *testing.T) {
+	dir := t.TempDir()
+	img := xMakeImage(t, dir, 64, 1)
+	orig, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	in, err := os.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	_, n, err := Expand(struct{ io.WriterAt }{out}, in, nil)
+	if err != nil || n != int64(len(orig)) {
+		t.Fatalf("Expand = %d, %v", n, err)
+	}
+	if err := out.Truncate(n); err != nil {
+		t.Fatal(err)
+	}
+	xCheckExpanded(t, orig, out.Name(), n)
+}
+
+// TestExpandWriteError checks that a failing dst is reported, wrapped.
+func TestExpandWriteError(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "ro")
+	if err := os.WriteFile(name, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := os.Open(name) // read-only: every WriteAt fails
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	data := bytes.Repeat([]byte("not zero"), 4096)
+	_, _, err = Expand(ro, bytes.NewReader(data), nil)
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		t.Fatalf("Expand into a read-only file: %v, want a wrapped *fs.PathError", err)
+	}
+}
+
+// TestExpandSmallInputs covers inputs shorter than HeaderSize, including the empty one.
+func TestExpandSmallInputs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want Format
+		n    int64
+	}{
+		{"empty", nil, FormatRaw, 0},
+		{"one byte", []byte{0x1f}, FormatRaw, 1},
+		{"zero block and a bit", append(make([]byte, 5000), 1), FormatRaw, 5001},
+		{"skippable only", []byte{0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}, FormatZstd, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &xMemWriter{max: 1 << 20}
+			f, n, err := Expand(w, bytes.NewReader(tc.in), nil)
+			if err != nil || f != tc.want || n != tc.n {
+				t.Fatalf("Expand = %s, %d, %v; want %s, %d", f, n, err, tc.want, tc.n)
+			}
+			if tc.want == FormatRaw {
+				got := make([]byte, n)
+				copy(got, w.b)
+				if !bytes.Equal(got, tc.in[:n]) {
+					t.Errorf("output differs from input")
+				}
+			}
+		})
+	}
+}
+
+// xMemWriter is an in-memory dst for tests that need no disk. It fails any write past max.
+type xMemWriter struct {
+	b   []byte
+	max int64
+}
+
+func (w *xMemWriter) WriteAt(p []byte, off int64) (int, error) {
+	end := off + int64(len(p))
+	if off < 0 || end > w.max {
+		return 0, fmt.Errorf("xMemWriter: write [%d,%d) past %d", off, end, w.max)
+	}
+	if end > int64(len(w.b)) {
+		w.b = append(w.b, make([]byte, end-int64(len(w.b)))...)
+	}
+	copy(w.b[off:], p)
+	return len(p), nil
+}
