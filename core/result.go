@@ -1,9 +1,7 @@
 package core
 
 import (
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"iter"
 	"math/bits"
 	"strconv"
@@ -198,35 +196,12 @@ func (b *extentBuilder) addInc(index uint64, a uint32, cnt uint64) {
 	b.ext[len(b.ext)-1].Count += cnt - 1
 }
 
-// Bitmap is a segment's 512-bit valid map in on-disk order (bit k = byte
-// k/8, mask 0x80>>(k%8)); JSON and text form: 128 lowercase hex digits.
-type Bitmap [64]byte
-
-// MarshalText encodes the map as hex.
-func (m Bitmap) MarshalText() ([]byte, error) {
-	out := make([]byte, 128)
-	hex.Encode(out, m[:])
-	return out, nil
-}
-
-// UnmarshalText decodes 128 hex digits.
-func (m *Bitmap) UnmarshalText(b []byte) error {
-	if len(b) != 128 {
-		return fmt.Errorf("core: bitmap of %d hex digits, want 128", len(b))
-	}
-	_, err := hex.Decode(m[:], b)
-	return err
-}
-
-// Test reports whether block offset k's bit is set.
-func (m *Bitmap) Test(k uint32) bool { return k < 512 && testBit((*[64]byte)(m), k) }
-
 // SegmentState is a touched segment before and after.
 type SegmentState struct {
 	Segno       uint32   `json:"segno"`
 	ValidBefore uint32   `json:"validBefore"`
 	Valid       int32    `json:"valid"`
-	MapBefore   string   `json:"mapBefore"` // 128 hex digits, on-disk bit order (see Bitmap)
+	MapBefore   string   `json:"mapBefore"` // 128 hex digits, on-disk bit order (bit k = byte k/8, mask 0x80>>(k%8))
 	Map         string   `json:"map"`
 	ClassBefore SegClass `json:"classBefore"`
 	Class       SegClass `json:"class"`
