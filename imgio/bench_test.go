@@ -1,0 +1,80 @@
+package imgio
+
+import (
+	"os"
+	"testing"
+)
+
+// benchImages returns the images to benchmark: the demo, and the big image built by
+// scripts/bench-image.sh when ZRVIZ_BENCH_IMAGE names it. bigFile is the largest file of each.
+func benchImages(b *testing.B) []struct {
+	name, bigFile string
+	img           *Image
+} {
+	b.Helper()
+	out := []struct {
+		name, bigFile string
+		img           *Image
+	}{{"demo", "/seed/bench64.bin", openDemo(b)}}
+	if p := os.Getenv("ZRVIZ_BENCH_IMAGE"); p != "" {
+		img, err := Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { img.Close() })
+		out = append(out, struct {
+			name, bigFile string
+			img           *Image
+		}{"big", "/big.bin", img})
+	}
+	return out
+}
+
+// BenchmarkFiles lists every path (reading every inode for its type and size).
+func BenchmarkFiles(b *testing.B) {
+	for _, bi := range benchImages(b) {
+		b.Run(bi.name, func(b *testing.B) {
+			var n int
+			for b.Loop() {
+				ents, err := bi.img.Files()
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(ents)
+			}
+			b.ReportMetric(float64(n), "paths")
+		})
+	}
+}
+
+// BenchmarkExtents maps the largest file of each image.
+func BenchmarkExtents(b *testing.B) {
+	for _, bi := range benchImages(b) {
+		b.Run(bi.name, func(b *testing.B) {
+			f, err := bi.img.Lookup(bi.bigFile)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var n int
+			for b.Loop() {
+				ext, err := f.Extents()
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(ext)
+			}
+			b.ReportMetric(float64(n), "extents")
+			b.ReportMetric(float64(f.Inode().Size>>20), "MiB")
+		})
+	}
+}
+
+// BenchmarkOpen measures NewImage (superblock, checkpoint, journals) on the demo.
+func BenchmarkOpen(b *testing.B) {
+	img := openDemo(b)
+	for b.Loop() {
+		if _, err := NewImage(img.r, img.size); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
