@@ -93,14 +93,14 @@ type ExtentItem struct {
 
 // DnodeItem is one dnode (the inode or a direct node) of a file.
 type DnodeItem struct {
-	Path    string
-	Kind    string
-	Nid     uint32
-	Blkaddr uint32
-	Start   uint64
-	Len     int
-	Mapped  int // slots holding an address
-	New     int // NEW_ADDR slots
+	Path    string `json:"path"`
+	Kind    string `json:"kind"`
+	Nid     uint32 `json:"nid"`
+	Blkaddr uint32 `json:"-"`
+	Start   uint64 `json:"start"`
+	Len     int    `json:"len"`
+	Mapped  int    `json:"-"` // slots holding an address
+	New     int    `json:"-"` // NEW_ADDR slots
 }
 
 // Preset is a named byte range the run page can start with.
@@ -125,6 +125,10 @@ type FilePage struct {
 	Dnodes  []DnodeItem
 	Presets []Preset
 	Err     string // why the map could not be read, when it could not
+	// MainBlkaddr and BlocksPerSeg let the block map colour each block by
+	// its own segment.
+	MainBlkaddr  uint32
+	BlocksPerSeg uint32
 }
 
 // RunPage is the data of the player page; the player itself fetches the

@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
@@ -75,8 +77,40 @@ func browser(t *testing.T) (tab func(t *testing.T) context.Context) {
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(viewW, viewH)); err != nil {
 			t.Fatal(err)
 		}
+		failOnExceptions(t, ctx)
 		return ctx
 	}
+}
+
+// failOnExceptions makes the test fail for every uncaught JavaScript
+// exception in the tab.
+func failOnExceptions(t *testing.T, ctx context.Context) {
+	var (
+		mu   sync.Mutex
+		errs []string
+	)
+	go func() {
+		for ev, err := range chromedp.Events(ctx, runtime.ExceptionThrown) {
+			if err != nil {
+				return
+			}
+			d := ev.ExceptionDetails
+			msg := d.Text
+			if d.Exception != nil && d.Exception.Description != "" {
+				msg = d.Exception.Description
+			}
+			mu.Lock()
+			errs = append(errs, fmt.Sprintf("%s:%d:%d: %s", d.URL, d.LineNumber+1, d.ColumnNumber+1, msg))
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range errs {
+			t.Errorf("uncaught JavaScript exception: %s", e)
+		}
+	})
 }
 
 // do runs actions and fails the test on error.

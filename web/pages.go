@@ -225,6 +225,7 @@ func (s *Server) handleFilePage(w http.ResponseWriter, r *http.Request) {
 		Inline: in.Inline != 0,
 	}
 	p.Inode = inodeKV(in)
+	p.MainBlkaddr, p.BlocksPerSeg = v.MainBlkaddr, max(v.BlocksPerSeg, 1)
 	p.Presets = presets(in.Size, v.BlockSize)
 	// A broken node is shown on the page rather than failing it: the
 	// inode and the rest of the map are still worth seeing.

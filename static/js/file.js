@@ -19,14 +19,19 @@ export function initFile(doc) {
   if (!canvas || !data) return;
   /** @type {Extent[]} */
   const ext = JSON.parse(data.textContent || 'null') || [];
+  /** @type {Array<{path: string, start: number, len: number}>} */
+  const dnodes = JSON.parse(doc.getElementById('dnodes-data')?.textContent || 'null') || [];
+  const main = Number(canvas.dataset.mainBlkaddr || 0);
+  const bps = Number(canvas.dataset.blocksPerSeg || 512);
   const total = ext.length ? ext[ext.length - 1].index + ext[ext.length - 1].count : 0;
   const tip = new Tooltip();
   const AXIS = 16;
+  const TOP = 6; // room for the dnode ticks
 
   const draw = () => {
     const { ctx, w, h, dpr } = fit(canvas);
     ctx.clearRect(0, 0, w, h);
-    const bh = h - AXIS;
+    const bh = h - AXIS - TOP;
     if (!total) {
       ctx.fillStyle = '#7a8591';
       ctx.font = '13px system-ui, sans-serif';
@@ -35,26 +40,45 @@ export function initFile(doc) {
     }
     const hp = hatch(ctx, dpr);
     const sx = w / total;
+    ctx.translate(0, TOP);
     for (const e of ext) {
       const x0 = e.index * sx;
       const x1 = Math.max(x0 + 0.75, (e.index + e.count) * sx);
-      switch (e.state) {
-        case 'addr': ctx.fillStyle = segmentHue(e.segno >= 0 ? e.segno : 0); break;
-        case 'new': ctx.fillStyle = hp; break;
-        case 'compress': ctx.fillStyle = OI.vermillion; break;
-        default: ctx.fillStyle = NULL_FILL;
+      if (e.state === 'addr' && e.segno >= 0) {
+        // One piece per segment the run crosses, each in its segment's hue.
+        let i = 0;
+        while (i < e.count) {
+          const a = e.addr + i;
+          const seg = Math.floor((a - main) / bps);
+          const n = Math.min(e.count - i, bps - ((a - main) % bps));
+          ctx.fillStyle = segmentHue(seg);
+          ctx.fillRect((e.index + i) * sx, 0, Math.max(0.75, n * sx), bh);
+          i += n;
+        }
+      } else {
+        switch (e.state) {
+          case 'addr':
+          case 'compress': ctx.fillStyle = OI.vermillion; break;
+          case 'new': ctx.fillStyle = hp; break;
+          default: ctx.fillStyle = NULL_FILL;
+        }
+        ctx.fillRect(x0, 0, x1 - x0, bh);
       }
-      ctx.fillRect(x0, 0, x1 - x0, bh);
-      // Physically separate runs get a thin separator when wide enough
-      // to see, so "3 runs" reads as three blocks of colour.
-      if (e.state === 'addr' && x1 - x0 > 3) {
-        ctx.fillStyle = '#fff';
-        ctx.fillRect(x0, 0, 1, bh);
+      // Physically separate runs get a separator when wide enough to see,
+      // so "3 runs" reads as three blocks.
+      if (e.state === 'addr' && x1 - x0 > 3 && e.index > 0) {
+        ctx.fillStyle = '#1d232a';
+        ctx.fillRect(x0, 0, 1.5, bh);
       }
     }
     ctx.strokeStyle = LINE;
     ctx.lineWidth = 1;
     ctx.strokeRect(0.5, 0.5, w - 1, bh - 1);
+    // Dnode boundaries above the bar.
+    ctx.fillStyle = '#4a5561';
+    if (dnodes.length < w / 3) {
+      for (const d of dnodes) ctx.fillRect(Math.min(w - 1, d.start * sx), -TOP, 1, TOP);
+    }
     ctx.fillStyle = '#4a5561';
     ctx.font = '11px ui-monospace, monospace';
     ctx.textBaseline = 'top';
@@ -80,10 +104,12 @@ export function initFile(doc) {
     }
     const x = ext[lo];
     if (!x) return;
+    const a = x.addr + (b - x.index);
     const what = x.state === 'addr'
-      ? `address ${x.addr + (b - x.index)}  (run ${x.addr}…${x.addr + x.count - 1}, segment ${x.segno})`
+      ? `address ${a}, segment ${Math.floor((a - main) / bps)}  (run ${x.addr}…${x.addr + x.count - 1})`
       : x.state === 'new' ? 'NEW_ADDR (reserved, never written)' : x.state === 'null' ? 'NULL_ADDR (hole)' : x.state;
-    tip.show(`file block ${int(b)}\n${what}\nextent: blocks ${int(x.index)}…${int(x.index + x.count - 1)} (${int(x.count)})`, e.clientX, e.clientY);
+    const d = dnodes.find((n) => b >= n.start && b < n.start + n.len);
+    tip.show(`file block ${int(b)}${d ? `  in ${d.path}` : ''}\n${what}\nextent: blocks ${int(x.index)}…${int(x.index + x.count - 1)} (${int(x.count)})`, e.clientX, e.clientY);
   });
   canvas.addEventListener('mouseleave', () => tip.hide());
   onResize(canvas, draw);

@@ -201,7 +201,7 @@ export class SlotsView {
     /** first chunk row shown, when the user scrolled; null = follow */
     /** @type {number|null} */
     this.rowScroll = null;
-    this.layout = { w: 0, h: 0, zoomY: 0, zoomFrom: 0, zoomCount: 0, rowsY: 0, rowH: 14, firstRow: 0, rows: 0, stripW: 0 };
+    this.layout = { w: 0, h: 0, zoomY: 0, zoomFrom: 0, zoomCount: 0, zoomH: 22, rowsY: 0, rowH: 14, firstRow: 0, rows: 0, stripW: 0 };
   }
 
   /**
@@ -252,12 +252,12 @@ export class SlotsView {
 
     // 2. The zoom lane around the cursor (or the pinned slot).
     const zY = ovY + ovH + 24;
+    const zH = Math.max(22, Math.min(34, Math.floor(h / 10)));
     const cell = this.cell;
     const zCount = Math.max(1, Math.min(n, Math.floor(stripW / cell)));
     const center = this.pin ?? curOff;
     const zFrom = Math.max(0, Math.min(n - zCount, Math.floor(center - zCount / 2)));
-    L.zoomY = zY; L.zoomFrom = zFrom; L.zoomCount = zCount;
-    const zH = 22;
+    L.zoomY = zY; L.zoomFrom = zFrom; L.zoomCount = zCount; L.zoomH = zH;
     ctx.fillStyle = INK2;
     ctx.textAlign = 'left';
     const ci = st.chunkOf(st.range.start + Math.min(n - 1, Math.max(0, center)));
@@ -270,7 +270,7 @@ export class SlotsView {
     const rowsY = zY + zH + 30;
     const avail = h - rowsY;
     const nc = st.chunks.length;
-    const rowH = Math.max(12, Math.min(20, Math.floor(avail / Math.max(1, nc))));
+    const rowH = Math.max(12, Math.min(24, Math.floor(avail / Math.max(1, nc))));
     const rows = Math.max(0, Math.min(nc, Math.floor(avail / rowH)));
     const curChunk = Math.max(0, st.chunkOf(cur));
     let first = this.rowScroll ?? Math.max(0, Math.min(nc - rows, curChunk - Math.floor(rows / 2)));
@@ -298,7 +298,8 @@ export class SlotsView {
         }
         ctx.fillStyle = k === curChunk ? INK : INK2;
         ctx.font = `${rowH >= 15 ? 12 : 11}px ui-monospace, monospace`;
-        const label = `${c.path}${c.missing ? ' +node' : ''}`;
+        // "+": the node does not exist yet; ALLOC_NODE creates it.
+        const label = `${c.path}${c.missing ? ' +' : ''}`;
         ctx.fillText(label.length > 15 ? `${label.slice(0, 14)}…` : label, 4, y + (rowH - 3) / 2);
         const pw = (c.len / maxLen) * stripW;
         if (k === curChunk && c.len > 0) {
@@ -439,7 +440,7 @@ export class SlotsView {
     const L = this.layout;
     if (!st.ready || st.n === 0 || x < LABEL_W) return null;
     const rel = x - LABEL_W;
-    if (y >= L.zoomY && y < L.zoomY + 22) {
+    if (y >= L.zoomY && y < L.zoomY + L.zoomH) {
       const k = Math.floor(rel / this.cell);
       if (k < 0 || k >= L.zoomCount) return null;
       return { slot: L.zoomFrom + k, where: 'zoom' };

@@ -262,7 +262,10 @@ function slotText(st, off) {
   const ci = st.chunkOf(idx);
   const c = st.chunks[ci];
   const lines = [`slot ${int(idx)} (file offset ${int(idx * st.geometry.blockSize)})`];
-  if (c) lines.push(`chunk ${ci}: ${c.path}, slot ${idx - c.start} of ${c.len}`);
+  if (c) {
+    lines.push(`chunk ${ci}: ${c.path}, slot ${idx - c.start} of ${c.len}`);
+    if (c.missing) lines.push(`(+ ${c.missing} node${c.missing > 1 ? 's' : ''} created by ALLOC_NODE)`);
+  }
   if (v === NULL_ADDR) lines.push('NULL_ADDR: a hole');
   else if (v === NEW_ADDR) lines.push('NEW_ADDR: reserved, reads as zeros');
   else if (v === COMPRESS_ADDR) lines.push('COMPRESS_ADDR');
