@@ -59,7 +59,7 @@ type Segment struct {
 	Segno       uint32   `json:"segno"`
 	ValidBlocks uint32   `json:"validBlocks"`
 	Type        int      `json:"type"` // log type 0..5 (hot/warm/cold data, hot/warm/cold node)
-	Map         [64]byte `json:"-"`    // valid_map: bit k (MSB-first) = block k of the segment
+	Map         [64]byte `json:"map"`  // valid_map: bit k (MSB-first) = block k of the segment
 	Mtime       uint64   `json:"mtime"`
 	Current     bool     `json:"current"` // one of the checkpoint's active logs
 	Source      string   `json:"source"`  // "journal", "sit1" or "sit2"
