@@ -100,6 +100,8 @@ type engine struct {
 	fills []FillZero
 	s     scalars
 	err   error
+	// fastEv is the event fastSlotEvents fills and hands out.
+	fastEv Event
 	// onChunk, when set, is called before each chunk's first event (the
 	// checkpoint hook of a seekable Run).
 	onChunk func()
@@ -815,6 +817,97 @@ func (e *engine) sitPiece(ev *Event) {
 	ev.SegBefore, ev.SegAfter = p.cb, p.ca
 	ev.Count, ev.Blk = uint64(p.wrong), p.blk
 	s.invNext = a0 + cnt
+}
+
+// fastSlotEvents is fastSlots for Walk: the same common cases, building
+// the very events the stepped path would emit and handing them to fn. It
+// returns whether it moved and whether fn asked to stop.
+func (e *engine) fastSlotEvents(fn func(*Event) bool) (moved, stop bool) {
+	s := &e.s
+	base := s.chunk.start
+	// ev lives on the heap (fn may keep the pointer for the call): fill it
+	// field by field, never touching its strings (always "" here), so no
+	// write barriers run per event.
+	ev := &e.fastEv
+	*ev = Event{}
+	set := func(kind EventKind, slot uint64, act Action, state SlotState, addr, length uint32) {
+		ev.Kind, ev.Slot, ev.Action, ev.State, ev.Addr, ev.Len = kind, slot, act, state, addr, length
+		ev.Segno, ev.Count, ev.Before, ev.After, ev.SegBefore, ev.SegAfter, ev.Blk = 0, 0, 0, 0, 0, 0, 0
+	}
+	emit := func() bool {
+		s.step++
+		ev.Step = s.step
+		ev.Chunk = s.chunkOrd
+		s.lastSlot = ev.Slot
+		s.stats.Steps = s.step
+		return fn(ev)
+	}
+	for s.pos < s.hi {
+		a := e.buf[s.pos-base]
+		if a == NewAddr {
+			set(EvSlot, s.pos, ActSkipNew, StateNew, 0, 0)
+			s.pos++
+			if !emit() {
+				return true, true
+			}
+			moved = true
+			continue
+		}
+		if !isBlock(a) || (e.mode == Batched && s.blklen > 0 && a != s.blkstart+s.blklen) {
+			break
+		}
+		if act, err := e.validate(a); err != nil || act != ActNone {
+			break
+		}
+		moved = true
+		slot := s.pos
+		if e.mode == PerBlock {
+			set(EvSlot, slot, ActInvalidate, StateAddr, a, 0)
+			if !emit() {
+				return true, true
+			}
+			e.calls.add(a, 1, ActPerBlock)
+			s.stats.Calls++
+			s.stats.SITLockAcquisitions++
+			set(EvInvalidate, slot, ActPerBlock, StateNull, a, 1)
+			ev.Count = s.stats.Calls
+			if !emit() {
+				return true, true
+			}
+			p, err := e.applyPiece(a, 1)
+			if err != nil {
+				e.err = err
+				return true, true
+			}
+			e.buf[slot-base] = NewAddr
+			s.chunkDirt = true
+			e.track(a)
+			s.pos++
+			set(EvSITUpdate, slot, ActNone, StateNull, a, 1)
+			ev.Segno, ev.Before, ev.After = p.segno, uint64(max(p.before, 0)), uint64(max(p.after, 0))
+			ev.SegBefore, ev.SegAfter, ev.Count, ev.Blk = p.cb, p.ca, uint64(p.wrong), p.blk
+			if !emit() {
+				return true, true
+			}
+			continue
+		}
+		act := ActExtendRun
+		if s.blklen == 0 {
+			s.blkstart, s.blklen = a, 1
+			act = ActStartRun
+		} else {
+			s.blklen++
+		}
+		e.buf[slot-base] = NewAddr
+		s.chunkDirt = true
+		e.track(a)
+		s.pos++
+		set(EvSlot, slot, act, StateAddr, a, s.blklen)
+		if !emit() {
+			return true, true
+		}
+	}
+	return moved, false
 }
 
 // fastSlots does pass 2's common cases without building events, exactly

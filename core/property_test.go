@@ -215,3 +215,31 @@ func TestSimulateMatchesWalk(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkMatchesRun: Walk's fast event path emits exactly the events the
+// stepped Run does.
+func TestWalkMatchesRun(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for i := range 200 {
+		st, req := randomState(r)
+		for _, mode := range Modes {
+			var walked []Event
+			if _, err := Walk(st.input(), req, mode, func(ev *Event) bool { walked = append(walked, *ev); return true }); err != nil {
+				t.Fatal(err)
+			}
+			run, _ := NewRun(st.input(), req, mode)
+			for j := 0; ; j++ {
+				ev, ok := run.Next()
+				if !ok {
+					if j != len(walked) {
+						t.Fatalf("case %d %s: Run has %d events, Walk %d", i, mode, j, len(walked))
+					}
+					break
+				}
+				if j >= len(walked) || ev != walked[j] {
+					t.Fatalf("case %d %s: event %d: Run %+v, Walk %+v", i, mode, j, ev, walked[min(j, len(walked)-1)])
+				}
+			}
+		}
+	}
+}

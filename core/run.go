@@ -34,7 +34,19 @@ func Walk(in Input, req Request, mode Mode, fn func(*Event) bool) (*Result, erro
 		return nil, err
 	}
 	var ev Event
-	for e.next(&ev) {
+	for {
+		if e.s.phase == phSlots {
+			moved, stop := e.fastSlotEvents(fn)
+			if stop {
+				return nil, e.err
+			}
+			if moved {
+				continue
+			}
+		}
+		if !e.next(&ev) {
+			break
+		}
 		if !fn(&ev) {
 			return nil, nil
 		}
