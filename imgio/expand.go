@@ -76,8 +76,14 @@ const (
 	// progressEvery is the output distance between two Progress calls.
 	progressEvery = 8 << 20
 	// zstdMaxWindow bounds the zstd history buffer: 128 MiB admits `zstd --long` (window log 27) and
-	// --ultra -22, and refuses frames that ask for gigabytes.
+	// --ultra -22, and refuses frames that ask for gigabytes. Under a MaxExpanded below it the bound is
+	// max(MaxExpanded, zstdMinWindow): no frame needs a window larger than the output it may make,
+	// and 8 MiB still admits what the zstd tool declares for small streams (-19 uses window log 23).
 	zstdMaxWindow = 128 << 20
+	zstdMinWindow = 8 << 20
+	// xzMaxDict bounds the LZMA2 dictionary of the first xz block. github.com/ulikunitz/xz allocates
+	// the whole dictionary up front, and the format allows 4 GiB; xz -9 uses 64 MiB.
+	xzMaxDict = 256 << 20
 )
 
 // Expand detects the format of r (by content, see [DetectFormat]) and writes the expanded image into
@@ -158,6 +164,11 @@ func expandStream(s *sink, f Format, br *bufio.Reader) error {
 		defer zr.Close()
 		dec = zr
 	case FormatXZ:
+		if hdr, _ := br.Peek(HeaderSize); len(hdr) > 0 {
+			if dict, ok := xzFirstDict(hdr); ok && dict > xzMaxDict {
+				return &UnsupportedError{Feature: fmt.Sprintf("xz dictionary of %d bytes (the limit is %d)", dict, xzMaxDict), Off: 12}
+			}
+		}
 		zr, err := xz.ReaderConfig{}.NewReader(br)
 		if err != nil {
 			return s.streamErr(err)
@@ -168,10 +179,11 @@ func expandStream(s *sink, f Format, br *bufio.Reader) error {
 		// streams we see and costs memory. The window bound keeps a hostile frame header from asking
 		// for gigabytes; MaxMemory is set to the same value because in streaming mode the decoder
 		// uses it only as a second window bound.
+		window := uint64(min(zstdMaxWindow, max(s.limit, zstdMinWindow)))
 		zr, err := zstd.NewReader(br,
 			zstd.WithDecoderConcurrency(min(2, runtime.GOMAXPROCS(0))),
-			zstd.WithDecoderMaxWindow(zstdMaxWindow),
-			zstd.WithDecoderMaxMemory(zstdMaxWindow),
+			zstd.WithDecoderMaxWindow(window),
+			zstd.WithDecoderMaxMemory(window),
 			zstd.IgnoreChecksum(false))
 		if err != nil {
 			return fmt.Errorf("imgio: zstd decoder: %w", err)
@@ -189,6 +201,63 @@ func expandStream(s *sink, f Format, br *bufio.Reader) error {
 		return fmt.Errorf("imgio: xz stream truncated at input offset %d (no stream footer): %w", s.src.n, io.ErrUnexpectedEOF)
 	}
 	return nil
+}
+
+// xzFirstDict returns the LZMA2 dictionary size of the first block of an .xz stream, read from the
+// block header that follows the 12-byte stream header (xz file format 3.1, 5.3.1). ok is false when
+// the header is not there or not LZMA2-only; the decoder then reports whatever is wrong.
+func xzFirstDict(b []byte) (dict uint64, ok bool) {
+	if len(b) < 14 || b[12] == 0 { // 0: no blocks, an index follows
+		return 0, false
+	}
+	size := (int(b[12]) + 1) * 4
+	if len(b) < 12+size {
+		return 0, false
+	}
+	h := b[12 : 12+size]
+	flags := h[1]
+	p := 2
+	varint := func() (uint64, bool) {
+		var v uint64
+		for i := 0; i < 9 && p < len(h); i++ {
+			c := h[p]
+			p++
+			v |= uint64(c&0x7f) << (7 * i)
+			if c&0x80 == 0 {
+				return v, true
+			}
+		}
+		return 0, false
+	}
+	if flags&0x40 != 0 { // compressed size present
+		if _, ok := varint(); !ok {
+			return 0, false
+		}
+	}
+	if flags&0x80 != 0 { // uncompressed size present
+		if _, ok := varint(); !ok {
+			return 0, false
+		}
+	}
+	for range int(flags&3) + 1 {
+		id, ok1 := varint()
+		n, ok2 := varint()
+		if !ok1 || !ok2 || n > uint64(len(h)-p) {
+			return 0, false
+		}
+		if id == 0x21 && n == 1 { // LZMA2: one byte of properties, the dictionary size
+			d := h[p] & 0x3f
+			if d > 40 {
+				return 0, false
+			}
+			if d == 40 {
+				return 0xFFFFFFFF, true
+			}
+			return uint64(2|d&1) << (d/2 + 11), true
+		}
+		p += int(n)
+	}
+	return 0, false
 }
 
 // copyFrom copies r into the sink. When r has WriteTo (the zstd decoder, bufio.Reader) it writes its

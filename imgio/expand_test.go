@@ -614,15 +614,18 @@ func TestExpandSmallInputs(t *testing.T) {
 	}
 }
 
-// xMemWriter is an in-memory dst for tests that need no disk. It fails any write past max.
+// xMemWriter is an in-memory dst for tests that need no disk. It fails (and records) any write past
+// max.
 type xMemWriter struct {
-	b   []byte
-	max int64
+	b    []byte
+	max  int64
+	over bool
 }
 
 func (w *xMemWriter) WriteAt(p []byte, off int64) (int, error) {
 	end := off + int64(len(p))
 	if off < 0 || end > w.max {
+		w.over = true
 		return 0, fmt.Errorf("xMemWriter: write [%d,%d) past %d", off, end, w.max)
 	}
 	if end > int64(len(w.b)) {
@@ -630,4 +633,158 @@ func (w *xMemWriter) WriteAt(p []byte, off int64) (int, error) {
 	}
 	copy(w.b[off:], p)
 	return len(p), nil
+}
+
+// TestExpandXZDictionary reads the dictionary size from real xz block headers and refuses a first
+// block that asks for more than xzMaxDict before the decoder allocates it.
+func TestExpandXZDictionary(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.WriteFile(in, xPattern(100000, 9), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		dict uint64
+	}{
+		{[]string{"-0"}, 256 << 10},
+		{[]string{"-6"}, 8 << 20},
+		{[]string{"--lzma2=preset=1,dict=3MiB"}, 3 << 20},
+		{[]string{"-1", "-T2"}, 1 << 20}, // block header with both sizes present
+		{[]string{"--x86", "-0"}, 256 << 10},
+	} {
+		out := filepath.Join(dir, "out.xz")
+		xPipe(t, in, out, "xz", append([]string{"-c"}, tc.args...)...)
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, ok := xzFirstDict(b); !ok || d != tc.dict {
+			t.Errorf("xz %q: dictionary %d, %v; want %d", tc.args, d, ok, tc.dict)
+		}
+		// Ask for 4 GiB - 1 (property byte 40) and 1.5 GiB (37): refused up front.
+		for _, prop := range []byte{40, 37} {
+			bad := bytes.Clone(b)
+			i := bytes.Index(bad[12:12+int(bad[12]+1)*4], []byte{0x21, 0x01}) + 12 + 2
+			bad[i] = prop
+			_, _, err = Expand(&xMemWriter{max: 1 << 30}, bytes.NewReader(bad), nil)
+			var ue *UnsupportedError
+			if !errors.As(err, &ue) || ue.Off != 12 {
+				t.Errorf("xz %q with dictionary property %d: %v, want an *UnsupportedError at 12", tc.args, prop, err)
+			}
+		}
+	}
+	for _, b := range [][]byte{nil, magicXZ, append(bytes.Clone(magicXZ), make([]byte, 20)...)} {
+		if _, ok := xzFirstDict(b); ok {
+			t.Errorf("xzFirstDict(% x) found a dictionary", b)
+		}
+	}
+}
+
+// FuzzExpand feeds arbitrary input to Expand with a 256 KiB bound (small, so that bombs stop quickly). It must never panic, hang, write past
+// the bound or return an error of an unexpected kind; raw input must come back unchanged.
+func FuzzExpand(f *testing.F) {
+	// More seeds are in testdata/fuzz/FuzzExpand: real gzip, xz, zstd and img2simg output.
+	f.Add([]byte{})
+	f.Add(xSimg{major: 1, blkSz: 4096, totalBlks: 6,
+		chunks: []xChunk{xRaw(2, xPattern(8192, 1)), xSkip(3), xFill(1, 0x12345678), xCRC(0)}}.bytes())
+	f.Add(xSimg{major: 1, blkSz: 1024, totalBlks: 3, chunks: []xChunk{xRaw(1, xPattern(1024, 2)), xFill(2, 0)}}.bytes())
+	f.Add([]byte{0x50, 0x2a, 0x4d, 0x18, 1, 0, 0, 0, 9, 0x28, 0xb5, 0x2f, 0xfd})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const limit = 256 << 10
+		w := &xMemWriter{max: limit}
+		format, n, err := Expand(w, bytes.NewReader(data), &Options{MaxExpanded: limit})
+		if w.over {
+			t.Fatalf("wrote past the limit: %v", err)
+		}
+		if n < 0 || n > limit {
+			t.Fatalf("size %d outside [0, %d] (err %v)", n, limit, err)
+		}
+		if format != DetectFormat(data[:min(len(data), HeaderSize)]) {
+			t.Fatalf("format %q, DetectFormat says otherwise", format)
+		}
+		if err != nil {
+			var (
+				le *LimitError
+				fe *FormatError
+				ue *UnsupportedError
+			)
+			if !errors.As(err, &le) && !errors.As(err, &fe) && !errors.As(err, &ue) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("unexpected kind of error %T: %v", err, err)
+			}
+			return
+		}
+		if format == FormatRaw {
+			got := make([]byte, n)
+			copy(got, w.b)
+			if !bytes.Equal(got, data) {
+				t.Fatal("raw input changed")
+			}
+		}
+	})
+}
+
+// BenchmarkExpand expands a 256 MiB F2FS image holding 16 MiB of files (random data, text, zeros) from
+// each format the tools make. MB/s counts output bytes.
+func BenchmarkExpand(b *testing.B) {
+	dir := b.TempDir()
+	img := xMakeImage(b, dir, 256, 16)
+	fi, err := os.Stat(img)
+	if err != nil {
+		b.Fatal(err)
+	}
+	xPipe(b, img, img+".gz", "gzip", "-c")
+	xPipe(b, img, img+".xz", "xz", "-c", "-0")
+	xPipe(b, img, img+".zst", "zstd", "-c", "-q")
+	xPipe(b, img, img+".19.zst", "zstd", "-c", "-q", "-19")
+	xRun(b, "img2simg", img, img+".simg")
+	for _, bc := range []struct{ name, in string }{
+		{"raw", img},
+		{"gzip", img + ".gz"},
+		{"xz", img + ".xz"},
+		{"zstd", img + ".zst"},
+		{"zstd-19", img + ".19.zst"},
+		{"android-sparse", img + ".simg"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(fi.Size())
+			for b.Loop() {
+				xBenchExpand(b, bc.in, filepath.Join(dir, "out"), fi.Size())
+			}
+		})
+	}
+}
+
+// BenchmarkExpandFile expands the file named by $ZRVIZ_EXPAND_BENCH (testdata/expand/bench4g.sh makes
+// a 4 GiB F2FS image and runs this on its zstd forms). MB/s counts output bytes.
+func BenchmarkExpandFile(b *testing.B) {
+	in := os.Getenv("ZRVIZ_EXPAND_BENCH")
+	if in == "" {
+		b.Skip("set ZRVIZ_EXPAND_BENCH to an image file (see testdata/expand/bench4g.sh)")
+	}
+	out := filepath.Join(b.TempDir(), "out")
+	n := xBenchExpand(b, in, out, -1)
+	b.SetBytes(n)
+	for b.Loop() {
+		xBenchExpand(b, in, out, n)
+	}
+	b.ReportMetric(float64(xAllocated(b, out))/(1<<20), "MiB-on-disk")
+}
+
+func xBenchExpand(b *testing.B, in, out string, want int64) int64 {
+	r, err := os.Open(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	w, err := os.Create(out) // truncates: every run starts from an empty file
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	_, n, err := Expand(w, r, nil)
+	if err != nil || (want >= 0 && n != want) {
+		b.Fatalf("Expand = %d, %v; want %d bytes", n, err, want)
+	}
+	return n
 }
