@@ -285,9 +285,17 @@ func TestBrowser(t *testing.T) {
 		}
 		waitJS(t, ctx, fmt.Sprintf(`new URLSearchParams(location.search).get('step') === '%d'`, step), 5*time.Second)
 		screenshot(t, ctx, "run")
-		// Step forward with the keyboard: the URL follows.
+		// Step with the keyboard: the URL follows.
 		do(t, ctx, chromedp.KeyEvent(kb.ArrowRight))
 		waitJS(t, ctx, fmt.Sprintf(`new URLSearchParams(location.search).get('step') === '%d'`, step+1), 5*time.Second)
+		do(t, ctx, chromedp.KeyEvent(kb.ArrowLeft), chromedp.KeyEvent(kb.ArrowLeft))
+		waitJS(t, ctx, fmt.Sprintf(`new URLSearchParams(location.search).get('step') === '%d'`, step-1), 5*time.Second)
+		// b cycles the mode (both → per-block): a new hello, one engine.
+		do(t, ctx, chromedp.KeyEvent("b"))
+		waitJS(t, ctx, `new URLSearchParams(location.search).get('mode') === 'per-block' && document.querySelector('[data-testid="stat-calls-batched"]').textContent === '–'`, 10*time.Second)
+		if got := text(t, ctx, "run-status"); got != "paused" {
+			t.Errorf("after the mode change run-status = %q, want paused", got)
+		}
 	})
 
 	t.Run("sparse 9g plays", func(t *testing.T) {

@@ -513,16 +513,22 @@ export class SITView {
     const textW = 104;
     const top = modes.length > 1 ? 14 : 0;
     const avail = (w - textW - 4 - (modes.length - 1) * 12) / modes.length;
-    // 64 columns when the cells stay at least 4 px, else 32 columns of
-    // 16 rows, so a bit is always big enough to see clear.
+    // The biggest bits that still show up to 6 segments at once, as 8
+    // rows of 64 or 16 rows of 32, whichever gives bigger cells.
+    const need = Math.max(1, Math.min(5, segs.length));
+    const perRow = (h - top) / need - 16;
     let cols = 64;
-    let cell = Math.floor(avail / 64);
-    if (cell < 4) { cols = 32; cell = Math.floor(avail / 32); }
-    cell = Math.max(2, Math.min(7, cell));
+    let cell = 0;
+    for (const c of [64, 32]) {
+      const fit = Math.min(Math.floor((avail / c) * 2) / 2, Math.floor((perRow / (512 / c)) * 2) / 2);
+      if (fit > cell) { cell = fit; cols = c; }
+    }
+    // Whole device pixels per bit, so the cached maps line up exactly.
+    cell = Math.max(1, Math.floor(Math.min(7, cell) * dpr)) / dpr;
     const rowsN = 512 / cols;
     const mapW = cell * cols;
     const mapH = cell * rowsN;
-    const rowH = Math.max(mapH + 16, 34);
+    const rowH = Math.max(mapH + 16, 36);
     const mapX = modes.map((_, i) => textW + i * (mapW + 12));
     this.layout = { segs, rowH, textW, mapX, cell, top, cols };
     ctx.textBaseline = 'middle';
@@ -552,10 +558,11 @@ export class SITView {
       ctx.fillText(`seg ${segno}`, 0, y + 8);
       ctx.font = '11.5px ui-monospace, monospace';
       ctx.fillStyle = INK2;
+      // Valid blocks, in the modes' column order.
+      ctx.fillText(`valid ${modes.map((m) => st.per[m].segments.get(segno)?.valid ?? '?').join(' · ')}`, 0, y + 22);
       modes.forEach((m, i) => {
         const s = st.per[m].segments.get(segno);
         if (!s) return;
-        ctx.fillText(`${modes.length > 1 ? (m === 'per-block' ? 'pb ' : 'bt ') : ''}${s.valid}/512`, 0, y + 22 + i * 13);
         this.drawMap(ctx, `${m}:${segno}`, s, mapX[i], y + 2, cell, cols, dpr);
         // The segment's class, in words, under its map.
         ctx.font = '10.5px system-ui, sans-serif';

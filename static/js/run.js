@@ -377,7 +377,7 @@ function lane(doc, mode, ms) {
     p.textContent = 'one call per valid block, no run';
   }
   const ol = doc.createElement('ol');
-  for (const [start, len, why] of ms.calls.slice(-6).reverse()) {
+  for (const [start, len, why] of ms.calls.slice(-5).reverse()) {
     const li = doc.createElement('li');
     const w = doc.createElement('span');
     w.className = 'why';
