@@ -311,3 +311,23 @@ func TestBadInput(t *testing.T) {
 		t.Fatal("no error for a bad mode")
 	}
 }
+
+// TestInlineConversionCold: a cold file's converted page goes to the cold
+// data log (file_is_cold is checked before FI_HOT_DATA).
+func TestInlineConversionCold(t *testing.T) {
+	st := newState(nil, 0)
+	st.ino = Inode{Ino: 44, Type: "file", Size: 12, Blocks: 1, AddrsPerInode: 873,
+		Inline: InlineData | InlineDataExist, Advise: AdviseCold}
+	st.vol.HotDataSegno, st.vol.HotDataBlkoff = 1, 10
+	st.vol.ColdDataSegno, st.vol.ColdDataBlkoff = 2, 7
+	r, err := Simulate(st.input(), Request{Length: 4096}, PerBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Calls.Last(1); len(got) != 1 || got[0].Start != 4096+2*512+7 {
+		t.Fatalf("calls %v, want the cold log's block %d", got, 4096+2*512+7)
+	}
+	if next := r.NextInput(); next.Volume.ColdDataBlkoff != 8 || next.Volume.HotDataBlkoff != 10 {
+		t.Fatalf("log offsets after: cold %d hot %d", next.Volume.ColdDataBlkoff, next.Volume.HotDataBlkoff)
+	}
+}

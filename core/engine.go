@@ -54,6 +54,7 @@ type scalars struct {
 	inline      uint8
 	needFsck    bool
 	hotBlkoff   uint32
+	coldBlkoff  uint32
 	hiWater     uint64 // one past the highest slot made non-NULL
 
 	pgStart, pgEnd   uint64
@@ -126,6 +127,7 @@ func newEngine(in Input, req Request, mode Mode) (*engine, error) {
 		advise:      in.Inode.Advise,
 		inline:      in.Inode.Inline,
 		hotBlkoff:   in.Volume.HotDataBlkoff,
+		coldBlkoff:  in.Volume.ColdDataBlkoff,
 		chunkOrd:    -1,
 	}
 	return e, nil
@@ -421,26 +423,35 @@ func (e *engine) step(ev *Event) bool {
 				s.phase = phDone
 				break
 			}
-			st, err := e.sit.get(v.HotDataSegno)
+			// __get_segment_type_6: a cold file goes to the cold data
+			// log before FI_HOT_DATA is looked at.
+			segno, k := v.HotDataSegno, s.hotBlkoff
+			if s.advise&AdviseCold != 0 {
+				segno, k = v.ColdDataSegno, s.coldBlkoff
+			}
+			st, err := e.sit.get(segno)
 			if err != nil {
 				e.err = err
 				return false
 			}
-			k := s.hotBlkoff
 			for k < blocksPerSeg && testBit(&st.cur, k) {
 				k++
 			}
 			if k >= blocksPerSeg {
-				e.err = errors.Join(ErrInput, errors.New("core: the hot data log's segment is full"))
+				e.err = errors.Join(ErrInput, errors.New("core: the data log's current segment is full"))
 				return false
 			}
-			a := v.MainBlkaddr + v.HotDataSegno*blocksPerSeg + k
-			e.sit.modify(v.HotDataSegno, st)
+			a := v.MainBlkaddr + segno*blocksPerSeg + k
+			e.sit.modify(segno, st)
 			setBit(&st.cur, k)
 			setBit(&st.disc, k)
 			st.valid++
 			st.class = classify(st.valid, st.class == SegCurrent)
-			s.hotBlkoff = k + 1
+			if s.advise&AdviseCold != 0 {
+				s.coldBlkoff = k + 1
+			} else {
+				s.hotBlkoff = k + 1
+			}
 			ev.Before = s.validBlocks
 			s.validBlocks++
 			s.iBlocks++
@@ -1084,6 +1095,7 @@ func (e *engine) nextInput() Input {
 	next.Volume.ValidBlockCount = s.validBlocks
 	next.Volume.ValidNodeCount = s.validNodes
 	next.Volume.HotDataBlkoff = s.hotBlkoff
+	next.Volume.ColdDataBlkoff = s.coldBlkoff
 	next.Inode.Size = s.iSize
 	next.Inode.Blocks = s.iBlocks
 	next.Inode.Advise = s.advise

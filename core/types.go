@@ -34,6 +34,7 @@ const (
 	InlineDataExist uint8 = 0x08 // F2FS_DATA_EXIST
 	InlinePinFile   uint8 = 0x40 // F2FS_PIN_FILE
 
+	AdviseCold     uint8 = 0x01 // FADVISE_COLD_BIT in i_advise
 	AdviseKeepSize uint8 = 0x10 // FADVISE_KEEP_SIZE_BIT in i_advise
 )
 
@@ -145,6 +146,10 @@ type Volume struct {
 	// the first free block).
 	HotDataSegno  uint32 `json:"hotDataSegno"`
 	HotDataBlkoff uint32 `json:"hotDataBlkoff"`
+	// ColdDataSegno and ColdDataBlkoff are the same for CURSEG_COLD_DATA,
+	// where a cold file's (FADVISE_COLD_BIT) conversion goes instead.
+	ColdDataSegno  uint32 `json:"coldDataSegno"`
+	ColdDataBlkoff uint32 `json:"coldDataBlkoff"`
 	// Trimmed is CP_TRIMMED_FLAG: after mount every discard-map bit is set.
 	Trimmed bool `json:"trimmed,omitempty"`
 	// CheckpointError is CP_ERROR_FLAG (the fs is shut down): EIO.

@@ -48,8 +48,11 @@ func Volume(v imgio.Volume) core.Volume {
 	}
 	for _, c := range v.CurrentSegments {
 		cv.CurrentSegments = append(cv.CurrentSegments, c.Segno)
-		if c.Type == "hot-data" {
+		switch c.Type {
+		case "hot-data":
 			cv.HotDataSegno, cv.HotDataBlkoff = c.Segno, uint32(c.Blkoff)
+		case "cold-data":
+			cv.ColdDataSegno, cv.ColdDataBlkoff = c.Segno, uint32(c.Blkoff)
 		}
 	}
 	return cv
