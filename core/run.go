@@ -292,6 +292,10 @@ func (r *Run) Snapshot() Snapshot {
 		ValidBlockCount: s.validBlocks, ValidNodeCount: s.validNodes, IBlocks: s.iBlocks,
 		ISize: s.iSize, NewSize: s.newSize, Advise: s.advise, Stats: s.stats,
 		Segments: e.segmentStates(SnapshotSegments), LastCalls: e.calls.Last(SnapshotCalls)}
+	if sn.LastCalls == nil {
+		sn.LastCalls = []Call{}
+	}
+	sn.Slots = []Extent{}
 	if s.step > 0 {
 		sn.Narration = r.last.Narrate()
 	}
@@ -310,7 +314,7 @@ func (r *Run) Snapshot() Snapshot {
 			lo = max(lo, c-min(c, SnapshotSlots/2))
 			hi = min(hi, lo+SnapshotSlots)
 		}
-		if ext, err := e.extents(lo, hi); err == nil {
+		if ext, err := e.extents(lo, hi); err == nil && ext != nil {
 			sn.RangeStart, sn.RangeEnd, sn.Slots = lo, hi, ext
 		}
 	}
