@@ -3,6 +3,7 @@ package imgio
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 )
 
 // Inode flags and hints (i_inline, i_advise, i_flags).
@@ -105,7 +106,8 @@ type Inode struct {
 	Checksum string `json:"checksum"` // "ok", "bad" or "" when inode_checksum does not apply
 	Blkaddr  uint32 `json:"blkaddr"`  // block holding the inode
 	Pino     uint32 `json:"pino"`
-	Name     string `json:"name"` // i_name: the name at creation, not authoritative
+	Name     string    `json:"name"` // i_name: the name at creation, not authoritative
+	Mtime    time.Time `json:"mtime"`
 }
 
 // decodeInode validates the inode block blk of ino, found at addr (f2fs sanity_check_inode, reduced to
@@ -120,6 +122,7 @@ func (img *Image) decodeInode(ino uint32, blk []byte, addr uint32) (Inode, error
 	in := Inode{
 		Ino: ino, Mode: r.Mode, Type: modeType(r.Mode), Size: int64(r.Size), Blocks: r.Blocks, Links: r.Links,
 		Inline: r.Inline, Advise: r.Advise, Flags: r.Flags, Generation: r.Generation, Blkaddr: addr, Pino: r.Pino,
+		Mtime: time.Unix(int64(r.Mtime), int64(r.MtimeNsec%1e9)).UTC(),
 	}
 	if int64(r.Size) < 0 {
 		return Inode{}, bad("negative i_size", r.Size)
