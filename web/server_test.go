@@ -15,6 +15,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/zrviz/zrviz/imgio"
@@ -449,5 +450,79 @@ func TestCloseRemovesData(t *testing.T) {
 	}
 	if _, err := http.Get(s.URL() + "/api/images"); err == nil {
 		t.Fatal("server still answers after Close")
+	}
+}
+
+// gateReader serves r, but stops after n bytes until gate is closed.
+type gateReader struct {
+	r    io.Reader
+	n    int64
+	gate chan struct{}
+}
+
+func (g *gateReader) Read(p []byte) (int, error) {
+	if g.n <= 0 {
+		<-g.gate
+		return g.r.Read(p)
+	}
+	if int64(len(p)) > g.n {
+		p = p[:g.n]
+	}
+	k, err := g.r.Read(p)
+	g.n -= int64(k)
+	return k, err
+}
+
+// TestUploadProgress: while a zstd upload is half received, the progress
+// endpoint reports it as expanding, with bytes read and written.
+func TestUploadProgress(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	zst, err := os.ReadFile(demoZst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	body := &gateReader{r: bytes.NewReader(zst), n: int64(len(zst) / 2), gate: gate}
+	done := make(chan int, 1)
+	go func() {
+		var up uploadBody
+		req, _ := http.NewRequest(http.MethodPost, ts.ts.URL+"/api/images?token=half", body)
+		req.ContentLength = int64(len(zst))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- -1
+			return
+		}
+		defer res.Body.Close()
+		json.NewDecoder(res.Body).Decode(&up)
+		done <- res.StatusCode
+	}()
+	var prog progressBody
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		code := ts.get(t, "/api/uploads/half", &prog)
+		if code == 200 && prog.Phase == phaseExpanding && prog.Written > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("progress never showed expansion: %d %+v", code, prog)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if prog.Total != int64(len(zst)) || prog.Read <= 0 || prog.Read > int64(len(zst))/2 {
+		t.Fatalf("half-way progress = %+v (upload %d bytes)", prog, len(zst))
+	}
+	var list []imageInfo
+	ts.get(t, "/api/images", &list)
+	if len(list) != 1 {
+		t.Fatalf("an image still uploading is listed: %+v", list)
+	}
+	close(gate)
+	if code := <-done; code != 201 {
+		t.Fatalf("upload finished with %d", code)
+	}
+	if code := ts.get(t, "/api/uploads/half", &prog); code != 200 || prog.Phase != phaseDone || prog.Written != demoSize || prog.ID == "" {
+		t.Fatalf("final progress = %d %+v", code, prog)
 	}
 }
