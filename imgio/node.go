@@ -103,9 +103,9 @@ type Inode struct {
 		Blkaddr uint32 `json:"blkaddr"`
 		Len     uint32 `json:"len"`
 	} `json:"ext"`
-	Checksum string `json:"checksum"` // "ok", "bad" or "" when inode_checksum does not apply
-	Blkaddr  uint32 `json:"blkaddr"`  // block holding the inode
-	Pino     uint32 `json:"pino"`
+	Checksum string    `json:"checksum"` // "ok", "bad" or "" when inode_checksum does not apply
+	Blkaddr  uint32    `json:"blkaddr"`  // block holding the inode
+	Pino     uint32    `json:"pino"`
 	Name     string    `json:"name"` // i_name: the name at creation, not authoritative
 	Mtime    time.Time `json:"mtime"`
 }
