@@ -243,3 +243,48 @@ func TestWalkMatchesRun(t *testing.T) {
 		}
 	}
 }
+
+// TestOutlineMatchesEvents: the outline's markers and chunks are exactly
+// what the stepped events show.
+func TestOutlineMatchesEvents(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for i := range 150 {
+		st, req := randomState(r)
+		for _, mode := range Modes {
+			o, err := MakeOutline(st.input(), req, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run, _ := NewRun(st.input(), req, mode)
+			var markers []Marker
+			var chunks []int64
+			for {
+				ev, ok := run.Next()
+				if !ok {
+					break
+				}
+				switch ev.Kind {
+				case EvChunkEnter:
+					chunks = append(chunks, ev.Step)
+				case EvInvalidate:
+					if ev.Action == ActPerBlock {
+						continue
+					}
+				case EvError, EvSize, EvDone, EvInlineConvert, EvFillZero:
+				default:
+					continue
+				}
+				markers = append(markers, Marker{Step: ev.Step, Kind: ev.Kind, Action: ev.Action, Slot: ev.Slot})
+			}
+			if !slices.Equal(o.Markers, markers) || len(o.Chunks) != len(chunks) || o.Steps != run.Step() {
+				t.Fatalf("case %d %s: outline %d markers %d chunks %d steps; events %d markers %d chunks %d steps",
+					i, mode, len(o.Markers), len(o.Chunks), o.Steps, len(markers), len(chunks), run.Step())
+			}
+			for k, c := range o.Chunks {
+				if c.Step != chunks[k] {
+					t.Fatalf("case %d %s: chunk %d at step %d, event at %d", i, mode, k, c.Step, chunks[k])
+				}
+			}
+		}
+	}
+}

@@ -362,7 +362,15 @@ func MakeOutline(in Input, req Request, mode Mode) (*Outline, error) {
 	}
 	o := &Outline{Mode: mode, Markers: []Marker{}, Chunks: []ChunkInfo{}}
 	var ev Event
-	for e.next(&ev) {
+	for {
+		// The fast path only skips slot visits, per-block calls and their
+		// SIT updates, none of which is a marker.
+		if e.s.phase == phSlots && e.fastSlots() {
+			continue
+		}
+		if !e.next(&ev) {
+			break
+		}
 		mark := false
 		switch ev.Kind {
 		case EvChunkEnter:
