@@ -139,7 +139,11 @@ func (s *Server) Open() error {
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		IdleTimeout:       2 * time.Minute,
+		// No ReadTimeout or WriteTimeout: an 8 GiB upload and a websocket
+		// legitimately outlive any fixed bound. Page and API handlers have
+		// middleware.Timeout; the websocket writer a per-write timeout.
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	// Shutdown waits for active requests but ignores hijacked (websocket)
 	// connections: cancelling srvCtx is what tells their handlers to close.

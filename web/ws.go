@@ -471,6 +471,9 @@ func (s *Server) startRun() bool {
 
 // run is the connection's life: a reader goroutine feeds controls, a
 // writer goroutine drains the mailbox, and this goroutine owns the player.
+// (c.CloseRead is for connections that never read; this one reads
+// controls, and its reader loop likewise answers pings and notices a
+// close.)
 func (ss *session) run(srvCtx context.Context) {
 	ctx, cancel := context.WithCancel(srvCtx)
 	defer cancel()

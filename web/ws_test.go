@@ -516,3 +516,44 @@ func TestKernelCases(t *testing.T) {
 		})
 	}
 }
+
+// TestWSBadMessages: binary and malformed messages get non-fatal errors;
+// a flood of them closes the socket with 1008.
+func TestWSBadMessages(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	w := ts.dialWS(t, bench64)
+	w.readType("hello")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.c.Write(ctx, websocket.MessageBinary, []byte{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	if m := w.read(); m.Type != "error" || m.Fatal || !strings.Contains(m.Error, "binary") {
+		t.Fatalf("binary message answered with %+v", m)
+	}
+	go func() {
+		for i := 0; i < maxBadControls; i++ {
+			if w.c.Write(ctx, websocket.MessageText, []byte(`{"type":"nope"}`)) != nil {
+				return
+			}
+		}
+	}()
+	errs := 0
+	for {
+		_, b, err := w.c.Read(ctx)
+		if err != nil {
+			if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+				t.Fatalf("after %d errors: %v; want close 1008", errs, err)
+			}
+			break
+		}
+		var m serverMsg
+		if json.Unmarshal(b, &m) == nil && m.Type == "error" {
+			errs++
+		}
+	}
+	if errs < maxBadControls-1 {
+		t.Fatalf("closed after %d error messages", errs)
+	}
+}
