@@ -298,6 +298,30 @@ func TestBrowser(t *testing.T) {
 		}
 	})
 
+	t.Run("prealloc pending run", func(t *testing.T) {
+		// fixtures/README.md: NEW_ADDR slots between the 24 written pages
+		// do not end the batched run, so the whole file is one call.
+		ctx := tab(t)
+		do(t, ctx, chromedp.Navigate(runURL(base, "/cases/prealloc.bin", url.Values{"mode": {"batched"}, "step": {"150"}})))
+		waitStatus(t, ctx, 30*time.Second, "paused")
+		waitJS(t, ctx, `document.getElementById('seek').value === '150'`, 10*time.Second)
+		if got := text(t, ctx, "stat-calls-batched"); got != "0" {
+			t.Errorf("batched calls at step 150 = %q, want 0 (the run is still pending)", got)
+		}
+		if lanes := text(t, ctx, "calls-panel"); !strings.Contains(lanes, "pending run (blkstart") {
+			t.Errorf("no pending run shown mid-file: %q", lanes)
+		}
+		screenshot(t, ctx, "run-prealloc")
+		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-end"]`)))
+		waitStatus(t, ctx, 30*time.Second, "done")
+		if got := text(t, ctx, "stat-calls-batched"); got != "1" {
+			t.Errorf("batched calls = %q, want 1", got)
+		}
+		if got := text(t, ctx, "stat-blocks-invalidated"); got != "24" {
+			t.Errorf("blocks invalidated = %q, want 24", got)
+		}
+	})
+
 	t.Run("sparse 9g plays", func(t *testing.T) {
 		ctx := tab(t)
 		do(t, ctx, chromedp.Navigate(runURL(base, "/cases/sparse-9g.bin", url.Values{"mode": {"both"}})))
@@ -336,7 +360,23 @@ func TestBrowser(t *testing.T) {
 			t.Fatalf("%d images listed (%v), want the demo and the upload", n, err)
 		}
 		screenshot(t, ctx, "upload")
-		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="upload-link"]`)),
+		// Something that is not an F2FS image is refused with a message.
+		junk := filepath.Join(t.TempDir(), "notes.txt")
+		if err := os.WriteFile(junk, []byte(strings.Repeat("not an image\n", 1000)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		do(t, ctx, chromedp.SetUploadFiles(chromedp.CSS(`[data-testid="upload-input"]`), []string{junk}))
+		waitJS(t, ctx, `document.querySelector('[data-testid="upload-message"]').classList.contains('error')`, time.Minute)
+		if msg := text(t, ctx, "upload-message"); !strings.Contains(msg, "400") {
+			t.Errorf("refusal message %q, want the 400 and the reason", msg)
+		}
+		screenshot(t, ctx, "upload-refused")
+		if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('[data-testid="image-item"]').length`)); n != 2 {
+			t.Errorf("%d images listed after a refused upload, want 2", n)
+		}
+		do(t, ctx, chromedp.Navigate(base+"/"),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="image-item"]`)))
+		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="image-item"]:not([data-id="demo"]) [data-testid="image-link"]`)),
 			chromedp.WaitVisible(chromedp.CSS(`[data-testid="file-entry"][data-path="/hello/world.txt"]`)))
 	})
 }

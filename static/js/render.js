@@ -249,6 +249,23 @@ export class SlotsView {
       }
     }
     if (n > 0) triangle(ctx, stripX + ((curOff + 0.5) / n) * stripW, ovY - 1, 6, INK);
+    // The pending run over the whole range too: at this scale it shows a
+    // run reaching across NEW slots and holes.
+    const rs = st.runStart('batched');
+    if (rs !== null && n > 0) {
+      const xa = stripX + ((rs - st.range.start) / n) * stripW;
+      const xb = stripX + ((st.per.batched.cursor - st.range.start) / n) * stripW;
+      ctx.strokeStyle = INK;
+      ctx.lineWidth = 2;
+      ctx.beginPath();
+      ctx.moveTo(xa, ovY + ovH + 5);
+      ctx.lineTo(xa, ovY + ovH + 2);
+      ctx.moveTo(xa, ovY + ovH + 5);
+      ctx.lineTo(Math.max(xa + 1, xb), ovY + ovH + 5);
+      ctx.lineTo(Math.max(xa + 1, xb), ovY + ovH + 2);
+      ctx.stroke();
+      ctx.lineWidth = 1;
+    }
 
     // 2. The zoom lane around the cursor (or the pinned slot).
     const zY = ovY + ovH + 24;
@@ -398,8 +415,9 @@ export class SlotsView {
     // Pending run bracket (batched): from the slot that started the run
     // to the cursor.
     const bt = st.per.batched;
-    if (bt && bt.pending) {
-      const startOff = (bt.runStart ?? (bt.cursor - bt.pending.len)) - st.range.start;
+    const rs = st.runStart('batched');
+    if (bt && bt.pending && rs !== null) {
+      const startOff = rs - st.range.start;
       const endOff = bt.cursor - 1 - st.range.start;
       const a = Math.max(startOff, from);
       const b = Math.min(endOff, from + count - 1);
@@ -425,7 +443,7 @@ export class SlotsView {
     // Cursor.
     if (curOff >= from && curOff < from + count) {
       const x = x0 + (curOff - from) * cell + cell / 2;
-      triangle(ctx, x, y0 - 1, 7, OI.vermillion);
+      triangle(ctx, x, y0 - 1, 7, INK);
     }
   }
 
@@ -578,9 +596,6 @@ export class SITView {
         ctx.setLineDash([3, 2]);
         ctx.strokeRect(mapX[0] - 2.5, y - 0.5, mapX[modes.length - 1] + mapW - mapX[0] + 5, mapH + 5);
         ctx.setLineDash([]);
-        ctx.font = '10.5px system-ui, sans-serif';
-        ctx.fillStyle = INK;
-        ctx.fillText('current', mapX[0], y + mapH + 9);
       }
     }
     if (segs.length > visible) {

@@ -85,6 +85,7 @@ export function initRun(doc) {
         runEnd = false;
         sock.send({ type: 'end' });
       }
+      if (h.step > 0) loadInitial(params, st).then(() => { dirty = true; });
       dirty = true;
     },
     frame(f) {
@@ -163,6 +164,11 @@ export function initRun(doc) {
     }
     if (handled) e.preventDefault();
   });
+  // A focused button would also take the space bar as a click on keyup,
+  // undoing the play/pause the keydown just did.
+  doc.addEventListener('keyup', (e) => {
+    if (e.key === ' ' && /** @type {HTMLElement} */ (e.target)?.tagName === 'BUTTON') e.preventDefault();
+  });
 
   // Pointer: hover for numbers, click to pin the zoom, wheel to zoom/scroll.
   slotsCanvas.addEventListener('mousemove', (e) => {
@@ -235,6 +241,24 @@ export function initRun(doc) {
   };
   $('speed-out').textContent = rate(SPEEDS[Number(speed.value)]);
   requestAnimationFrame(loop);
+}
+
+/**
+ * Fetches the file's on-disk slot map: a view opened mid-run needs it to
+ * place the pending run's bracket.
+ * @param {{image: string, path: string}} params
+ * @param {RunState} st
+ * @returns {Promise<void>}
+ */
+async function loadInitial(params, st) {
+  try {
+    const r = await fetch(`/api/images/${encodeURIComponent(params.image)}/map?path=${encodeURIComponent(params.path)}`);
+    if (!r.ok) return;
+    const m = await r.json();
+    if (Array.isArray(m.extents)) st.setInitial(m.extents);
+  } catch {
+    // Without the map the bracket is left out; nothing else depends on it.
+  }
 }
 
 /**

@@ -96,6 +96,8 @@ export class RunState {
     this.slots = new Uint32Array(0);
     /** slot offsets (index - range.start) flagged invalid by an error event */
     this.bad = new Set();
+    /** slot offset → the step of the error that rejected its address */
+    this.badAt = new Map();
     /** slot offset → time (performance.now) it was invalidated, for the flash */
     this.flash = new Map();
     /** slot offsets changed since the renderer last looked; null = everything */
@@ -141,7 +143,12 @@ export class RunState {
     this.markers = h.markers || [];
     this.markersThinned = !!h.markersThinned;
     this.slots = new Uint32Array(Math.max(0, this.range.end - this.range.start));
+    this.badAt = new Map();
     this.setExtents(h.slots || []);
+    /** the slots before the run, to find where a pending run began; hello
+     * carries the slots at its step, so this is exact only at step 0 until
+     * setInitial gives the file's on-disk map */
+    this.initial = this.slots.slice();
     this.segOrder = new Map();
     /** @type {any[]} */
     const initial = h.segments || [];
@@ -189,6 +196,26 @@ export class RunState {
     this.changed = null;
   }
 
+  /**
+   * Sets the slots as they were before the run, from the file's on-disk
+   * extents (GET /api/images/{id}/map).
+   * @param {Array<{index: number, count: number, state: string, addr?: number}>} ext
+   */
+  setInitial(ext) {
+    const cur = this.slots;
+    const bad = this.bad;
+    const flash = this.flash;
+    const changed = this.changed;
+    this.slots = new Uint32Array(cur.length);
+    this.setExtents(ext);
+    this.initial = this.slots;
+    this.slots = cur;
+    this.bad = bad;
+    this.flash = flash;
+    this.changed = changed;
+    for (const m of this.modes) this.per[m].runStart = null;
+  }
+
   /** @param {any} m a hello or frame */
   applyCommon(m) {
     if (typeof m.step === 'number') this.step = m.step;
@@ -211,15 +238,21 @@ export class RunState {
       for (const ev of f.events || []) this.event(ev, now);
     }
     for (const ev of f.events || []) {
-      if (ev.kind === 'error' && (ev.action === 'bounds' || ev.action === 'sit-bit')) this.markBad(ev.slot);
+      if (ev.kind === 'error' && (ev.action === 'bounds' || ev.action === 'sit-bit')) {
+        const i = ev.slot - this.range.start;
+        if (i >= 0 && i < this.slots.length) this.badAt.set(i, ev.step);
+      }
+    }
+    // A rejected address stays marked from its error's step on, also
+    // after a seek (full frames carry no events).
+    for (const [i, s] of this.badAt) {
+      const on = s <= this.step;
+      if (on !== this.bad.has(i)) {
+        if (on) this.bad.add(i); else this.bad.delete(i);
+        this.touch(i);
+      }
     }
     if (f.state) this.applyState(f.state, !!f.full, f.step);
-  }
-
-  /** @param {number} slot file block index */
-  markBad(slot) {
-    const i = slot - this.range.start;
-    if (i >= 0 && i < this.slots.length) { this.bad.add(i); this.touch(i); }
   }
 
   /** @param {number} i slot offset that changed */
@@ -369,6 +402,30 @@ export class RunState {
     let c = this.range.start;
     for (const m of this.modes) c = Math.max(c, this.per[m]?.cursor ?? c);
     return c;
+  }
+
+  /**
+   * Returns the slot that began mode's pending run: the slot in the
+   * cursor's chunk that held blkstart before the run. The run is
+   * contiguous by construction, so that slot is unique in a consistent
+   * file.
+   * @param {string} mode
+   * @returns {number|null} file block index, or null without a pending run
+   */
+  runStart(mode) {
+    const ms = this.per[mode];
+    if (!ms || !ms.pending) return null;
+    if (ms.runStart !== null && ms.runStart !== undefined) return ms.runStart;
+    const base = this.range.start;
+    const c = this.chunks[this.chunkOf(ms.cursor - 1)];
+    const lo = c ? Math.max(0, c.start - base) : 0;
+    for (let i = Math.min(this.slots.length, ms.cursor - base) - 1; i >= lo; i--) {
+      if (this.initial[i] === ms.pending.start) {
+        ms.runStart = base + i;
+        return ms.runStart;
+      }
+    }
+    return null;
   }
 
   /**
