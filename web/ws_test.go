@@ -539,21 +539,14 @@ func TestWSBadMessages(t *testing.T) {
 			}
 		}
 	}()
-	errs := 0
+	// Error messages still queued when the limit is hit may be lost with
+	// the close; the close status is what counts.
 	for {
-		_, b, err := w.c.Read(ctx)
-		if err != nil {
+		if _, _, err := w.c.Read(ctx); err != nil {
 			if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
-				t.Fatalf("after %d errors: %v; want close 1008", errs, err)
+				t.Fatalf("after a flood of bad messages: %v; want close 1008", err)
 			}
 			break
 		}
-		var m serverMsg
-		if json.Unmarshal(b, &m) == nil && m.Type == "error" {
-			errs++
-		}
-	}
-	if errs < maxBadControls-1 {
-		t.Fatalf("closed after %d error messages", errs)
 	}
 }
