@@ -176,3 +176,29 @@ func BenchmarkSnapshot64MiB(b *testing.B) {
 		_ = run.Snapshot()
 	}
 }
+
+// BenchmarkSeekEnd64GiB: a fresh Run over the 64 GiB mapping seeks to its
+// last step (the scrubber's worst case), then back to the middle.
+func BenchmarkSeekEnd64GiB(b *testing.B) {
+	const n = 64 << 30 >> 12
+	in := contiguousInput(n)
+	for _, mode := range Modes {
+		b.Run(mode.String(), func(b *testing.B) {
+			cpu0 := cpuTime()
+			b.ReportAllocs()
+			for b.Loop() {
+				run, err := NewRun(in, Request{Length: n * 4096}, mode)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := run.SeekTo(1 << 62); err != nil || !run.Done() {
+					b.Fatal(err)
+				}
+				if err := run.SeekTo(run.Step() / 2); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

@@ -924,12 +924,12 @@ func (e *engine) fastSlotEvents(fn func(*Event) bool) (moved, stop bool) {
 // fastSlots does pass 2's common cases without building events, exactly
 // as the stepped path would (same state, same step count): NEW slots,
 // and valid blocks that need no flush first. It stops at anything else
-// and reports whether it moved.
-func (e *engine) fastSlots() bool {
+// and reports whether it moved. It never takes the step count past limit.
+func (e *engine) fastSlots(limit int64) bool {
 	s := &e.s
 	base := s.chunk.start
 	moved := false
-	for s.pos < s.hi {
+	for s.pos < s.hi && s.step+3 <= limit {
 		a := e.buf[s.pos-base]
 		if a == NewAddr {
 			s.step++

@@ -126,8 +126,11 @@ func (st *state) input() Input {
 
 // randomState builds a file of a few chunks with runs, duplicates, NEW,
 // NULL, out-of-main addresses and cleared SIT bits.
-func randomState(r *rand.Rand) (*state, Request) {
-	n := 1 + r.IntN(3000)
+func randomState(r *rand.Rand) (*state, Request) { return randomStateN(r, 3000) }
+
+// randomStateN is randomState with up to maxN slots.
+func randomStateN(r *rand.Rand, maxN int) (*state, Request) {
+	n := 1 + r.IntN(maxN)
 	slots := make([]uint32, n)
 	next := uint32(4096 + r.IntN(40000))
 	var clearLater []uint32

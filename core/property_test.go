@@ -104,8 +104,18 @@ func segsByNo(r *Result) map[uint32][2]any {
 // then stepping gives the same events as stepping from 0.
 func TestSeekReplays(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
+	maxCps := 0
+	defer func() {
+		if maxCps < 3 {
+			t.Errorf("no case had 3 checkpoints (max %d): restores from mid-run were not exercised", maxCps)
+		}
+	}()
 	for i := range 60 {
 		st, req := randomState(r)
+		if i%6 == 0 {
+			// Big enough for several checkpoints (one per four chunks).
+			st, req = randomStateN(r, 20000)
+		}
 		for _, mode := range Modes {
 			run, err := NewRun(st.input(), req, mode)
 			if err != nil {
@@ -122,6 +132,7 @@ func TestSeekReplays(t *testing.T) {
 			if run.Err() != nil {
 				t.Fatal(run.Err())
 			}
+			maxCps = max(maxCps, len(run.cps))
 			final := run.Snapshot()
 			for k := range 6 {
 				n := int64(r.IntN(len(all) + 1))
