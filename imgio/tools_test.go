@@ -2,9 +2,7 @@ package imgio
 
 import (
 	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,32 +26,6 @@ func needTool(t testing.TB, names ...string) {
 	}
 }
 
-// rawCopy writes the expanded image of img to a file the f2fs tools can read, and returns its path.
-func rawFixture(t testing.TB, gz string) string {
-	t.Helper()
-	f, err := os.Open(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(gz), ".gz"))
-	w, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(w, zr); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // runTool runs a tool in dir (dump.f2fs writes its tables into the current directory) and returns
 // stdout and stderr together. A non-zero exit is tolerated: dump.f2fs asks questions and exits 1.
 func runTool(t testing.TB, dir string, stdin string, name string, args ...string) string {
@@ -71,12 +43,14 @@ func toolImages(t *testing.T) map[string]string {
 	t.Helper()
 	needTool(t, "mkfs.f2fs", "sload.f2fs", "fsck.f2fs", "dump.f2fs", "zstd", "gzip")
 	dir := t.TempDir()
-	if out, err := exec.Command("../scripts/mkfixtures.sh", dir).CombinedOutput(); err != nil {
+	cmd := exec.Command("../scripts/mkfixtures.sh", dir)
+	cmd.Env = append(os.Environ(), "RAW=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("mkfixtures.sh: %v\n%s", err, out)
 	}
 	imgs := map[string]string{}
 	for _, n := range []string{"basic", "features", "segs4"} {
-		imgs[n] = rawFixture(t, filepath.Join(dir, n+".img.gz"))
+		imgs[n] = filepath.Join(dir, n+".img")
 	}
 	demo := filepath.Join(dir, "demo.img")
 	if out, err := exec.Command("zstd", "-q", "-d", "demo/demo.img.zst", "-o", demo).CombinedOutput(); err != nil {

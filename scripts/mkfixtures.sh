@@ -4,6 +4,7 @@
 # missing. Timestamps, UUIDs and the checkpoint seed are fixed so a rebuild gives the same bytes
 # (up to gzip headers, which carry no name or time with -n).
 # Usage: scripts/mkfixtures.sh [outdir]   (default imgio/testdata)
+#        RAW=1 scripts/mkfixtures.sh DIR  leaves the raw NAME.img files instead (the tests use this)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-imgio/testdata}
@@ -60,6 +61,10 @@ build() { # name size mkfs-options sload-options
 	# sload.f2fs exits 0 even when it loaded nothing; make sure the tree is there.
 	fsck.f2fs --dry-run -t "$img" >"$work/tree.txt" 2>&1
 	grep -q 'seq.bin' "$work/tree.txt" || { echo "$name: sload.f2fs loaded nothing" >&2; exit 1; }
+	if [ -n "${RAW:-}" ]; then
+		mv "$img" "$out/$name.img"
+		return
+	fi
 	gzip -9 -n -c "$img" >"$out/$name.img.gz"
 	echo "$out/$name.img.gz: $(stat -c %s "$out/$name.img.gz") bytes"
 }
