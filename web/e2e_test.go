@@ -178,6 +178,19 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	}
 }
 
+// fits fails when the page scrolls in either direction.
+func fits(t *testing.T, ctx context.Context) {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](
+		`[document.documentElement.scrollWidth, document.documentElement.scrollHeight, innerWidth, innerHeight]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] > got[2] || got[1] > got[3] {
+		t.Errorf("page is %d×%d in a %d×%d viewport: it scrolls", got[0], got[1], got[2], got[3])
+	}
+}
+
 // runURL is the player permalink for path in the demo.
 func runURL(base, path string, extra url.Values) string {
 	q := url.Values{"path": {path}}
@@ -266,6 +279,13 @@ func TestBrowser(t *testing.T) {
 			}
 		}
 		screenshot(t, ctx, "run-end")
+		// Everything on one screen: no scrolling at 1280×720, nor on a
+		// 1024×768 projector.
+		fits(t, ctx)
+		do(t, ctx, chromedp.EmulateViewport(1024, 768))
+		time.Sleep(200 * time.Millisecond)
+		fits(t, ctx)
+		screenshot(t, ctx, "run-1024x768")
 	})
 
 	t.Run("permalink step", func(t *testing.T) {
@@ -320,6 +340,21 @@ func TestBrowser(t *testing.T) {
 		if got := text(t, ctx, "stat-blocks-invalidated"); got != "24" {
 			t.Errorf("blocks invalidated = %q, want 24", got)
 		}
+	})
+
+	t.Run("frame time while playing", func(t *testing.T) {
+		// Not an assertion (no timed assertions): the figure is logged for
+		// docs/performance.md. 20,000 steps/s keeps bench64 in both modes
+		// playing for about 3 s, long enough for a stable percentile.
+		ctx := tab(t)
+		do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}})))
+		waitStatus(t, ctx, 30*time.Second, "paused")
+		do(t, ctx,
+			chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('speed'); s.value = 15; s.dispatchEvent(new Event('input')); })()`),
+			chromedp.Click(chromedp.CSS(`[data-testid="btn-play"]`)))
+		waitStatus(t, ctx, 2*time.Minute, "done")
+		draws, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('frame-p95').dataset.samples || ''`))
+		t.Logf("bench64 both at 20,000 steps/s: frame p95 %.2f ms over %s draws", frameP95(t, ctx), draws)
 	})
 
 	t.Run("sparse 9g plays", func(t *testing.T) {

@@ -231,7 +231,9 @@ export function initRun(doc) {
     }
     if (now - lastP95 > 500) {
       lastP95 = now;
-      $('frame-p95').textContent = meter.p95().toFixed(2);
+      const el = $('frame-p95');
+      el.textContent = meter.p95().toFixed(2);
+      el.dataset.samples = String(meter.samples.length);
     }
     if (st.ready && now - lastURL > 300) {
       lastURL = now;
