@@ -114,7 +114,26 @@ func TestSeekReplays(t *testing.T) {
 		st, req := randomState(r)
 		if i%6 == 0 {
 			// Big enough for several checkpoints (one per four chunks).
-			st, req = randomStateN(r, 20000)
+			// A valid file big enough for several checkpoints (one per
+			// four chunks): runs broken now and then, NEW and NULL slots.
+			slots := make([]uint32, 5000+r.IntN(15000))
+			next := uint32(4096)
+			for k := range slots {
+				switch p := r.IntN(100); {
+				case p < 3:
+					slots[k] = NullAddr
+				case p < 6:
+					slots[k] = NewAddr
+				default:
+					if r.IntN(50) == 0 {
+						next += uint32(1 + r.IntN(9))
+					}
+					slots[k] = next
+					next++
+				}
+			}
+			st = newState(slots, int64(len(slots)))
+			req = Request{Offset: int64(r.IntN(8192)), Length: st.ino.Size}
 		}
 		for _, mode := range Modes {
 			run, err := NewRun(st.input(), req, mode)
