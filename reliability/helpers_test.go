@@ -1,0 +1,144 @@
+package reliability
+
+import (
+	"bytes"
+	"compress/gzip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// requireTool finds a host tool: a CI run fails without it, a local run
+// skips.
+func requireTool(tb testing.TB, name string) string {
+	tb.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("%s is required (CI=true): %v", name, err)
+	}
+	tb.Skipf("%s not installed: %v", name, err)
+	return ""
+}
+
+// demoBytes is the embedded demo image, expanded once per test binary
+// (256 MiB, shared read-only by every corrupt variant).
+var demoBytes = sync.OnceValues(func() ([]byte, error) {
+	f, err := os.Open("../imgio/demo/demo.img.zst")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	d, err := zstd.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	// Grow once: io.ReadAll's doubling costs seconds of memclr at 256 MiB.
+	buf := bytes.NewBuffer(make([]byte, 0, 257<<20))
+	_, err = buf.ReadFrom(d)
+	return buf.Bytes(), err
+})
+
+func mustDemo(tb testing.TB) []byte {
+	tb.Helper()
+	b, err := demoBytes()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// gunzipFile reads a gzipped fixture.
+func gunzipFile(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := gunzip(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func gunzip(name string) ([]byte, error) {
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, 257<<20))
+	_, err = buf.ReadFrom(zr)
+	return buf.Bytes(), err
+}
+
+// mkfsImage makes a sizeMiB F2FS image in dir with mkfs.f2fs (extra args
+// such as "-O", "extra_attr,...") and fills it from src with sload.f2fs
+// when src is not "". It returns the image's path.
+func mkfsImage(tb testing.TB, dir string, sizeMiB int64, src string, mkfsArgs ...string) string {
+	tb.Helper()
+	mkfs := requireTool(tb, "mkfs.f2fs")
+	img := filepath.Join(dir, "img.f2fs")
+	f, err := os.Create(img)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Truncate(sizeMiB << 20); err != nil {
+		tb.Fatal(err)
+	}
+	f.Close()
+	args := append([]string{"-q", "-f"}, mkfsArgs...)
+	if out, err := exec.Command(mkfs, append(args, img)...).CombinedOutput(); err != nil {
+		tb.Fatalf("mkfs.f2fs: %v\n%s", err, out)
+	}
+	if src != "" {
+		sload := requireTool(tb, "sload.f2fs")
+		if out, err := exec.Command(sload, "-f", src, img).CombinedOutput(); err != nil {
+			tb.Fatalf("sload.f2fs: %v\n%s", err, out)
+		}
+	}
+	return img
+}
+
+// populate writes a small tree for sload: many names (several dentry
+// blocks), nested dirs, a file spanning an indirect node, a symlink and
+// a name that would escape a host directory if used as a path.
+func populate(tb testing.TB, dir string) {
+	tb.Helper()
+	must := func(err error) {
+		if err != nil {
+			tb.Helper()
+			tb.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(dir, "many"), 0o755))
+	for i := 0; i < 300; i++ {
+		must(os.WriteFile(filepath.Join(dir, "many", "name-with-some-length-"+itoa(i)), []byte("x"), 0o644))
+	}
+	must(os.MkdirAll(filepath.Join(dir, "a", "b", "c"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "a", "b", "c", "small.txt"), []byte("hello inline\n"), 0o644))
+	big := bytes.Repeat([]byte("0123456789abcdef"), (6<<20)/16) // 6 MiB: inode, i_nid[0..1], indirect
+	must(os.WriteFile(filepath.Join(dir, "big.bin"), big, 0o644))
+	must(os.WriteFile(filepath.Join(dir, "mid.bin"), big[:3<<20], 0o644))
+	must(os.Symlink("big.bin", filepath.Join(dir, "link")))
+}
+
+func itoa(i int) string {
+	var b [20]byte
+	n := len(b)
+	for {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+		if i == 0 {
+			return string(b[n:])
+		}
+	}
+}
