@@ -70,9 +70,10 @@ const (
 	// never written. 4 KiB is the F2FS block and the page size of every file system a temp dir
 	// lives on, so each skipped piece is a real hole.
 	expandBlock = 4096
-	// expandBuf sizes the input buffer and the copy buffer; big enough that a mostly-zero image costs
-	// few Read calls, small enough to stay in L2/L3.
-	expandBuf = 1 << 20
+	// expandBuf sizes the input buffer and the copy buffer: large enough that a mostly-zero image
+	// costs few Read and WriteAt calls, small enough to stay in cache and to be cheap to allocate for
+	// each (possibly tiny) input.
+	expandBuf = 256 << 10
 	// progressEvery is the output distance between two Progress calls.
 	progressEvery = 8 << 20
 	// zstdMaxWindow bounds the zstd history buffer: 128 MiB admits `zstd --long` (window log 27) and
@@ -192,6 +193,12 @@ func expandStream(s *sink, f Format, br *bufio.Reader) error {
 		dec = zr
 	}
 	if err := s.copyFrom(dec); err != nil {
+		if f == FormatZstd && s.limit < zstdMaxWindow &&
+			(errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded)) {
+			// The window was capped by MaxExpanded: a frame that needs more history than the
+			// output may hold (a single-segment frame's window is its content size) is too large.
+			return s.tooLarge(-1)
+		}
 		return s.streamErr(err)
 	}
 	if f == FormatXZ && s.src.tail != [2]byte{'Y', 'Z'} {

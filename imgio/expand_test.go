@@ -788,3 +788,40 @@ func xBenchExpand(b *testing.B, in, out string, want int64) int64 {
 	}
 	return n
 }
+
+// TestExpandZstdWindow checks the bound on the zstd history window: a frame asking for a 1 GiB window
+// is refused as corrupt before anything is allocated for it, and a frame whose window (its content
+// size, for a single-segment frame) is over a small MaxExpanded is a *LimitError.
+func TestExpandZstdWindow(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	data := append(xPattern(1<<20, 7), make([]byte, 29<<20)...)
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// From a file the size is known: one single-segment frame with a 30 MiB window.
+	long := filepath.Join(dir, "long.zst")
+	xRun(t, "zstd", "-q", "-f", "--long=27", in, "-o", long)
+	if _, _, n, err := xExpandFile(t, long, dir, nil); err != nil || n != int64(len(data)) {
+		t.Fatalf("default limit: %d, %v", n, err)
+	}
+	if _, _, _, err := xExpandFile(t, long, dir, &Options{MaxExpanded: 10 << 20}); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("10 MiB limit: %v, want ErrTooLarge", err)
+	}
+	// Through a pipe the size is unknown: the frame header carries a window descriptor (byte 5).
+	piped := filepath.Join(dir, "piped.zst")
+	xPipe(t, in, piped, "zstd", "-c", "-q")
+	b, err := os.ReadFile(piped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b[4]&0x20 != 0 {
+		t.Fatalf("frame header %#x: single segment, no window descriptor", b[4])
+	}
+	b[5] = (30 - 10) << 3 // window log 30: 1 GiB
+	_, _, err = Expand(&xMemWriter{max: 1 << 30}, bytes.NewReader(b), nil)
+	var fe *FormatError
+	if !errors.As(err, &fe) {
+		t.Errorf("1 GiB window: %v, want a *FormatError", err)
+	}
+}
