@@ -29,6 +29,7 @@ const (
 var eventKindNames = [...]string{"start", "error", "inline-convert", "fill-zero", "chunk-enter",
 	"node-alloc", "reserve", "slot", "invalidate", "sit-update", "chunk-leave", "size", "done"}
 
+// String returns the kind's JSON name ("chunk-enter", ...).
 func (k EventKind) String() string {
 	if int(k) < len(eventKindNames) {
 		return eventKindNames[k]
@@ -73,6 +74,7 @@ var actionNames = [...]string{"", "skip-new", "invalidate", "start-run", "extend
 	"per-block", "discontiguous", "end-of-chunk", "error", "bad-args", "reserve", "null-slot",
 	"node-alloc", "bounds", "sit-bit", "fill-reserve", "set-size", "keep-size"}
 
+// String returns the action's JSON name ("extend-run", ...).
 func (a Action) String() string {
 	if int(a) < len(actionNames) {
 		return actionNames[a]
@@ -96,6 +98,7 @@ const (
 
 var slotStateNames = [...]string{"null", "new", "addr", "compress"}
 
+// String returns "null", "new", "addr" or "compress".
 func (s SlotState) String() string {
 	if int(s) < len(slotStateNames) {
 		return slotStateNames[s]

@@ -197,6 +197,7 @@ const (
 
 var segClassNames = [...]string{"free", "dirty", "full", "prefree", "current"}
 
+// String returns "free", "dirty", "full", "prefree" or "current".
 func (c SegClass) String() string {
 	if int(c) < len(segClassNames) {
 		return segClassNames[c]

@@ -202,10 +202,12 @@ type SourceError struct {
 	Err   error
 }
 
+// Error says which source call failed and why.
 func (e *SourceError) Error() string {
 	return fmt.Sprintf("core: %s(%d): %v", e.Op, e.Index, e.Err)
 }
 
+// Unwrap returns the source's error.
 func (e *SourceError) Unwrap() error { return e.Err }
 
 func (in *Input) check() error {
