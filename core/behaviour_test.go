@@ -331,3 +331,40 @@ func TestInlineConversionCold(t *testing.T) {
 		t.Fatalf("log offsets after: cold %d hot %d", next.Volume.ColdDataBlkoff, next.Volume.HotDataBlkoff)
 	}
 }
+
+// TestFillZeroEdges: a partial tail page under a missing direct node
+// allocates the node and reserves the page; ENOSPC in the head page
+// returns at once (no size change) while in the tail page the finished
+// chunks still grow i_size.
+func TestFillZeroEdges(t *testing.T) {
+	st := newState(seq(A, 873), 873)
+	in := st.input()
+	r, err := Simulate(in, Request{Length: 873*4096 + 100}, Batched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Errno != "" || r.ValidNodes != in.Volume.ValidNodeCount+1 || r.ValidBlocks != in.Volume.ValidBlockCount+2 ||
+		r.BlocksAfter != in.Inode.Blocks+2 || r.SizeAfter != 873*4096+100 || len(r.FillZero) != 1 || r.FillZero[0].Index != 873 {
+		t.Fatalf("tail fill: %q nodes %d vbc %d i_blocks %d size %d fills %v", r.Errno, r.ValidNodes, r.ValidBlocks, r.BlocksAfter, r.SizeAfter, r.FillZero)
+	}
+
+	full := newState(seq(A, 4), 4)
+	full.vol.ValidBlockCount = full.vol.UserBlockCount
+	full.ino.Size = 4*4096 - 1000
+	for _, tc := range []struct {
+		name string
+		req  Request
+		size int64
+	}{
+		{"head", Request{Offset: 4096 + 10, Length: 2 * 4096}, full.ino.Size},
+		{"tail", Request{Offset: 0, Length: 4*4096 + 10}, 4 * 4096},
+	} {
+		r, err := Simulate(full.input(), tc.req, PerBlock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Errno != "ENOSPC" || r.SizeAfter != tc.size {
+			t.Errorf("%s: %q size %d, want ENOSPC %d", tc.name, r.Errno, r.SizeAfter, tc.size)
+		}
+	}
+}
