@@ -152,7 +152,10 @@ class Overview {
       this.of = st.slots;
       this.counts = new Uint32Array(pw * 5);
       this.segs = new Int32Array(pw);
-      for (let x = 0; x < pw; x++) this.recount(st, x, cnt);
+      // After a full frame the slots are exactly its extents: count from
+      // those (a few runs) rather than from millions of slots.
+      if (st.extentsClean && n >= pw) this.fromExtents(st);
+      else for (let x = 0; x < pw; x++) this.recount(st, x, cnt);
     } else if (st.changed && st.changed.length) {
       const seen = new Set();
       const per = n / pw;
@@ -169,6 +172,57 @@ class Overview {
   }
 
   /**
+   * Fills the counts from the state's extents; needs n ≥ pw, so that the
+   * columns partition the slots.
+   * @param {import('./state.js').RunState} st
+   */
+  fromExtents(st) {
+    const n = this.n;
+    const pw = this.pw;
+    const per = n / pw;
+    const base = st.range.start;
+    const g = st.geometry;
+    const c = this.counts;
+    this.segs.fill(-1);
+    const colOf = (/** @type {number} */ i) => {
+      let x = Math.min(pw - 1, Math.floor(i / per));
+      while (x > 0 && Math.floor(x * per) > i) x--;
+      while (x < pw - 1 && Math.floor((x + 1) * per) <= i) x++;
+      return x;
+    };
+    for (const e of st.extents) {
+      let a = Math.max(0, e.index - base);
+      const b = Math.min(n, e.index - base + e.count);
+      if (b <= a || e.state === 'null') continue;
+      while (a < b) {
+        const x = colOf(a);
+        const end = x === pw - 1 ? b : Math.min(b, Math.floor((x + 1) * per));
+        const k = end - a;
+        if (e.state === 'new') c[x * 5 + C_NEW] += k;
+        else if (e.state === 'addr') {
+          const addr = (e.addr || 0) + (a - (e.index - base));
+          // Addresses outside [main_blkaddr, MAX_BLKADDR) are invalid; a
+          // run is contiguous, so only its ends can cross those bounds.
+          const lo = Math.min(k, Math.max(0, g.mainBlkaddr - addr));
+          const hi = Math.min(k, Math.max(lo, g.maxBlkaddr - addr));
+          c[x * 5 + C_BAD] += k - (hi - lo);
+          if (hi > lo) {
+            c[x * 5 + C_ADDR] += hi - lo;
+            if (this.segs[x] < 0) this.segs[x] = Math.floor((addr + lo - g.mainBlkaddr) / g.blocksPerSeg);
+          }
+        } else c[x * 5 + C_BAD] += k;
+        a = end;
+      }
+    }
+    for (let x = 0; x < pw; x++) {
+      const lo = Math.floor(x * per);
+      const hi = x === pw - 1 ? n : Math.floor((x + 1) * per);
+      const o = x * 5;
+      c[o + C_NULL] = Math.max(0, hi - lo - c[o + C_NEW] - c[o + C_ADDR] - c[o + C_BAD]);
+    }
+  }
+
+  /**
    * @param {import('./state.js').RunState} st
    * @param {number} x
    * @param {Uint32Array} cnt
@@ -176,7 +230,7 @@ class Overview {
   recount(st, x, cnt) {
     const per = this.n / this.pw;
     const a = Math.floor(x * per);
-    const b = Math.min(this.n, Math.max(a + 1, Math.floor((x + 1) * per)));
+    const b = x === this.pw - 1 ? this.n : Math.min(this.n, Math.max(a + 1, Math.floor((x + 1) * per)));
     this.segs[x] = classify(st, a, b, cnt);
     this.counts.set(cnt, x * 5);
   }

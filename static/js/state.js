@@ -105,6 +105,9 @@ export class RunState {
     this.changed = null;
     /** @type {Record<string, ModeState>} */
     this.per = {};
+    /** @type {Array<{index: number, count: number, state: string, addr?: number}>} */
+    this.extents = [];
+    this.extentsClean = false;
     /** segno → first-touch order, from hello */
     this.segOrder = new Map();
     /** segno → the player step of its latest change, for "newest on top" */
@@ -194,6 +197,9 @@ export class RunState {
     this.bad.clear();
     this.flash.clear();
     this.changed = null;
+    /** the extents the slots were last set from, while no slot changed since */
+    this.extents = ext;
+    this.extentsClean = true;
   }
 
   /**
@@ -206,8 +212,12 @@ export class RunState {
     const bad = this.bad;
     const flash = this.flash;
     const changed = this.changed;
+    const extents = this.extents;
+    const clean = this.extentsClean;
     this.slots = new Uint32Array(cur.length);
     this.setExtents(ext);
+    this.extents = extents;
+    this.extentsClean = clean;
     this.initial = this.slots;
     this.slots = cur;
     this.bad = bad;
@@ -257,6 +267,7 @@ export class RunState {
 
   /** @param {number} i slot offset that changed */
   touch(i) {
+    this.extentsClean = false;
     if (this.changed && this.changed.length < 65536) this.changed.push(i);
     else if (this.changed) this.changed = null;
   }
