@@ -101,7 +101,10 @@ export function initRun(doc) {
     status(s) { status = s; dirty = true; },
   }, () => st.step);
   sock.connect();
+  // A closed tab ends its run on the server; a page restored from the
+  // back-forward cache opens a new one at the step it showed.
   window.addEventListener('pagehide', () => sock.stop());
+  window.addEventListener('pageshow', (e) => { if (e.persisted) sock.resume(); });
 
   // Controls.
   const send = (/** @type {object} */ m) => { slots.rowScroll = null; sock.send(m); };
@@ -319,6 +322,7 @@ function updateDOM(doc, st, ui) {
     ui.seek.value = String(st.step);
     text('step-now', int(st.step));
   }
+  text('speed-out', rate(st.stepsPerSecond));
   const play = $('btn-play');
   text('btn-play', st.playing ? '❚❚ pause' : '▶ play');
   play.setAttribute('aria-pressed', String(st.playing));

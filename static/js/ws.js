@@ -109,7 +109,16 @@ export class RunSocket {
     else if (this.queue.length < 16) this.queue.push(s);
   }
 
-  /** Closes the connection for good. */
+  /** Reconnects after stop, at the step last shown. */
+  resume() {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.delay = 500;
+    this.params.step = this.resumeStep();
+    this.connect();
+  }
+
+  /** Closes the connection until resume. */
   stop() {
     this.stopped = true;
     clearTimeout(this.timer);
