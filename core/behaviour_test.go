@@ -348,16 +348,15 @@ func TestFillZeroEdges(t *testing.T) {
 		t.Fatalf("tail fill: %q nodes %d vbc %d i_blocks %d size %d fills %v", r.Errno, r.ValidNodes, r.ValidBlocks, r.BlocksAfter, r.SizeAfter, r.FillZero)
 	}
 
-	full := newState(seq(A, 4), 4)
+	full := newState([]uint32{A, Z, A + 2, A + 3, Z}, 2)
 	full.vol.ValidBlockCount = full.vol.UserBlockCount
-	full.ino.Size = 4*4096 - 1000
 	for _, tc := range []struct {
 		name string
 		req  Request
 		size int64
 	}{
-		{"head", Request{Offset: 4096 + 10, Length: 2 * 4096}, full.ino.Size},
-		{"tail", Request{Offset: 0, Length: 4*4096 + 10}, 4 * 4096},
+		{"head", Request{Offset: 4096 + 10, Length: 2 * 4096}, 2 * 4096},
+		{"tail", Request{Offset: 2 * 4096, Length: 2*4096 + 10}, 4 * 4096},
 	} {
 		r, err := Simulate(full.input(), tc.req, PerBlock)
 		if err != nil {
