@@ -58,7 +58,7 @@ func (img *Image) natBlock(addr uint32) ([]byte, error) {
 type Segment struct {
 	Segno       uint32   `json:"segno"`
 	ValidBlocks uint32   `json:"validBlocks"`
-	Type        int      `json:"type"` // log type 0..5 (hot/warm/cold data, hot/warm/cold node)
+	Type        int      `json:"type"` // log type 0..5 (hot/warm/cold data, hot/warm/cold node); free segments may hold other values
 	Map         [64]byte `json:"map"`  // valid_map: bit k (MSB-first) = block k of the segment
 	Mtime       uint64   `json:"mtime"`
 	Current     bool     `json:"current"` // one of the checkpoint's active logs
@@ -117,7 +117,8 @@ func (img *Image) segment(segno uint32, cur *sitCursor) (Segment, error) {
 	for _, c := range raw.ValidMap {
 		pop += popcount8(c)
 	}
-	if s.ValidBlocks > blocksPerSeg || uint32(pop) != s.ValidBlocks || s.Type > 5 {
+	// The type is only reported: free segments may carry any value, and the kernel does not check it.
+	if s.ValidBlocks > blocksPerSeg || uint32(pop) != s.ValidBlocks {
 		where := off
 		if off < 0 {
 			where = img.blockOff(img.cp.start)
