@@ -165,7 +165,7 @@ func Exercise(r io.ReaderAt, size int64, lim Limits) (out Outcome, v *Violation)
 				return out, viol
 			}
 		}
-		if f.Inode().Type == imgio.TypeSymlink || f.Inode().Inline&0x02 != 0 {
+		if f.Inode().Inline&0x02 != 0 {
 			stage = "inline"
 			if _, err := f.ReadInline(); err != nil {
 				if viol := note(stage, err); viol != nil {

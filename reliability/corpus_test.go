@@ -75,7 +75,7 @@ func TestCorruptCorpus(t *testing.T) {
 	only := os.Getenv("ZRVIZ_CASE") // "base/index" to replay one case
 	// The default run takes a seeded sample of each base's cases (every
 	// structural kind is represented); ZRVIZ_SOAK=1 runs them all.
-	perBase := 2100
+	perBase := 1750
 	if os.Getenv("ZRVIZ_SOAK") != "" || only != "" {
 		perBase = 1 << 30
 	}
