@@ -35,7 +35,9 @@ func (b *Base) file(t *testing.T, path string) BaseFile {
 }
 
 // slotOff is the byte offset of inode slot k.
-func (f BaseFile) slotOff(k int) int64 { return f.InodeOff + inodeAddr + int64(f.Inode.ExtraISize) + 4*int64(k) }
+func (f BaseFile) slotOff(k int) int64 {
+	return f.InodeOff + inodeAddr + int64(f.Inode.ExtraISize) + 4*int64(k)
+}
 
 // runPatched opens b with ps over it and zeroes [off, off+length) of path
 // in both modes, within a deadline. It returns the results and the error
