@@ -2,7 +2,7 @@ package core
 
 import (
 	"encoding/hex"
-	"errors"
+	"fmt"
 )
 
 type phase uint8
@@ -434,11 +434,12 @@ func (e *engine) step(ev *Event) bool {
 				e.err = err
 				return false
 			}
+			from := k
 			for k < blocksPerSeg && testBit(&st.cur, k) {
 				k++
 			}
 			if k >= blocksPerSeg {
-				e.err = errors.Join(ErrInput, errors.New("core: the data log's current segment is full"))
+				e.err = fmt.Errorf("%w: data log segment %d has no free block at or after %d", ErrInput, segno, from)
 				return false
 			}
 			a := v.MainBlkaddr + segno*blocksPerSeg + k
