@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -302,24 +304,37 @@ func TestWSSlowClient(t *testing.T) {
 	t.Parallel()
 	ts := mustOpenServer(t, Config{})
 	ts.wsWriteTimeout = 500 * time.Millisecond
-	slow := ts.dialWS(t, bench64+"&mode=both")
-	slow.send(ctl{"type": "speed", "stepsPerSecond": 1e6})
-	slow.send(ctl{"type": "play"})
-	// Keep asking for full frames without reading anything, so the
-	// server's writes back up.
-	stop := make(chan struct{})
-	defer close(stop)
+	// A small receive buffer on the slow client's socket, so the server's
+	// writes back up after little data.
+	dialer := &net.Dialer{Control: func(network, address string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	u := "ws" + strings.TrimPrefix(ts.ts.URL, "http") + "/ws/run?" + bench64 + "&mode=per-block"
+	slow, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{
+		HTTPClient: &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.CloseNow()
+	// Ask for big frames (256 events each) as fast as the server makes
+	// them, and never read one.
 	go func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
+		for i := 1; ; i++ {
+			msg := `{"type":"step","n":256}`
+			if i%150 == 0 {
+				msg = `{"type":"reset"}`
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			err := slow.c.Write(ctx, websocket.MessageText, []byte(`{"type":"seek","step":`+itoa(i%30000)+`}`))
-			cancel()
-			if err != nil {
+			if slow.Write(ctx, websocket.MessageText, []byte(msg)) != nil {
 				return
 			}
 		}
@@ -332,11 +347,9 @@ func TestWSSlowClient(t *testing.T) {
 	if f.State["batched"].Counters.Calls != 19 {
 		t.Fatalf("fast client: %+v", f.State["batched"].Counters)
 	}
-	// The slow one is eventually cut off: its reads then fail.
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	// The slow one is cut off: once its buffered data is read, reads fail.
 	for {
-		if _, _, err := slow.c.Read(ctx); err != nil {
+		if _, _, err := slow.Read(ctx); err != nil {
 			if ctx.Err() != nil {
 				t.Fatal("slow client never dropped")
 			}
@@ -344,8 +357,6 @@ func TestWSSlowClient(t *testing.T) {
 		}
 	}
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 // TestWSDisconnectEndsRun: closing the socket mid-run ends the server's
 // goroutines for it.
