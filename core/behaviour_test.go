@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -364,6 +365,51 @@ func TestFillZeroEdges(t *testing.T) {
 		}
 		if r.Errno != "ENOSPC" || r.SizeAfter != tc.size {
 			t.Errorf("%s: %q size %d, want ENOSPC %d", tc.name, r.Errno, r.SizeAfter, tc.size)
+		}
+	}
+}
+
+// badSource answers DnodeSlots wrongly in the way its mode says.
+type badSource struct{ mode int }
+
+var errDisk = errors.New("disk on fire")
+
+func (b badSource) DnodeSlots(index uint64) (uint64, []uint32, int, error) {
+	p := locate(index, 873)
+	switch b.mode {
+	case 0:
+		return 0, nil, 0, errDisk
+	case 1:
+		return p.start, make([]uint32, p.cap-1), 0, nil
+	case 2:
+		return p.start + 1, make([]uint32, p.cap), 0, nil
+	}
+	return p.start, make([]uint32, p.cap), p.depth + 1, nil
+}
+
+// TestHostileSource: a source that fails or contradicts the geometry
+// gives a *SourceError, never a panic.
+func TestHostileSource(t *testing.T) {
+	for mode := range 4 {
+		st := newState(seq(A, 4), 4)
+		in := st.input()
+		in.Slots = badSource{mode}
+		_, err := Simulate(in, Request{Length: 2000 * 4096}, Batched)
+		var se *SourceError
+		if !errors.As(err, &se) || se.Op != "DnodeSlots" {
+			t.Fatalf("mode %d: err = %v, want a *SourceError", mode, err)
+		}
+		if mode == 0 && !errors.Is(err, errDisk) {
+			t.Fatalf("mode 0: %v does not wrap the source's error", err)
+		}
+		run, _ := NewRun(in, Request{Length: 2000 * 4096}, PerBlock)
+		for {
+			if _, ok := run.Next(); !ok {
+				break
+			}
+		}
+		if !errors.As(run.Err(), &se) {
+			t.Fatalf("mode %d: Run.Err() = %v", mode, run.Err())
 		}
 	}
 }
