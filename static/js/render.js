@@ -68,6 +68,7 @@ function drawStrip(ctx, newFill, x0, y0, w, h, dpr, count, cnt, col) {
   const cw = w / cols;
   const perCol = count / cols;
   const ph = Math.max(1, Math.round(h * dpr)); // device rows, for rounding
+  const minH = Math.max(1, Math.round(ph / 4));
   ctx.fillStyle = '#ffffff';
   ctx.fillRect(x0, y0, w, h);
   // The run of identical columns being merged: its first column and its
@@ -98,11 +99,14 @@ function drawStrip(ctx, newFill, x0, y0, w, h, dpr, count, cnt, col) {
     let ha = 0;
     let hn = 0;
     if (tot) {
-      if (cnt[C_FLASH]) hf = Math.max(1, Math.round((cnt[C_FLASH] / tot) * ph));
-      if (cnt[C_BAD]) hb = Math.max(1, Math.round((cnt[C_BAD] / tot) * ph));
-      if (cnt[C_ADDR]) ha = Math.max(1, Math.round((cnt[C_ADDR] / tot) * ph));
+      // A few blocks among thousands of holes must still show: the rare
+      // classes get at least a quarter of the strip's height.
+      if (cnt[C_FLASH]) hf = Math.max(minH, Math.round((cnt[C_FLASH] / tot) * ph));
+      if (cnt[C_BAD]) hb = Math.max(minH, Math.round((cnt[C_BAD] / tot) * ph));
+      if (cnt[C_ADDR]) ha = Math.max(minH, Math.round((cnt[C_ADDR] / tot) * ph));
+      if (hf + hb + ha > ph) { hf = Math.min(hf, ph); hb = Math.min(hb, ph - hf); ha = Math.min(ha, ph - hf - hb); }
       if (!cnt[C_NULL]) hn = Math.max(0, ph - hf - hb - ha);
-      else if (cnt[C_NEW]) hn = Math.max(1, Math.round((cnt[C_NEW] / tot) * ph));
+      else if (cnt[C_NEW]) hn = Math.min(ph - hf - hb - ha, Math.max(1, Math.round((cnt[C_NEW] / tot) * ph)));
     }
     const sh = seg >= 0 ? seg % SEGMENT_HUES.length : 0;
     if (runX < 0 || hf !== f0 || hb !== f1 || ha !== f2 || hn !== f3 || (ha && sh !== hue)) {
@@ -614,7 +618,7 @@ export class SITView {
       ctx.font = '13px system-ui, sans-serif';
       ctx.fillStyle = '#7a8591';
       ctx.textAlign = 'left';
-      ctx.fillText('no mapped blocks in the range: the SIT is not touched', 0, top + 14);
+      ctx.fillText('the run touches no segment: no block is invalidated', 0, top + 14);
       return;
     }
     const visible = Math.max(1, Math.floor((h - top) / rowH));
