@@ -138,14 +138,14 @@ func Image(p ImagePage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, " blocks each · hover for numbers, click for the valid map</span></h2><div class=\"segmap-wrap\"><canvas class=\"segmap\" id=\"segmap\" data-testid=\"segment-map\" data-id=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, " blocks each · hover for numbers, click for the valid map</span></h2><div class=\"segmap-wrap\"><canvas class=\"segmap\" id=\"segmap\" role=\"img\" aria-label=\"segment map of the main area\" data-testid=\"segment-map\" data-id=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.ID).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/image.templ`, Line: 37, Col: 81}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/image.templ`, Line: 37, Col: 134}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
 			if templ_7745c5c3_Err != nil {
@@ -158,7 +158,7 @@ func Image(p ImagePage) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(itoa(p.MainSegments)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/image.templ`, Line: 37, Col: 120}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/image.templ`, Line: 37, Col: 173}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 			if templ_7745c5c3_Err != nil {
@@ -171,7 +171,7 @@ func Image(p ImagePage) templ.Component {
 			var templ_7745c5c3_Var9 string
 			templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(itoa(p.BlocksPerSeg)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/image.templ`, Line: 37, Col: 165}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/image.templ`, Line: 37, Col: 218}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var9)
 			if templ_7745c5c3_Err != nil {
@@ -190,7 +190,7 @@ func Image(p ImagePage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</span></div><div id=\"segdetail\" data-testid=\"segment-detail\" class=\"mt\" hidden><h3 id=\"segdetail-title\"></h3><canvas class=\"bits\" id=\"segbits\" data-testid=\"segment-bits\" height=\"160\"></canvas><div class=\"legend mt\"><span class=\"item\"><span class=\"sw valid\"></span>valid (bit set in cur_valid_map)</span> <span class=\"item\"><span class=\"sw clear\"></span>free</span> <span class=\"item muted\">row = 64 blocks; block offset 0 top left; hover for addresses</span></div></div></section><section class=\"panel\" data-testid=\"file-tree-panel\"><h2>Directory tree <span class=\"muted small\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</span></div><div id=\"segdetail\" data-testid=\"segment-detail\" class=\"mt\" hidden><h3 id=\"segdetail-title\"></h3><canvas class=\"bits\" id=\"segbits\" role=\"img\" aria-label=\"valid-block bitmap of the selected segment\" data-testid=\"segment-bits\" height=\"160\"></canvas><div class=\"legend mt\"><span class=\"item\"><span class=\"sw valid\"></span>valid (bit set in cur_valid_map)</span> <span class=\"item\"><span class=\"sw clear\"></span>free</span> <span class=\"item muted\">row = 64 blocks; block offset 0 top left; hover for addresses</span></div></div></section><section class=\"panel\" data-testid=\"file-tree-panel\"><h2>Directory tree <span class=\"muted small\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -357,6 +357,26 @@ func TestBrowser(t *testing.T) {
 		t.Logf("bench64 both at 20,000 steps/s: frame p95 %.2f ms over %s draws", frameP95(t, ctx), draws)
 	})
 
+	t.Run("outcomes", func(t *testing.T) {
+		// Runs the engine refuses at once, and one with no slots, end with
+		// their status shown rather than a broken page.
+		ctx := tab(t)
+		for _, tc := range []struct{ path, want string }{
+			{"/docs", "EISDIR"},
+			{"/cases/tiny.txt", "done"},
+			{"/cases/holes.bin", "done"},
+		} {
+			do(t, ctx, chromedp.Navigate(runURL(base, tc.path, url.Values{"mode": {"both"}, "run": {"end"}})))
+			if got := waitStatus(t, ctx, 30*time.Second, tc.want, "done", "EISDIR", "EINVAL"); got != tc.want {
+				t.Errorf("%s: run-status %q, want %q", tc.path, got, tc.want)
+			}
+		}
+		// holes.bin: 128 blocks in one physical run around a hole of 64.
+		if got := text(t, ctx, "stat-calls-batched"); got != "1" {
+			t.Errorf("holes.bin batched calls = %q, want 1", got)
+		}
+	})
+
 	t.Run("sparse 9g plays", func(t *testing.T) {
 		ctx := tab(t)
 		do(t, ctx, chromedp.Navigate(runURL(base, "/cases/sparse-9g.bin", url.Values{"mode": {"both"}})))
