@@ -78,6 +78,7 @@ type ImagePage struct {
 	Features     []string
 	Current      []KV
 	Files        []FileItem
+	FilesMore    int // entries left out of Files to keep the page small
 	MainSegments uint32
 	BlocksPerSeg uint32
 }

@@ -129,7 +129,14 @@ func (s *Server) handleImagePage(w http.ResponseWriter, r *http.Request) {
 			Title: fmt.Sprintf("active log %d (CURSEG_%s)", c.Log, strings.ToUpper(strings.ReplaceAll(c.Type, "-", "_"))),
 		})
 	}
-	for _, e := range entries {
+	// A tree of a million entries would make a page no browser wants;
+	// the JSON API lists everything.
+	const maxTree = 5000
+	for i, e := range entries {
+		if i == maxTree {
+			p.FilesMore = len(entries) - maxTree
+			break
+		}
 		p.Files = append(p.Files, fileItem(e))
 	}
 	s.render(w, r, http.StatusOK, templates.Image(p))
