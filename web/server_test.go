@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -344,9 +346,38 @@ func TestUploadCompressed(t *testing.T) {
 			}()
 			return pr
 		}},
+		{"android-sparse", imgio.FormatAndroidSparse, func(t *testing.T) io.Reader {
+			tool, err := exec.LookPath("img2simg")
+			if err != nil {
+				if os.Getenv("CI") == "true" {
+					t.Fatal("img2simg (android-sdk-libsparse-utils) is required in CI")
+				}
+				t.Skip("img2simg not installed")
+			}
+			dir := t.TempDir()
+			raw, simg := filepath.Join(dir, "demo.img"), filepath.Join(dir, "demo.simg")
+			f, err := os.Create(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := io.Copy(f, demoRaw(t)); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			if out, err := exec.Command(tool, raw, simg).CombinedOutput(); err != nil {
+				t.Fatalf("img2simg: %v\n%s", err, out)
+			}
+			g, err := os.Open(simg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { g.Close() })
+			return g
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var up uploadBody
 			if code := ts.post(t, "?name=demo."+tt.name, tt.body(t), -1, "", &up); code != 201 {
 				t.Fatalf("upload: %d %+v", code, up)
