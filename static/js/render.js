@@ -456,6 +456,20 @@ export class SlotsView {
         ctx.fillRect(x + gap, y0, cell - gap, hgt);
       }
     }
+    // Zoomed in far enough (wheel), each address cell names its block.
+    if (cell >= 34) {
+      ctx.font = '9px ui-monospace, monospace';
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'middle';
+      for (let k = 0; k < count; k++) {
+        const v = st.slots[from + k];
+        if (v === NULL_ADDR || v === NEW_ADDR || v === COMPRESS_ADDR || st.flash.has(from + k)) continue;
+        const seg = st.segnoOf(v);
+        // Dark text on the light hues (sky blue, orange), white on the rest.
+        ctx.fillStyle = seg >= 0 && seg % SEGMENT_HUES.length >= 3 ? INK : '#fff';
+        ctx.fillText(String(v), x0 + k * cell + cell / 2, y0 + hgt / 2, cell - 3);
+      }
+    }
     // Index ticks every 10 slots (or so), so a slot can be named.
     ctx.fillStyle = INK2;
     ctx.font = '10px ui-monospace, monospace';

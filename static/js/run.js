@@ -192,7 +192,7 @@ export function initRun(doc) {
     const y = e.clientY - r.top;
     e.preventDefault();
     if (y < slots.layout.rowsY - 14) {
-      slots.cell = Math.max(6, Math.min(36, slots.cell + (e.deltaY < 0 ? 2 : -2)));
+      slots.cell = Math.max(6, Math.min(48, slots.cell + (e.deltaY < 0 ? 2 : -2)));
     } else {
       const base = slots.rowScroll ?? slots.layout.firstRow;
       slots.rowScroll = Math.max(0, base + Math.sign(e.deltaY) * Math.max(1, Math.floor(slots.layout.rows / 3)));
