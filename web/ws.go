@@ -518,11 +518,21 @@ func (ss *session) run(srvCtx context.Context) {
 	}
 	ss.sendHello()
 
+	// The ticker runs only while playing, so an idle player costs nothing.
 	ticker := time.NewTicker(frameInterval)
+	ticker.Stop()
 	defer ticker.Stop()
+	ticking := false
 	var why string
 loop:
 	for {
+		if ss.playing != ticking {
+			if ticking = ss.playing; ticking {
+				ticker.Reset(frameInterval)
+			} else {
+				ticker.Stop()
+			}
+		}
 		select {
 		case <-ctx.Done():
 			why = "server shutting down"
