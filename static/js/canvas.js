@@ -25,6 +25,46 @@ export function fit(canvas, cssHeight) {
 }
 
 /**
+ * Keeps a canvas sized to its CSS box without asking for layout on every
+ * frame: a ResizeObserver records the box, and get() only resizes the
+ * backing store when that changed. (getBoundingClientRect in a draw loop
+ * forces a synchronous layout after each DOM text update.)
+ */
+export class CanvasFit {
+  /** @param {HTMLCanvasElement} canvas */
+  constructor(canvas) {
+    this.canvas = canvas;
+    const r = canvas.getBoundingClientRect();
+    this.w = Math.max(1, Math.floor(r.width));
+    this.h = Math.max(1, Math.floor(r.height));
+    new ResizeObserver((entries) => {
+      for (const e of entries) {
+        this.w = Math.max(1, Math.floor(e.contentRect.width));
+        this.h = Math.max(1, Math.floor(e.contentRect.height));
+      }
+    }).observe(canvas);
+  }
+
+  /**
+   * Returns a context scaled to CSS pixels and the canvas's CSS size.
+   * @returns {{ctx: CanvasRenderingContext2D, w: number, h: number, dpr: number}}
+   */
+  get() {
+    const dpr = window.devicePixelRatio || 1;
+    const c = this.canvas;
+    const bw = Math.round(this.w * dpr);
+    const bh = Math.round(this.h * dpr);
+    if (c.width !== bw || c.height !== bh) {
+      c.width = bw;
+      c.height = bh;
+    }
+    const ctx = /** @type {CanvasRenderingContext2D} */ (c.getContext('2d'));
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    return { ctx, w: this.w, h: this.h, dpr };
+  }
+}
+
+/**
  * A floating tooltip that follows the pointer.
  */
 export class Tooltip {

@@ -46,6 +46,23 @@ export function segmentHue(segno) {
  * @returns {CanvasPattern|string}
  */
 export function hatch(ctx, dpr) {
+  // One pattern per context and scale: made once, reused every frame.
+  const cached = hatches.get(ctx);
+  if (cached && cached.dpr === dpr) return cached.p;
+  const p = makeHatch(ctx, dpr);
+  hatches.set(ctx, { dpr, p });
+  return p;
+}
+
+/** @type {WeakMap<CanvasRenderingContext2D, {dpr: number, p: CanvasPattern|string}>} */
+const hatches = new WeakMap();
+
+/**
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {number} dpr
+ * @returns {CanvasPattern|string}
+ */
+function makeHatch(ctx, dpr) {
   const s = Math.max(4, Math.round(5 * dpr));
   const c = new OffscreenCanvas(s, s);
   const g = c.getContext('2d');

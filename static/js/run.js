@@ -3,7 +3,7 @@
 import { RunSocket } from './ws.js';
 import { RunState, NULL_ADDR, NEW_ADDR, COMPRESS_ADDR } from './state.js';
 import { SlotsView, SITView, drawMarkers } from './render.js';
-import { fit, Tooltip } from './canvas.js';
+import { CanvasFit, Tooltip } from './canvas.js';
 import { int, rate } from './fmt.js';
 
 /** Play speeds the speed slider and [ ] step through (steps per second). */
@@ -57,6 +57,9 @@ export function initRun(doc) {
   const slotsCanvas = /** @type {HTMLCanvasElement} */ ($('slots'));
   const sitCanvas = /** @type {HTMLCanvasElement} */ ($('sit'));
   const markersCanvas = /** @type {HTMLCanvasElement} */ ($('markers'));
+  const fitSlots = new CanvasFit(slotsCanvas);
+  const fitSIT = new CanvasFit(sitCanvas);
+  const fitMarkers = new CanvasFit(markersCanvas);
   const slots = new SlotsView(slotsCanvas);
   const sit = new SITView(sitCanvas);
   const meter = new FrameMeter();
@@ -221,15 +224,15 @@ export function initRun(doc) {
     if (dirty) {
       dirty = false;
       const t0 = performance.now();
-      slots.draw(st, fit(slotsCanvas), now);
-      sit.draw(st, fit(sitCanvas));
-      drawMarkers(st, fit(markersCanvas));
+      slots.draw(st, fitSlots.get(), now);
+      sit.draw(st, fitSIT.get());
+      drawMarkers(st, fitMarkers.get());
       markersDirty = false;
       updateDOM(doc, st, { status, notice, dragging, seek });
       meter.add(performance.now() - t0);
       if (st.flash.size) dirty = true;
     } else if (markersDirty) {
-      drawMarkers(st, fit(markersCanvas));
+      drawMarkers(st, fitMarkers.get());
       markersDirty = false;
     }
     if (now - lastP95 > 500) {
