@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 
+	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
 )
 
@@ -99,9 +100,10 @@ func (s *Server) errorStatus(err error) (int, string) {
 		return http.StatusNotFound, fmt.Sprintf("path %q not found", pfe.Path)
 	case errors.Is(err, ErrExists):
 		return http.StatusConflict, err.Error()
-	case errors.Is(err, imgio.ErrNotF2FS), errors.As(err, &fe), errors.As(err, &ue):
-		// A stored image that turns out corrupt where it is read lazily:
-		// the client asked about a bad structure, not a server fault.
+	case errors.Is(err, imgio.ErrNotF2FS), errors.As(err, &fe), errors.As(err, &ue), errors.Is(err, core.ErrInput):
+		// A stored image that turns out corrupt where it is read lazily, or
+		// that the engine cannot model: the client asked about a bad or
+		// unsupported structure, not a server fault.
 		return http.StatusUnprocessableEntity, err.Error()
 	}
 	return http.StatusInternalServerError, "internal error"

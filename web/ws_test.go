@@ -561,3 +561,67 @@ func TestWSBadMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestWSPlayFrames plays at a speed that needs many frames and checks that
+// the events of successive frames are every step, in order, without gaps.
+func TestWSPlayFrames(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	w := ts.dialWS(t, "image=demo&path=/cases/fragmented.bin&mode=both")
+	h := w.readType("hello")
+	// 64 runs of 4 blocks: 256 per-block calls, 64 batched.
+	speed := float64(h.TotalSteps) / 2 // about 60 frames
+	w.send(ctl{"type": "speed", "stepsPerSecond": speed})
+	w.send(ctl{"type": "play"})
+	var next int64 = 1
+	frames, calls := 0, map[string]int{}
+	resynced := false
+	var last *serverMsg
+	for {
+		f := w.readType("frame")
+		frames++
+		if f.Full {
+			// The client was late (a loaded machine) and a frame was
+			// replaced: resynchronise; the counts below then come from the
+			// state only.
+			if f.Step != next-1 {
+				t.Logf("full frame at step %d skips events", f.Step)
+				resynced = true
+				next = f.Step + 1
+			}
+			continue
+		}
+		for _, raw := range f.Events {
+			var ev struct {
+				Step int64
+				Kind string
+				Mode string
+			}
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.Step != next {
+				t.Fatalf("event step %d, want %d", ev.Step, next)
+			}
+			next++
+			if ev.Kind == "invalidate" {
+				calls[ev.Mode]++
+			}
+		}
+		if len(f.Events) > 0 && f.Step != next-1 {
+			t.Fatalf("frame step %d after events up to %d", f.Step, next-1)
+		}
+		if last = f; !f.Playing && f.Step == h.TotalSteps {
+			break
+		}
+	}
+	if pb, bt := last.State["per-block"].Counters.Calls, last.State["batched"].Counters.Calls; pb != 256 || bt != 64 {
+		t.Fatalf("counters at the end: %d per-block, %d batched calls", pb, bt)
+	}
+	if !resynced && (next-1 != h.TotalSteps || calls["per-block"] != 256 || calls["batched"] != 64) {
+		t.Fatalf("played %d of %d steps in %d frames; calls %v, want 256 per-block and 64 batched", next-1, h.TotalSteps, frames, calls)
+	}
+	if frames < 3 {
+		t.Fatalf("the whole run came in %d frames", frames)
+	}
+}
