@@ -176,8 +176,9 @@ func expandStream(s *sink, f Format, br *bufio.Reader) error {
 		}
 		dec = zr
 	case FormatZstd:
-		// Concurrency 2 lets block decoding overlap sequence execution; more buys nothing on the
-		// streams we see and costs memory. The window bound keeps a hostile frame header from asking
+		// Concurrency 2 runs the decoder's own goroutine (block decoding, and the RLE-block fill
+		// that dominates on mostly-zero images) beside our zero check and writes; more buys
+		// nothing on one stream and costs memory. The window bound keeps a hostile frame header from asking
 		// for gigabytes; MaxMemory is set to the same value because in streaming mode the decoder
 		// uses it only as a second window bound.
 		window := uint64(min(zstdMaxWindow, max(s.limit, zstdMinWindow)))
