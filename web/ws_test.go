@@ -625,3 +625,29 @@ func TestWSPlayFrames(t *testing.T) {
 		t.Fatalf("the whole run came in %d frames", frames)
 	}
 }
+
+// TestWSSeekMatchesStepping: in both mode a seek (lockstep checkpoints)
+// lands on the same state as stepping there from the start.
+func TestWSSeekMatchesStepping(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	w := ts.dialWS(t, "image=demo&path=/cases/rewritten.bin&mode=both")
+	h := w.readType("hello")
+	for _, g := range []int64{1, cpEvery - 1, cpEvery, cpEvery + 1, h.TotalSteps/2 + 3, h.TotalSteps - 1} {
+		w.send(ctl{"type": "seek", "step": g})
+		a := w.readType("frame")
+		w.send(ctl{"type": "reset"})
+		w.readType("frame")
+		w.send(ctl{"type": "step", "n": g})
+		b := w.readType("frame")
+		if a.Step != g || b.Step != g {
+			t.Fatalf("seek %d: at %d; stepping: at %d", g, a.Step, b.Step)
+		}
+		for _, m := range []string{"per-block", "batched"} {
+			sa, sb := a.State[m], b.State[m]
+			if sa.Step != sb.Step || sa.Cursor != sb.Cursor || sa.Counters != sb.Counters || fmt.Sprint(sa.Pending) != fmt.Sprint(sb.Pending) {
+				t.Fatalf("step %d %s: seek gives %+v, stepping %+v", g, m, sa, sb)
+			}
+		}
+	}
+}
