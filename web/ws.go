@@ -1232,8 +1232,12 @@ func (p *player) slotsAt(sn *core.Snapshot) []slotExtent {
 			continue
 		}
 		if a < head {
+			// fill_zero keeps a block and reserves a hole.
 			x := e
 			x.Count = 1
+			if x.State == "null" {
+				x.State = "new"
+			}
 			add(x)
 			a++
 			if a >= b {
