@@ -651,3 +651,61 @@ func TestWSSeekMatchesStepping(t *testing.T) {
 		}
 	}
 }
+
+// TestWSSlotsAtEnd: the slot map of the final frame, also for ranges wider
+// than core's snapshot window, equals the engine's after-state.
+func TestWSSlotsAtEnd(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	for _, q := range []string{
+		"path=/seed/bench64.bin&offset=1000&length=60000000",
+		"path=/cases/sparse-9g.bin",
+		"path=/cases/sparse-9g.bin&offset=9000000000&length=700000000",
+		"path=/cases/holes.bin&offset=4095&length=600000",
+	} {
+		t.Run(q, func(t *testing.T) {
+			var run struct {
+				Results []struct {
+					After struct{ Extents []slotExtent } `json:"after"`
+				} `json:"results"`
+			}
+			if code := ts.get(t, "/api/images/demo/run?mode=per-block&"+q, &run); code != 200 {
+				t.Fatalf("run API: %d", code)
+			}
+			w := ts.dialWS(t, "image=demo&mode=per-block&"+q)
+			h := w.readType("hello")
+			w.send(ctl{"type": "end"})
+			f := w.readType("frame")
+			got := expandExtents(f.Slots, h.Range)
+			want := expandExtents(run.Results[0].After.Extents, h.Range)
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("slot %d: frame says %s, engine %s (range %+v)", h.Range.Start+uint64(i), got[i], want[i], h.Range)
+				}
+			}
+		})
+	}
+}
+
+// expandExtents lists the state of each slot of r ("null" where no extent
+// says otherwise; addresses spelled out).
+func expandExtents(ext []slotExtent, r blockRange) []string {
+	out := make([]string, r.End-r.Start)
+	for i := range out {
+		out[i] = "null"
+	}
+	for _, e := range ext {
+		for k := uint64(0); k < e.Count; k++ {
+			i := e.Index + k
+			if i < r.Start || i >= r.End {
+				continue
+			}
+			s := e.State
+			if s == "addr" {
+				s = strconv.FormatUint(uint64(e.Addr)+k, 10)
+			}
+			out[i-r.Start] = s
+		}
+	}
+	return out
+}
