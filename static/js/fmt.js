@@ -7,7 +7,16 @@
  */
 export function int(n) {
   if (n === undefined || n === null || Number.isNaN(n)) return '–';
-  return Math.trunc(n).toLocaleString('en-US');
+  // By hand: toLocaleString goes through Intl, and the player formats
+  // dozens of numbers every frame.
+  const v = Math.trunc(n);
+  const s = String(Math.abs(v));
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    if (i > 0 && (s.length - i) % 3 === 0) out += ',';
+    out += s[i];
+  }
+  return v < 0 ? `-${out}` : out;
 }
 
 /**

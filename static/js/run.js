@@ -241,7 +241,9 @@ export function initRun(doc) {
       el.textContent = meter.p95().toFixed(2);
       el.dataset.samples = String(meter.samples.length);
     }
-    if (st.ready && now - lastURL > 300) {
+    // replaceState is not free (and browsers throttle it): once a second
+    // while playing, at once otherwise.
+    if (st.ready && now - lastURL > (st.playing ? 1000 : 150)) {
       lastURL = now;
       updateURL(params, st);
     }
