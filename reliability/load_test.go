@@ -93,7 +93,7 @@ func TestLoad(t *testing.T) {
 			defer v.c.CloseNow()
 			got, err := v.playToEnd(ctx)
 			if err != nil {
-				fail("viewer %d: %v", i, err)
+				fail("viewer %d: after %v: %v", i, time.Since(start).Round(time.Millisecond), err)
 				return
 			}
 			if got["per-block"] != bench64PerBlock || got["batched"] != bench64Batched {
