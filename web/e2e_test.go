@@ -238,9 +238,6 @@ func frameP95(t *testing.T, ctx context.Context) float64 {
 }
 
 func TestBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser tests are slow")
-	}
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	base := ts.ts.URL
