@@ -1,0 +1,229 @@
+package reliability
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zrviz/zrviz/web"
+)
+
+// waitEmpty waits up to d for dir to hold no files and returns what is
+// left.
+func waitEmpty(t *testing.T, dir string, d time.Duration) (int, int64) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		n, sz := dirBytes(t, dir)
+		if n == 0 || time.Now().After(deadline) {
+			return n, sz
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestUploadCutMidStream: a client that declares 32 MiB, sends 4 MiB of a
+// real image and resets the connection leaves no image listed and no file
+// in the data dir, and the server keeps serving.
+func TestUploadCutMidStream(t *testing.T) {
+	ls := startServer(t, web.Config{})
+	img := mkfsImage(t, t.TempDir(), 64, "")
+	data, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := strings.TrimPrefix(ls.url, "http://")
+	for i, cut := range []int{0, 1, 4096, 4 << 20, len(data) - 1} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "POST /api/images?name=cut%d.img HTTP/1.1\r\nHost: %s\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n", i, addr, len(data))
+		c.Write(data[:cut])
+		time.Sleep(100 * time.Millisecond) // let the server start expanding
+		abort(c)
+	}
+	// A chunked upload cut off too (no declared length).
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest(http.MethodPost, ls.url+"/api/images?name=chunked.img", pr)
+	go func() {
+		pw.Write(data[:8<<20])
+		pw.CloseWithError(fmt.Errorf("client gave up"))
+	}()
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		if res.StatusCode < 400 {
+			t.Errorf("cut chunked upload answered %d", res.StatusCode)
+		}
+		res.Body.Close()
+	}
+	if n, sz := waitEmpty(t, ls.dataDir, 10*time.Second); n != 0 {
+		t.Errorf("%d files (%d bytes) left in the data dir after cut uploads", n, sz)
+	}
+	if ids := ls.imageIDs(t); len(ids) != 1 {
+		t.Errorf("images listed after cut uploads: %v, want only the demo", ids)
+	}
+	// Still serving: the whole image goes through.
+	code, body, err := upload(context.Background(), ls.url, img)
+	if err != nil || code != http.StatusCreated {
+		t.Fatalf("upload after the cuts: %d %s %v", code, body, err)
+	}
+}
+
+// TestUploadDiskFull: the data dir is a 64 MiB tmpfs and the upload
+// expands to 128 MiB of non-zero blocks. The upload fails with a JSON
+// error, nothing is listed, the tmpfs is emptied, and a small upload
+// then succeeds.
+func TestUploadDiskFull(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "small")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", dir).CombinedOutput(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("mount tmpfs: %v %s", err, out)
+		}
+		t.Skipf("cannot mount a 64 MiB tmpfs (needs root): %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	ls := startServer(t, web.Config{DataDir: dir})
+
+	// A valid 128 MiB F2FS image whose free main-area blocks hold random
+	// bytes: the reader never looks at them, but they are not holes.
+	img := mkfsImage(t, t.TempDir(), 128, "")
+	f, err := os.OpenFile(img, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	junk := make([]byte, 1<<20)
+	rand.Read(junk)
+	for off := int64(32 << 20); off < 128<<20; off += 1 << 20 {
+		if _, err := f.WriteAt(junk, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	code, body, err := upload(context.Background(), ls.url, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("upload to a full disk: %d %s", code, body)
+	if strings.Contains(body, dir) {
+		t.Errorf("the error shows the client a host path (%s): %s", dir, body)
+	}
+	if code < 400 || !strings.HasPrefix(strings.TrimSpace(body), `{"error":`) {
+		t.Errorf("upload to a full disk answered %d %q, want an error status with a JSON error", code, body)
+	}
+	if n, sz := waitEmpty(t, dir, 10*time.Second); n != 0 {
+		t.Errorf("%d files (%d bytes) left on the full tmpfs", n, sz)
+	}
+	if ids := ls.imageIDs(t); len(ids) != 1 {
+		t.Errorf("images listed: %v, want only the demo", ids)
+	}
+	small := mkfsImage(t, t.TempDir(), 64, "")
+	if code, body, err := upload(context.Background(), ls.url, small); err != nil || code != http.StatusCreated {
+		t.Errorf("small upload after the full disk: %d %s %v", code, body, err)
+	}
+}
+
+// TestShutdownDuringUploadsAndRuns: Close while uploads stream in and
+// viewers play. Close returns, viewers are told (1001) or cut, the
+// uploads fail, and the data dir holds nothing afterwards.
+func TestShutdownDuringUploadsAndRuns(t *testing.T) {
+	data := t.TempDir()
+	ls := startServer(t, web.Config{DataDir: data})
+	img := mkfsImage(t, t.TempDir(), 256, "")
+	src, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	var wg sync.WaitGroup
+	results := make(chan string, 16)
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pr, pw := io.Pipe()
+			go func() {
+				// 256 MiB: upload 0 at 1 MiB per 10 ms can finish within
+				// Close's grace period, the others (1 MiB per 100 ms)
+				// cannot.
+				pace := 100 * time.Millisecond
+				if i == 0 {
+					pace = 10 * time.Millisecond
+				}
+				for off := 0; off < len(src); off += 1 << 20 {
+					if _, err := pw.Write(src[off : off+1<<20]); err != nil {
+						return
+					}
+					time.Sleep(pace)
+				}
+				pw.Close()
+			}()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ls.url+fmt.Sprintf("/api/images?name=slow%d.img", i), pr)
+			req.ContentLength = int64(len(src))
+			res, err := http.DefaultClient.Do(req)
+			pr.CloseWithError(io.ErrClosedPipe)
+			if err != nil {
+				results <- "upload: " + err.Error()
+				return
+			}
+			res.Body.Close()
+			results <- fmt.Sprintf("upload %d: status %d", i, res.StatusCode)
+		}()
+	}
+	q := url.Values{"image": {web.DemoID}, "path": {bench64}}
+	for i := 0; i < 5; i++ {
+		v, _, err := dialViewer(ctx, ls.wsURL(q), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer v.c.CloseNow()
+			v.send(ctx, `{"type":"speed","stepsPerSecond":50}`)
+			v.send(ctx, `{"type":"play"}`)
+			for {
+				if _, err := v.read(ctx); err != nil {
+					results <- fmt.Sprintf("viewer: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	time.Sleep(1500 * time.Millisecond)
+	// Nothing half-uploaded is listed while the uploads stream.
+	if ids := ls.imageIDs(t); len(ids) != 1 {
+		t.Errorf("images listed during uploads: %v", ids)
+	}
+	t0 := time.Now()
+	ls.close(t)
+	t.Logf("Close returned after %v", time.Since(t0).Round(time.Millisecond))
+	wg.Wait()
+	close(results)
+	for r := range results {
+		t.Log(r)
+		if !strings.HasPrefix(r, "upload 0") && (strings.Contains(r, "status 201") || strings.Contains(r, "status 200")) {
+			t.Errorf("an upload cut by shutdown was accepted: %s", r)
+		}
+	}
+	// Whatever was stored (upload 0 may have finished in the grace
+	// period) is closed and removed by Close; nothing partial remains.
+	if n, sz := waitEmpty(t, data, 10*time.Second); n != 0 {
+		t.Errorf("%d files (%d bytes) left in the data dir after Close", n, sz)
+	}
+}
