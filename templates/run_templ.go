@@ -197,7 +197,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</button> <span class=\"speed\"><label for=\"speed\">speed</label> <input type=\"range\" id=\"speed\" min=\"0\" max=\"20\" step=\"1\" value=\"6\" aria-label=\"steps per second\"> <output id=\"speed-out\" for=\"speed\">20 steps/s</output></span><div class=\"seek\"><input type=\"range\" id=\"seek\" data-testid=\"seek\" min=\"0\" max=\"0\" value=\"0\" aria-label=\"seek\"><canvas id=\"markers\" data-testid=\"markers\" role=\"img\" aria-label=\"markers: dnode chunk changes, invalidate calls, errors\"></canvas></div><span class=\"stepinfo\" data-testid=\"step-info\">step <span id=\"step-now\" data-testid=\"step\">0</span> / <span id=\"step-total\" data-testid=\"step-total\">0</span></span> <span class=\"status\" id=\"run-status\" data-testid=\"run-status\">connecting</span></section><section class=\"panel slots\" data-testid=\"slots-panel\"><h2>dnode slots <span class=\"aside\" id=\"slots-aside\"></span></h2><canvas id=\"slots\" data-testid=\"slots-canvas\" role=\"img\" aria-label=\"dnode slots of the range: the whole range, the cursor neighbourhood and one strip per dnode chunk\"></canvas></section><section class=\"panel sit\" data-testid=\"sit-panel\"><h2>SIT · touched segments <span class=\"aside\" id=\"sit-aside\"></span></h2><canvas id=\"sit\" data-testid=\"sit-canvas\" role=\"img\" aria-label=\"valid-block maps of the segments the run touches\"></canvas></section><section class=\"panel calls\" data-testid=\"calls-panel\"><h2>run coalescing · f2fs_invalidate_blocks calls</h2><div class=\"lanes\" id=\"lanes\"></div></section><section class=\"panel counters\" data-testid=\"counters-panel\"><div class=\"big\"><div class=\"pb\"><div class=\"label\">per-block calls</div><div class=\"value\" data-testid=\"stat-calls-per-block\" id=\"stat-calls-per-block\">–</div></div><div class=\"bt\"><div class=\"label\">batched calls</div><div class=\"value\" data-testid=\"stat-calls-batched\" id=\"stat-calls-batched\">–</div></div><div><div class=\"label\">blocks invalidated</div><div class=\"value\" data-testid=\"stat-blocks-invalidated\" id=\"stat-blocks-invalidated\">–</div></div></div><table><thead><tr><th></th><th>per-block</th><th>batched</th></tr></thead> <tbody><tr><th>invalidate calls</th><td id=\"c-pb-calls\">–</td><td id=\"c-bt-calls\">–</td></tr><tr><th>SIT lock acquisitions</th><td id=\"c-pb-locks\">–</td><td id=\"c-bt-locks\">–</td></tr><tr><th>blocks invalidated</th><td id=\"c-pb-blocks\">–</td><td id=\"c-bt-blocks\">–</td></tr><tr><th>slots visited · chunks</th><td><span id=\"c-pb-slots\">–</span> · <span id=\"c-pb-chunks\">–</span></td><td><span id=\"c-bt-slots\">–</span> · <span id=\"c-bt-chunks\">–</span></td></tr></tbody></table></section><section class=\"panel narr\" data-testid=\"narration\" aria-live=\"polite\"><p id=\"narr-pb\"><span class=\"who\">per-block</span><span class=\"text\" id=\"narr-pb-text\" data-testid=\"narration-per-block\"></span></p><p id=\"narr-bt\"><span class=\"who\">batched</span><span class=\"text\" id=\"narr-bt-text\" data-testid=\"narration-batched\"></span></p></section><section class=\"panel legendbar\" data-testid=\"legend\"><div class=\"legend\"><span class=\"item\"><span class=\"sw null\"></span>NULL</span> <span class=\"item\"><span class=\"sw new\"></span>NEW_ADDR</span> <span class=\"item\"><span class=\"sw addr0\"></span><span class=\"sw addr1\"></span><span class=\"sw addr2\"></span><span class=\"sw addr3\"></span><span class=\"sw addr4\"></span>address (hue = segment)</span> <span class=\"item\"><span class=\"sw flash\"></span>just invalidated</span> <span class=\"item\"><span class=\"sw bad\"></span>invalid address</span> <span class=\"item\"><span class=\"sw pending\"></span>pending run</span> <span class=\"item\"><span class=\"sw cursor\"></span>cursor</span> <span class=\"item\"><span class=\"sw cur\"></span>current segment</span> <span class=\"item\"><span class=\"sw valid\"></span>SIT bit set</span> <span class=\"keys\"><kbd>space</kbd> play <kbd>←</kbd><kbd>→</kbd> step <kbd>⇧→</kbd> flush <kbd>Home</kbd><kbd>End</kbd> <kbd>[</kbd><kbd>]</kbd> speed <kbd>b</kbd> mode</span> <span class=\"hidden-metric\">frame p95 <span data-testid=\"frame-p95\" id=\"frame-p95\">0</span> ms</span></div></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</button> <span class=\"speed\"><label for=\"speed\">speed</label> <input type=\"range\" id=\"speed\" min=\"0\" max=\"20\" step=\"1\" value=\"6\" aria-label=\"steps per second\"> <output id=\"speed-out\" for=\"speed\">20 steps/s</output></span><div class=\"seek\"><input type=\"range\" id=\"seek\" data-testid=\"seek\" min=\"0\" max=\"0\" value=\"0\" aria-label=\"seek\"><canvas id=\"markers\" data-testid=\"markers\" role=\"img\" aria-label=\"markers: dnode chunk changes, invalidate calls, errors\"></canvas></div><span class=\"stepinfo\" data-testid=\"step-info\">step <span id=\"step-now\" data-testid=\"step\">0</span> / <span id=\"step-total\" data-testid=\"step-total\">0</span></span> <span class=\"status\" id=\"run-status\" data-testid=\"run-status\">connecting</span></section><section class=\"panel slots\" data-testid=\"slots-panel\"><h2>dnode slots <span class=\"aside\" id=\"slots-aside\"></span></h2><canvas id=\"slots\" data-testid=\"slots-canvas\" role=\"img\" aria-label=\"dnode slots of the range: the whole range, the cursor neighbourhood and one strip per dnode chunk\"></canvas></section><section class=\"panel sit\" data-testid=\"sit-panel\"><h2>SIT · touched segments <span class=\"aside\" id=\"sit-aside\"></span></h2><canvas id=\"sit\" data-testid=\"sit-canvas\" role=\"img\" aria-label=\"valid-block maps of the segments the run touches\"></canvas></section><section class=\"panel calls\" data-testid=\"calls-panel\"><h2>run coalescing · f2fs_invalidate_blocks calls</h2><div class=\"lanes\" id=\"lanes\"></div></section><section class=\"panel counters\" data-testid=\"counters-panel\"><div class=\"big\"><div class=\"pb\"><div class=\"label\">per-block calls</div><div class=\"value\" data-testid=\"stat-calls-per-block\" id=\"stat-calls-per-block\">–</div></div><div class=\"bt\"><div class=\"label\">batched calls</div><div class=\"value\" data-testid=\"stat-calls-batched\" id=\"stat-calls-batched\">–</div></div><div><div class=\"label\">blocks invalidated</div><div class=\"value\" data-testid=\"stat-blocks-invalidated\" id=\"stat-blocks-invalidated\">–</div></div></div><table><thead><tr><th></th><th>per-block</th><th>batched</th></tr></thead> <tbody><tr><th>invalidate calls</th><td id=\"c-pb-calls\">–</td><td id=\"c-bt-calls\">–</td></tr><tr><th>SIT lock acquisitions</th><td id=\"c-pb-locks\">–</td><td id=\"c-bt-locks\">–</td></tr><tr><th>blocks invalidated</th><td id=\"c-pb-blocks\">–</td><td id=\"c-bt-blocks\">–</td></tr><tr><th>slots visited · chunks</th><td><span id=\"c-pb-slots\">–</span> · <span id=\"c-pb-chunks\">–</span></td><td><span id=\"c-bt-slots\">–</span> · <span id=\"c-bt-chunks\">–</span></td></tr><tr class=\"saving\"><th>SIT locks saved by batching</th><td colspan=\"2\" id=\"c-saving\" data-testid=\"stat-saving\">–</td></tr></tbody></table></section><section class=\"panel narr\" data-testid=\"narration\" aria-live=\"polite\"><p id=\"narr-pb\"><span class=\"who\">per-block</span><span class=\"text\" id=\"narr-pb-text\" data-testid=\"narration-per-block\"></span></p><p id=\"narr-bt\"><span class=\"who\">batched</span><span class=\"text\" id=\"narr-bt-text\" data-testid=\"narration-batched\"></span></p></section><section class=\"panel legendbar\" data-testid=\"legend\"><div class=\"legend\"><span class=\"item\"><span class=\"sw null\"></span>NULL</span> <span class=\"item\"><span class=\"sw new\"></span>NEW_ADDR</span> <span class=\"item\"><span class=\"sw addr0\"></span><span class=\"sw addr1\"></span><span class=\"sw addr2\"></span><span class=\"sw addr3\"></span><span class=\"sw addr4\"></span>address (hue = segment)</span> <span class=\"item\"><span class=\"sw flash\"></span>just invalidated</span> <span class=\"item\"><span class=\"sw bad\"></span>invalid address</span> <span class=\"item\"><span class=\"sw pending\"></span>pending run</span> <span class=\"item\"><span class=\"sw cursor\"></span>cursor</span> <span class=\"item\"><span class=\"sw cur\"></span>current segment</span> <span class=\"item\"><span class=\"sw valid\"></span>SIT bit set</span> <span class=\"keys\"><kbd>space</kbd> play <kbd>←</kbd><kbd>→</kbd> step <kbd>⇧→</kbd> flush <kbd>Home</kbd><kbd>End</kbd> <kbd>[</kbd><kbd>]</kbd> speed <kbd>b</kbd> mode</span> <span class=\"hidden-metric\">frame p95 <span data-testid=\"frame-p95\" id=\"frame-p95\">0</span> ms</span></div></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -235,7 +235,7 @@ func runForm(p RunPage) templ.Component {
 		var templ_7745c5c3_Var13 string
 		templ_7745c5c3_Var13, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/images/" + p.ID + "/run")).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 102, Col: 86}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 103, Col: 86}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var13)
 		if templ_7745c5c3_Err != nil {
@@ -248,7 +248,7 @@ func runForm(p RunPage) templ.Component {
 		var templ_7745c5c3_Var14 string
 		templ_7745c5c3_Var14, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Path).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 103, Col: 49}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 104, Col: 49}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var14)
 		if templ_7745c5c3_Err != nil {
@@ -266,7 +266,7 @@ func runForm(p RunPage) templ.Component {
 			var templ_7745c5c3_Var15 string
 			templ_7745c5c3_Var15, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(pr.Offset) + ":" + i64(pr.Length)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 108, Col: 57}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 109, Col: 57}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var15)
 			if templ_7745c5c3_Err != nil {
@@ -289,7 +289,7 @@ func runForm(p RunPage) templ.Component {
 			var templ_7745c5c3_Var16 string
 			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(pr.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 108, Col: 131}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 109, Col: 131}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 			if templ_7745c5c3_Err != nil {
@@ -307,7 +307,7 @@ func runForm(p RunPage) templ.Component {
 		var templ_7745c5c3_Var17 string
 		templ_7745c5c3_Var17, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Offset)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 111, Col: 90}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 112, Col: 90}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var17)
 		if templ_7745c5c3_Err != nil {
@@ -320,7 +320,7 @@ func runForm(p RunPage) templ.Component {
 		var templ_7745c5c3_Var18 string
 		templ_7745c5c3_Var18, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Length)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 112, Col: 90}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 113, Col: 90}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var18)
 		if templ_7745c5c3_Err != nil {
@@ -390,7 +390,7 @@ func icon(d string) templ.Component {
 		var templ_7745c5c3_Var20 string
 		templ_7745c5c3_Var20, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 126, Col: 92}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 127, Col: 92}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var20)
 		if templ_7745c5c3_Err != nil {

@@ -357,6 +357,15 @@ function updateDOM(doc, st, ui) {
     text(`c-bt-${id}`, bt ? int(bt.counters[key]) : '–');
   }
 
+  // What batching saves, once both engines have made calls.
+  let saving = '–';
+  if (pb && bt && pb.counters.sitLockAcquisitions > 0) {
+    const a = pb.counters.sitLockAcquisitions;
+    const b = bt.counters.sitLockAcquisitions;
+    saving = b > 0 ? `${int(a - b)} (${(a / b).toFixed(a / b >= 10 ? 0 : 1)}× fewer)` : int(a);
+  }
+  text('c-saving', saving);
+
   // Narration: one line per mode in the run.
   const narr = (/** @type {string} */ id, /** @type {any} */ ms) => {
     const p = $(id);
