@@ -326,7 +326,7 @@ export class SlotsView {
     }
 
     // 2. The zoom lane around the cursor (or the pinned slot).
-    const zY = ovY + ovH + 24;
+    const zY = ovY + ovH + 30;
     const zH = Math.max(22, Math.min(34, Math.floor(h / 10)));
     const cell = this.cell;
     const zCount = Math.max(1, Math.min(n, Math.floor(stripW / cell)));
@@ -600,7 +600,7 @@ export class SITView {
     if (!st.ready) return;
     const modes = st.modes;
     const segs = st.segmentsByActivity();
-    const textW = 104;
+    const textW = modes.length > 1 ? 116 : 104;
     const top = modes.length > 1 ? 14 : 0;
     const avail = (w - textW - 4 - (modes.length - 1) * 12) / modes.length;
     // The biggest bits that still show up to 6 segments at once, as 8
