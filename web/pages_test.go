@@ -111,6 +111,17 @@ func TestPages(t *testing.T) {
 				}
 			},
 		},
+		{name: "directory", path: "/images/demo/file?path=/docs", status: 200, want: []string{"inode-summary", "block-map"}},
+		{name: "inline file", path: "/images/demo/file?path=/cases/tiny.txt", status: 200, want: []string{"inode-summary", "block-map"}},
+		{name: "symlink", path: "/images/demo/file?path=/docs/contiguous.link", status: 200, want: []string{"inode-summary"}},
+		{name: "sparse file", path: "/images/demo/file?path=/cases/sparse-9g.bin", status: 200, want: []string{"block-map", "node-structure"},
+			check: func(t *testing.T, doc *goquery.Document) {
+				// fixtures/README.md: data only under i_nid[4], 9 GiB in.
+				if n := doc.Find(testid("extent")).Length(); n < 2 {
+					t.Errorf("%d extents, want the holes and the data at 9 GiB", n)
+				}
+			}},
+		{name: "run of a directory", path: "/images/demo/run?path=/docs", status: 200, want: []string{"player"}},
 		{name: "unknown image", path: "/images/nope", status: 404, want: []string{"error-page"}},
 		{name: "unknown file", path: "/images/demo/file?path=/nope", status: 404, want: []string{"error-page"}},
 		{name: "run of unknown file", path: "/images/demo/run?path=/nope", status: 404, want: []string{"error-page"}},
