@@ -52,7 +52,8 @@ export function initFile(doc) {
           const seg = Math.floor((a - main) / bps);
           const n = Math.min(e.count - i, bps - ((a - main) % bps));
           ctx.fillStyle = segmentHue(seg);
-          ctx.fillRect((e.index + i) * sx, 0, Math.max(0.75, n * sx), bh);
+          // At least 2 px, so a few blocks in a huge sparse file still show.
+          ctx.fillRect((e.index + i) * sx, 0, Math.max(2, n * sx), bh);
           i += n;
         }
       } else {
