@@ -509,7 +509,7 @@ func (ss *session) run(srvCtx context.Context) {
 	go func() { writeDone <- ss.writeLoop(ctx) }()
 
 	if err := ss.p.seek(ss.params.Step); err != nil {
-		ss.fatal(ctx, err)
+		ss.fatal(err)
 		cancel()
 		readCancel()
 		<-writeDone
@@ -544,6 +544,10 @@ loop:
 		case err := <-writeDone:
 			writeDone <- err
 			why = "client too slow"
+			if ctx.Err() != nil {
+				// The writer stopped because the server is shutting down.
+				why = "server shutting down"
+			}
 			break loop
 		case b := <-ctrl:
 			if !ss.handleControl(b) {
@@ -557,14 +561,16 @@ loop:
 		}
 	}
 	log.Debug("websocket run end", "why", why, "step", ss.p.step())
+	var err error
 	switch why {
 	case "server shutting down":
-		ss.c.Close(websocket.StatusGoingAway, why)
+		err = ss.c.Close(websocket.StatusGoingAway, why)
 	case "too many bad messages":
-		ss.c.Close(websocket.StatusPolicyViolation, why)
+		err = ss.c.Close(websocket.StatusPolicyViolation, why)
 	default:
-		ss.c.CloseNow()
+		err = ss.c.CloseNow()
 	}
+	log.Debug("websocket closed", "err", err)
 	cancel()
 	readCancel()
 	<-writeDone
@@ -585,7 +591,10 @@ func (ss *session) writeLoop(ctx context.Context) error {
 			if b == nil {
 				break
 			}
-			wctx, cancel := context.WithTimeout(ctx, ss.s.writeTimeout())
+			// Not derived from ctx: cancelling a write's context closes the
+			// connection, and shutdown must not cut a message in half
+			// before the close handshake.
+			wctx, cancel := context.WithTimeout(context.Background(), ss.s.writeTimeout())
 			err := ss.c.Write(wctx, websocket.MessageText, b)
 			cancel()
 			if err != nil {
@@ -774,9 +783,9 @@ func (ss *session) queue(v any, dropFrame bool) {
 }
 
 // fatal reports err to the client and closes the connection.
-func (ss *session) fatal(ctx context.Context, err error) {
+func (ss *session) fatal(err error) {
 	b, _ := json.Marshal(&errorMsg{V: protocolVersion, Type: "error", Error: err.Error(), Fatal: true})
-	wctx, cancel := context.WithTimeout(ctx, ss.s.writeTimeout())
+	wctx, cancel := context.WithTimeout(context.Background(), ss.s.writeTimeout())
 	ss.c.Write(wctx, websocket.MessageText, b)
 	cancel()
 	ss.c.Close(websocket.StatusInternalError, "run failed")
