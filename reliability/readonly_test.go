@@ -14,21 +14,45 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// buildZrviz builds cmd/zrviz into a temp dir (the command is package
-// main, so it runs as a process).
+// buildZrviz builds cmd/zrviz once per test binary (the command is
+// package main, so it runs as a process); TestMain removes it.
 func buildZrviz(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "zrviz")
-	out, err := exec.Command("go", "build", "-o", bin, "../cmd/zrviz").CombinedOutput()
+	bin, err := zrvizBinary()
 	if err != nil {
-		t.Fatalf("go build ../cmd/zrviz: %v\n%s", err, out)
+		t.Fatal(err)
 	}
 	return bin
+}
+
+var binDir string
+
+var zrvizBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "zrviz-bin-")
+	if err != nil {
+		return "", err
+	}
+	binDir = dir
+	bin := filepath.Join(dir, "zrviz")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/zrviz").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build ../cmd/zrviz: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
 }
 
 type fileState struct {
