@@ -52,12 +52,50 @@ func toolImages(t *testing.T) map[string]string {
 	for _, n := range []string{"basic", "features", "segs4"} {
 		imgs[n] = filepath.Join(dir, n+".img")
 	}
+	imgs["allfeatures"] = allFeaturesImage(t, dir)
 	demo := filepath.Join(dir, "demo.img")
 	if out, err := exec.Command("zstd", "-q", "-d", "demo/demo.img.zst", "-o", demo).CombinedOutput(); err != nil {
 		t.Fatalf("zstd: %v\n%s", err, out)
 	}
 	imgs["demo"] = demo
 	return imgs
+}
+
+// allFeaturesImage builds an image with every feature mkfs.f2fs 1.15 offers on a plain file
+// (flexible_inline_xattr, casefold, encrypt, verity, quotas, compression, sb_checksum), holding a
+// file that spills from the inode into i_nid[0]. sload.f2fs 1.15 mis-places data with
+// flexible_inline_xattr (format spec §14) and exits 1, so the comparison is with dump.f2fs and fsck,
+// which read the layout the way the kernel does.
+func allFeaturesImage(t *testing.T, dir string) string {
+	t.Helper()
+	src := filepath.Join(dir, "src-all")
+	if err := os.MkdirAll(filepath.Join(src, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "d", "big"), bytes.Repeat([]byte("allfeat!"), 900*512), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "hi"), []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(dir, "allfeatures.img")
+	if err := os.WriteFile(img, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, 128<<20); err != nil {
+		t.Fatal(err)
+	}
+	mkfs := exec.Command("mkfs.f2fs", "-q", "-f", "-O",
+		"extra_attr,inode_checksum,flexible_inline_xattr,quota,project_quota,compression,encrypt,verity,sb_checksum,inode_crtime,lost_found",
+		"-C", "utf8", img)
+	if out, err := mkfs.CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.f2fs: %v\n%s", err, out)
+	}
+	exec.Command("sload.f2fs", "-f", src, img).Run() // exits 1 on this feature set; checked below
+	if out := runTool(t, dir, "", "fsck.f2fs", "--dry-run", "-t", img); !strings.Contains(out, "big <ino") {
+		t.Fatalf("sload.f2fs did not load the tree:\n%s", out)
+	}
+	return img
 }
 
 func TestAgainstF2FSTools(t *testing.T) {
