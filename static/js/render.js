@@ -585,6 +585,8 @@ export class SITView {
     this.scroll = 0;
     /** @type {{segs: number[], rowH: number, textW: number, mapX: number[], cell: number, top: number, cols: number}} */
     this.layout = { segs: [], rowH: 40, textW: 120, mapX: [], cell: 4, top: 0, cols: 64 };
+    /** what the last draw showed; see draw */
+    this.lastKey = '';
     /** painted maps by "mode:segno" */
     /** @type {Map<string, {seg: object, c: number, cols: number, img: ImageData}>} */
     this.cache = new Map();
@@ -596,6 +598,11 @@ export class SITView {
    */
   draw(st, f) {
     const { ctx, w, h, dpr } = f;
+    // Redraw only when the SIT, the size or the scroll changed: the maps
+    // are the costliest part of a frame and most steps leave them alone.
+    const key = `${st.ready}:${st.sitVersion}:${w}x${h}@${dpr}:${this.scroll}`;
+    if (key === this.lastKey && f.ctx.canvas.width > 0) return;
+    this.lastKey = key;
     ctx.clearRect(0, 0, w, h);
     if (!st.ready) return;
     const modes = st.modes;

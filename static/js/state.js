@@ -112,6 +112,8 @@ export class RunState {
     this.segOrder = new Map();
     /** segno → the player step of its latest change, for "newest on top" */
     this.segActivity = new Map();
+    /** bumped on every SIT change, so the SIT panel redraws only then */
+    this.sitVersion = 0;
     this.info = { image: '', path: '', ino: 0, size: 0, offset: 0, length: 0, keepSize: false };
     this.error = '';
   }
@@ -157,6 +159,7 @@ export class RunState {
     const initial = h.segments || [];
     initial.forEach((s, i) => this.segOrder.set(s.segno, i));
     this.segActivity = new Map();
+    this.sitVersion++;
     this.per = {};
     for (const m of this.modes) {
       const segs = new Map();
@@ -354,6 +357,7 @@ export class RunState {
             this.segActivity.set(w.segno, step);
           }
           ms.segments.set(w.segno, seg);
+          this.sitVersion++;
           if (!this.segOrder.has(w.segno)) this.segOrder.set(w.segno, this.segOrder.size);
         }
       }
