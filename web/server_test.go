@@ -212,6 +212,7 @@ func TestErrors(t *testing.T) {
 		{"/ws/run?image=nope&path=/seed/bench64.bin", 404, "not found"},
 		{"/ws/run?image=demo&path=/seed/bench64.bin&mode=x", 400, "mode"},
 		{"/ws/run?image=demo&path=/nope", 404, "not found"},
+		{"/ws/run?image=demo&path=/seed/bench64.bin&step=-1", 400, "step"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
@@ -272,24 +273,15 @@ func TestUploadRawMultipartSameID(t *testing.T) {
 	t.Parallel()
 	ts := mustOpenServer(t, Config{})
 
-	// Raw body, declared length.
-	var up1 uploadBody
-	if code := ts.post(t, "?name=mine.img&token=tok-raw", demoRaw(t), demoSize, "application/octet-stream", &up1); code != 201 {
-		t.Fatalf("raw upload: %d %+v", code, up1)
-	}
-	if len(up1.ID) != 12 || up1.Name != "mine.img" || up1.Size != demoSize || up1.Format != imgio.FormatRaw {
-		t.Fatalf("raw upload = %+v", up1)
-	}
-	var prog progressBody
-	if code := ts.get(t, "/api/uploads/tok-raw", &prog); code != 200 || prog.Phase != phaseDone || prog.Read != demoSize || prog.ID != up1.ID {
-		t.Fatalf("progress = %d %+v", code, prog)
-	}
-
-	// The same bytes as multipart: the same id, 200 not 201.
+	// Multipart, field "image": its file name (base only) names the image.
 	pr, pw := io.Pipe()
 	mw := multipart.NewWriter(pw)
 	go func() {
-		w, err := mw.CreateFormFile("image", `C:\images\again.img`)
+		err := mw.WriteField("comment", "a field before the image is skipped")
+		var w io.Writer
+		if err == nil {
+			w, err = mw.CreateFormFile("image", `C:\images\mine.img`)
+		}
 		if err == nil {
 			_, err = io.Copy(w, demoRaw(t))
 		}
@@ -298,9 +290,22 @@ func TestUploadRawMultipartSameID(t *testing.T) {
 		}
 		pw.CloseWithError(err)
 	}()
+	var up1 uploadBody
+	if code := ts.post(t, "?token=tok-mp", pr, -1, mw.FormDataContentType(), &up1); code != 201 {
+		t.Fatalf("multipart upload: %d %+v", code, up1)
+	}
+	if len(up1.ID) != 12 || up1.Name != "mine.img" || up1.Size != demoSize || up1.Format != imgio.FormatRaw {
+		t.Fatalf("multipart upload = %+v", up1)
+	}
+	var prog progressBody
+	if code := ts.get(t, "/api/uploads/tok-mp", &prog); code != 200 || prog.Phase != phaseDone || prog.Read != demoSize || prog.ID != up1.ID {
+		t.Fatalf("progress = %d %+v", code, prog)
+	}
+
+	// The same bytes as a raw body: the same id, 200 not 201.
 	var up2 uploadBody
-	if code := ts.post(t, "", pr, -1, mw.FormDataContentType(), &up2); code != 200 {
-		t.Fatalf("multipart upload of the same image: %d %+v", code, up2)
+	if code := ts.post(t, "?name=again.img", demoRaw(t), demoSize, "application/octet-stream", &up2); code != 200 {
+		t.Fatalf("raw upload of the same image: %d %+v", code, up2)
 	}
 	if up2.ID != up1.ID {
 		t.Fatalf("same content, ids %s and %s", up1.ID, up2.ID)
@@ -555,5 +560,22 @@ func TestUploadProgress(t *testing.T) {
 	}
 	if code := ts.get(t, "/api/uploads/half", &prog); code != 200 || prog.Phase != phaseDone || prog.Written != demoSize || prog.ID == "" {
 		t.Fatalf("final progress = %d %+v", code, prog)
+	}
+}
+
+func TestMethodNotAllowed(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	for _, path := range []string{"/api/images/demo", "/api/images/demo/run"} {
+		res, err := http.Post(ts.ts.URL+path, "application/json", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body errorBody
+		code := decode(t, res, &body)
+		res.Body.Close()
+		if code != http.StatusMethodNotAllowed || body.Error == "" {
+			t.Fatalf("POST %s = %d %q", path, code, body.Error)
+		}
 	}
 }
