@@ -115,7 +115,11 @@ func (s *Server) AddImage(id, name string, img *imgio.Image) (*StoredImage, erro
 		Added:  time.Now(),
 		Image:  img,
 	}
-	if _, loaded := s.store.add(si); loaded {
+	_, loaded, err := s.store.add(si)
+	if err != nil {
+		return nil, fmt.Errorf("web: image %q: %w", id, err)
+	}
+	if loaded {
 		return nil, fmt.Errorf("web: image %q: %w", id, ErrExists)
 	}
 	return si, nil

@@ -487,6 +487,14 @@ func TestCloseRemovesData(t *testing.T) {
 	if _, err := http.Get(s.URL() + "/api/images"); err == nil {
 		t.Fatal("server still answers after Close")
 	}
+	img, err := imgio.OpenDemo(&imgio.Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer img.Close()
+	if _, err := s.AddImage("late", "late.img", img); err == nil {
+		t.Fatal("AddImage after Close succeeded")
+	}
 }
 
 // gateReader serves r, but stops after n bytes until gate is closed.

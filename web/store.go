@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -24,21 +25,29 @@ type StoredImage struct {
 type store struct {
 	mu     sync.RWMutex
 	images map[string]*StoredImage
+	closed bool // after removeAll: an upload finishing late is refused
 }
 
 func newStore() *store { return &store{images: map[string]*StoredImage{}} }
 
 // add stores si unless its ID is taken; it returns the stored image and
-// whether one was already there.
-func (st *store) add(si *StoredImage) (*StoredImage, bool) {
+// whether one was already there. After removeAll it stores nothing and
+// returns errClosed.
+func (st *store) add(si *StoredImage) (*StoredImage, bool, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if st.closed {
+		return nil, false, errClosed
+	}
 	if old, ok := st.images[si.ID]; ok {
-		return old, true
+		return old, true, nil
 	}
 	st.images[si.ID] = si
-	return si, false
+	return si, false, nil
 }
+
+// errClosed: the server is shutting down (503).
+var errClosed = errors.New("server shutting down")
 
 func (st *store) get(id string) (*StoredImage, bool) {
 	st.mu.RLock()
@@ -76,6 +85,7 @@ func (st *store) removeAll() []*StoredImage {
 		out = append(out, si)
 	}
 	st.images = map[string]*StoredImage{}
+	st.closed = true
 	return out
 }
 

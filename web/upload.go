@@ -207,11 +207,11 @@ func (s *Server) receive(r *http.Request, prog *uploadProgress) (*StoredImage, b
 	prog.phase.Store(phaseOpening)
 	id := hex.EncodeToString(lr.h.Sum(nil))[:12]
 	si := &StoredImage{ID: id, Name: name, Size: img.Size(), Format: img.Format(), Added: time.Now(), Image: img}
-	if old, loaded := s.store.add(si); loaded {
+	old, loaded, err := s.store.add(si)
+	if err != nil || loaded {
 		img.Close()
-		return old, false, nil
 	}
-	return si, true, nil
+	return old, !loaded, err
 }
 
 // uploadStream returns the image bytes of r: the part named "image" of a

@@ -439,7 +439,7 @@ func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.startRun() {
-		writeJSON(w, http.StatusServiceUnavailable, errorBody{Error: "server shutting down"})
+		s.Error(w, r, errClosed)
 		return
 	}
 	defer s.runs.Done()
