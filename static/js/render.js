@@ -127,6 +127,28 @@ function drawStrip(ctx, newFill, x0, y0, w, h, dpr, count, cnt, col) {
 }
 
 /**
+ * Returns a signature of slots [from, from+len): it changes when a slot's
+ * value, flash or invalid mark changes (collisions are possible but
+ * harmless: a strip would show one stale frame).
+ * @param {import('./state.js').RunState} st
+ * @param {number} from
+ * @param {number} len
+ * @returns {number}
+ */
+function rowSig(st, from, len) {
+  const s = st.slots;
+  let h = 0x811c9dc5;
+  for (let i = from; i < from + len; i++) h = Math.imul(h ^ s[i], 16777619);
+  if (st.flash.size || st.bad.size) {
+    for (let i = from; i < from + len; i++) {
+      if (st.flash.has(i)) h = Math.imul(h ^ (i + 1), 2246822519);
+      if (st.bad.has(i)) h = Math.imul(h ^ (i + 7), 3266489917);
+    }
+  }
+  return h;
+}
+
+/**
  * Per-column class counts of the whole range, kept up to date
  * incrementally: a 2.3-million-slot range is classified once, then only
  * the columns holding changed slots are recounted.
@@ -250,6 +272,9 @@ export class SlotsView {
     this.canvas = canvas;
     this.cnt = new Uint32Array(5);
     this.overview = new Overview();
+    /** chunk index → its strip's bitmap and the slot signature it shows */
+    /** @type {Map<number, {canvas: OffscreenCanvas, octx: OffscreenCanvasRenderingContext2D, bw: number, bh: number, sig: number}>} */
+    this.rows = new Map();
 
     /** cell width of the zoom lane, CSS px (wheel changes it) */
     this.cell = 16;
@@ -356,11 +381,36 @@ export class SlotsView {
       // different capacity (873-slot inode, 1018-slot direct nodes) line up.
       let maxLen = 1;
       for (const c of st.chunks) maxLen = Math.max(maxLen, c.len);
+      if (this.rows.size > 4 * rows + 64) this.rows.clear();
       for (let r = 0; r < rows; r++) {
-        const c = st.chunks[first + r];
+        const k = first + r;
+        const c = st.chunks[k];
         const from = c.start - st.range.start;
-        drawStrip(ctx, hp, stripX, rowsY + r * rowH, (c.len / maxLen) * stripW, rowH - 3, dpr, c.len, this.cnt,
-          (x, a, b) => classify(st, from + a, from + b, this.cnt));
+        const sw = (c.len / maxLen) * stripW;
+        const sh = rowH - 3;
+        // The bitmap has a 1 px margin for the strip's outline.
+        const bw = Math.ceil((sw + 2) * dpr);
+        const bh = Math.ceil((sh + 2) * dpr);
+        // Chunk strips are repainted only when their slots changed (a
+        // cheap signature tells, full frames included); the others are
+        // copied from their cached bitmaps.
+        const sig = rowSig(st, from, c.len);
+        let e = this.rows.get(k);
+        if (!e || e.bw !== bw || e.bh !== bh) {
+          const canvas = new OffscreenCanvas(bw, bh);
+          const octx = /** @type {OffscreenCanvasRenderingContext2D} */ (canvas.getContext('2d'));
+          e = { canvas, octx, bw, bh, sig: NaN };
+          this.rows.set(k, e);
+        }
+        if (e.sig !== sig) {
+          e.sig = sig;
+          e.octx.setTransform(1, 0, 0, 1, 0, 0);
+          e.octx.clearRect(0, 0, bw, bh);
+          e.octx.setTransform(dpr, 0, 0, dpr, 0, 0);
+          drawStrip(/** @type {any} */ (e.octx), hatch(/** @type {any} */ (e.octx), dpr), 1, 1, sw, sh, dpr, c.len, this.cnt,
+            (x, a, b) => classify(st, from + a, from + b, this.cnt));
+        }
+        ctx.drawImage(e.canvas, stripX - 1, rowsY + r * rowH - 1, bw / dpr, bh / dpr);
       }
       ctx.textAlign = 'left';
       for (let r = 0; r < rows; r++) {
