@@ -284,7 +284,8 @@ export class SlotsView {
     /** first chunk row shown, when the user scrolled; null = follow */
     /** @type {number|null} */
     this.rowScroll = null;
-    this.layout = { w: 0, h: 0, zoomY: 0, zoomFrom: 0, zoomCount: 0, zoomH: 22, rowsY: 0, rowH: 14, firstRow: 0, rows: 0, stripW: 0 };
+    this.layout = { w: 0, h: 0, zoomY: 0, zoomFrom: 0, zoomCount: 0, zoomH: 22, zoomLines: 1, zoomPerLine: 1, zoomStep: 48,
+      rowsY: 0, rowH: 14, firstRow: 0, rows: 0, stripW: 0 };
   }
 
   /**
@@ -350,24 +351,45 @@ export class SlotsView {
       ctx.lineWidth = 1;
     }
 
-    // 2. The zoom lane around the cursor (or the pinned slot).
+    // 2. The zoom lane around the cursor (or the pinned slot): one line of
+    // readable cells, or several when few chunks leave room (a small file
+    // then shows whole).
     const zY = ovY + ovH + 30;
     const zH = Math.max(22, Math.min(34, Math.floor(h / 10)));
+    const lineStep = zH + 26;
     const cell = this.cell;
-    const zCount = Math.max(1, Math.min(n, Math.floor(stripW / cell)));
+    const perLine = Math.max(1, Math.floor(stripW / cell));
+    const nc0 = st.chunks.length;
+    const rowsNeed = Math.min(nc0, 12) * 16 + 30;
+    const spare = h - zY - rowsNeed;
+    let lines = Math.max(1, Math.min(6, Math.floor((spare + 26) / lineStep)));
+    lines = Math.min(lines, Math.max(1, Math.ceil(n / perLine)));
+    const zCount = Math.max(1, Math.min(n, perLine * lines));
     const center = this.pin ?? curOff;
-    const zFrom = Math.max(0, Math.min(n - zCount, Math.floor(center - zCount / 2)));
+    let zFrom = Math.max(0, Math.min(n - zCount, Math.floor(center - zCount / 2)));
+    // Several lines move a whole line at a time, so cells do not reflow
+    // under the viewer's eyes at every step.
+    // The cursor's line sits in the middle.
+    if (lines > 1) {
+      zFrom = Math.max(0, Math.min(n - zCount, (Math.floor(center / perLine) - Math.floor(lines / 2)) * perLine));
+    }
     L.zoomY = zY; L.zoomFrom = zFrom; L.zoomCount = zCount; L.zoomH = zH;
+    L.zoomLines = lines; L.zoomPerLine = perLine; L.zoomStep = lineStep;
     ctx.fillStyle = INK2;
     ctx.textAlign = 'left';
     const ci = st.chunkOf(st.range.start + Math.min(n - 1, Math.max(0, center)));
     ctx.fillText(this.pin === null ? 'at the cursor' : 'pinned (click to follow)', 0, zY + zH / 2 - 7);
     ctx.fillStyle = '#7a8591';
     ctx.fillText(ci >= 0 ? st.chunks[ci].path : '', 0, zY + zH / 2 + 8);
-    this.drawZoom(ctx, st, hp, stripX, zY, zCount, cell, zH, zFrom, now, curOff);
+    for (let l = 0; l < lines; l++) {
+      const from = zFrom + l * perLine;
+      const count = Math.min(perLine, zFrom + zCount - from);
+      if (count <= 0) break;
+      this.drawZoom(ctx, st, hp, stripX, zY + l * lineStep, count, cell, zH, from, now, curOff, l === 0);
+    }
 
     // 3. One strip per chunk.
-    const rowsY = zY + zH + 30;
+    const rowsY = zY + (lines - 1) * lineStep + zH + 34;
     const avail = h - rowsY;
     const nc = st.chunks.length;
     const rowH = Math.max(12, Math.min(24, Math.floor(avail / Math.max(1, nc))));
@@ -459,8 +481,9 @@ export class SlotsView {
    * @param {number} from
    * @param {number} now
    * @param {number} curOff
+   * @param {boolean} firstLine label the pending run here if it starts earlier
    */
-  drawZoom(ctx, st, hp, x0, y0, count, cell, hgt, from, now, curOff) {
+  drawZoom(ctx, st, hp, x0, y0, count, cell, hgt, from, now, curOff, firstLine) {
     const g = st.geometry;
     const gap = cell >= 8 ? 1 : 0;
     ctx.lineWidth = 1;
@@ -555,11 +578,13 @@ export class SlotsView {
         if (endOff <= from + count - 1) ctx.lineTo(xb, y0 - 1);
         ctx.stroke();
         ctx.lineWidth = 1;
-        ctx.fillStyle = INK;
-        ctx.font = '11px ui-monospace, monospace';
-        ctx.textAlign = 'left';
-        const label = `pending (${bt.pending.start}, ${bt.pending.len})`;
-        ctx.fillText(label, Math.min(Math.max(x0, xa), x0 + count * cell - ctx.measureText(label).width), y - 8);
+        if (startOff >= from || firstLine) {
+          ctx.fillStyle = INK;
+          ctx.font = '11px ui-monospace, monospace';
+          ctx.textAlign = 'left';
+          const label = `pending (${bt.pending.start}, ${bt.pending.len})`;
+          ctx.fillText(label, Math.min(Math.max(x0, xa), x0 + count * cell - ctx.measureText(label).width), y - 8);
+        }
       }
     }
     // Cursor.
@@ -580,10 +605,12 @@ export class SlotsView {
     const L = this.layout;
     if (!st.ready || st.n === 0 || x < LABEL_W) return null;
     const rel = x - LABEL_W;
-    if (y >= L.zoomY && y < L.zoomY + L.zoomH) {
+    const line = Math.floor((y - L.zoomY) / L.zoomStep);
+    if (y >= L.zoomY && line < L.zoomLines && y - L.zoomY - line * L.zoomStep < L.zoomH) {
       const k = Math.floor(rel / this.cell);
-      if (k < 0 || k >= L.zoomCount) return null;
-      return { slot: L.zoomFrom + k, where: 'zoom' };
+      const i = line * L.zoomPerLine + k;
+      if (k < 0 || k >= L.zoomPerLine || i >= L.zoomCount) return null;
+      return { slot: L.zoomFrom + i, where: 'zoom' };
     }
     if (y >= 8 && y < 30) {
       return { slot: Math.min(st.n - 1, Math.floor((rel / L.stripW) * st.n)), where: 'range' };
