@@ -142,7 +142,7 @@ func TestUploadDiskFull(t *testing.T) {
 func TestShutdownDuringUploadsAndRuns(t *testing.T) {
 	data := t.TempDir()
 	ls := startServer(t, web.Config{DataDir: data})
-	img := mkfsImage(t, t.TempDir(), 256, "")
+	img := mkfsImage(t, t.TempDir(), 64, "")
 	src, err := os.ReadFile(img)
 	if err != nil {
 		t.Fatal(err)
@@ -158,12 +158,12 @@ func TestShutdownDuringUploadsAndRuns(t *testing.T) {
 			defer wg.Done()
 			pr, pw := io.Pipe()
 			go func() {
-				// 256 MiB: upload 0 at 1 MiB per 10 ms can finish within
-				// Close's grace period, the others (1 MiB per 100 ms)
-				// cannot.
-				pace := 100 * time.Millisecond
+				// 64 MiB: upload 0 at 1 MiB per 20 ms finishes within
+				// Close's 5 s grace period, the others (1 MiB per 150 ms,
+				// about 10 s) cannot.
+				pace := 150 * time.Millisecond
 				if i == 0 {
-					pace = 10 * time.Millisecond
+					pace = 20 * time.Millisecond
 				}
 				for off := 0; off < len(src); off += 1 << 20 {
 					if _, err := pw.Write(src[off : off+1<<20]); err != nil {
@@ -205,7 +205,7 @@ func TestShutdownDuringUploadsAndRuns(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(time.Second)
 	// Nothing half-uploaded is listed while the uploads stream.
 	if ids := ls.imageIDs(t); len(ids) != 1 {
 		t.Errorf("images listed during uploads: %v", ids)

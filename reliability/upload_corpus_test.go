@@ -31,7 +31,7 @@ func TestCorruptUploads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 30
+	n := 20
 	if os.Getenv("ZRVIZ_SOAK") != "" {
 		n = 600
 	}
