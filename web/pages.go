@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -19,13 +20,19 @@ import (
 // templates; the pages' scripts fetch the rest (segments, the run) from
 // the JSON API and the websocket.
 
-// render writes a templ component as an HTML page with status code.
+// render writes a templ component as an HTML page with status code. The
+// page is rendered into memory first, so a failure is a clean 500 rather
+// than half a page under a 200.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, c templ.Component) {
+	var b bytes.Buffer
+	if err := c.Render(r.Context(), &b); err != nil {
+		s.log.Error("render page", "path", r.URL.Path, "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(code)
-	if err := c.Render(r.Context(), w); err != nil {
-		s.log.Warn("render page", "path", r.URL.Path, "err", err)
-	}
+	w.Write(b.Bytes())
 }
 
 // pageError renders err as an HTML error page with the status s.Error
@@ -42,10 +49,13 @@ func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
 	}))
 }
 
+// layout is what every page shares: its title, entry module and crumbs.
 func (s *Server) layout(title, script string, crumbs ...templates.Crumb) templates.Layout {
 	return templates.Layout{Title: title, Assets: s.assets, Script: script, Crumbs: crumbs}
 }
 
+// imageCrumb names an image in the breadcrumb, linked unless it is the
+// current page.
 func imageCrumb(si *StoredImage, link bool) templates.Crumb {
 	c := templates.Crumb{Label: si.Name}
 	if link {
