@@ -323,6 +323,10 @@ func TestBrowser(t *testing.T) {
 		waitJS(t, ctx, fmt.Sprintf(`new URLSearchParams(location.search).get('step') === '%d'`, step+1), 5*time.Second)
 		do(t, ctx, chromedp.KeyEvent(kb.ArrowLeft), chromedp.KeyEvent(kb.ArrowLeft))
 		waitJS(t, ctx, fmt.Sprintf(`new URLSearchParams(location.search).get('step') === '%d'`, step-1), 5*time.Second)
+		// A reload (or a pasted link) comes back at the step in the URL.
+		do(t, ctx, chromedp.Reload())
+		waitStatus(t, ctx, 30*time.Second, "paused")
+		waitJS(t, ctx, fmt.Sprintf(`document.getElementById('seek').value === '%d'`, step-1), 10*time.Second)
 		// b cycles the mode (both → per-block): a new hello, one engine.
 		do(t, ctx, chromedp.KeyEvent("b"))
 		waitJS(t, ctx, `new URLSearchParams(location.search).get('mode') === 'per-block' && document.querySelector('[data-testid="stat-calls-batched"]').textContent === '–'`, 10*time.Second)
