@@ -122,15 +122,19 @@ func TestRequestLimits(t *testing.T) {
 		t.Errorf("streamed oversize upload: %d bytes read, limit %d", body.read, maxUpload)
 	}
 	// A compressed bomb under the upload limit but expanding past it.
-	code, msg, err := postBytes(ls.url, "/api/images?name=bomb.gz", bomb(t, imgio.FormatGzip, 4)) // 64 MiB out
-	if err != nil || code != http.StatusRequestEntityTooLarge {
-		t.Errorf("gzip bomb (64 MiB out, upload limit 16 MiB): %d %s %v; want 413 naming the limit", code, msg, err)
-	}
-	n, sz := dirBytes(t, ls.dataDir)
-	t.Logf("after the bomb: %d files, %d bytes in the data dir", n, sz)
-	if sz > maxUpload {
-		t.Errorf("the bomb filled %d bytes of the data dir, limit %d", sz, maxUpload)
-	}
+	// Bug (web/upload.go receive): no imgio.Options.MaxExpanded is set,
+	// so the bomb expands on disk up to imgio's 64 GiB default.
+	t.Run("bug_upload_expansion_unbounded", func(t *testing.T) {
+		code, msg, err := postBytes(ls.url, "/api/images?name=bomb.gz", bomb(t, imgio.FormatGzip, 4)) // 64 MiB out
+		if err != nil || code != http.StatusRequestEntityTooLarge {
+			t.Errorf("gzip bomb (64 MiB out, upload limit 16 MiB): %d %s %v; want 413 naming the limit", code, msg, err)
+		}
+		n, sz := dirBytes(t, ls.dataDir)
+		t.Logf("after the bomb: %d files, %d bytes in the data dir", n, sz)
+		if sz > maxUpload {
+			t.Errorf("the bomb filled %d bytes of the data dir, limit %d", sz, maxUpload)
+		}
+	})
 	// Websocket: a 1 MiB control message is refused; the server goes on.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
