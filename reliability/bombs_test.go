@@ -5,13 +5,16 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/web"
 )
 
 // bombMember is 16 MiB of non-zero bytes (zeros would become holes and
@@ -158,5 +161,24 @@ func TestSparseHostile(t *testing.T) {
 				t.Errorf("%d files (%d bytes) left in the temp dir", n, sz)
 			}
 		})
+	}
+}
+
+// TestUploadSparsePetabyte: an Android sparse header declaring a
+// petabyte is refused by the upload API with 413 and a message naming the
+// declared size and the limit, before anything is written.
+func TestUploadSparsePetabyte(t *testing.T) {
+	ls := startServer(t, web.Config{})
+	in := sparseImage(1<<20, 1<<30, []sparseChunk{{kind: chunkDontCare, blocks: 1 << 30}})
+	code, body, err := postBytes(ls.url, "/api/images?name=peta.simg", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d %s", code, body)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(body, "1125899906842624") || !strings.Contains(body, "limit") {
+		t.Errorf("petabyte sparse upload: %d %s, want 413 naming the declared size and the limit", code, body)
+	}
+	if n, sz := dirBytes(t, ls.dataDir); n != 0 {
+		t.Errorf("%d files (%d bytes) left in the data dir", n, sz)
 	}
 }
