@@ -279,7 +279,8 @@ func TestBrowser(t *testing.T) {
 		if got := text(t, ctx, "stat-calls-batched"); got != "19" {
 			t.Errorf("stat-calls-batched = %q, want 19", got)
 		}
-		t.Logf("bench64 batched at full speed: frame p95 %.2f ms", frameP95(t, ctx))
+			p95 := frameP95(t, ctx)
+		t.Logf("bench64 batched at full speed: frame p95 %.2f ms over %s draws", p95, text(t, ctx, "frame-samples"))
 	})
 
 	t.Run("both, run=end", func(t *testing.T) {
@@ -377,8 +378,8 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS(`[data-testid="btn-play"]`)))
 		waitStatus(t, ctx, 2*time.Minute, "done")
 		after := metrics(t, ctx)
-		draws, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('frame-p95').dataset.samples || '0'`))
-		n, _ := strconv.Atoi(draws)
+		frameP95(t, ctx) // waits for the figures to refresh
+		n, _ := strconv.Atoi(text(t, ctx, "frame-samples"))
 		cpu := (after["TaskDuration"] - before["TaskDuration"]) * 1000
 		script := (after["ScriptDuration"] - before["ScriptDuration"]) * 1000
 		layout := (after["LayoutDuration"] + after["RecalcStyleDuration"] - before["LayoutDuration"] - before["RecalcStyleDuration"]) * 1000
@@ -424,7 +425,8 @@ func TestBrowser(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 		}
 		p95 := frameP95(t, ctx)
-		t.Logf("sparse-9g both at full speed: frame p95 %.2f ms, status %s, step %s", p95, text(t, ctx, "run-status"), text(t, ctx, "step"))
+		t.Logf("sparse-9g both at full speed: frame p95 %.2f ms over %s draws, status %s, step %s", p95,
+			text(t, ctx, "frame-samples"), text(t, ctx, "run-status"), text(t, ctx, "step"))
 		screenshot(t, ctx, "run-sparse")
 		got := waitStatus(t, ctx, 2*time.Minute, "ENOSPC", "done")
 		if got != "ENOSPC" {

@@ -237,9 +237,8 @@ export function initRun(doc) {
     }
     if (now - lastP95 > 500) {
       lastP95 = now;
-      const el = $('frame-p95');
-      el.textContent = meter.p95().toFixed(2);
-      el.dataset.samples = String(meter.samples.length);
+      $('frame-p95').textContent = meter.p95().toFixed(2);
+      $('frame-samples').textContent = String(meter.samples.length);
     }
     // replaceState is not free (and browsers throttle it): once a second
     // while playing, at once otherwise.
