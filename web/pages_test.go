@@ -94,7 +94,7 @@ func TestPages(t *testing.T) {
 			name: "run", path: runURL, status: 200,
 			want: []string{"player", "controls", "seek", "markers", "run-status", "slots-canvas", "sit-canvas",
 				"calls-panel", "stat-calls-per-block", "stat-calls-batched", "stat-blocks-invalidated",
-				"narration", "legend", "frame-p95", "mode-select", "btn-play", "btn-next-flush", "btn-end"},
+				"narration", "legend", "frame-p95", "frame-samples", "mode-select", "btn-play", "btn-next-flush", "btn-end"},
 			check: func(t *testing.T, doc *goquery.Document) {
 				p := doc.Find(testid("player"))
 				for attr, want := range map[string]string{"data-image": "demo", "data-path": "/seed/bench64.bin",
