@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -425,5 +426,96 @@ func checkInode(t *testing.T, img *Image, e Entry, out string) {
 	}
 	if in.Checksum == "bad" {
 		t.Errorf("%s: inode checksum bad", e.Path)
+	}
+}
+
+// TestCheckpointBitmapLayouts covers the two other places of the NAT/SIT version bitmaps (format spec
+// §4.3): mkfs.f2fs -i sets CP_LARGE_NAT_BITMAP_FLAG, and a 4 TiB volume needs cp_payload blocks for
+// its SIT bitmap. Both images are sparse (the 4 TiB one writes about 270 MB). The 4 TiB one is only
+// formatted: sload.f2fs and fsck -t need minutes on it.
+func TestCheckpointBitmapLayouts(t *testing.T) {
+	needTool(t, "mkfs.f2fs", "sload.f2fs", "fsck.f2fs", "dump.f2fs")
+	tests := []struct {
+		name  string
+		size  int64
+		mkfs  []string
+		check func(t *testing.T, img *Image)
+		full  bool // also -M, dump.f2fs -i/-s/-n: minutes on 4 TiB (the tools walk every NAT and SIT entry)
+	}{
+		{"large-nat-bitmap", 1 << 30, []string{"-i"}, func(t *testing.T, img *Image) {
+			if img.Volume().CheckpointFlags&cpLargeNATBitmap == 0 {
+				t.Error("CP_LARGE_NAT_BITMAP_FLAG not set")
+			}
+		}, true},
+		{"cp-payload", 4 << 40, nil, func(t *testing.T, img *Image) {
+			if img.sb.raw.CPPayload == 0 {
+				t.Error("cp_payload is 0")
+			}
+		}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := filepath.Join(dir, "src")
+			os.MkdirAll(filepath.Join(src, "sub"), 0o755)
+			os.WriteFile(filepath.Join(src, "sub", "data.bin"), bytes.Repeat([]byte("layout!!"), 200*512), 0o644)
+			os.WriteFile(filepath.Join(src, "small.txt"), []byte("small\n"), 0o644)
+			path := filepath.Join(dir, "x.img")
+			os.WriteFile(path, nil, 0o644)
+			if err := os.Truncate(path, tc.size); err != nil {
+				t.Fatal(err)
+			}
+			args := append(append([]string{"-q", "-f"}, tc.mkfs...), path)
+			if out, err := exec.Command("mkfs.f2fs", args...).CombinedOutput(); err != nil {
+				t.Fatalf("mkfs.f2fs: %v\n%s", err, out)
+			}
+			want := []string{"/ 4096"}
+			if tc.full {
+				if out, err := exec.Command("sload.f2fs", "-f", src, path).CombinedOutput(); err != nil {
+					t.Fatalf("sload.f2fs: %v\n%s", err, out)
+				}
+				want = []string{"/ 4096", "/small.txt 6", "/sub 4096", "/sub/data.bin 819200"}
+			}
+			img, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer img.Close()
+			tc.check(t, img)
+			checkLayout(t, img, runTool(t, dir, "", "fsck.f2fs", "--dry-run", "-l", path))
+			ents, err := img.Files()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var paths []string
+			for _, e := range ents {
+				paths = append(paths, fmt.Sprintf("%s %d", e.Path, e.Size))
+			}
+			if !slices.Equal(paths, want) {
+				t.Errorf("Files: %v, want %v", paths, want)
+			}
+			if tc.full {
+				checkTree(t, ents, runTool(t, dir, "", "fsck.f2fs", "--dry-run", "-t", path))
+				checkMap(t, img, ents, runTool(t, dir, "", "fsck.f2fs", "--dry-run", "-M", path))
+				for _, e := range ents {
+					checkInode(t, img, e, runTool(t, dir, "n\n", "dump.f2fs", "-i", strconv.Itoa(int(e.Ino)), path))
+				}
+				runTool(t, dir, "", "dump.f2fs", "-s", "0~-1", path)
+				checkSIT(t, img, filepath.Join(dir, "dump_sit"))
+				runTool(t, dir, "", "dump.f2fs", "-n", "0~-1", path)
+				checkNAT(t, img, filepath.Join(dir, "dump_nat"))
+			}
+			segs, err := img.Segments()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum uint64
+			for _, s := range segs {
+				sum += uint64(s.ValidBlocks)
+			}
+			if sum != img.Volume().ValidBlockCount {
+				t.Errorf("Σ SIT valid blocks %d, checkpoint valid_block_count %d", sum, img.Volume().ValidBlockCount)
+			}
+		})
 	}
 }
