@@ -279,7 +279,7 @@ func TestBrowser(t *testing.T) {
 		if got := text(t, ctx, "stat-calls-batched"); got != "19" {
 			t.Errorf("stat-calls-batched = %q, want 19", got)
 		}
-			p95 := frameP95(t, ctx)
+		p95 := frameP95(t, ctx)
 		t.Logf("bench64 batched at full speed: frame p95 %.2f ms over %s draws", p95, text(t, ctx, "frame-samples"))
 	})
 
