@@ -153,16 +153,27 @@ func (img *Image) listDir(dir *File, prefix string, depth int, seen map[uint32]b
 		return fmt.Errorf("imgio: listing %s/: %w", prefix, err)
 	}
 	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	buf := make([]byte, img.bs) // reused for every inode that is not a directory
 	for _, e := range ents {
 		p := prefix + "/" + e.name
-		f, err := img.File(e.ino)
+		if e.ino == 0 || e.ino >= img.maxNid {
+			return fmt.Errorf("imgio: %s: inode %d: %w", p, e.ino, fs.ErrNotExist)
+		}
+		blk, addr, err := img.readNodeInto(buf, e.ino, e.ino, 0, "inode")
 		if err != nil {
 			return fmt.Errorf("imgio: %s: %w", p, err)
 		}
-		*out = append(*out, Entry{Path: p, Ino: e.ino, Type: f.inode.Type, Size: f.inode.Size})
-		if f.inode.Type != TypeDir {
+		in, err := img.decodeInode(e.ino, blk, addr)
+		if err != nil {
+			return fmt.Errorf("imgio: %s: %w", p, err)
+		}
+		*out = append(*out, Entry{Path: p, Ino: e.ino, Type: in.Type, Size: in.Size})
+		if in.Type != TypeDir {
 			continue
 		}
+		// A directory keeps its block (entries() reads it); the next inode gets a fresh buffer.
+		f := &File{img: img, inode: in, blk: blk}
+		buf = make([]byte, img.bs)
 		if seen[e.ino] {
 			return formatErr(img.blockOff(f.inode.Blkaddr), "directory", p+": directory reached twice", e.ino)
 		}

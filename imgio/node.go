@@ -26,6 +26,12 @@ const (
 // and the footer must name ino, and the footer's node offset must be ofs (ofs < 0 skips that check,
 // for inodes whose offset is 0 by definition of nid == ino).
 func (img *Image) readNode(nid, ino uint32, ofs int64, what string) ([]byte, uint32, error) {
+	return img.readNodeInto(nil, nid, ino, ofs, what)
+}
+
+// readNodeInto is readNode reading into buf (one block) when it is not nil, so a listing of many
+// inodes can reuse one buffer instead of allocating a block per inode.
+func (img *Image) readNodeInto(buf []byte, nid, ino uint32, ofs int64, what string) ([]byte, uint32, error) {
 	e, err := img.natEntry(nid)
 	if err != nil {
 		return nil, 0, fmt.Errorf("imgio: %s nid %d: %w", what, nid, err)
@@ -40,8 +46,11 @@ func (img *Image) readNode(nid, ino uint32, ofs int64, what string) ([]byte, uin
 	if e.Ino != ino {
 		return nil, 0, formatErr(natOff, "NAT entry", fmt.Sprintf("%s nid %d belongs to inode %d, not %d", what, nid, e.Ino, ino), e.Ino)
 	}
-	blk, err := img.readBlock(e.BlockAddr, what)
-	if err != nil {
+	blk := buf
+	if blk == nil {
+		blk = make([]byte, img.bs)
+	}
+	if err := img.readAt(blk, img.blockOff(e.BlockAddr), what); err != nil {
 		return nil, 0, err
 	}
 	var f rawFooter
@@ -113,8 +122,7 @@ type Inode struct {
 // decodeInode validates the inode block blk of ino, found at addr (f2fs sanity_check_inode, reduced to
 // what the reader relies on).
 func (img *Image) decodeInode(ino uint32, blk []byte, addr uint32) (Inode, error) {
-	var r rawInode
-	binary.Decode(blk, binary.LittleEndian, &r)
+	r := decodeRawInode(blk)
 	off := img.blockOff(addr)
 	bad := func(msg string, val any) error {
 		return formatErr(off, "inode", fmt.Sprintf("ino %d: %s", ino, msg), val)
@@ -213,4 +221,23 @@ func (img *Image) inodeChecksum(ino, gen uint32, blk []byte) uint32 {
 	c = f2fsCRC(c, blk[:co])
 	c = f2fsCRC(c, []byte{0, 0, 0, 0})
 	return f2fsCRC(c, blk[co+4:])
+}
+
+// decodeRawInode fills a rawInode with offset reads. It gives what binary.Decode gives (a test checks
+// that on real inodes) without reflection, which took a sixth of the time of listing 10,000 files,
+// most of it walking i_name byte by byte.
+func decodeRawInode(b []byte) rawInode {
+	le := binary.LittleEndian
+	var r rawInode
+	r.Mode, r.Advise, r.Inline = le.Uint16(b[0x00:]), b[0x02], b[0x03]
+	r.UID, r.GID, r.Links = le.Uint32(b[0x04:]), le.Uint32(b[0x08:]), le.Uint32(b[0x0C:])
+	r.Size, r.Blocks = le.Uint64(b[0x10:]), le.Uint64(b[0x18:])
+	r.Atime, r.Ctime, r.Mtime = le.Uint64(b[0x20:]), le.Uint64(b[0x28:]), le.Uint64(b[0x30:])
+	r.AtimeNsec, r.CtimeNsec, r.MtimeNsec = le.Uint32(b[0x38:]), le.Uint32(b[0x3C:]), le.Uint32(b[0x40:])
+	r.Generation, r.CurrentDepth, r.XattrNid = le.Uint32(b[0x44:]), le.Uint32(b[0x48:]), le.Uint32(b[0x4C:])
+	r.Flags, r.Pino, r.Namelen = le.Uint32(b[0x50:]), le.Uint32(b[0x54:]), le.Uint32(b[0x58:])
+	copy(r.Name[:], b[0x5C:])
+	r.DirLevel = b[0x15B]
+	r.Ext = rawExtent{Fofs: le.Uint32(b[0x15C:]), Blkaddr: le.Uint32(b[0x160:]), Len: le.Uint32(b[0x164:])}
+	return r
 }

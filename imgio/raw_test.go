@@ -130,3 +130,25 @@ func TestConcurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestDecodeRawInode checks the offset decoder against binary.Decode on every inode of the demo.
+func TestDecodeRawInode(t *testing.T) {
+	img := openDemo(t)
+	ents, err := img.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		f, err := img.File(e.Ino)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want rawInode
+		if _, err := binary.Decode(f.blk, binary.LittleEndian, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got := decodeRawInode(f.blk); got != want {
+			t.Errorf("%s: decodeRawInode differs from binary.Decode:\n%+v\n%+v", e.Path, got, want)
+		}
+	}
+}
