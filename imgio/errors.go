@@ -27,6 +27,7 @@ type FormatError struct {
 	Val    any    // the offending value, or nil
 }
 
+// Error reads "imgio: STRUCT at 0xOFF: MSG (VAL)".
 func (e *FormatError) Error() string {
 	s := fmt.Sprintf("imgio: %s at 0x%x: %s", e.Struct, e.Off, e.Msg)
 	if e.Val != nil {
@@ -42,6 +43,7 @@ type UnsupportedError struct {
 	Off     int64
 }
 
+// Error names the feature and where it was met.
 func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("imgio: unsupported feature %s at 0x%x", e.Feature, e.Off)
 }

@@ -75,12 +75,7 @@ type fileInfo struct {
 	name string
 }
 
-func (fi fileInfo) Name() string {
-	if fi.name == "." {
-		return "."
-	}
-	return fi.name
-}
+func (fi fileInfo) Name() string       { return fi.name }
 func (fi fileInfo) Size() int64        { return fi.f.inode.Size }
 func (fi fileInfo) ModTime() time.Time { return fi.f.inode.Mtime }
 func (fi fileInfo) IsDir() bool        { return fi.f.inode.Type == TypeDir }
