@@ -3,6 +3,7 @@ package imgio
 import (
 	"encoding/binary"
 	"errors"
+	"io/fs"
 	"maps"
 	"testing"
 )
@@ -280,4 +281,61 @@ func TestCorruptJournals(t *testing.T) {
 		_, err = img.Segment(seg)
 		checkKind(t, err, wantFormat, -1)
 	})
+}
+
+// TestCompressedInode marks a file of the feature image compressed (sload.f2fs here cannot write
+// compressed files): the slot counts follow the cluster size, COMPRESS_ADDR shows as its own state, and
+// reading the data is unsupported rather than wrong.
+func TestCompressedInode(t *testing.T) {
+	base, good := loadSparse(t, "testdata/features.img.gz")
+	f, err := good.Lookup("/data/seq.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := int64(f.Inode().Blkaddr) * fuzzBS
+	s := base.clone()
+	s.put32(off+0x50, f.Inode().Flags|flagCompressed)
+	s.bytes(off+0x189, 1)[0] = 6 // 64-block clusters
+	slot0 := off + inodeAddrOff + int64(f.Inode().ExtraISize)
+	s.put32(slot0, CompressAddr)
+	img, err := s.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := img.Lookup("/data/seq.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := c.Inode()
+	// 923 - 9 (extra) - 50 (inline xattr) = 864 rounds down to 832; 1018 to 960.
+	if in.ClusterSize != 64 || in.AddrsPerInode != 832 || in.AddrsPerBlock != 960 {
+		t.Errorf("cluster %d, addrs %d/%d; want 64, 832/960", in.ClusterSize, in.AddrsPerInode, in.AddrsPerBlock)
+	}
+	if in.Checksum != "bad" {
+		t.Errorf("checksum %q after editing the inode, want bad", in.Checksum)
+	}
+	ext, err := c.Extents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ext) == 0 || ext[0] != (Extent{Index: 0, Count: 1, State: StateCompress}) {
+		t.Errorf("extents %v, want a compress run first", ext)
+	}
+	_, err = fs.ReadFile(img.FS(), "data/seq.bin")
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) {
+		t.Errorf("reading a compressed cluster: %v, want *UnsupportedError", err)
+	}
+	// The compressed flag without the volume feature is corrupt.
+	b, _ := loadSparse(t, "testdata/basic.img.gz")
+	bf, _ := b.clone().open()
+	plain, _ := bf.Lookup("/data/seq.bin")
+	s2 := b.clone()
+	s2.put32(int64(plain.Inode().Blkaddr)*fuzzBS+0x50, flagCompressed)
+	img2, err := s2.open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = img2.Lookup("/data/seq.bin")
+	checkKind(t, err, wantFormat, int64(plain.Inode().Blkaddr)*fuzzBS)
 }
