@@ -354,3 +354,58 @@ func TestSecurityHeaders(t *testing.T) {
 		})
 	}
 }
+
+// TestWebsocketGarbage: malformed controls get non-fatal error messages;
+// past 100 of them the server closes with 1008; other viewers are not
+// affected.
+func TestWebsocketGarbage(t *testing.T) {
+	ls := startServer(t, web.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	u := ls.wsURL(url.Values{"image": {web.DemoID}, "path": {"/cases/contiguous.bin"}})
+	v, _, err := dialViewer(ctx, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.c.CloseNow()
+	if m, err := v.read(ctx); err != nil || m.Type != "hello" {
+		t.Fatalf("hello: %v %v", m, err)
+	}
+	garbage := []string{`{`, `[]`, `{"type":"seek","step":-1}`, `{"type":"speed","stepsPerSecond":1e400}`,
+		`{"type":"jump"}`, `{"type":"mode","mode":"../../etc"}`, "\x00\xff", `{"type":"step","n":99999999999999999999}`}
+	errs := 0
+	var closeErr error
+	for i := 0; i < 150 && closeErr == nil; i++ {
+		typ := websocket.MessageText
+		if i%10 == 9 {
+			typ = websocket.MessageBinary
+		}
+		if err := v.c.Write(ctx, typ, []byte(garbage[i%len(garbage)])); err != nil {
+			closeErr = err
+			break
+		}
+		for {
+			_, b, err := v.c.Read(ctx)
+			if err != nil {
+				closeErr = err
+				break
+			}
+			if bytes.Contains(b, []byte(`"type":"error"`)) {
+				errs++
+				break
+			}
+		}
+	}
+	t.Logf("%d error messages, then %v", errs, closeErr)
+	if websocket.CloseStatus(closeErr) != websocket.StatusPolicyViolation || errs < 100 {
+		t.Errorf("after %d error messages: %v, want a 1008 close after 100", errs, closeErr)
+	}
+	w, _, err := dialViewer(ctx, u, nil)
+	if err != nil {
+		t.Fatalf("another viewer after the garbage: %v", err)
+	}
+	defer w.c.CloseNow()
+	if got, err := w.playToEnd(ctx); err != nil || got["batched"] != 2 || got["per-block"] != 1024 {
+		t.Errorf("another viewer: %v %v, want 1024 per-block calls and 2 batched (one per dnode chunk)", got, err)
+	}
+}
