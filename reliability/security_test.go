@@ -397,8 +397,8 @@ func TestWebsocketGarbage(t *testing.T) {
 		}
 	}
 	t.Logf("%d error messages, then %v", errs, closeErr)
-	if websocket.CloseStatus(closeErr) != websocket.StatusPolicyViolation || errs < 100 {
-		t.Errorf("after %d error messages: %v, want a 1008 close after 100", errs, closeErr)
+	if websocket.CloseStatus(closeErr) != websocket.StatusPolicyViolation || errs < 50 {
+		t.Errorf("after %d error messages: %v, want error messages (the newest-wins mailbox may merge some), then a 1008 close after 100 bad controls", errs, closeErr)
 	}
 	w, _, err := dialViewer(ctx, u, nil)
 	if err != nil {
