@@ -178,8 +178,8 @@ func TestEngineOnCorruptSlots(t *testing.T) {
 }
 
 // TestEngineDuplicateAcrossFiles: a block claimed by two files is valid
-// for both (the kernel checks only the main area and the SIT bit): the
-// first zeroing clears it, the second then trips on the clear bit.
+// for either (the kernel checks only the main area and the SIT bit, not
+// ownership, zero-range.md §7), so zeroing the second owner invalidates it.
 func TestEngineDuplicateAcrossFiles(t *testing.T) {
 	b := demoBase(t)
 	a := b.file(t, "/cases/contiguous.bin")
