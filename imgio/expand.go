@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
@@ -206,7 +208,7 @@ func expandStream(s *sink, f Format, br *bufio.Reader) error {
 		// github.com/ulikunitz/xz v0.5.17 returns io.EOF, not an error, when the input stops right
 		// after a stream header or between blocks. A complete .xz file ends with the stream footer
 		// magic "YZ", then only zero padding (xz file format 2.1.2.4, 2.2).
-		return fmt.Errorf("imgio: xz stream truncated at input offset %d (no stream footer): %w", s.src.n, io.ErrUnexpectedEOF)
+		return fmt.Errorf("imgio: xz stream truncated at input offset %d (no stream footer): %w", s.src.offset(), io.ErrUnexpectedEOF)
 	}
 	return nil
 }
@@ -279,8 +281,8 @@ func (s *sink) copyFrom(r io.Reader) error {
 		// The sink's own error (limit, dst write) wins over whatever the decoder made of it.
 		return s.err
 	}
-	if err != nil && s.src.err != nil {
-		return fmt.Errorf("imgio: reading %s input at offset %d: %w", s.format, s.src.n, s.src.err)
+	if err != nil && s.src.failure() != nil {
+		return fmt.Errorf("imgio: reading %s input at offset %d: %w", s.format, s.src.offset(), s.src.failure())
 	}
 	return err
 }
@@ -294,25 +296,29 @@ func (s *sink) streamErr(err error) error {
 	if errors.As(err, &le) {
 		return err
 	}
-	if s.src.err != nil {
-		return fmt.Errorf("imgio: reading %s input at offset %d: %w", s.format, s.src.n, s.src.err)
+	if s.src.failure() != nil {
+		return fmt.Errorf("imgio: reading %s input at offset %d: %w", s.format, s.src.offset(), s.src.failure())
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("imgio: %s stream truncated at input offset %d: %w", s.format, s.src.n, err)
+		return fmt.Errorf("imgio: %s stream truncated at input offset %d: %w", s.format, s.src.offset(), err)
 	}
 	if errors.Is(err, io.EOF) {
 		// A decoder that wanted more and got a bare io.EOF (a header cut short).
-		return fmt.Errorf("imgio: %s stream truncated at input offset %d: %w", s.format, s.src.n, io.ErrUnexpectedEOF)
+		return fmt.Errorf("imgio: %s stream truncated at input offset %d: %w", s.format, s.src.offset(), io.ErrUnexpectedEOF)
 	}
-	fe := &FormatError{Off: s.src.n, Struct: string(s.format) + " stream", Msg: "corrupt data before this input offset"}
+	fe := &FormatError{Off: s.src.offset(), Struct: string(s.format) + " stream", Msg: "corrupt data before this input offset"}
 	return fmt.Errorf("%w: %w", fe, err)
 }
 
 // countingReader counts what the decoder pulled from the input and remembers how reading ended, so
 // that errors can tell a truncated input from a corrupt one.
+//
+// The zstd decoder reads its input from a goroutine of its own while the sink reports progress, so the
+// count is atomic and the failure behind a mutex.
 type countingReader struct {
 	r   io.Reader
-	n   int64
+	n   atomic.Int64
+	mu  sync.Mutex
 	err error // the input failed (not io.EOF)
 
 	trackTail bool    // keep last and tail (xz only: it costs a scan per Read)
@@ -322,14 +328,28 @@ type countingReader struct {
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	if n > 0 && c.trackTail {
 		c.track(p[:n])
 	}
-	if err != nil && err != io.EOF && c.err == nil {
-		c.err = err
+	if err != nil && err != io.EOF {
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
 	}
 	return n, err
+}
+
+// offset returns how many input bytes the decoder has pulled.
+func (c *countingReader) offset() int64 { return c.n.Load() }
+
+// failure returns the first error reading the input failed with, other than io.EOF.
+func (c *countingReader) failure() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
 }
 
 // track updates last and tail with the bytes p, read after everything seen so far.
@@ -491,7 +511,7 @@ func (s *sink) finish() error {
 }
 
 func (s *sink) tooLarge(declared int64) error {
-	s.err = &LimitError{Format: s.format, Limit: s.limit, Written: s.off, Read: s.src.n, Declared: declared}
+	s.err = &LimitError{Format: s.format, Limit: s.limit, Written: s.off, Read: s.src.offset(), Declared: declared}
 	return s.err
 }
 
@@ -504,6 +524,6 @@ func (s *sink) maybeReport() {
 
 func (s *sink) report() {
 	if s.prog != nil {
-		s.prog(Progress{Format: s.format, Read: s.src.n, Written: s.off, Total: s.total})
+		s.prog(Progress{Format: s.format, Read: s.src.offset(), Written: s.off, Total: s.total})
 	}
 }
