@@ -57,13 +57,13 @@ func OpenFile(name string, opt *Options) (*Image, error) {
 	n, err := f.ReadAt(hdr, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		f.Close()
-		return nil, fmt.Errorf("imgio: %s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if DetectFormat(hdr[:n]) == FormatRaw {
 		img, err := NewImage(f, st.Size())
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("imgio: %s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		img.name, img.closer = name, f
 		return img, nil
@@ -90,11 +90,11 @@ func Load(r io.Reader, name string, opt *Options) (*Image, error) {
 	}
 	format, size, err := Expand(tmp, r, opt)
 	if err != nil {
-		return fail(fmt.Errorf("imgio: %s: %w", name, err))
+		return fail(fmt.Errorf("%s: %w", name, err))
 	}
 	img, err := NewImage(tmp, size)
 	if err != nil {
-		return fail(fmt.Errorf("imgio: %s: %w", name, err))
+		return fail(fmt.Errorf("%s: %w", name, err))
 	}
 	img.name, img.format, img.closer, img.temp = name, format, tmp, tmp.Name()
 	return img, nil
