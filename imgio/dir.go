@@ -3,8 +3,10 @@ package imgio
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 )
@@ -217,4 +219,56 @@ func (img *Image) Lookup(path string) (*File, error) {
 		f.path = cur
 	}
 	return f, nil
+}
+
+// maxSymlinks is Linux's MAXSYMLINKS: path resolution gives ELOOP after following this many links.
+const maxSymlinks = 40
+
+// ErrSymlinkLoop reports a path whose resolution follows more than 40 symbolic links (ELOOP).
+var ErrSymlinkLoop = errors.New("too many levels of symbolic links")
+
+// Resolve returns the file at path the way open(2) finds it: symbolic links are followed, in the last
+// component and in the directories leading to it, relative targets from the link's directory and
+// absolute ones from the image's root; ".." climbs, and stops at the root. [Lookup] follows none.
+// A loop is a *fs.PathError wrapping [ErrSymlinkLoop]; a dangling link one wrapping fs.ErrNotExist.
+func (img *Image) Resolve(name string) (*File, error) {
+	pending := strings.Split(name, "/")
+	resolved := "/" // symlink-free prefix
+	links := 0
+	for len(pending) > 0 {
+		c := pending[0]
+		pending = pending[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = path.Dir(resolved)
+			continue
+		}
+		next := path.Join(resolved, c)
+		f, err := img.Lookup(next)
+		if err != nil {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				pe.Path = name
+			}
+			return nil, err
+		}
+		if f.inode.Type != TypeSymlink {
+			resolved = next
+			continue
+		}
+		if links++; links > maxSymlinks {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: ErrSymlinkLoop}
+		}
+		target, err := f.readAll()
+		if err != nil {
+			return nil, fmt.Errorf("imgio: symlink %s: %w", next, err)
+		}
+		if strings.HasPrefix(string(target), "/") {
+			resolved = "/"
+		}
+		pending = append(strings.Split(string(target), "/"), pending...)
+	}
+	return img.Lookup(resolved)
 }

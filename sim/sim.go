@@ -15,9 +15,10 @@ const (
 	cpTrimmedFlag = 0x00000100 // CP_TRIMMED_FLAG
 )
 
-// Input looks path up in img and builds the engine's input for it.
+// Input finds path in img as open(2) would, following symlinks, and builds the engine's input for
+// the file it names.
 func Input(img *imgio.Image, path string) (core.Input, error) {
-	f, err := img.Lookup(path)
+	f, err := img.Resolve(path)
 	if err != nil {
 		return core.Input{}, err
 	}

@@ -390,11 +390,12 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// runInput looks the file up and builds the engine's input and request;
+// runInput resolves the file's path and builds the engine's input and request;
 // the length defaults to the rest of the file (at least 1 byte, so an
 // empty file still shows the kernel's answer).
 func (s *Server) runInput(si *StoredImage, params runParams) (*imgio.File, core.Input, core.Request, error) {
-	f, err := si.Image.Lookup(params.Path)
+	// open(2) follows symlinks: zeroing a link zeroes its target.
+	f, err := si.Image.Resolve(params.Path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, core.Input{}, core.Request{}, &NotFoundError{What: "path", Name: params.Path}

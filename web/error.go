@@ -98,6 +98,8 @@ func (s *Server) errorStatus(err error) (int, string) {
 	case errors.Is(err, fs.ErrNotExist) && errors.As(err, &pfe):
 		// imgio.Lookup: the path inside the image does not exist.
 		return http.StatusNotFound, fmt.Sprintf("path %q not found", pfe.Path)
+	case errors.Is(err, imgio.ErrSymlinkLoop) && errors.As(err, &pfe):
+		return http.StatusUnprocessableEntity, fmt.Sprintf("path %q: %v (ELOOP)", pfe.Path, imgio.ErrSymlinkLoop)
 	case errors.Is(err, errClosed):
 		return http.StatusServiceUnavailable, err.Error()
 	case errors.Is(err, ErrExists):

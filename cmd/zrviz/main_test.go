@@ -269,3 +269,22 @@ func TestServeServesTheDemoUntilCancelled(t *testing.T) {
 		t.Fatal("serve did not stop within 30 s of its context being cancelled")
 	}
 }
+
+func TestRunFollowsSymlinksAsOpenDoes(t *testing.T) {
+	var got struct {
+		Path    string `json:"path"`
+		Length  int64  `json:"length"`
+		Results []struct {
+			Calls [][2]uint32 `json:"calls"`
+		} `json:"results"`
+	}
+	out := mustRunMain(t, "run", "--json", "--mode", "batched", "--length", "8KiB", "/docs/contiguous.link")
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	// /docs/contiguous.link → ../cases/contiguous.bin, whose blocks start at 22528.
+	if got.Path != "/cases/contiguous.bin" || len(got.Results) != 1 || len(got.Results[0].Calls) != 1 ||
+		got.Results[0].Calls[0] != [2]uint32{22528, 2} {
+		t.Errorf("run on the symlink: %s", out)
+	}
+}
