@@ -27,10 +27,13 @@ const DefaultMaxUpload int64 = 8 << 30
 
 // Config configures a [Server].
 type Config struct {
-	Addr      string       // listen address; "" = DefaultAddr; ":0" picks a free port
-	MaxUpload int64        // bytes; 0 = DefaultMaxUpload
-	DataDir   string       // uploads and expanded images; "" = a new temp dir, removed by Close
-	Logger    *slog.Logger // nil = discard
+	Addr      string // listen address; "" = DefaultAddr; ":0" picks a free port
+	MaxUpload int64  // bytes; 0 = DefaultMaxUpload
+	DataDir   string // uploads and expanded images; "" = a new temp dir, removed by Close
+	// MaxExpanded bounds an upload's size after decompression or sparse expansion, so a small
+	// compressed bomb cannot fill the data dir; 0 = imgio.DefaultMaxExpanded.
+	MaxExpanded int64
+	Logger      *slog.Logger // nil = discard
 }
 
 // Server is the zrviz HTTP server. Create it with [NewServer], add images

@@ -178,7 +178,8 @@ func (s *Server) receive(r *http.Request, prog *uploadProgress) (*StoredImage, b
 	}
 	lr := &limitedHashReader{r: body, limit: limit, h: sha256.New(), prog: prog}
 	opt := &imgio.Options{
-		TempDir: s.dataDir,
+		TempDir:     s.dataDir,
+		MaxExpanded: s.cfg.MaxExpanded,
 		Progress: func(p imgio.Progress) {
 			prog.written.Store(p.Written)
 			if p.Format != "" && p.Format != imgio.FormatRaw && !lr.eof.Load() {

@@ -18,7 +18,7 @@ func imageFlag(fs interface {
 	StringVar(p *string, name, value, usage string)
 }) *string {
 	var s string
-	fs.StringVar(&s, "image", "", "F2FS image: raw, gzip, xz, zstd or Android sparse (default: the embedded demo)")
+	fs.StringVar(&s, "image", "", "F2FS image `IMG`: raw, gzip, xz, zstd or Android sparse (default: the embedded demo)")
 	return &s
 }
 

@@ -24,10 +24,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("run", "run [--image IMG] [--json] [--mode per-block|batched|both] [--offset N] [--length N] [--keep-size] PATH", stderr)
 	image := imageFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON: {\"path\",\"offset\",\"length\",\"keepSize\",\"results\":[...]}, one result per mode")
-	mode := fs.String("mode", "both", "per-block (upstream), batched (the patch) or both")
+	mode := fs.String("mode", "both", "`MODE`: per-block (upstream), batched (the patch) or both")
 	var offset, length sizeFlag
-	fs.Var(&offset, "offset", "byte offset of the range (e.g. 4096, 0x1000, 1MiB; default 0)")
-	fs.Var(&length, "length", "byte length of the range (default: to the end of the file)")
+	fs.Var(&offset, "offset", "byte offset `N` of the range (e.g. 4096, 0x1000, 1MiB; default 0)")
+	fs.Var(&length, "length", "byte length `N` of the range (default: to the end of the file)")
 	keepSize := fs.Bool("keep-size", false, "FALLOC_FL_KEEP_SIZE: do not grow i_size")
 	if err := parseFlags(fs, args); err != nil {
 		return err

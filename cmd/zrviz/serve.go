@@ -18,23 +18,27 @@ import (
 type serveConfig struct {
 	addr      string
 	maxUpload int64
-	dataDir   string
-	images    []string
-	quiet     bool
+	// maxExpanded bounds compressed and sparse input after expansion, for uploads and IMG arguments.
+	maxExpanded int64
+	dataDir     string
+	images      []string
+	quiet       bool
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--max-upload SIZE] [--data-dir DIR] [IMG ...]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--max-upload SIZE] [--max-expanded SIZE] [--data-dir DIR] [--quiet] [IMG ...]", stderr)
 	var cfg serveConfig
-	fs.StringVar(&cfg.addr, "addr", web.DefaultAddr, "listen address; binding beyond loopback exposes uploads to the network")
+	fs.StringVar(&cfg.addr, "addr", web.DefaultAddr, "listen `HOST:PORT`; binding beyond loopback exposes uploads to the network")
 	maxUpload := sizeFlag{n: web.DefaultMaxUpload}
-	fs.Var(&maxUpload, "max-upload", "largest accepted upload, after expansion too (e.g. 512MiB, 8GiB; default 8GiB)")
-	fs.StringVar(&cfg.dataDir, "data-dir", "", "directory for uploads and expanded images (default: a new temporary directory, removed on exit)")
+	fs.Var(&maxUpload, "max-upload", "largest accepted upload `SIZE`, as sent (e.g. 512MiB; default 8GiB)")
+	maxExpanded := sizeFlag{n: imgio.DefaultMaxExpanded}
+	fs.Var(&maxExpanded, "max-expanded", "largest image `SIZE` after decompressing gzip/xz/zstd or expanding Android sparse input (default 64GiB)")
+	fs.StringVar(&cfg.dataDir, "data-dir", "", "`DIR` for uploads and expanded images (default: a new temporary directory, removed on exit)")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "log warnings and errors only")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg.maxUpload = maxUpload.n
+	cfg.maxUpload, cfg.maxExpanded = maxUpload.n, maxExpanded.n
 	cfg.images = fs.Args()
 	return serve(ctx, cfg, stdout, stderr)
 }
@@ -49,7 +53,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if host, _, err := net.SplitHostPort(cfg.addr); err == nil && !isLoopback(host) {
 		logger.Warn("listening beyond loopback: anyone who can reach this address can upload images and run simulations", "addr", cfg.addr)
 	}
-	srv, err := web.NewServer(web.Config{Addr: cfg.addr, MaxUpload: cfg.maxUpload, DataDir: cfg.dataDir, Logger: logger})
+	srv, err := web.NewServer(web.Config{Addr: cfg.addr, MaxUpload: cfg.maxUpload, DataDir: cfg.dataDir,
+		MaxExpanded: cfg.maxExpanded, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -64,7 +69,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return err
 	}
 	for _, name := range cfg.images {
-		img, err := imgio.OpenFile(name, &imgio.Options{TempDir: cfg.dataDir})
+		img, err := imgio.OpenFile(name, &imgio.Options{TempDir: cfg.dataDir, MaxExpanded: cfg.maxExpanded})
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
