@@ -132,8 +132,8 @@ func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
 	if len(out.Results) == 2 {
 		pb, b := out.Results[0].Stats.SITLockAcquisitions, out.Results[1].Stats.SITLockAcquisitions
 		if b > 0 && pb > b {
-			fmt.Fprintf(w, "\nThe batched mode takes the SIT lock %s times instead of %s (%.1f× fewer).\n",
-				groupDigits(b), groupDigits(pb), float64(pb)/float64(b))
+			fmt.Fprintf(w, "\nThe batched mode takes the SIT lock %s instead of %s times (%.1f× fewer).\n",
+				times(b), groupDigits(pb), float64(pb)/float64(b))
 		}
 	}
 	for _, r := range out.Results {
@@ -170,4 +170,15 @@ func reasonNote(a core.Action) string {
 		return "   flushed after an error"
 	}
 	return ""
+}
+
+// times says how often: "once", "twice", "19 times".
+func times(n uint64) string {
+	switch n {
+	case 1:
+		return "once"
+	case 2:
+		return "twice"
+	}
+	return groupDigits(n) + " times"
 }
