@@ -1065,13 +1065,21 @@ func (e *engine) result() (*Result, error) {
 	r.Message = s.errEv.Message()
 	r.Stats.SegmentsTouched = uint64(len(e.sit.touched))
 	if e.in.Inode.Type == "file" && s.inline&(InlineData|InlineDentry) == 0 {
-		end := max(uint64(s.iSize+blockSize-1)/blockSize, e.in.Inode.SlotsEnd, s.hiWater)
-		ext, err := e.extents(0, end)
+		// Only slots below the file's last non-NULL slot or the highest one the run touched can hold
+		// anything but NULL_ADDR: read those, and state the rest up to EOF as one NULL extent, so a
+		// huge (or corrupt) i_size costs nothing.
+		eof := uint64(s.iSize+blockSize-1) / blockSize
+		dataEnd := max(e.in.Inode.SlotsEnd, s.hiWater)
+		ext, err := e.extents(0, dataEnd)
 		if err != nil {
 			return nil, err
 		}
+		if eof > dataEnd {
+			b := extentBuilder{ext: ext}
+			b.addSame(dataEnd, NullAddr, eof-dataEnd)
+			ext = b.ext
+		}
 		// Past EOF only up to the last non-NULL slot.
-		eof := uint64(s.iSize+blockSize-1) / blockSize
 		for k := len(ext) - 1; k >= 0 && ext[k].State == "null" && ext[k].Index >= eof; k-- {
 			ext = ext[:k]
 		}
