@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"syscall"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
@@ -56,6 +57,15 @@ type BadImageError struct{ Err error }
 func (e *BadImageError) Error() string { return "bad image: " + e.Err.Error() }
 func (e *BadImageError) Unwrap() error { return e.Err }
 
+// StorageError is the server failing to store an upload in its data dir (disk full, quota, I/O): the
+// server's fault, not the image's. Its message names the cause but not the host path.
+type StorageError struct{ Err error }
+
+func (e *StorageError) Error() string {
+	return "the server could not store the image: " + e.Err.Error()
+}
+func (e *StorageError) Unwrap() error { return e.Err }
+
 // errorBody is the JSON of every error response.
 type errorBody struct {
 	Error string `json:"error"`
@@ -79,6 +89,7 @@ func (s *Server) errorStatus(err error) (int, string) {
 	var (
 		pe  *ParamError
 		bie *BadImageError
+		se  *StorageError
 		fe  *imgio.FormatError
 		ue  *imgio.UnsupportedError
 		pfe *fs.PathError
@@ -91,6 +102,11 @@ func (s *Server) errorStatus(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge, err.Error()
 	case errors.As(err, &pe):
 		return http.StatusBadRequest, err.Error()
+	case errors.As(err, &se):
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+			return http.StatusInsufficientStorage, err.Error()
+		}
+		return http.StatusInternalServerError, err.Error()
 	case errors.As(err, &bie):
 		return http.StatusBadRequest, err.Error()
 	case errors.Is(err, ErrNotFound):

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -203,6 +205,10 @@ func (s *Server) receive(r *http.Request, prog *uploadProgress) (*StoredImage, b
 		return nil, false, &ParamError{Name: "body", Msg: "upload interrupted: " + lr.readErr.Error()}
 	}
 	if err != nil {
+		if pe := dataDirFailure(err, s.dataDir); pe != nil {
+			s.log.Error("storing an upload", "err", err)
+			return nil, false, &StorageError{Err: pe.Err}
+		}
 		return nil, false, &BadImageError{Err: err}
 	}
 	prog.phase.Store(phaseOpening)
@@ -312,4 +318,18 @@ func (s *Server) handleUploadProgress(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, p.body())
+}
+
+// dataDirFailure returns the file-system error behind err when it happened on a file in the data dir
+// (creating or writing the expanded image), as opposed to something wrong with the image.
+func dataDirFailure(err error, dataDir string) *fs.PathError {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	rel, rerr := filepath.Rel(dataDir, pe.Path)
+	if rerr != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	return pe
 }
