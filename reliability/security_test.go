@@ -61,7 +61,7 @@ func TestLoopbackByDefault(t *testing.T) {
 // the limit (declared or streamed), websocket messages over 4 KiB.
 func TestRequestLimits(t *testing.T) {
 	const maxUpload = 16 << 20
-	ls := startServer(t, web.Config{MaxUpload: maxUpload})
+	ls := startServer(t, web.Config{MaxUpload: maxUpload, MaxExpanded: maxUpload})
 	routes := []string{"/", "/images/demo", "/images/demo/file?path=/cases/tiny.txt", "/images/demo/run?path=/cases/tiny.txt",
 		"/api/images", "/api/images/demo", "/api/images/demo/map?path=/cases/tiny.txt", "/api/images/demo/dnodes?path=/cases/tiny.txt",
 		"/api/images/demo/run?path=/cases/tiny.txt", "/api/images/demo/segments", "/api/images/demo/segments/3",
@@ -121,10 +121,9 @@ func TestRequestLimits(t *testing.T) {
 	if body.read > maxUpload+(8<<20) {
 		t.Errorf("streamed oversize upload: %d bytes read, limit %d", body.read, maxUpload)
 	}
-	// A compressed bomb under the upload limit but expanding past it.
-	// Bug (web/upload.go receive): no imgio.Options.MaxExpanded is set,
-	// so the bomb expands on disk up to imgio's 64 GiB default.
-	t.Run("bug_upload_expansion_unbounded", func(t *testing.T) {
+	// A compressed bomb under the upload limit but expanding past the
+	// expansion limit (web.Config.MaxExpanded).
+	t.Run("upload_expansion_bounded", func(t *testing.T) {
 		code, msg, err := postBytes(ls.url, "/api/images?name=bomb.gz", bomb(t, imgio.FormatGzip, 4)) // 64 MiB out
 		if err != nil || code != http.StatusRequestEntityTooLarge {
 			t.Errorf("gzip bomb (64 MiB out, upload limit 16 MiB): %d %s %v; want 413 naming the limit", code, msg, err)
