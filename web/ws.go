@@ -488,6 +488,7 @@ func (ss *session) run(srvCtx context.Context) {
 	ctrl := make(chan []byte, 8)
 	readDone := make(chan error, 1)
 	go func() {
+		var lim controlLimiter
 		for {
 			typ, b, err := ss.c.Read(readCtx)
 			if err != nil {
@@ -496,6 +497,10 @@ func (ss *session) run(srvCtx context.Context) {
 			}
 			if typ != websocket.MessageText {
 				b = nil // reported as a bad control
+			}
+			if err := lim.wait(readCtx); err != nil {
+				readDone <- err
+				return
 			}
 			select {
 			case ctrl <- b:
@@ -1334,4 +1339,42 @@ func mapHex(m any) string {
 		}
 	}
 	return ""
+}
+
+// Controls are taken at most controlRate a second after a burst of controlBurst: a seek costs up to a
+// millisecond of engine time, and one client flooding seeks must not slow every other viewer. Excess
+// controls wait unread in that client's socket, so TCP pushes back on it alone.
+const (
+	controlRate  = 50.0
+	controlBurst = 50.0
+)
+
+// controlLimiter is a token bucket for one connection's controls; only its reader goroutine uses it.
+type controlLimiter struct {
+	tokens float64
+	last   time.Time
+}
+
+// wait takes a token, sleeping until one is there.
+func (l *controlLimiter) wait(ctx context.Context) error {
+	now := time.Now()
+	if l.last.IsZero() {
+		l.tokens = controlBurst
+	} else {
+		l.tokens = min(controlBurst, l.tokens+now.Sub(l.last).Seconds()*controlRate)
+	}
+	l.last = now
+	if l.tokens >= 1 {
+		l.tokens--
+		return nil
+	}
+	t := time.NewTimer(time.Duration((1 - l.tokens) / controlRate * float64(time.Second)))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		l.tokens, l.last = 0, time.Now()
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/zrviz/zrviz/imgio"
 )
 
@@ -286,5 +287,49 @@ func TestRunFollowsSymlinksAsOpenDoes(t *testing.T) {
 	if got.Path != "/cases/contiguous.bin" || len(got.Results) != 1 || len(got.Results[0].Calls) != 1 ||
 		got.Results[0].Calls[0] != [2]uint32{22528, 2} {
 		t.Errorf("run on the symlink: %s", out)
+	}
+}
+
+func TestServeTheSameImageTwiceServesItOnce(t *testing.T) {
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "demo.img")
+	zst, err := os.Open(filepath.Join("..", "..", "imgio", "demo", "demo.img.zst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zst.Close()
+	dec, err := zstd.NewReader(zst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	f, err := os.Create(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(f, dec); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--quiet", raw, raw}, pw, io.Discard)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("serve printed nothing: %v (exit %v)", err, <-done)
+	}
+	go io.Copy(io.Discard, pr)
+	if !strings.Contains(line, "serving 2 image(s)") {
+		t.Errorf("serve demo + the same image twice: %q, want 2 images served", line)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -68,6 +69,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		demo.Close()
 		return err
 	}
+	served := 1
 	for _, name := range cfg.images {
 		img, err := imgio.OpenFile(name, &imgio.Options{TempDir: cfg.dataDir, MaxExpanded: cfg.maxExpanded})
 		if err != nil {
@@ -75,13 +77,19 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		}
 		if _, err := srv.AddImage(imageID(img), filepath.Base(name), img); err != nil {
 			img.Close()
+			if errors.Is(err, web.ErrExists) {
+				// The same image twice (or a copy of it, or of the demo): serve it once.
+				logger.Warn("image already loaded; serving it once", "image", name)
+				continue
+			}
 			return fmt.Errorf("%s: %w", name, err)
 		}
+		served++
 	}
 	if err := srv.Open(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "zrviz is serving %d image(s) at %s/ (Ctrl-C to stop)\n", len(cfg.images)+1, srv.URL())
+	fmt.Fprintf(stdout, "zrviz is serving %d image(s) at %s/ (Ctrl-C to stop)\n", served, srv.URL())
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "zrviz: shutting down")
 	return srv.Close()
