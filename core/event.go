@@ -169,6 +169,10 @@ func (e Event) Message() string {
 	return ""
 }
 
+// Group formats v with thousands separators (16384 → "16,384") as narration does; the pages and the
+// CLI use it too, so a number reads the same everywhere.
+func Group[T ~int | ~int32 | ~int64 | ~uint32 | ~uint64](v T) string { return n(v) }
+
 // n formats with thousands separators, as narration does.
 func n[T ~int | ~int32 | ~int64 | ~uint32 | ~uint64](v T) string {
 	neg := v < 0

@@ -3,6 +3,8 @@ package templates
 import (
 	"strconv"
 	"strings"
+
+	"github.com/zrviz/zrviz/core"
 )
 
 // Bytes renders n with a binary unit: "8 GiB", "1.5 MiB", "512 B".
@@ -25,28 +27,7 @@ func Bytes(n int64) string {
 }
 
 // Int renders n with thousands separators: 16384 → "16,384".
-func Int[T ~int | ~int64 | ~uint32 | ~uint64 | ~int32](n T) string {
-	neg := n < 0
-	s := strconv.FormatUint(uint64(abs(n)), 10)
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-func abs[T ~int | ~int64 | ~uint32 | ~uint64 | ~int32](n T) T {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
+func Int[T ~int | ~int64 | ~uint32 | ~uint64 | ~int32](n T) string { return core.Group(n) }
 
 func itoa[T ~int | ~int64 | ~uint32 | ~uint64](n T) string {
 	return strconv.FormatUint(uint64(n), 10)

@@ -208,11 +208,15 @@ func volumeCounters(v imgio.Volume) []templates.KV {
 	}
 }
 
-// lookupFile resolves the page's ?path= in si.
-func lookupFile(si *StoredImage, r *http.Request) (*imgio.File, error) {
+// lookupFile finds the page's ?path= in si. With follow, symlinks are followed as open(2) does (the
+// player zeroes the link's target); without, the path itself is described.
+func lookupFile(si *StoredImage, r *http.Request, follow bool) (*imgio.File, error) {
 	p := r.URL.Query().Get("path")
 	if p == "" {
 		return nil, &ParamError{Name: "path", Msg: "missing"}
+	}
+	if follow {
+		return si.Image.Resolve(p)
 	}
 	return si.Image.Lookup(p)
 }
@@ -224,7 +228,7 @@ func (s *Server) handleFilePage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	f, err := lookupFile(si, r)
+	f, err := lookupFile(si, r, false)
 	if err != nil {
 		s.pageError(w, r, err)
 		return
@@ -356,7 +360,7 @@ func (s *Server) handleRunPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	f, err := lookupFile(si, r)
+	f, err := lookupFile(si, r, true)
 	if err != nil {
 		s.pageError(w, r, err)
 		return

@@ -122,6 +122,16 @@ func TestPages(t *testing.T) {
 				}
 			}},
 		{name: "run of a directory", path: "/images/demo/run?path=/docs", status: 200, want: []string{"player"}},
+		{name: "run of a symlink", path: "/images/demo/run?path=/docs/contiguous.link", status: 200, want: []string{"player"},
+			check: func(t *testing.T, doc *goquery.Document) {
+				// open(2) follows the link: the player zeroes ../cases/contiguous.bin (4 MiB).
+				p := doc.Find(testid("player"))
+				for attr, want := range map[string]string{"data-path": "/cases/contiguous.bin", "data-length": "4194304"} {
+					if v, _ := p.Attr(attr); v != want {
+						t.Errorf("%s = %q, want %q", attr, v, want)
+					}
+				}
+			}},
 		{name: "unknown image", path: "/images/nope", status: 404, want: []string{"error-page"}},
 		{name: "unknown file", path: "/images/demo/file?path=/nope", status: 404, want: []string{"error-page"}},
 		{name: "run of unknown file", path: "/images/demo/run?path=/nope", status: 404, want: []string{"error-page"}},

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/zrviz/zrviz/core"
 )
 
 // sizeUnits are the suffixes parseSize accepts, binary multiples as in "64MiB"; "K", "M", "G" and
@@ -85,22 +87,5 @@ func humanSize(n int64) string {
 	return fmt.Sprintf("%.1f %siB", v, suffix)
 }
 
-// groupDigits writes n with thin separators: 16384 → "16,384".
-func groupDigits[T ~int | ~int64 | ~uint32 | ~uint64 | ~int32](n T) string {
-	s := strconv.FormatInt(int64(n), 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// groupDigits writes n with separators: 16384 → "16,384".
+func groupDigits[T ~int | ~int64 | ~uint32 | ~uint64 | ~int32](n T) string { return core.Group(n) }
