@@ -82,7 +82,10 @@ func readSuperblock(img *Image) (*superblock, error) {
 		}
 	}
 	if !magic {
-		return nil, ErrNotF2FS
+		// Say where the magic was looked for: a user holding a partition table or a tar file instead
+		// of a filesystem image learns what was expected.
+		return nil, fmt.Errorf("%w: no magic 0xF2F52010 at byte 0x%x or 0x%x (%d-byte input)",
+			ErrNotF2FS, sbOffset, sbOffset+4096, img.size)
 	}
 	return nil, firstErr
 }
