@@ -483,10 +483,7 @@ func (e *engine) step(ev *Event) bool {
 		return e.step(ev)
 	case phFillAlloc:
 		if !e.allocNode(ev) {
-			s.phase = phDone
-			if s.fillWhich == fillTail {
-				s.phase = phOut
-			}
+			e.stopFill()
 			break
 		}
 		if s.allocI == s.allocN {
@@ -506,10 +503,7 @@ func (e *engine) step(ev *Event) bool {
 		if a == NullAddr {
 			if e.reserve(1) == 0 {
 				e.fail(ev, "ENOSPC", ActFillReserve)
-				s.phase = phDone
-				if s.fillWhich == fillTail {
-					s.phase = phOut
-				}
+				e.stopFill()
 				break
 			}
 			ev.Before = s.validBlocks
@@ -1111,4 +1105,13 @@ func (e *engine) nextInput() Input {
 	next.Inode.Inline = s.inline
 	next.Inode.SlotsEnd = max(e.in.Inode.SlotsEnd, s.hiWater)
 	return next
+}
+
+// stopFill ends the call after a partial-page fill_zero failed: a head or single page returns at once
+// (no size update), the tail page goes to out, which may still grow i_size for the finished chunks.
+func (e *engine) stopFill() {
+	e.s.phase = phDone
+	if e.s.fillWhich == fillTail {
+		e.s.phase = phOut
+	}
 }
