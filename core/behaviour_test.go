@@ -3,6 +3,8 @@ package core
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -375,7 +377,7 @@ type badSource struct{ mode int }
 var errDisk = errors.New("disk on fire")
 
 func (b badSource) DnodeSlots(index uint64) (uint64, []uint32, int, error) {
-	p := locate(index, 873)
+	p := locate(index, dnodeGeom{api: 873, apb: addrsPerBlock})
 	switch b.mode {
 	case 0:
 		return 0, nil, 0, errDisk
@@ -411,5 +413,46 @@ func TestHostileSource(t *testing.T) {
 		if !errors.As(run.Err(), &se) {
 			t.Fatalf("mode %d: Run.Err() = %v", mode, run.Err())
 		}
+	}
+}
+
+// TestCompressedFile checks every cluster size f2fs allows (4 to 256 blocks): a compressed inode's
+// slots per inode and per direct node are rounded down to the cluster size (as the kernel's
+// ADDRS_PER_PAGE does), the call is refused with EOPNOTSUPP before any change, and the slot map after
+// is the file's, read with those capacities, for a file spanning the inode and three direct nodes.
+func TestCompressedFile(t *testing.T) {
+	for logCluster := 2; logCluster <= 8; logCluster++ {
+		cluster := 1 << logCluster
+		api, apb := 873-873%cluster, 1018-1018%cluster
+		t.Run(fmt.Sprint(cluster), func(t *testing.T) {
+			f := &memFile{api: api, apb: apb, slots: map[uint64]uint32{}, nodes: map[nodeKey]bool{}}
+			n := uint64(api + 2*apb + 5) // the inode, i_nid[0], i_nid[1] and one node under i_nid[2]
+			var want extentBuilder
+			for i := uint64(0); i < n; i++ {
+				a := uint32(8000) + uint32(i)
+				if i%uint64(cluster) == 0 {
+					a = CompressAddr // each cluster starts with the marker
+				}
+				f.set(i, a)
+				want.add(i, a)
+			}
+			st := newState(nil, 0)
+			st.file = f
+			st.ino.Flags = FlagCompressed
+			st.ino.AddrsPerInode, st.ino.AddrsPerBlock = api, apb
+			st.ino.Size, st.ino.SlotsEnd = int64(n)*4096, n
+			for _, m := range Modes {
+				res, err := Simulate(st.input(), Request{Offset: 0, Length: int64(n) * 4096}, m)
+				if err != nil {
+					t.Fatalf("%v: %v", m, err)
+				}
+				if res.Errno != "EOPNOTSUPP" || res.Calls.Len() != 0 || res.Stats.Reserved != 0 {
+					t.Errorf("%v: errno %q, %d calls, %d reserved; want EOPNOTSUPP and no change", m, res.Errno, res.Calls.Len(), res.Stats.Reserved)
+				}
+				if !reflect.DeepEqual(res.After.Extents, want.ext) {
+					t.Errorf("%v: after = %v\nwant %v", m, res.After.Extents, want.ext)
+				}
+			}
+		})
 	}
 }

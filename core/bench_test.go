@@ -26,7 +26,7 @@ type genFile struct {
 }
 
 func (g *genFile) DnodeSlots(index uint64) (uint64, []uint32, int, error) {
-	p := locate(index, g.api)
+	p := locate(index, dnodeGeom{api: uint64(g.api), apb: addrsPerBlock})
 	if cap(g.buf) < p.cap {
 		g.buf = make([]uint32, 1018)
 	}

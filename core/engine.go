@@ -117,7 +117,7 @@ func newEngine(in Input, req Request, mode Mode) (*engine, error) {
 	}
 	inline := in.Inode.Inline&(InlineData|InlineDentry) != 0
 	e := &engine{in: in, req: req, mode: mode,
-		slots: newSlotOverlay(in.Slots, in.Inode.AddrsPerInode, inline),
+		slots: newSlotOverlay(in.Slots, in.Inode.geom(), inline),
 		sit:   newSITOverlay(in.SIT, &in.Volume)}
 	e.s = scalars{
 		validBlocks: in.Volume.ValidBlockCount,
@@ -1005,7 +1005,7 @@ func (e *engine) extents(from, to uint64) ([]Extent, error) {
 	for idx := from; idx < to; {
 		var slots []uint32
 		var pos dnodePos
-		if p := locate(idx, e.slots.api); !(e.s.inChunk && p.start == e.s.chunk.start) {
+		if p := locate(idx, e.slots.geom); !(e.s.inChunk && p.start == e.s.chunk.start) {
 			if rec := e.slots.recs[p.start]; rec != nil {
 				// Walk the compressed record instead of every slot.
 				end := min(to, p.start+uint64(p.cap))

@@ -10,6 +10,7 @@ import (
 // when it is listed in extra.
 type memFile struct {
 	api   int
+	apb   int // slots per direct node; 0 = 1018
 	slots map[uint64]uint32
 	n     uint64 // slots beyond n are NULL
 	nodes map[nodeKey]bool
@@ -23,17 +24,23 @@ func newMemFile(api int, slots ...uint32) *memFile {
 	return f
 }
 
+// geom is the file's dnode capacities, as the engine derives them from Inode.
+func (f *memFile) geom() dnodeGeom {
+	in := Inode{AddrsPerInode: f.api, AddrsPerBlock: f.apb}
+	return in.geom()
+}
+
 func (f *memFile) set(i uint64, a uint32) {
 	f.slots[i] = a
 	f.n = max(f.n, i+1)
-	p := locate(i, f.api)
+	p := locate(i, f.geom())
 	for d := 0; d < p.depth; d++ {
 		f.nodes[p.path[d]] = true
 	}
 }
 
 func (f *memFile) DnodeSlots(index uint64) (uint64, []uint32, int, error) {
-	p := locate(index, f.api)
+	p := locate(index, f.geom())
 	out := make([]uint32, p.cap)
 	for i := range out {
 		out[i] = f.slots[p.start+uint64(i)]

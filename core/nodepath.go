@@ -24,18 +24,23 @@ type dnodePos struct {
 	path  [3]nodeKey
 }
 
-func locate(index uint64, addrsPerInode int) dnodePos {
-	api := uint64(addrsPerInode)
+// dnodeGeom is how many data slots a file's dnodes hold: the inode (addrs_per_inode) and each direct
+// node (addrs_per_block). Both are rounded down to the cluster size for a compressed inode, as the
+// kernel's ADDRS_PER_PAGE does, so the node a block index lands in depends on the file.
+type dnodeGeom struct{ api, apb uint64 }
+
+func locate(index uint64, g dnodeGeom) dnodePos {
+	api := g.api
 	if index < api {
-		return dnodePos{start: 0, cap: addrsPerInode, ofs: int(index)}
+		return dnodePos{start: 0, cap: int(api), ofs: int(index)}
 	}
 	b := index - api
 	base := api
-	const apb = addrsPerBlock
-	const ind = apb * nidsPerBlock
+	apb := g.apb
+	ind := apb * nidsPerBlock
 	for top := int32(0); top < 2; top++ {
 		if b < apb {
-			return dnodePos{start: base, cap: apb, ofs: int(b), depth: 1,
+			return dnodePos{start: base, cap: int(apb), ofs: int(b), depth: 1,
 				path: [3]nodeKey{{top, -1, -1}}}
 		}
 		b -= apb
@@ -44,7 +49,7 @@ func locate(index uint64, addrsPerInode int) dnodePos {
 	for top := int32(2); top < 4; top++ {
 		if b < ind {
 			a := int32(b / apb)
-			return dnodePos{start: base + uint64(a)*apb, cap: apb, ofs: int(b % apb), depth: 2,
+			return dnodePos{start: base + uint64(a)*apb, cap: int(apb), ofs: int(b % apb), depth: 2,
 				path: [3]nodeKey{{top, -1, -1}, {top, a, -1}}}
 		}
 		b -= ind
@@ -53,7 +58,7 @@ func locate(index uint64, addrsPerInode int) dnodePos {
 	a := int32(b / ind)
 	r := b % ind
 	c := int32(r / apb)
-	return dnodePos{start: base + uint64(a)*ind + uint64(c)*apb, cap: apb, ofs: int(r % apb), depth: 3,
+	return dnodePos{start: base + uint64(a)*ind + uint64(c)*apb, cap: int(apb), ofs: int(r % apb), depth: 3,
 		path: [3]nodeKey{{4, -1, -1}, {4, a, -1}, {4, a, c}}}
 }
 

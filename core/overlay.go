@@ -64,7 +64,7 @@ func isBlock(a uint32) bool { return a != NullAddr && a != NewAddr && a != Compr
 // Result continues into the next request.
 type slotOverlay struct {
 	base DnodeSource
-	api  int
+	geom dnodeGeom
 	// inlineBase: the inode block's i_addr holds inline data, not slots,
 	// until the inline conversion rewrites it.
 	inlineBase bool
@@ -76,15 +76,15 @@ type slotOverlay struct {
 	allocLog []nodeKey
 }
 
-func newSlotOverlay(base DnodeSource, api int, inline bool) *slotOverlay {
-	return &slotOverlay{base: base, api: api, inlineBase: inline,
+func newSlotOverlay(base DnodeSource, g dnodeGeom, inline bool) *slotOverlay {
+	return &slotOverlay{base: base, geom: g, inlineBase: inline,
 		recs: map[uint64]*nodeRec{}, alloc: map[nodeKey]bool{}}
 }
 
 // read copies the slots of the dnode holding index into buf (grown to the
 // node's capacity) and returns its position and the nodes still missing.
 func (o *slotOverlay) read(index uint64, buf []uint32) (dnodePos, []uint32, int, error) {
-	pos := locate(index, o.api)
+	pos := locate(index, o.geom)
 	if cap(buf) < pos.cap {
 		buf = make([]uint32, pos.cap)
 	}
@@ -174,7 +174,7 @@ func (o *slotOverlay) DnodeSlots(index uint64) (uint64, []uint32, int, error) {
 
 // frozen returns a copy that later changes to o do not affect.
 func (o *slotOverlay) frozen() *slotOverlay {
-	f := &slotOverlay{base: o.base, api: o.api, inlineBase: o.inlineBase,
+	f := &slotOverlay{base: o.base, geom: o.geom, inlineBase: o.inlineBase,
 		recs: make(map[uint64]*nodeRec, len(o.recs)), alloc: maps.Clone(o.alloc)}
 	for k, r := range o.recs {
 		f.recs[k] = &nodeRec{runs: r.runs}

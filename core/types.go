@@ -163,9 +163,12 @@ type Inode struct {
 	Size          int64  `json:"size"`
 	Blocks        uint64 `json:"blocks"`        // i_blocks in 4 KiB blocks
 	AddrsPerInode int    `json:"addrsPerInode"` // data slots in the inode block
-	Inline        uint8  `json:"inline"`        // i_inline
-	Advise        uint8  `json:"advise"`        // i_advise
-	Flags         uint32 `json:"flags"`         // i_flags
+	// AddrsPerBlock is the data slots of a direct node: 1018 (DEF_ADDRS_PER_BLOCK), rounded down to
+	// the cluster size for a compressed inode (1016 for 4-block clusters); 0 means 1018.
+	AddrsPerBlock int    `json:"addrsPerBlock,omitempty"`
+	Inline        uint8  `json:"inline"` // i_inline
+	Advise        uint8  `json:"advise"` // i_advise
+	Flags         uint32 `json:"flags"`  // i_flags
 	// SlotsEnd is one past the last non-NULL slot of the file (0 if none);
 	// the final slot map covers up to it. sim fills it from the reader.
 	SlotsEnd uint64 `json:"slotsEnd"`
@@ -225,6 +228,18 @@ func (in *Input) check() error {
 		return fmt.Errorf("%w: main area not segment aligned", ErrInput)
 	case in.Inode.Type == "file" && (in.Inode.AddrsPerInode <= 0 || in.Inode.AddrsPerInode > 923):
 		return fmt.Errorf("%w: addrs_per_inode %d", ErrInput, in.Inode.AddrsPerInode)
+	case in.Inode.AddrsPerBlock < 0 || in.Inode.AddrsPerBlock > addrsPerBlock:
+		return fmt.Errorf("%w: addrs_per_block %d", ErrInput, in.Inode.AddrsPerBlock)
 	}
 	return nil
+}
+
+// geom is the inode's dnode capacities; an inode that is not a regular file still gets a
+// non-zero inode capacity so the overlay never divides by zero.
+func (i *Inode) geom() dnodeGeom {
+	g := dnodeGeom{api: uint64(max(i.AddrsPerInode, 1)), apb: addrsPerBlock}
+	if i.AddrsPerBlock > 0 {
+		g.apb = uint64(i.AddrsPerBlock)
+	}
+	return g
 }
