@@ -3,7 +3,8 @@ package core
 import (
 	"fmt"
 	"strconv"
-	"strings"
+
+	"github.com/zrviz/zrviz/internal/units"
 )
 
 // EventKind says what an [Event] is about.
@@ -169,36 +170,11 @@ func (e Event) Message() string {
 	return ""
 }
 
-// Group formats v with thousands separators (16384 → "16,384") as narration does; the pages and the
-// CLI use it too, so a number reads the same everywhere.
-func Group[T ~int | ~int32 | ~int64 | ~uint32 | ~uint64](v T) string { return n(v) }
-
-// n formats with thousands separators, as narration does.
-func n[T ~int | ~int32 | ~int64 | ~uint32 | ~uint64](v T) string {
-	neg := v < 0
-	u := uint64(v)
-	if neg {
-		u = uint64(-int64(v))
-	}
-	s := strconv.FormatUint(u, 10)
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
 func plural(v uint64, one, many string) string {
 	if v == 1 {
 		return "1 " + one
 	}
-	return n(v) + " " + many
+	return units.Group(v) + " " + many
 }
 
 // Narrate returns one present-tense sentence describing the event, naming
@@ -206,51 +182,51 @@ func plural(v uint64, one, many string) string {
 func (e Event) Narrate() string {
 	switch e.Kind {
 	case EvStart:
-		return fmt.Sprintf("fallocate(FALLOC_FL_ZERO_RANGE) enters f2fs_fallocate for offset %s, length %s", n(e.Before), n(e.After))
+		return fmt.Sprintf("fallocate(FALLOC_FL_ZERO_RANGE) enters f2fs_fallocate for offset %s, length %s", units.Group(e.Before), units.Group(e.After))
 	case EvError:
 		switch e.Action {
 		case ActBounds, ActSITBit:
-			return fmt.Sprintf("f2fs_is_valid_blkaddr rejects slot %s: \"%s\"; f2fs_do_zero_range stops with -EFSCORRUPTED", n(e.Slot), e.Message())
+			return fmt.Sprintf("f2fs_is_valid_blkaddr rejects slot %s: \"%s\"; f2fs_do_zero_range stops with -EFSCORRUPTED", units.Group(e.Slot), e.Message())
 		case ActReserve:
 			return fmt.Sprintf("f2fs_reserve_new_blocks finds no free block for %s: the chunk returns -ENOSPC with no slot changed", plural(e.Count, "NULL slot", "NULL slots"))
 		case ActNullSlot:
-			return fmt.Sprintf("slot %s is still NULL_ADDR after a partial reservation: f2fs_do_zero_range stops with -ENOSPC", n(e.Slot))
+			return fmt.Sprintf("slot %s is still NULL_ADDR after a partial reservation: f2fs_do_zero_range stops with -ENOSPC", units.Group(e.Slot))
 		case ActNodeAlloc:
 			return fmt.Sprintf("f2fs_get_dnode_of_data cannot allocate node %s: -%s", e.Node, e.Errno)
 		case ActFillReserve:
-			return fmt.Sprintf("fill_zero cannot reserve page %s: -ENOSPC", n(e.Slot))
+			return fmt.Sprintf("fill_zero cannot reserve page %s: -ENOSPC", units.Group(e.Slot))
 		}
 		return fmt.Sprintf("the call is refused before any change: -%s", e.Errno)
 	case EvInlineConvert:
 		if e.Addr == 0 {
 			return "f2fs_convert_inline_inode clears the inline-data flag (no data to move)"
 		}
-		return fmt.Sprintf("f2fs_convert_inline_inode writes the inline data out of place to block %s and points slot 0 at it (valid_block_count %s → %s)", n(e.Addr), n(e.Before), n(e.After))
+		return fmt.Sprintf("f2fs_convert_inline_inode writes the inline data out of place to block %s and points slot 0 at it (valid_block_count %s → %s)", units.Group(e.Addr), units.Group(e.Before), units.Group(e.After))
 	case EvFillZero:
-		s := fmt.Sprintf("fill_zero zeroes bytes %s–%s of page %s in the page cache (no invalidation now)", n(e.Addr), n(e.Addr+e.Len-1), n(e.Slot))
+		s := fmt.Sprintf("fill_zero zeroes bytes %s–%s of page %s in the page cache (no invalidation now)", units.Group(e.Addr), units.Group(e.Addr+e.Len-1), units.Group(e.Slot))
 		if e.State == StateNull {
-			s += fmt.Sprintf("; its NULL slot is reserved as NEW_ADDR (valid_block_count %s → %s)", n(e.Before), n(e.After))
+			s += fmt.Sprintf("; its NULL slot is reserved as NEW_ADDR (valid_block_count %s → %s)", units.Group(e.Before), units.Group(e.After))
 		}
 		return s
 	case EvChunkEnter:
-		return fmt.Sprintf("f2fs_get_dnode_of_data resolves %s: chunk %d covers slots %s–%s", e.Node, e.Chunk, n(e.Slot), n(e.Slot+e.Count-1))
+		return fmt.Sprintf("f2fs_get_dnode_of_data resolves %s: chunk %d covers slots %s–%s", e.Node, e.Chunk, units.Group(e.Slot), units.Group(e.Slot+e.Count-1))
 	case EvNodeAlloc:
-		return fmt.Sprintf("f2fs_new_node_page allocates missing node %s (valid_block_count %s → %s)", e.Node, n(e.Before), n(e.After))
+		return fmt.Sprintf("f2fs_new_node_page allocates missing node %s (valid_block_count %s → %s)", e.Node, units.Group(e.Before), units.Group(e.After))
 	case EvReserve:
 		if uint64(e.Len) < e.Count {
-			return fmt.Sprintf("f2fs_reserve_new_blocks: only %s of %s NULL slots fit and become NEW_ADDR (valid_block_count %s → %s)", n(e.Len), n(e.Count), n(e.Before), n(e.After))
+			return fmt.Sprintf("f2fs_reserve_new_blocks: only %s of %s NULL slots fit and become NEW_ADDR (valid_block_count %s → %s)", units.Group(e.Len), units.Group(e.Count), units.Group(e.Before), units.Group(e.After))
 		}
-		return fmt.Sprintf("f2fs_reserve_new_blocks: %s in this chunk become NEW_ADDR (valid_block_count %s → %s)", plural(e.Count, "NULL slot", "NULL slots"), n(e.Before), n(e.After))
+		return fmt.Sprintf("f2fs_reserve_new_blocks: %s in this chunk become NEW_ADDR (valid_block_count %s → %s)", plural(e.Count, "NULL slot", "NULL slots"), units.Group(e.Before), units.Group(e.After))
 	case EvSlot:
 		switch e.Action {
 		case ActSkipNew:
-			return fmt.Sprintf("slot %s is already NEW_ADDR: skipped", n(e.Slot))
+			return fmt.Sprintf("slot %s is already NEW_ADDR: skipped", units.Group(e.Slot))
 		case ActInvalidate:
-			return fmt.Sprintf("slot %s holds block %s; its SIT bit is set", n(e.Slot), n(e.Addr))
+			return fmt.Sprintf("slot %s holds block %s; its SIT bit is set", units.Group(e.Slot), units.Group(e.Addr))
 		case ActStartRun:
-			return fmt.Sprintf("slot %s holds block %s: it starts a run and becomes NEW_ADDR", n(e.Slot), n(e.Addr))
+			return fmt.Sprintf("slot %s holds block %s: it starts a run and becomes NEW_ADDR", units.Group(e.Slot), units.Group(e.Addr))
 		case ActExtendRun:
-			return fmt.Sprintf("slot %s holds block %s, contiguous: the run grows to %s and the slot becomes NEW_ADDR", n(e.Slot), n(e.Addr), plural(uint64(e.Len), "block", "blocks"))
+			return fmt.Sprintf("slot %s holds block %s, contiguous: the run grows to %s and the slot becomes NEW_ADDR", units.Group(e.Slot), units.Group(e.Addr), plural(uint64(e.Len), "block", "blocks"))
 		}
 	case EvInvalidate:
 		why := ""
@@ -262,9 +238,9 @@ func (e Event) Narrate() string {
 		case ActFlushOnError:
 			why = " (flush after the error)"
 		}
-		return fmt.Sprintf("f2fs_invalidate_blocks(%s, %s)%s: call %s takes the SIT lock", n(e.Addr), n(e.Len), why, n(e.Count))
+		return fmt.Sprintf("f2fs_invalidate_blocks(%s, %s)%s: call %s takes the SIT lock", units.Group(e.Addr), units.Group(e.Len), why, units.Group(e.Count))
 	case EvSITUpdate:
-		s := fmt.Sprintf("update_sit_entry: segment %s loses %s (valid %s → %s)", n(e.Segno), plural(uint64(e.Len)-e.Count, "block", "blocks"), n(e.Before), n(e.After))
+		s := fmt.Sprintf("update_sit_entry: segment %s loses %s (valid %s → %s)", units.Group(e.Segno), plural(uint64(e.Len)-e.Count, "block", "blocks"), units.Group(e.Before), units.Group(e.After))
 		if e.Count > 0 {
 			s += fmt.Sprintf("; %s already clear (\"Bitmap was wrongly cleared\")", plural(e.Count, "bit was", "bits were"))
 		}
@@ -279,9 +255,9 @@ func (e Event) Narrate() string {
 		return fmt.Sprintf("chunk %d is done: the extent cache drops %s", e.Chunk, plural(e.Count, "slot", "slots"))
 	case EvSize:
 		if e.Action == ActKeepSize {
-			return fmt.Sprintf("KEEP_SIZE: i_size stays %s and FADVISE_KEEP_SIZE_BIT is set", n(e.Before))
+			return fmt.Sprintf("KEEP_SIZE: i_size stays %s and FADVISE_KEEP_SIZE_BIT is set", units.Group(e.Before))
 		}
-		return fmt.Sprintf("i_size grows %s → %s", n(e.Before), n(e.After))
+		return fmt.Sprintf("i_size grows %s → %s", units.Group(e.Before), units.Group(e.After))
 	case EvDone:
 		if e.Errno == "" {
 			return "f2fs_zero_range returns 0"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/units"
 )
 
 // Errors the handlers return; Error maps them to status codes.
@@ -45,7 +46,7 @@ func (e *ParamError) Error() string { return fmt.Sprintf("bad %s: %s", e.Name, e
 type TooLargeError struct{ Limit int64 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("upload too large: the limit is %s (%d bytes)", formatBytes(e.Limit), e.Limit)
+	return fmt.Sprintf("upload too large: the limit is %s (%d bytes)", units.Bytes(e.Limit), e.Limit)
 }
 
 // Is reports whether target is ErrTooLarge.
@@ -141,22 +142,4 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.WriteHeader(code)
 	w.Write(b)
 	w.Write([]byte{'\n'})
-}
-
-// formatBytes renders n with a binary unit: "8 GiB", "1.5 MiB", "512 B".
-func formatBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	f := float64(n)
-	i := 0
-	for f >= 1024 && i < len(units)-1 {
-		f /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", n)
-	}
-	if f == float64(int64(f)) {
-		return fmt.Sprintf("%d %s", int64(f), units[i])
-	}
-	return fmt.Sprintf("%.1f %s", f, units[i])
 }

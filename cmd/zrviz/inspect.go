@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/imgio"
 )
 
@@ -69,7 +70,7 @@ func writeJSON(w io.Writer, v any) error {
 
 func writeInspectText(w io.Writer, img *imgio.Image, files []imgio.Entry) error {
 	v := img.Volume()
-	fmt.Fprintf(w, "%s  (%s, %s)\n\n", img.Name(), img.Format(), humanSize(img.Size()))
+	fmt.Fprintf(w, "%s  (%s, %s)\n\n", img.Name(), img.Format(), units.Bytes(img.Size()))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	bs := int64(v.BlockSize)
 	features := strings.Join(v.Features, ", ")
@@ -78,16 +79,16 @@ func writeInspectText(w io.Writer, img *imgio.Image, files []imgio.Entry) error 
 	}
 	rows := [][2]string{
 		{"block size", fmt.Sprintf("%d bytes", v.BlockSize)},
-		{"blocks", fmt.Sprintf("%s (%s)", groupDigits(v.BlockCount), humanSize(int64(v.BlockCount)*bs))},
+		{"blocks", fmt.Sprintf("%s (%s)", units.Group(v.BlockCount), units.Bytes(int64(v.BlockCount)*bs))},
 		{"segments", fmt.Sprintf("%s, %s in the main area from block %s; %d per section",
-			groupDigits(v.SegmentCount), groupDigits(v.MainSegmentCount), groupDigits(v.MainBlkaddr), v.SegsPerSec)},
+			units.Group(v.SegmentCount), units.Group(v.MainSegmentCount), units.Group(v.MainBlkaddr), v.SegsPerSec)},
 		{"areas", fmt.Sprintf("cp %d · sit %d · nat %d · ssa %d · main %d · end %d",
 			v.CPBlkaddr, v.SITBlkaddr, v.NATBlkaddr, v.SSABlkaddr, v.MainBlkaddr, v.MaxBlkaddr)},
 		{"checkpoint", fmt.Sprintf("version %d (pack %d), flags %#x", v.CheckpointVersion, v.CheckpointPack, v.CheckpointFlags)},
-		{"valid blocks", fmt.Sprintf("%s of %s usable (%s)", groupDigits(v.ValidBlockCount), groupDigits(v.UserBlockCount),
-			humanSize(int64(v.ValidBlockCount)*bs))},
-		{"nodes / inodes", fmt.Sprintf("%s / %s", groupDigits(v.ValidNodeCount), groupDigits(v.ValidInodeCount))},
-		{"free segments", groupDigits(v.FreeSegmentCount)},
+		{"valid blocks", fmt.Sprintf("%s of %s usable (%s)", units.Group(v.ValidBlockCount), units.Group(v.UserBlockCount),
+			units.Bytes(int64(v.ValidBlockCount)*bs))},
+		{"nodes / inodes", fmt.Sprintf("%s / %s", units.Group(v.ValidNodeCount), units.Group(v.ValidInodeCount))},
+		{"free segments", units.Group(v.FreeSegmentCount)},
 		{"features", features},
 	}
 	var cur []string
@@ -126,9 +127,9 @@ func writeTree(w io.Writer, files []imgio.Entry) error {
 			}
 		case imgio.TypeSymlink:
 			name += "@"
-			size = humanSize(f.Size)
+			size = units.Bytes(f.Size)
 		default:
-			size = humanSize(f.Size)
+			size = units.Bytes(f.Size)
 		}
 		fmt.Fprintf(tw, "%s%s\t%9s\tino %d\n", indent, name, size, f.Ino)
 	}
@@ -199,8 +200,8 @@ func writeMapText(w io.Writer, f *imgio.File, ext []imgio.Extent, nodes []imgio.
 	for _, e := range ext {
 		slots += e.Count
 	}
-	fmt.Fprintf(w, "%s  ino %d  %s  %s slots  i_blocks %s\n\n", f.Path(), ino.Ino, humanSize(ino.Size),
-		groupDigits(slots), groupDigits(ino.Blocks))
+	fmt.Fprintf(w, "%s  ino %d  %s  %s slots  i_blocks %s\n\n", f.Path(), ino.Ino, units.Bytes(ino.Size),
+		units.Group(slots), units.Group(ino.Blocks))
 	if ino.Inline&inlineData != 0 {
 		fmt.Fprintf(w, "  inline data: %d bytes inside the inode, no data slots\n", ino.Size)
 	}
@@ -215,7 +216,7 @@ func writeMapText(w io.Writer, f *imgio.File, ext []imgio.Extent, nodes []imgio.
 				blocks = fmt.Sprint(e.Addr)
 			}
 		}
-		fmt.Fprintf(tw, "  %d–%d\t%s\t%s\t%s\n", e.Index, last, groupDigits(e.Count), e.State, blocks)
+		fmt.Fprintf(tw, "  %d–%d\t%s\t%s\t%s\n", e.Index, last, units.Group(e.Count), e.State, blocks)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

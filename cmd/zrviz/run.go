@@ -8,6 +8,7 @@ import (
 
 	"text/tabwriter"
 
+	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/sim"
 )
@@ -86,8 +87,8 @@ func parseModes(s string) ([]core.Mode, error) {
 
 func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
 	fmt.Fprintf(w, "%s: fallocate(ZERO_RANGE%s, offset %s, length %s)  [%s, %s) of a %s file\n\n",
-		out.Path, map[bool]string{true: "|KEEP_SIZE"}[out.KeepSize], groupDigits(out.Offset), groupDigits(out.Length),
-		humanSize(out.Offset), humanSize(out.Offset+out.Length), humanSize(sizeBefore))
+		out.Path, map[bool]string{true: "|KEEP_SIZE"}[out.KeepSize], units.Group(out.Offset), units.Group(out.Length),
+		units.Bytes(out.Offset), units.Bytes(out.Offset+out.Length), units.Bytes(sizeBefore))
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
 	header := "\t"
 	for _, r := range out.Results {
@@ -107,20 +108,20 @@ func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
 		}
 		return r.Errno
 	})
-	row("f2fs_invalidate_blocks calls", func(r *core.Result) string { return groupDigits(r.Stats.Calls) })
-	row("SIT lock acquisitions", func(r *core.Result) string { return groupDigits(r.Stats.SITLockAcquisitions) })
-	row("blocks invalidated", func(r *core.Result) string { return groupDigits(r.Stats.BlocksInvalidated) })
+	row("f2fs_invalidate_blocks calls", func(r *core.Result) string { return units.Group(r.Stats.Calls) })
+	row("SIT lock acquisitions", func(r *core.Result) string { return units.Group(r.Stats.SITLockAcquisitions) })
+	row("blocks invalidated", func(r *core.Result) string { return units.Group(r.Stats.BlocksInvalidated) })
 	row("slots visited (addr/new/null)", func(r *core.Result) string {
-		return fmt.Sprintf("%s/%s/%s", groupDigits(r.Stats.SlotsAddr), groupDigits(r.Stats.SlotsNew), groupDigits(r.Stats.SlotsNull))
+		return fmt.Sprintf("%s/%s/%s", units.Group(r.Stats.SlotsAddr), units.Group(r.Stats.SlotsNew), units.Group(r.Stats.SlotsNull))
 	})
-	row("reserved NULL → NEW", func(r *core.Result) string { return groupDigits(r.Stats.Reserved) })
-	row("dnode chunks", func(r *core.Result) string { return groupDigits(r.Stats.DnodeChunks) })
-	row("physical runs", func(r *core.Result) string { return groupDigits(r.Stats.Runs) })
+	row("reserved NULL → NEW", func(r *core.Result) string { return units.Group(r.Stats.Reserved) })
+	row("dnode chunks", func(r *core.Result) string { return units.Group(r.Stats.DnodeChunks) })
+	row("physical runs", func(r *core.Result) string { return units.Group(r.Stats.Runs) })
 	row("segments touched / became prefree", func(r *core.Result) string {
 		return fmt.Sprintf("%d / %d", r.Stats.SegmentsTouched, r.Stats.SegmentsPrefree)
 	})
-	row("i_size after", func(r *core.Result) string { return groupDigits(r.SizeAfter) })
-	row("i_blocks after", func(r *core.Result) string { return groupDigits(r.BlocksAfter) })
+	row("i_size after", func(r *core.Result) string { return units.Group(r.SizeAfter) })
+	row("i_blocks after", func(r *core.Result) string { return units.Group(r.BlocksAfter) })
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
 		pb, b := out.Results[0].Stats.SITLockAcquisitions, out.Results[1].Stats.SITLockAcquisitions
 		if b > 0 && pb > b {
 			fmt.Fprintf(w, "\nThe batched mode takes the SIT lock %s instead of %s times (%.1f× fewer).\n",
-				times(b), groupDigits(pb), float64(pb)/float64(b))
+				times(b), units.Group(pb), float64(pb)/float64(b))
 		}
 	}
 	for _, r := range out.Results {
@@ -148,11 +149,11 @@ func writeCalls(w io.Writer, r *core.Result, max int) {
 	if n == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n%s calls (%s):\n", r.Mode, groupDigits(n))
+	fmt.Fprintf(w, "\n%s calls (%s):\n", r.Mode, units.Group(n))
 	i := 0
 	for c := range r.Calls.All() {
 		if i == max {
-			fmt.Fprintf(w, "  … %s more\n", groupDigits(n-uint64(max)))
+			fmt.Fprintf(w, "  … %s more\n", units.Group(n-uint64(max)))
 			break
 		}
 		fmt.Fprintf(w, "  f2fs_invalidate_blocks(%d, %d)%s\n", c.Start, c.Len, reasonNote(c.Reason))
@@ -180,5 +181,5 @@ func times(n uint64) string {
 	case 2:
 		return "twice"
 	}
-	return groupDigits(n) + " times"
+	return units.Group(n) + " times"
 }
