@@ -10,8 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/units"
 )
 
 // imageFlag registers --image on fs; an empty value means the embedded demo image.

@@ -8,8 +8,8 @@ import (
 
 	"text/tabwriter"
 
-	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/sim"
 )
 
