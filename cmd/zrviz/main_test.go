@@ -333,3 +333,42 @@ func TestServeTheSameImageTwiceServesItOnce(t *testing.T) {
 		t.Errorf("serve: %v", err)
 	}
 }
+
+// TestFlagsAnywhere: flags after PATH count, "--" ends them, and the range syntax is the web's.
+func TestFlagsAnywhere(t *testing.T) {
+	type result struct {
+		Offset  int64 `json:"offset"`
+		Length  int64 `json:"length"`
+		Results []struct {
+			Mode  string `json:"mode"`
+			Errno string `json:"errno"`
+		} `json:"results"`
+	}
+	var got result
+	out := mustRunMain(t, "run", "/cases/contiguous.bin", "--mode", "batched", "--offset", "0x100000", "--length", "4KiB", "--json")
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got.Offset != 1<<20 || got.Length != 4096 || len(got.Results) != 1 || got.Results[0].Mode != "batched" {
+		t.Errorf("flags after PATH were not all taken: %+v", got)
+	}
+	// Past EOF the default length is 0, which the kernel refuses: never a negative length.
+	got = result{}
+	out = mustRunMain(t, "run", "--json", "/cases/contiguous.bin", "--offset", "7MiB")
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Length != 0 || got.Results[0].Errno != "EINVAL" {
+		t.Errorf("offset past EOF: length %d, errno %q; want 0 and EINVAL", got.Length, got.Results[0].Errno)
+	}
+	var ue usageError
+	if _, err := runMain(t, "run", "--json", "--", "/cases/contiguous.bin"); err != nil {
+		t.Errorf(`"--" before PATH: %v`, err)
+	}
+	if _, err := runMain(t, "run", "--", "--mode"); !errors.As(err, &ue) || !strings.Contains(err.Error(), "PATH") {
+		t.Errorf(`"--" did not end the flags: %v`, err)
+	}
+	if _, err := runMain(t, "run", "/a", "/b"); !errors.As(err, &ue) {
+		t.Errorf("two PATHs: %v, want a usage error", err)
+	}
+}

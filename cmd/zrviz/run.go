@@ -3,16 +3,20 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"text/tabwriter"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/internal/units"
+	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/sim"
 )
 
+// runOutput is `zrviz run --json`, the same object as GET /api/images/{id}/run.
 type runOutput struct {
 	Path     string         `json:"path"`
 	Offset   int64          `json:"offset"`
@@ -26,37 +30,36 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	image := imageFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON: {\"path\",\"offset\",\"length\",\"keepSize\",\"results\":[...]}, one result per mode")
 	mode := fs.String("mode", "both", "`MODE`: per-block (upstream), batched (the patch) or both")
-	var offset, length sizeFlag
-	fs.Var(&offset, "offset", "byte offset `N` of the range (e.g. 4096, 0x1000, 1MiB; default 0)")
-	fs.Var(&length, "length", "byte length `N` of the range (default: to the end of the file)")
+	offset := fs.String("offset", "", "byte offset `N` of the range: decimal, 0x hex or with a unit (4096, 0x1000, 1MiB; default 0)")
+	length := fs.String("length", "", "byte length `N` of the range, same syntax (default: to the end of the file; 0 when the offset is at or past it, which the kernel refuses with EINVAL)")
 	keepSize := fs.Bool("keep-size", false, "FALLOC_FL_KEEP_SIZE: do not grow i_size")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageError{"run takes exactly one PATH inside the image, e.g. zrviz run /seed/bench64.bin"}
+		return usageError{fmt.Sprintf("run takes one PATH inside the image (got %d arguments), e.g. zrviz run /seed/bench64.bin", fs.NArg())}
 	}
-	modes, err := parseModes(*mode)
+	fields := map[string]string{request.FieldPath: fs.Arg(0), request.FieldOffset: *offset,
+		request.FieldLength: *length, request.FieldMode: *mode}
+	if *keepSize {
+		fields[request.FieldKeepSize] = "true"
+	}
+	run, err := request.Parse(func(k string) string { return fields[k] })
 	if err != nil {
-		return err
+		return flagError(err)
 	}
 	img, err := openImage(*image)
 	if err != nil {
 		return err
 	}
 	defer img.Close()
-	in, err := sim.Input(img, fs.Arg(0))
+	in, err := sim.Input(img, run.Path)
 	if err != nil {
 		return err
 	}
-	req := core.Request{Offset: offset.n, Length: length.n, KeepSize: *keepSize}
-	if !length.set {
-		// To the end of the file; at or past EOF this is ≤ 0, which the kernel refuses with EINVAL,
-		// and so does the engine.
-		req.Length = in.Inode.Size - req.Offset
-	}
+	req := run.Request(in.Inode.Size)
 	out := runOutput{Path: in.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize}
-	for _, m := range modes {
+	for _, m := range run.Modes {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -73,22 +76,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return writeRunText(stdout, out, in.Inode.Size)
 }
 
-// parseModes reads --mode: both means per-block first, as the JSON promises.
-func parseModes(s string) ([]core.Mode, error) {
-	if s == "both" {
-		return core.Modes[:], nil
-	}
-	m, err := core.ParseMode(s)
-	if err != nil {
-		return nil, usageError{fmt.Sprintf("--mode %q: want per-block, batched or both", s)}
-	}
-	return []core.Mode{m}, nil
-}
-
 func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
-	fmt.Fprintf(w, "%s: fallocate(ZERO_RANGE%s, offset %s, length %s)  [%s, %s) of a %s file\n\n",
-		out.Path, map[bool]string{true: "|KEEP_SIZE"}[out.KeepSize], units.Group(out.Offset), units.Group(out.Length),
-		units.Bytes(out.Offset), units.Bytes(out.Offset+out.Length), units.Bytes(sizeBefore))
+	fmt.Fprintf(w, "%s: fallocate(ZERO_RANGE%s, offset %s, length %s)", out.Path,
+		map[bool]string{true: "|KEEP_SIZE"}[out.KeepSize], units.Group(out.Offset), units.Group(out.Length))
+	if out.Length > 0 && out.Offset >= 0 && out.Offset <= math.MaxInt64-out.Length {
+		fmt.Fprintf(w, "  [%s, %s)", units.Bytes(out.Offset), units.Bytes(out.Offset+out.Length))
+	}
+	fmt.Fprintf(w, " of a %s file\n\n", units.Bytes(sizeBefore))
 	tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', tabwriter.AlignRight)
 	header := "\t"
 	for _, r := range out.Results {
@@ -182,4 +176,18 @@ func times(n uint64) string {
 		return "twice"
 	}
 	return units.Group(n) + " times"
+}
+
+// flagError names a request field by the flag or argument that gave it.
+func flagError(err error) error {
+	var fe *request.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	name := map[string]string{request.FieldPath: "PATH", request.FieldOffset: "--offset", request.FieldLength: "--length",
+		request.FieldMode: "--mode", request.FieldKeepSize: "--keep-size"}[fe.Field]
+	if name == "" {
+		name = fe.Field
+	}
+	return usageError{(&request.FieldError{Field: name, Value: fe.Value, Msg: fe.Msg}).Error()}
 }
