@@ -261,39 +261,17 @@ func TestSnapshot(t *testing.T) {
 		t.Fatalf("pending %+v in chunk %v calls %d", sn.Pending, sn.InChunk, sn.Stats.Calls)
 	}
 	want := []Extent{{Index: 0, Count: 5, State: "new"}, {Index: 5, Count: 5, State: "addr", Addr: A + 5}}
-	if !slices.Equal(sn.Slots, want) {
-		t.Fatalf("slots %v, want %v", sn.Slots, want)
+	if got, err := run.Slots(0, 10); err != nil || !slices.Equal(got, want) {
+		t.Fatalf("slots %v, %v; want %v", got, err, want)
+	}
+	if sn.Pending.Slot != 0 {
+		t.Errorf("the pending run started at slot %d, want 0", sn.Pending.Slot)
 	}
 	if _, err := json.Marshal(sn); err != nil {
 		t.Fatal(err)
 	}
 	if sn.Narration == "" || sn.Event.Slot != 4 {
 		t.Fatalf("narration %q event %+v", sn.Narration, sn.Event)
-	}
-}
-
-// TestOutline checks the one-pass outline against a full run.
-func TestOutline(t *testing.T) {
-	in := contiguousInput(16384)
-	req := Request{Length: 16384 * 4096}
-	for _, mode := range Modes {
-		o, err := MakeOutline(in, req, mode)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, _ := Simulate(in, req, mode)
-		if len(o.Chunks) != 17 || o.Steps != r.Stats.Steps || o.Chunks[16].Node != "i_nid[2]/13" {
-			t.Fatalf("%s: %d chunks, %d steps (want %d), last %+v", mode, len(o.Chunks), o.Steps, r.Stats.Steps, o.Chunks[16])
-		}
-		flushes := 0
-		for _, m := range o.Markers {
-			if m.Kind == EvInvalidate {
-				flushes++
-			}
-		}
-		if mode == Batched && flushes != int(r.Calls.Len()) {
-			t.Fatalf("%d flush markers, %d calls", flushes, r.Calls.Len())
-		}
 	}
 }
 

@@ -9,7 +9,8 @@
 // as an [Inode] value, and keeps every change in its own overlay. It never
 // does I/O of its own and never imports the image reader.
 //
-// [Simulate] runs a request to the end without keeping events. [NewRun]
-// steps lazily for a player ([Run.Next], [Run.SeekTo], [Run.AdvanceTo],
-// [Run.Snapshot]); [MakeOutline] summarises a run in one pass.
+// [Simulate] runs a request to the end without keeping events; [Walk] hands
+// every event to a function. [NewRun] steps lazily for a player ([Run.Next],
+// [Run.SeekTo], [Run.Snapshot], [Run.Changed]); package player builds the
+// lockstep player and its outline on it.
 package core

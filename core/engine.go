@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/hex"
 	"fmt"
+	"slices"
 )
 
 type phase uint8
@@ -80,6 +81,7 @@ type scalars struct {
 	chunkDirt bool
 
 	blkstart, blklen uint32 // batched pending run
+	blkslot          uint64 // the slot that started it
 	vstart, vlen     uint32 // run tracking for stats, both modes
 
 	invStart, invLen, invNext uint32
@@ -651,6 +653,7 @@ func (e *engine) step(ev *Event) bool {
 		}
 		if s.blklen == 0 {
 			s.blkstart, s.blklen = a, 1
+			s.blkslot = s.pos
 			ev.Action = ActStartRun
 		} else {
 			s.blklen++
@@ -900,6 +903,7 @@ func (e *engine) fastSlotEvents(fn func(*Event) bool) (moved, stop bool) {
 		act := ActExtendRun
 		if s.blklen == 0 {
 			s.blkstart, s.blklen = a, 1
+			s.blkslot = slot
 			act = ActStartRun
 		} else {
 			s.blklen++
@@ -952,6 +956,7 @@ func (e *engine) fastSlots(limit int64) bool {
 		} else {
 			if s.blklen == 0 {
 				s.blkstart, s.blklen = a, 1
+				s.blkslot = s.pos
 			} else {
 				s.blklen++
 			}
@@ -1114,4 +1119,51 @@ func (e *engine) stopFill() {
 	if e.s.fillWhich == fillTail {
 		e.s.phase = phOut
 	}
+}
+
+// changed lists the current content of every dnode the engine has written (its overlay records and
+// the chunk being worked on), clipped to [lo, hi), as merged extents in index order.
+func (e *engine) changed(lo, hi uint64) []Extent {
+	s := &e.s
+	starts := make([]uint64, 0, len(e.slots.recs)+1)
+	for start := range e.slots.recs {
+		starts = append(starts, start)
+	}
+	if s.inChunk {
+		if _, ok := e.slots.recs[s.chunk.start]; !ok {
+			starts = append(starts, s.chunk.start)
+		}
+	}
+	slices.Sort(starts)
+	var b extentBuilder
+	for _, start := range starts {
+		p := locate(start, e.slots.geom)
+		end := start + uint64(p.cap)
+		from, to := max(lo, start), min(hi, end)
+		if from >= to {
+			continue
+		}
+		if s.inChunk && start == s.chunk.start {
+			for i := from; i < to; i++ {
+				b.add(i, e.buf[i-start])
+			}
+			continue
+		}
+		i := start
+		for _, run := range e.slots.recs[start].runs {
+			a, z := max(i, from), min(i+uint64(run.n), to)
+			if a < z {
+				if run.inc {
+					b.addInc(a, run.addr+uint32(a-i), z-a)
+				} else {
+					b.addSame(a, run.addr, z-a)
+				}
+			}
+			i += uint64(run.n)
+		}
+	}
+	if b.ext == nil {
+		return []Extent{}
+	}
+	return b.ext
 }

@@ -72,7 +72,7 @@ const (
 )
 
 var actionNames = [...]string{"", "skip-new", "invalidate", "start-run", "extend-run",
-	"per-block", "discontiguous", "end-of-chunk", "error", "bad-args", "reserve", "null-slot",
+	"per-block", "discontiguous", "end-of-chunk", "after-error", "bad-args", "reserve", "null-slot",
 	"node-alloc", "bounds", "sit-bit", "fill-reserve", "set-size", "keep-size"}
 
 // String returns the action's JSON name ("extend-run", ...).

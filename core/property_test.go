@@ -188,37 +188,26 @@ func TestSeekReplays(t *testing.T) {
 	}
 }
 
-// TestSlotsNonDecreasing checks the lockstep contract: Slot never goes
-// back within a run, and AdvanceTo stops before the first later slot.
+// TestSlotsNonDecreasing checks the lockstep contract a player relies on: within a run, an event's
+// Slot never goes back, and NextSlot is the slot of the event Next returns.
 func TestSlotsNonDecreasing(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for i := range 100 {
 		st, req := randomState(r)
-		a, _ := NewRun(st.input(), req, PerBlock)
-		b, _ := NewRun(st.input(), req, Batched)
-		var last uint64
-		next := func() uint64 {
-			s := uint64(1<<64 - 1)
-			for _, run := range []*Run{a, b} {
-				if !run.Done() {
-					s = min(s, run.NextSlot())
+		for _, mode := range Modes {
+			run, _ := NewRun(st.input(), req, mode)
+			var last uint64
+			for !run.Done() {
+				want := run.NextSlot()
+				ev, ok := run.Next()
+				if !ok {
+					break
 				}
-			}
-			return s
-		}
-		for slot := uint64(0); !a.Done() || !b.Done(); slot = next() {
-			for _, run := range []*Run{a, b} {
-				run.AdvanceTo(slot, func(ev Event) bool {
-					if ev.Slot > slot || ev.Slot < last && run == a {
-						t.Fatalf("case %d: event slot %d beyond %d / before %d", i, ev.Slot, slot, last)
-					}
-					return true
-				})
-				if !run.Done() && run.NextSlot() <= slot {
-					t.Fatalf("case %d: AdvanceTo(%d) stopped early", i, slot)
+				if ev.Slot != want || ev.Slot < last {
+					t.Fatalf("case %d %s: event at slot %d, NextSlot said %d, previous %d", i, mode, ev.Slot, want, last)
 				}
+				last = ev.Slot
 			}
-			last = slot
 		}
 	}
 }
@@ -274,45 +263,128 @@ func TestWalkMatchesRun(t *testing.T) {
 	}
 }
 
-// TestOutlineMatchesEvents: the outline's markers and chunks are exactly
-// what the stepped events show.
-func TestOutlineMatchesEvents(t *testing.T) {
-	r := rand.New(rand.NewPCG(11, 12))
+// overlayExtents lays changes over base (both sorted extents) and returns the merged map of [lo, hi).
+func overlayExtents(base, changes []Extent, lo, hi uint64) []Extent {
+	slots := make([]uint32, hi-lo)
+	for _, ext := range [][]Extent{base, changes} {
+		for _, e := range ext {
+			for i := max(e.Index, lo); i < min(e.Index+e.Count, hi); i++ {
+				switch e.State {
+				case "addr":
+					slots[i-lo] = e.Addr + uint32(i-e.Index)
+				case "new":
+					slots[i-lo] = NewAddr
+				case "compress":
+					slots[i-lo] = CompressAddr
+				default:
+					slots[i-lo] = NullAddr
+				}
+			}
+		}
+	}
+	var b extentBuilder
+	for i, a := range slots {
+		b.add(lo+uint64(i), a)
+	}
+	return b.ext
+}
+
+// TestChangedOverInput: at any step, the input's slots (ReadSlots, read in small pages) with
+// Changed laid over them are exactly the run's current slots.
+func TestChangedOverInput(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
 	for i := range 150 {
+		st, req := randomStateN(r, 2500)
+		hi := st.file.n + 3
+		var base []Extent
+		for from := uint64(0); from < hi; {
+			page, next, err := ReadSlots(st.input(), from, hi, 1+r.IntN(5), 1+r.IntN(3))
+			if err != nil || next <= from {
+				t.Fatalf("case %d: ReadSlots(%d) = %d, %v", i, from, next, err)
+			}
+			if len(base) > 0 && len(page) > 0 {
+				l := &base[len(base)-1]
+				if f := page[0]; l.Index+l.Count == f.Index && l.State == f.State && (f.State != "addr" || uint64(l.Addr)+l.Count == uint64(f.Addr)) {
+					l.Count += f.Count
+					page = page[1:]
+				}
+			}
+			base, from = append(base, page...), next
+		}
+		if whole, _, _ := ReadSlots(st.input(), 0, hi, 0, 1<<20); !reflect.DeepEqual(base, whole) {
+			t.Fatalf("case %d: pages %v differ from the whole %v", i, base, whole)
+		}
+		for _, mode := range Modes {
+			run, _ := NewRun(st.input(), req, mode)
+			for step := 0; ; step++ {
+				if step%7 == 0 || run.Done() {
+					want, err := run.Slots(0, hi)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := overlayExtents(base, run.Changed(0, hi), 0, hi); !reflect.DeepEqual(got, want) {
+						t.Fatalf("case %d %s step %d: input+changed = %v\nwant %v", i, mode, run.Step(), got, want)
+					}
+				}
+				if _, ok := run.Next(); !ok {
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestCallHistory: a Run keeping a bounded call history shows the same latest calls and counters as
+// an unbounded one at every step, also after seeking back and forth, and its list stays small.
+func TestCallHistory(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for i := range 100 {
 		st, req := randomState(r)
 		for _, mode := range Modes {
-			o, err := MakeOutline(st.input(), req, mode)
-			if err != nil {
-				t.Fatal(err)
+			full, _ := NewRun(st.input(), req, mode)
+			short, _ := NewRunOptions(st.input(), req, mode, RunOptions{CallHistory: 4})
+			total := int64(0)
+			for !full.Done() {
+				if _, ok := full.Next(); !ok {
+					break
+				}
+				total++
 			}
+			for k := 0; k < 12; k++ {
+				n := int64(r.IntN(int(total) + 1))
+				if err := full.SeekTo(n); err != nil {
+					t.Fatal(err)
+				}
+				if err := short.SeekTo(n); err != nil {
+					t.Fatal(err)
+				}
+				a, b := full.Snapshot(), short.Snapshot()
+				if !reflect.DeepEqual(a.Stats, b.Stats) || !slices.Equal(a.LastCalls[max(0, len(a.LastCalls)-4):], b.LastCalls[max(0, len(b.LastCalls)-4):]) {
+					t.Fatalf("case %d %s step %d: calls %v vs %v", i, mode, n, a.LastCalls, b.LastCalls)
+				}
+				if len(short.e.calls.runs) > 2*4 {
+					t.Fatalf("case %d: bounded list holds %d runs", i, len(short.e.calls.runs))
+				}
+			}
+		}
+	}
+}
+
+// TestInCall: InCall is true exactly when the next event is a SIT update of the call just made.
+func TestInCall(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	for i := range 100 {
+		st, req := randomState(r)
+		for _, mode := range Modes {
 			run, _ := NewRun(st.input(), req, mode)
-			var markers []Marker
-			var chunks []int64
 			for {
+				was := run.InCall()
 				ev, ok := run.Next()
 				if !ok {
 					break
 				}
-				switch ev.Kind {
-				case EvChunkEnter:
-					chunks = append(chunks, ev.Step)
-				case EvInvalidate:
-					if ev.Action == ActPerBlock {
-						continue
-					}
-				case EvError, EvSize, EvDone, EvInlineConvert, EvFillZero:
-				default:
-					continue
-				}
-				markers = append(markers, Marker{Step: ev.Step, Kind: ev.Kind, Action: ev.Action, Slot: ev.Slot})
-			}
-			if !slices.Equal(o.Markers, markers) || len(o.Chunks) != len(chunks) || o.Steps != run.Step() {
-				t.Fatalf("case %d %s: outline %d markers %d chunks %d steps; events %d markers %d chunks %d steps",
-					i, mode, len(o.Markers), len(o.Chunks), o.Steps, len(markers), len(chunks), run.Step())
-			}
-			for k, c := range o.Chunks {
-				if c.Step != chunks[k] {
-					t.Fatalf("case %d %s: chunk %d at step %d, event at %d", i, mode, k, c.Step, chunks[k])
+				if was != (ev.Kind == EvSITUpdate) {
+					t.Fatalf("case %d %s: InCall was %v before a %s event", i, mode, was, ev.Kind)
 				}
 			}
 		}

@@ -26,6 +26,9 @@ type callRun struct {
 type CallList struct {
 	runs  []callRun
 	total uint64
+	// limit, when > 0, keeps only the runs holding the latest limit calls or more (a player's
+	// call log), so memory does not grow with a run of a million discontiguous calls.
+	limit int
 }
 
 func (c *CallList) add(start, length uint32, reason Action) {
@@ -38,6 +41,10 @@ func (c *CallList) add(start, length uint32, reason Action) {
 		}
 	}
 	c.runs = append(c.runs, callRun{start: start, len: length, n: 1, reason: reason})
+	if c.limit > 0 && len(c.runs) > 2*c.limit {
+		// Every run holds at least one call: the last limit runs hold the last limit calls.
+		c.runs = append(c.runs[:0], c.runs[len(c.runs)-c.limit:]...)
+	}
 }
 
 // Len returns the number of calls.

@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -72,6 +73,7 @@ type checkpoint struct {
 	touchedLen int
 	callRuns   int
 	lastCall   callRun
+	callTail   []callRun // a bounded call list's runs, which trimming renumbers
 	callTotal  uint64
 	fills      int
 }
@@ -87,12 +89,26 @@ type Run struct {
 	res  *Result
 }
 
+// RunOptions tune a [Run].
+type RunOptions struct {
+	// CallHistory, when > 0, keeps only about the latest CallHistory calls (at least that many):
+	// a player shows the latest calls, and its memory must not grow with the run. [Run.Result]
+	// then simulates afresh for the full call list.
+	CallHistory int
+}
+
 // NewRun prepares a run; no event has happened yet (Step 0).
 func NewRun(in Input, req Request, mode Mode) (*Run, error) {
+	return NewRunOptions(in, req, mode, RunOptions{})
+}
+
+// NewRunOptions is [NewRun] with options.
+func NewRunOptions(in Input, req Request, mode Mode, opt RunOptions) (*Run, error) {
 	e, err := newEngine(in, req, mode)
 	if err != nil {
 		return nil, err
 	}
+	e.calls.limit = max(opt.CallHistory, 0)
 	r := &Run{e: e}
 	e.slots.journal = true
 	e.sit.journal = true
@@ -119,6 +135,9 @@ func (r *Run) save() checkpoint {
 	if n := len(e.calls.runs); n > 0 {
 		c.lastCall = e.calls.runs[n-1]
 	}
+	if e.calls.limit > 0 {
+		c.callTail = slices.Clone(e.calls.runs[max(0, len(e.calls.runs)-e.calls.limit):])
+	}
 	return c
 }
 
@@ -129,9 +148,13 @@ func (r *Run) restore(c *checkpoint) {
 	e.slots.undo(c.recLen, c.allocLen)
 	e.sit.undo(c.sitLen, c.touchedLen)
 	e.sit.gen++
-	e.calls.runs = e.calls.runs[:c.callRuns]
-	if c.callRuns > 0 {
-		e.calls.runs[c.callRuns-1] = c.lastCall
+	if e.calls.limit > 0 {
+		e.calls.runs = append(e.calls.runs[:0], c.callTail...)
+	} else {
+		e.calls.runs = e.calls.runs[:c.callRuns]
+		if c.callRuns > 0 {
+			e.calls.runs[c.callRuns-1] = c.lastCall
+		}
 	}
 	e.calls.total = c.callTotal
 	e.fills = e.fills[:c.fills]
@@ -171,23 +194,29 @@ func (r *Run) NextSlot() uint64 {
 	return r.e.slotOfNext()
 }
 
-// AdvanceTo emits every further event about a slot ≤ slot, handing each to
-// yield (which may be nil, or stop early by returning false), and returns
-// how many it emitted. Stepping two Runs with the same slot keeps them in
-// lockstep.
-func (r *Run) AdvanceTo(slot uint64, yield func(Event) bool) int {
-	k := 0
-	for !r.Done() && r.e.err == nil && r.NextSlot() <= slot {
-		ev, ok := r.Next()
-		if !ok {
-			break
-		}
-		k++
-		if yield != nil && !yield(ev) {
-			break
-		}
+// InCall reports whether the next event is a SIT update of the call just made: a player that stops
+// "after a call" steps until this is false, so counters and SIT maps agree.
+func (r *Run) InCall() bool {
+	r.e.settle()
+	return r.e.s.phase == phInvSeg
+}
+
+// Slots returns the run's current slot map over the file block indices [lo, hi), reading through
+// its changes (dnodes it has not written are read from the input).
+func (r *Run) Slots(lo, hi uint64) ([]Extent, error) {
+	ext, err := r.e.extents(lo, hi)
+	if ext == nil && err == nil {
+		ext = []Extent{}
 	}
-	return k
+	return ext, err
+}
+
+// Changed returns the current content of every dnode the run has written so far, clipped to the
+// file block indices [lo, hi), in index order with neighbours merged. Laid over the input's slots it
+// gives the current slot map; it reads nothing from the input, and its size is that of what changed
+// (a finished chunk is one NEW extent), not of the range.
+func (r *Run) Changed(lo, hi uint64) []Extent {
+	return r.e.changed(lo, hi)
 }
 
 // ErrSeek is returned by SeekTo for a negative step.
@@ -232,7 +261,7 @@ func (r *Run) Result() (*Result, error) {
 	}
 	var res *Result
 	var err error
-	if r.Done() {
+	if r.Done() && r.e.calls.limit == 0 {
 		res, err = r.e.result()
 		if err == nil {
 			// The run may seek back later: freeze the state now.
@@ -250,15 +279,15 @@ func (r *Run) Result() (*Result, error) {
 
 // Snapshot window sizes.
 const (
-	SnapshotSlots    = 65536 // slot map window around the cursor
-	SnapshotSegments = 256   // most recently touched segments
-	SnapshotCalls    = 16    // most recent calls
+	SnapshotSegments = 256 // most recently touched segments
+	SnapshotCalls    = 16  // most recent calls
 )
 
-// Pending is the batched mode's pending run (blkstart, blklen).
+// Pending is the batched mode's pending run (blkstart, blklen) and the slot that started it.
 type Pending struct {
 	Start uint32 `json:"start"`
 	Len   uint32 `json:"len"`
+	Slot  uint64 `json:"slot"`
 }
 
 // Snapshot is a value copy of a run's state after Step events. The web can
@@ -288,13 +317,8 @@ type Snapshot struct {
 	Advise          uint8  `json:"advise"`
 	Stats           Stats  `json:"stats"`
 
-	// Slots is the slot map over [RangeStart, RangeEnd): the request's
-	// pages, or a window of SnapshotSlots around the cursor.
-	RangeStart uint64         `json:"rangeStart"`
-	RangeEnd   uint64         `json:"rangeEnd"`
-	Slots      []Extent       `json:"slots"`
-	Segments   []SegmentState `json:"segments"`
-	LastCalls  []Call         `json:"lastCalls"`
+	Segments  []SegmentState `json:"segments"`
+	LastCalls []Call         `json:"lastCalls"`
 }
 
 // Snapshot returns the state after the current step.
@@ -311,7 +335,6 @@ func (r *Run) Snapshot() Snapshot {
 	if sn.LastCalls == nil {
 		sn.LastCalls = []Call{}
 	}
-	sn.Slots = []Extent{}
 	if s.step > 0 {
 		sn.Narration = r.last.Narrate()
 	}
@@ -320,99 +343,43 @@ func (r *Run) Snapshot() Snapshot {
 	}
 	sn.Stats.SegmentsTouched = uint64(len(e.sit.touched))
 	if e.mode == Batched && s.inChunk {
-		sn.Pending = Pending{Start: s.blkstart, Len: s.blklen}
-	}
-	if e.argCheck() == "" && e.in.Inode.Inline&InlineDentry == 0 {
-		lo := uint64(e.req.Offset) >> 12
-		hi := (uint64(e.req.Offset+e.req.Length) + blockSize - 1) >> 12
-		if hi-lo > SnapshotSlots {
-			c := min(max(sn.NextSlot, lo), hi-1)
-			lo = max(lo, c-min(c, SnapshotSlots/2))
-			hi = min(hi, lo+SnapshotSlots)
-		}
-		if ext, err := e.extents(lo, hi); err == nil && ext != nil {
-			sn.RangeStart, sn.RangeEnd, sn.Slots = lo, hi, ext
-		}
+		sn.Pending = Pending{Start: s.blkstart, Len: s.blklen, Slot: s.blkslot}
 	}
 	return sn
 }
 
-// Marker is a notable step for a scrubber.
-type Marker struct {
-	Step   int64     `json:"step"`
-	Kind   EventKind `json:"kind"`
-	Action Action    `json:"action,omitempty"`
-	Slot   uint64    `json:"slot"`
-}
-
-// ChunkInfo is one dnode chunk of the range.
-type ChunkInfo struct {
-	Ordinal   int32  `json:"ordinal"`
-	Start     uint64 `json:"start"` // first slot of the range in this chunk
-	Len       uint64 `json:"len"`
-	Node      string `json:"node"`      // "inode", "i_nid[0]", "i_nid[2]/3", ...
-	NodeStart uint64 `json:"nodeStart"` // file block index of the node's slot 0
-	Step      int64  `json:"step"`      // step of its EvChunkEnter
-}
-
-// MaxMarkers bounds Outline.Markers.
-const MaxMarkers = 100000
-
-// Outline summarises a run, computed in one pass without keeping events.
-type Outline struct {
-	Mode             Mode        `json:"mode"`
-	Steps            int64       `json:"steps"`
-	Errno            string      `json:"errno"`
-	Markers          []Marker    `json:"markers"` // chunk enters, batched flushes, errors, size, done
-	MarkersTruncated bool        `json:"markersTruncated"`
-	Chunks           []ChunkInfo `json:"chunks"`
-	Segments         []uint32    `json:"segments"` // touched, in first-touch order
-	Stats            Stats       `json:"stats"`
-}
-
-// MakeOutline runs the request once and records its outline.
-func MakeOutline(in Input, req Request, mode Mode) (*Outline, error) {
-	e, err := newEngine(in, req, mode)
-	if err != nil {
-		return nil, err
+// ReadSlots reads the input's slot map over the file block indices [lo, hi) — the state a run
+// starts from — as extents, a page at a time: it stops before the slot that would start extent
+// maxExtents+1, or after maxDnodes dnodes, and returns the index to go on from (hi when done). A
+// player sends the map of a long range in pages, so no one holds it whole.
+func ReadSlots(in Input, lo, hi uint64, maxExtents, maxDnodes int) ([]Extent, uint64, error) {
+	if err := in.check(); err != nil {
+		return nil, lo, err
 	}
-	o := &Outline{Mode: mode, Markers: []Marker{}, Chunks: []ChunkInfo{}}
-	var ev Event
-	for {
-		// The fast path only skips slot visits, per-block calls and their
-		// SIT updates, none of which is a marker.
-		if e.s.phase == phSlots && e.fastSlots(math.MaxInt64) {
-			continue
+	inline := in.Inode.Inline&(InlineData|InlineDentry) != 0
+	o := newSlotOverlay(in.Slots, in.Inode.geom(), inline)
+	var b extentBuilder
+	var buf []uint32
+	idx := lo
+	for dn := 0; idx < hi && dn < max(maxDnodes, 1); dn++ {
+		var pos dnodePos
+		var err error
+		pos, buf, _, err = o.read(idx, buf)
+		if err != nil {
+			return nil, idx, err
 		}
-		if !e.next(&ev) {
-			break
-		}
-		mark := false
-		switch ev.Kind {
-		case EvChunkEnter:
-			o.Chunks = append(o.Chunks, ChunkInfo{Ordinal: ev.Chunk, Start: ev.Slot, Len: ev.Count,
-				Node: ev.Node, NodeStart: e.s.chunk.start, Step: ev.Step})
-			mark = true
-		case EvInvalidate:
-			mark = ev.Action != ActPerBlock
-		case EvError, EvSize, EvDone, EvInlineConvert, EvFillZero:
-			mark = true
-		}
-		if mark {
-			if len(o.Markers) < MaxMarkers {
-				o.Markers = append(o.Markers, Marker{Step: ev.Step, Kind: ev.Kind, Action: ev.Action, Slot: ev.Slot})
-			} else {
-				o.MarkersTruncated = true
+		end := min(hi, pos.start+uint64(pos.cap))
+		for ; idx < end; idx++ {
+			n := len(b.ext)
+			b.add(idx, buf[idx-pos.start])
+			if len(b.ext) > maxExtents && maxExtents > 0 {
+				b.ext = b.ext[:n]
+				return b.ext, idx, nil
 			}
 		}
 	}
-	if e.err != nil {
-		return nil, e.err
+	if b.ext == nil {
+		b.ext = []Extent{}
 	}
-	o.Steps = e.s.step
-	o.Errno = e.s.errno
-	o.Stats = e.s.stats
-	o.Stats.SegmentsTouched = uint64(len(e.sit.touched))
-	o.Segments = append([]uint32{}, e.sit.touched...)
-	return o, nil
+	return b.ext, idx, nil
 }

@@ -1190,7 +1190,7 @@ func (p *player) state(full bool) (map[string]*modeState, []slotExtent) {
 				ms.Calls[k] = callEntry(c)
 			}
 			if i == 0 {
-				slots = p.slotsAt(&sn)
+				slots = p.slotsNow(r)
 			}
 		}
 		out[p.params.Modes[i].String()] = ms
@@ -1213,66 +1213,15 @@ func (p *player) visited(sn *core.Snapshot) uint64 {
 	return p.out.prefix[c+1]
 }
 
-// slotsAt returns the slot states of [lo, hi) at the snapshot: core's
-// window around the cursor, and outside it what the kernel has done by
-// then (slots before the window are in finished chunks, so NEW; slots after
-// it are not reached yet).
-func (p *player) slotsAt(sn *core.Snapshot) []slotExtent {
-	if sn.RangeEnd <= sn.RangeStart {
+// slotsNow returns the run's slot states over [lo, hi).
+func (p *player) slotsNow(r *core.Run) []slotExtent {
+	ext, err := r.Slots(p.lo, p.hi)
+	if err != nil {
 		return p.init
 	}
-	out := make([]slotExtent, 0, len(p.init)+len(sn.Slots)+2)
-	add := func(x slotExtent) {
-		if x.Count == 0 {
-			return
-		}
-		if k := len(out) - 1; k >= 0 {
-			last := &out[k]
-			if last.Index+last.Count == x.Index && last.State == x.State &&
-				(x.State != "addr" || uint64(last.Addr)+last.Count == uint64(x.Addr)) {
-				last.Count += x.Count
-				return
-			}
-		}
-		out = append(out, x)
-	}
-	head := p.lo
-	if p.req.Offset&4095 != 0 {
-		head++ // fill_zero's page keeps its block
-	}
-	for _, e := range p.init {
-		a, b := e.Index, min(e.Index+e.Count, sn.RangeStart)
-		if a >= b {
-			continue
-		}
-		if a < head {
-			// fill_zero keeps a block and reserves a hole.
-			x := e
-			x.Count = 1
-			if x.State == "null" {
-				x.State = "new"
-			}
-			add(x)
-			a++
-			if a >= b {
-				continue
-			}
-		}
-		add(slotExtent{Index: a, Count: b - a, State: "new"})
-	}
-	for _, e := range sn.Slots {
-		add(slotExtent{Index: e.Index, Count: e.Count, State: e.State, Addr: e.Addr})
-	}
-	for _, e := range p.init {
-		a, b := max(e.Index, sn.RangeEnd), e.Index+e.Count
-		if a >= b {
-			continue
-		}
-		x := slotExtent{Index: a, Count: b - a, State: e.State}
-		if e.State == "addr" {
-			x.Addr = e.Addr + uint32(a-e.Index)
-		}
-		add(x)
+	out := make([]slotExtent, len(ext))
+	for i, e := range ext {
+		out[i] = slotExtent(e)
 	}
 	return out
 }
