@@ -497,3 +497,30 @@ func BenchmarkTenMillion(b *testing.B) {
 		})
 	}
 }
+
+// The generators' lists read back from their canonical form and teach what their lessons say.
+func TestGenerators(t *testing.T) {
+	batched := map[string]uint64{"contiguous": 2, "runs": 16, "every-other": 32, "holes": 1, "prealloc": 1, "boundary": 2}
+	for _, ex := range Examples() {
+		l := mustParse(t, ex.Slots)
+		if l.String() != ex.Slots {
+			t.Errorf("%s: %q is not canonical", ex.Name, ex.Slots)
+		}
+		r := simulate(t, l.Input(), l.Request(), core.Batched)
+		if r.Errno != "" || r.Stats.Calls != batched[ex.Name] {
+			t.Errorf("%s: errno %q, %d batched calls, want %d", ex.Name, r.Errno, r.Stats.Calls, batched[ex.Name])
+		}
+	}
+	for name, l := range map[string]*List{
+		"contiguous": Contiguous(0, 0), "runs": Runs(4294967290, 5, 5, 1), "every-other": EveryOther(1, 1, -3),
+		"holes": Holes(9000, 1<<40, 1<<40, 1<<40), "prealloc": Prealloc(9000, 3, 2, 0), "boundary": AcrossBoundary(4294967293, 2, 2),
+		"huge": Contiguous(4096, 1<<40),
+	} {
+		if l.Len() == 0 || l.Len() > MaxSlots {
+			t.Errorf("%s with extreme parameters: %d slots", name, l.Len())
+		}
+		if _, err := Parse(l.String()); err != nil {
+			t.Errorf("%s with extreme parameters: %q: %v", name, cut(l.String()), err)
+		}
+	}
+}
