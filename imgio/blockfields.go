@@ -1,0 +1,829 @@
+package imgio
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// This file decodes the fields of each kind of block for the block inspector: names are those of
+// include/linux/f2fs_fs.h, offsets are bytes within the block.
+
+// fieldFmt says how a fixed field is shown.
+type fieldFmt int
+
+const (
+	fmtDec   fieldFmt = iota // unsigned decimal
+	fmtHex                   // 0x…
+	fmtStr                   // C string
+	fmtBytes                 // hex bytes
+	fmtTime                  // seconds since the epoch, with the UTC date
+)
+
+// spec is one fixed field of a structure.
+type spec struct {
+	name string
+	off  int
+	size int
+	f    fieldFmt
+}
+
+// uintAt reads a little-endian unsigned integer of size 1, 2, 4 or 8 bytes.
+func uintAt(b []byte, off, size int) uint64 {
+	switch size {
+	case 1:
+		return uint64(b[off])
+	case 2:
+		return uint64(binary.LittleEndian.Uint16(b[off:]))
+	case 4:
+		return uint64(binary.LittleEndian.Uint32(b[off:]))
+	case 8:
+		return binary.LittleEndian.Uint64(b[off:])
+	}
+	return 0
+}
+
+// fixed adds the fields of specs for a structure at byte base of the block.
+func (in *inspector) fixed(base int, specs []spec) {
+	b := in.b.Data
+	for _, s := range specs {
+		o := base + s.off
+		if o+s.size > len(b) {
+			continue
+		}
+		var v string
+		switch s.f {
+		case fmtDec:
+			v = strconv.FormatUint(uintAt(b, o, s.size), 10)
+		case fmtHex:
+			v = fmt.Sprintf("%#x", uintAt(b, o, s.size))
+		case fmtStr:
+			v = strconv.Quote(cString(b[o : o+s.size]))
+		case fmtBytes:
+			v = hexPreview(b[o : o+s.size])
+		case fmtTime:
+			t := uintAt(b, o, s.size)
+			v = strconv.FormatUint(t, 10)
+			if t < 1<<40 {
+				v += " (" + time.Unix(int64(t), 0).UTC().Format("2006-01-02 15:04:05") + " UTC)"
+			}
+		}
+		in.field(s.name, o, s.size, v)
+	}
+}
+
+// hexPreview shows up to 32 bytes in hex; all-zero runs are said so.
+func hexPreview(b []byte) string {
+	zero := true
+	for _, c := range b {
+		if c != 0 {
+			zero = false
+			break
+		}
+	}
+	if zero {
+		return fmt.Sprintf("%d zero bytes", len(b))
+	}
+	if len(b) <= 32 {
+		return hex.EncodeToString(b)
+	}
+	return hex.EncodeToString(b[:32]) + "…"
+}
+
+// quotePreview shows bytes as a quoted string, cut at 64 bytes.
+func quotePreview(b []byte) string {
+	if len(b) > 64 {
+		return strconv.Quote(string(b[:64])) + "…"
+	}
+	return strconv.Quote(string(b))
+}
+
+func flagNames(v uint64, names map[uint64]string) string {
+	var out []string
+	for bit := uint64(1); bit != 0 && bit <= v; bit <<= 1 {
+		if v&bit == 0 {
+			continue
+		}
+		if n, ok := names[bit]; ok {
+			out = append(out, n)
+		} else {
+			out = append(out, fmt.Sprintf("%#x", bit))
+		}
+	}
+	if len(out) == 0 {
+		return fmt.Sprintf("%#x", v)
+	}
+	return fmt.Sprintf("%#x (%s)", v, strings.Join(out, ", "))
+}
+
+// superblockFields decodes struct f2fs_super_block at byte 1024 of blocks 0 and 1.
+func (in *inspector) superblockFields() {
+	b := in.b.Data
+	const base = sbOffset
+	copyNo := in.b.Addr
+	in.role("superblock copy %d (struct f2fs_super_block at byte 1024); the reader uses the copy at byte %#x", copyNo, in.img.sb.off)
+	in.field("unused", 0, base, hexPreview(b[:base]))
+	sb := b[base : base+sbSize]
+	if binary.LittleEndian.Uint32(sb) != f2fsMagic {
+		in.problem([]int64{in.abs(in.b.Addr, base)}, "superblock copy %d has no F2FS magic", copyNo)
+	}
+	in.fixed(base, []spec{
+		{"magic", 0x00, 4, fmtHex}, {"major_ver", 0x04, 2, fmtDec}, {"minor_ver", 0x06, 2, fmtDec},
+		{"log_sectorsize", 0x08, 4, fmtDec}, {"log_sectors_per_block", 0x0C, 4, fmtDec},
+		{"log_blocksize", 0x10, 4, fmtDec}, {"log_blocks_per_seg", 0x14, 4, fmtDec},
+		{"segs_per_sec", 0x18, 4, fmtDec}, {"secs_per_zone", 0x1C, 4, fmtDec},
+		{"checksum_offset", 0x20, 4, fmtDec}, {"block_count", 0x24, 8, fmtDec},
+		{"section_count", 0x2C, 4, fmtDec}, {"segment_count", 0x30, 4, fmtDec},
+		{"segment_count_ckpt", 0x34, 4, fmtDec}, {"segment_count_sit", 0x38, 4, fmtDec},
+		{"segment_count_nat", 0x3C, 4, fmtDec}, {"segment_count_ssa", 0x40, 4, fmtDec},
+		{"segment_count_main", 0x44, 4, fmtDec}, {"segment0_blkaddr", 0x48, 4, fmtDec},
+		{"cp_blkaddr", 0x4C, 4, fmtDec}, {"sit_blkaddr", 0x50, 4, fmtDec}, {"nat_blkaddr", 0x54, 4, fmtDec},
+		{"ssa_blkaddr", 0x58, 4, fmtDec}, {"main_blkaddr", 0x5C, 4, fmtDec},
+		{"root_ino", 0x60, 4, fmtDec}, {"node_ino", 0x64, 4, fmtDec}, {"meta_ino", 0x68, 4, fmtDec},
+	})
+	var u [16]byte
+	copy(u[:], sb[0x6C:])
+	in.field("uuid", base+0x6C, 16, formatUUID(u))
+	vn := make([]uint16, 512)
+	for i := range vn {
+		vn[i] = binary.LittleEndian.Uint16(sb[0x7C+2*i:])
+	}
+	in.field("volume_name", base+0x7C, 1024, strconv.Quote(volumeName(vn)))
+	in.fixed(base, []spec{{"extension_count", 0x47C, 4, fmtDec}})
+	var exts []string
+	for i := range 64 {
+		if e := cString(sb[0x480+8*i : 0x480+8*i+8]); e != "" {
+			exts = append(exts, e)
+		}
+	}
+	in.field("extension_list", base+0x480, 512, strings.Join(exts, " "))
+	in.fixed(base, []spec{{"cp_payload", 0x680, 4, fmtDec}, {"version", 0x684, 256, fmtStr}, {"init_version", 0x784, 256, fmtStr}})
+	feat := binary.LittleEndian.Uint32(sb[0x884:])
+	in.field("feature", base+0x884, 4, fmt.Sprintf("%#x (%s)", feat, strings.Join(featureList(feat), ", ")))
+	in.fixed(base, []spec{
+		{"encryption_level", 0x888, 1, fmtDec}, {"encrypt_pw_salt", 0x889, 16, fmtBytes},
+		{"devs", 0x899, 544, fmtBytes},
+	})
+	in.field("qf_ino", base+0xAB9, 12, fmt.Sprintf("user %d, group %d, project %d",
+		binary.LittleEndian.Uint32(sb[0xAB9:]), binary.LittleEndian.Uint32(sb[0xABD:]), binary.LittleEndian.Uint32(sb[0xAC1:])))
+	in.fixed(base, []spec{
+		{"hot_ext_count", 0xAC5, 1, fmtDec}, {"s_encoding", 0xAC6, 2, fmtDec}, {"s_encoding_flags", 0xAC8, 2, fmtHex},
+		{"s_stop_reason", 0xACA, 32, fmtBytes}, {"s_errors", 0xAEA, 16, fmtBytes}, {"reserved", 0xAFA, 258, fmtBytes},
+	})
+	crc := binary.LittleEndian.Uint32(sb[sbChecksumOff:])
+	v := fmt.Sprintf("%#08x", crc)
+	if feat&featSBChecksum != 0 {
+		if got := f2fsCRC(f2fsMagic, sb[:sbChecksumOff]); got == crc {
+			v += " (ok)"
+		} else {
+			v += fmt.Sprintf(" (bad: computed %#08x)", got)
+			in.problem([]int64{in.abs(in.b.Addr, base+sbChecksumOff)}, "superblock copy %d: crc %#08x, computed %#08x", copyNo, crc, got)
+		}
+	} else {
+		v += " (sb_checksum not enabled)"
+	}
+	in.field("crc", base+sbChecksumOff, 4, v)
+	in.field("unused", base+sbSize, len(b)-base-sbSize, hexPreview(b[base+sbSize:]))
+	for _, l := range []struct {
+		name string
+		off  int
+	}{{"segment0_blkaddr", 0x48}, {"cp_blkaddr", 0x4C}, {"sit_blkaddr", 0x50}, {"nat_blkaddr", 0x54}, {"ssa_blkaddr", 0x58}, {"main_blkaddr", 0x5C}} {
+		in.link(l.name, binary.LittleEndian.Uint32(sb[l.off:]))
+	}
+	in.link("root_ino", in.nodeBlockOf(binary.LittleEndian.Uint32(sb[0x60:])))
+}
+
+var ckptFlagNames = map[uint64]string{0x1: "umount", 0x2: "orphan_present", 0x4: "compact_sum", 0x8: "error",
+	0x10: "fsck", 0x20: "fastboot", 0x40: "crc_recovery", 0x80: "nat_bits", 0x100: "trimmed",
+	0x200: "nocrc_recovery", 0x400: "large_nat_bitmap", 0x800: "quota_need_fsck", 0x1000: "disabled",
+	0x2000: "disabled_quick", 0x4000: "resizefs"}
+
+// checkpointBlock describes a block of the checkpoint area: which pack, which part of it.
+func (in *inspector) checkpointBlock() error {
+	img, b := in.img, &in.b
+	cpStart := img.sb.raw.CPBlkaddr
+	rel := b.Addr - cpStart
+	pack := rel/blocksPerSeg + 1
+	start := cpStart + (pack-1)*blocksPerSeg
+	idx := b.Addr - start
+	if pack > 2 {
+		in.role("checkpoint area beyond the two packs: unused")
+		return nil
+	}
+	live := start == img.cp.start
+	state := "the live pack"
+	if !live {
+		state = "the other pack"
+	}
+	head, raw, err := img.cpBlock(start)
+	var l packLayout
+	if err == nil {
+		l, err = img.layoutOf(start, raw)
+	}
+	if err != nil {
+		if live {
+			if err := in.note("live checkpoint", err); err != nil {
+				return err
+			}
+		}
+		in.role("checkpoint pack %d (%s), block %d; the pack's head is not valid: %v", pack, state, idx, err)
+		if idx == 0 && b.Data != nil {
+			in.checkpointFields(b.Data, nil, nil)
+		}
+		return nil
+	}
+	_ = head
+	switch {
+	case idx == 0 || idx == l.total-1:
+		which := "head"
+		if idx != 0 {
+			which = "trailing copy"
+		}
+		in.role("checkpoint pack %d (%s, version %d), block %d of %d: the checkpoint %s", pack, state, raw.CheckpointVer, idx, l.total, which)
+		in.checkpointFields(b.Data, raw, &l)
+	case idx <= l.payload:
+		in.role("checkpoint pack %d (%s), block %d: cp_payload (the rest of the SIT version bitmap)", pack, state, idx)
+		in.field("sit version bitmap (continued)", 0, len(b.Data), hexPreview(b.Data))
+	case idx < 1+l.payload+l.orphans:
+		in.role("checkpoint pack %d (%s), block %d: orphan inode block", pack, state, idx)
+		in.orphanFields()
+	case l.compact && b.Addr >= l.sumStart && b.Addr < l.sumStart+l.compactBlocks:
+		in.role("checkpoint pack %d (%s), block %d: compacted summaries of the current data segments", pack, state, idx)
+		in.compactFields(&l)
+	case !l.compact && b.Addr >= l.dataSum[0] && b.Addr <= l.dataSum[2]:
+		t := int(b.Addr - l.dataSum[0])
+		in.role("checkpoint pack %d (%s), block %d: summary of the current %s segment %d", pack, state, idx, logNames[t], raw.CurDataSegno[t])
+		in.summaryFields(raw.CurDataSegno[t], t == 0, t == 2)
+	case l.nodeSums && b.Addr >= l.nodeSum[0] && b.Addr <= l.nodeSum[2]:
+		t := int(b.Addr - l.nodeSum[0])
+		in.role("checkpoint pack %d (%s), block %d: summary of the current %s segment %d", pack, state, idx, logNames[3+t], raw.CurNodeSegno[t])
+		in.summaryFields(raw.CurNodeSegno[t], false, false)
+	case l.natBits > 0 && idx >= blocksPerSeg-l.natBits:
+		in.role("checkpoint pack %d (%s): nat_bits block %d of %d (full and empty NAT blocks, an optimisation)", pack, state, idx-(blocksPerSeg-l.natBits), l.natBits)
+		in.field("nat_bits", 0, len(b.Data), hexPreview(b.Data))
+	default:
+		in.role("checkpoint pack %d (%s), block %d: past the pack's %d blocks, unused", pack, state, idx, l.total)
+	}
+	if live && idx < l.total {
+		in.link("checkpoint head", start)
+	}
+	return nil
+}
+
+// checkpointFields decodes struct f2fs_checkpoint; raw and l are nil when the head is not valid.
+func (in *inspector) checkpointFields(blk []byte, raw *rawCheckpoint, l *packLayout) {
+	in.fixed(0, []spec{
+		{"checkpoint_ver", 0x00, 8, fmtDec}, {"user_block_count", 0x08, 8, fmtDec}, {"valid_block_count", 0x10, 8, fmtDec},
+		{"rsvd_segment_count", 0x18, 4, fmtDec}, {"overprov_segment_count", 0x1C, 4, fmtDec},
+		{"free_segment_count", 0x20, 4, fmtDec},
+	})
+	main := in.img.sb.raw.MainBlkaddr
+	segLink := func(name string, segno uint32) {
+		if segno < in.img.sb.raw.SegmentCountMain {
+			in.link(name, main+segno*blocksPerSeg)
+		}
+	}
+	for t := range 3 {
+		n := fmt.Sprintf("cur_node_segno[%d]", t)
+		s := binary.LittleEndian.Uint32(blk[0x24+4*t:])
+		in.field(n, 0x24+4*t, 4, fmt.Sprintf("%d (%s)", s, logNames[3+t]))
+		segLink(n, s)
+	}
+	in.field("cur_node_segno[3..7]", 0x30, 20, hexPreview(blk[0x30:0x44]))
+	for t := range 3 {
+		in.field(fmt.Sprintf("cur_node_blkoff[%d]", t), 0x44+2*t, 2, strconv.Itoa(int(binary.LittleEndian.Uint16(blk[0x44+2*t:]))))
+	}
+	in.field("cur_node_blkoff[3..7]", 0x4A, 10, hexPreview(blk[0x4A:0x54]))
+	for t := range 3 {
+		n := fmt.Sprintf("cur_data_segno[%d]", t)
+		s := binary.LittleEndian.Uint32(blk[0x54+4*t:])
+		in.field(n, 0x54+4*t, 4, fmt.Sprintf("%d (%s)", s, logNames[t]))
+		segLink(n, s)
+	}
+	in.field("cur_data_segno[3..7]", 0x60, 20, hexPreview(blk[0x60:0x74]))
+	for t := range 3 {
+		in.field(fmt.Sprintf("cur_data_blkoff[%d]", t), 0x74+2*t, 2, strconv.Itoa(int(binary.LittleEndian.Uint16(blk[0x74+2*t:]))))
+	}
+	in.field("cur_data_blkoff[3..7]", 0x7A, 10, hexPreview(blk[0x7A:0x84]))
+	in.field("ckpt_flags", 0x84, 4, flagNames(uint64(binary.LittleEndian.Uint32(blk[0x84:])), ckptFlagNames))
+	in.fixed(0, []spec{
+		{"cp_pack_total_block_count", 0x88, 4, fmtDec}, {"cp_pack_start_sum", 0x8C, 4, fmtDec},
+		{"valid_node_count", 0x90, 4, fmtDec}, {"valid_inode_count", 0x94, 4, fmtDec}, {"next_free_nid", 0x98, 4, fmtDec},
+		{"sit_ver_bitmap_bytesize", 0x9C, 4, fmtDec}, {"nat_ver_bitmap_bytesize", 0xA0, 4, fmtDec},
+		{"checksum_offset", 0xA4, 4, fmtDec}, {"elapsed_time", 0xA8, 8, fmtDec},
+	})
+	var at []string
+	for t := range 6 {
+		at = append(at, fmt.Sprintf("%s %s", logNames[t], map[bool]string{true: "SSR", false: "LFS"}[blk[0xB0+t] == allocSSR]))
+	}
+	in.field("alloc_type", 0xB0, 16, strings.Join(at, ", "))
+	co := int(binary.LittleEndian.Uint32(blk[0xA4:]))
+	if raw == nil || co < cpHeadSize || co > cpChecksumOff {
+		return
+	}
+	// The version bitmaps, where __bitmap_ptr puts them, when they are in this block.
+	natSz, sitSz := int(raw.NATVerBitmapBytesize), int(raw.SITVerBitmapBytesize)
+	payload := in.img.sb.raw.CPPayload
+	switch {
+	case raw.CkptFlags&cpLargeNATBitmap != 0:
+		in.bitmapField("nat version bitmap", cpHeadSize+4, natSz, co)
+		in.bitmapField("sit version bitmap", cpHeadSize+4+natSz, sitSz, co)
+	case payload > 0:
+		in.bitmapField("nat version bitmap", cpHeadSize, natSz, co)
+	default:
+		in.bitmapField("sit version bitmap", cpHeadSize, sitSz, co)
+		in.bitmapField("nat version bitmap", cpHeadSize+sitSz, natSz, co)
+	}
+	stored := binary.LittleEndian.Uint32(blk[co:])
+	crc := f2fsCRC(f2fsMagic, blk[:co])
+	if co < cpChecksumOff {
+		crc = f2fsCRC(crc, blk[co+4:])
+	}
+	v := fmt.Sprintf("%#08x (ok)", stored)
+	if crc != stored {
+		v = fmt.Sprintf("%#08x (bad: computed %#08x)", stored, crc)
+	}
+	in.field("checksum", co, 4, v)
+}
+
+func (in *inspector) bitmapField(name string, off, size, limit int) {
+	if size <= 0 || off+size > limit {
+		return
+	}
+	set := 0
+	for _, c := range in.b.Data[off : off+size] {
+		for ; c != 0; c &= c - 1 {
+			set++
+		}
+	}
+	in.field(name, off, size, fmt.Sprintf("%d of %d bits set (a set bit: that NAT/SIT block's current copy is the second)", set, size*8))
+}
+
+// orphanFields decodes struct f2fs_orphan_block.
+func (in *inspector) orphanFields() {
+	b := in.b.Data
+	const maxOrphans = 1020
+	count := 0
+	for i := range maxOrphans {
+		if ino := binary.LittleEndian.Uint32(b[4*i:]); ino != 0 {
+			n := fmt.Sprintf("ino[%d]", i)
+			in.field(n, 4*i, 4, strconv.FormatUint(uint64(ino), 10))
+			in.link(n, in.nodeBlockOf(ino))
+			count++
+		}
+	}
+	in.fixed(4*maxOrphans, []spec{{"reserved", 0, 4, fmtHex}, {"blk_addr", 4, 2, fmtDec}, {"blk_count", 6, 2, fmtDec},
+		{"entry_count", 8, 4, fmtDec}, {"check_sum", 12, 4, fmtHex}})
+}
+
+// journalFields decodes a NAT journal (nat) or a SIT journal at byte off of the block.
+func (in *inspector) journalFields(off int, nat bool) {
+	b := in.b.Data
+	n := int(binary.LittleEndian.Uint16(b[off:]))
+	if nat {
+		in.field("n_nats", off, 2, strconv.Itoa(n))
+		if n > natJournalMax {
+			in.problem([]int64{in.abs(in.b.Addr, off)}, "NAT journal holds %d entries, at most %d fit", n, natJournalMax)
+			n = natJournalMax
+		}
+		for i := range n {
+			eo := off + 2 + i*natJournalEntry
+			nid := binary.LittleEndian.Uint32(b[eo:])
+			ino := binary.LittleEndian.Uint32(b[eo+5:])
+			a := binary.LittleEndian.Uint32(b[eo+9:])
+			name := fmt.Sprintf("nat journal[%d]", i)
+			in.field(name, eo, natJournalEntry, fmt.Sprintf("nid %d: inode %d, %s, version %d", nid, ino, addrWord(a), b[eo+4]))
+			if in.img.validMain(a) {
+				in.link(name, a)
+			}
+		}
+		return
+	}
+	in.field("n_sits", off, 2, strconv.Itoa(n))
+	if n > sitJournalMax {
+		in.problem([]int64{in.abs(in.b.Addr, off)}, "SIT journal holds %d entries, at most %d fit", n, sitJournalMax)
+		n = sitJournalMax
+	}
+	for i := range n {
+		eo := off + 2 + i*sitJournalEntry
+		segno := binary.LittleEndian.Uint32(b[eo:])
+		vb := binary.LittleEndian.Uint16(b[eo+4:])
+		name := fmt.Sprintf("sit journal[%d]", i)
+		in.field(name, eo, sitJournalEntry, fmt.Sprintf("segment %d: %d valid, type %d (%s)", segno, vb&0x3FF, vb>>10, logName(int(vb>>10))))
+		if segno < in.img.sb.raw.SegmentCountMain {
+			in.link(name, in.img.sb.raw.MainBlkaddr+segno*blocksPerSeg)
+		}
+	}
+}
+
+func logName(t int) string {
+	if t >= 0 && t < len(logNames) {
+		return logNames[t]
+	}
+	return "not a log type"
+}
+
+// summaryFields decodes a full summary block (an SSA block or a normal checkpoint summary) of main
+// segment segno; natJ/sitJ say which journal the block's journal area holds.
+func (in *inspector) summaryFields(segno uint32, natJ, sitJ bool) {
+	b := in.b.Data
+	start := in.img.sb.raw.MainBlkaddr + segno*blocksPerSeg
+	inMain := segno < in.img.sb.raw.SegmentCountMain
+	for k := range blocksPerSeg {
+		eo := k * sumEntrySize
+		e := b[eo : eo+sumEntrySize]
+		nid := binary.LittleEndian.Uint32(e)
+		if nid == 0 && e[4] == 0 && binary.LittleEndian.Uint16(e[5:]) == 0 {
+			continue
+		}
+		name := fmt.Sprintf("entry[%d]", k)
+		where := ""
+		if inMain {
+			where = fmt.Sprintf("block %d: ", start+uint32(k))
+			in.link(name, start+uint32(k))
+		}
+		in.field(name, eo, sumEntrySize, fmt.Sprintf("%snid %d, ofs_in_node %d, version %d", where, nid, binary.LittleEndian.Uint16(e[5:]), e[4]))
+	}
+	switch {
+	case natJ:
+		in.journalFields(sumJournalOff, true)
+	case sitJ:
+		in.journalFields(sumJournalOff, false)
+	default:
+		in.field("journal", sumJournalOff, sumJournalSize, "unused here: "+hexPreview(b[sumJournalOff:sumJournalOff+sumJournalSize]))
+	}
+	t := b[sumFooterOff]
+	in.field("footer.entry_type", sumFooterOff, 1, map[bool]string{true: "1 (node)", false: fmt.Sprintf("%d (data)", t)}[t == sumTypeNode])
+	in.field("footer.check_sum", sumFooterOff+1, 4, fmt.Sprintf("%#08x (not checked by the kernel)", binary.LittleEndian.Uint32(b[sumFooterOff+1:])))
+}
+
+// compactFields decodes a compacted summary block: journals (first block) and the entries of the
+// current data logs that fall in it.
+func (in *inspector) compactFields(l *packLayout) {
+	b := in.b.Data
+	if in.b.Addr == l.sumStart {
+		in.journalFields(0, true)
+		in.journalFields(sumJournalSize, false)
+	}
+	main := in.img.sb.raw.MainBlkaddr
+	for t := range 3 {
+		segno := l.raw.CurDataSegno[t]
+		for j := range logEntries(l.raw, t) {
+			blk, off, _, err := in.img.compactPos(l, t, j)
+			if err != nil || blk != in.b.Addr {
+				continue
+			}
+			e := b[off : off+sumEntrySize]
+			name := fmt.Sprintf("%s entry[%d]", logNames[t], j)
+			addr := main + segno*blocksPerSeg + j
+			in.field(name, off, sumEntrySize, fmt.Sprintf("block %d: nid %d, ofs_in_node %d, version %d", addr, binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint16(e[5:]), e[4]))
+			if segno < in.img.sb.raw.SegmentCountMain {
+				in.link(name, addr)
+			}
+		}
+	}
+}
+
+// sitBlock decodes a SIT block: 55 entries, in one of the two copies.
+func (in *inspector) sitBlock() error {
+	img, b := in.img, &in.b
+	half := (img.sb.raw.SegmentCountSIT / 2) << 9
+	rel := b.Addr - img.sb.raw.SITBlkaddr
+	copyNo, blkno := rel/half+1, rel%half
+	current := testBitMSB(img.cp.sitBitmap, blkno) == (copyNo == 2)
+	perBlock := img.bs / sitEntrySize
+	first := blkno * perBlock
+	state := "current"
+	if !current {
+		state = fmt.Sprintf("stale: copy %d is current", 3-copyNo)
+	}
+	main := img.sb.raw.SegmentCountMain
+	if first >= main {
+		in.role("SIT copy %d, block %d: beyond the %d main segments, unused", copyNo, blkno, main)
+		return nil
+	}
+	in.role("SIT copy %d, block %d (%s): entries of segments %d to %d", copyNo, blkno, state, first, min(first+perBlock, main)-1)
+	if b.Data == nil {
+		return nil
+	}
+	for k := range perBlock {
+		segno := first + k
+		if segno >= main {
+			break
+		}
+		eo := int(k * sitEntrySize)
+		e := b.Data[eo : eo+sitEntrySize]
+		vb := binary.LittleEndian.Uint16(e)
+		note := ""
+		if _, ok := img.cp.sitJournal[segno]; ok && current {
+			note = " (superseded by the SIT journal)"
+		}
+		pop := 0
+		for _, c := range e[2:66] {
+			for ; c != 0; c &= c - 1 {
+				pop++
+			}
+		}
+		in.field(fmt.Sprintf("segment %d vblocks", segno), eo, 2, fmt.Sprintf("%d valid, type %d (%s)%s", vb&0x3FF, vb>>10, logName(int(vb>>10)), note))
+		name := fmt.Sprintf("segment %d valid_map", segno)
+		in.field(name, eo+2, 64, fmt.Sprintf("%d bits set", pop))
+		in.link(name, img.sb.raw.MainBlkaddr+segno*blocksPerSeg)
+		in.field(fmt.Sprintf("segment %d mtime", segno), eo+66, 8, strconv.FormatUint(binary.LittleEndian.Uint64(e[66:]), 10))
+		if current && note == "" && int(vb&0x3FF) != pop {
+			in.problem([]int64{in.abs(b.Addr, eo)}, "segment %d: vblocks says %d valid, the valid map has %d bits set", segno, vb&0x3FF, pop)
+		}
+	}
+	return nil
+}
+
+// natBlock decodes a NAT block: 455 entries, in one of the two copies.
+func (in *inspector) natBlock() error {
+	img, b := in.img, &in.b
+	rel := b.Addr - img.sb.raw.NATBlkaddr
+	pair, within := rel/(2*blocksPerSeg), rel%(2*blocksPerSeg)
+	copyNo := within/blocksPerSeg + 1
+	blkno := pair*blocksPerSeg + within%blocksPerSeg
+	current := testBitMSB(img.cp.natBitmap, blkno) == (copyNo == 2)
+	perBlock := img.bs / natEntrySize
+	first := blkno * perBlock
+	state := "current"
+	if !current {
+		state = fmt.Sprintf("stale: copy %d is current", 3-copyNo)
+	}
+	in.role("NAT copy %d, block %d (%s): entries of nids %d to %d", copyNo, blkno, state, first, first+perBlock-1)
+	if b.Data == nil {
+		return nil
+	}
+	for k := range perBlock {
+		eo := int(k * natEntrySize)
+		e := b.Data[eo : eo+natEntrySize]
+		ino := binary.LittleEndian.Uint32(e[1:])
+		a := binary.LittleEndian.Uint32(e[5:])
+		if ino == 0 && a == 0 && e[0] == 0 {
+			continue
+		}
+		nid := first + k
+		note := ""
+		if _, ok := img.cp.natJournal[nid]; ok && current {
+			note = " (superseded by the NAT journal)"
+		}
+		name := fmt.Sprintf("nid %d", nid)
+		in.field(name, eo, natEntrySize, fmt.Sprintf("inode %d, %s, version %d%s", ino, addrWord(a), e[0], note))
+		if img.validMain(a) {
+			in.link(name, a)
+		}
+	}
+	return nil
+}
+
+// ssaBlock decodes an SSA block: the summary of one main segment.
+func (in *inspector) ssaBlock() error {
+	img, b := in.img, &in.b
+	segno := b.Addr - img.sb.raw.SSABlkaddr
+	if segno >= img.sb.raw.SegmentCountMain {
+		in.role("SSA block %d: beyond the %d main segments, unused", segno, img.sb.raw.SegmentCountMain)
+		return nil
+	}
+	state := ""
+	if log := img.currentLog(segno); log >= 0 {
+		if l, err := img.livePack(); err == nil && (log < 3 || l.nodeSums) {
+			state = fmt.Sprintf(" — stale: segment %d is the current %s segment, whose live summary is in the checkpoint", segno, logNames[log])
+		}
+	}
+	in.role("SSA block of segment %d (blocks %d to %d)%s", segno, img.sb.raw.MainBlkaddr+segno*blocksPerSeg, img.sb.raw.MainBlkaddr+segno*blocksPerSeg+blocksPerSeg-1, state)
+	if b.Data != nil {
+		in.summaryFields(segno, false, false)
+	}
+	return nil
+}
+
+var inlineNames = map[uint64]string{0x01: "inline_xattr", 0x02: "inline_data", 0x04: "inline_dentry", 0x08: "data_exist",
+	0x10: "inline_dots", 0x20: "extra_attr", 0x40: "pin_file", 0x80: "compress_released"}
+var adviseNames = map[uint64]string{0x01: "cold", 0x02: "lost_pino", 0x04: "encrypt", 0x08: "enc_name",
+	0x10: "keep_size", 0x20: "hot", 0x40: "verity", 0x80: "truncate"}
+var iflagNames = map[uint64]string{0x4: "compr", 0x10: "immutable", 0x20: "append", 0x40: "nodump", 0x80: "noatime",
+	0x400: "nocompress", 0x1000: "index", 0x20000: "project_inherit", 0x40000000: "casefold", 0x80000000: "device_alias"}
+
+// inodeFields decodes struct f2fs_inode from the block itself (not through the NAT, which may point
+// elsewhere when the block is stale or the NAT corrupt).
+func (in *inspector) inodeFields(f rawFooter) {
+	img, blk := in.img, in.b.Data
+	ino := f.Nid
+	dec, derr := img.decodeInode(ino, blk, in.b.Addr)
+	if derr != nil {
+		var fe *FormatError
+		off := in.abs(in.b.Addr, 0)
+		if errors.As(derr, &fe) {
+			off = fe.Off
+		}
+		in.problem([]int64{off}, "inode %d: %v", ino, derr)
+	}
+	mode := binary.LittleEndian.Uint16(blk)
+	in.field("i_mode", 0x00, 2, fmt.Sprintf("%#o (%s)", mode, modeType(mode)))
+	in.field("i_advise", 0x02, 1, flagNames(uint64(blk[2]), adviseNames))
+	in.field("i_inline", 0x03, 1, flagNames(uint64(blk[3]), inlineNames))
+	in.fixed(0, []spec{
+		{"i_uid", 0x04, 4, fmtDec}, {"i_gid", 0x08, 4, fmtDec}, {"i_links", 0x0C, 4, fmtDec},
+		{"i_size", 0x10, 8, fmtDec}, {"i_blocks", 0x18, 8, fmtDec},
+		{"i_atime", 0x20, 8, fmtTime}, {"i_ctime", 0x28, 8, fmtTime}, {"i_mtime", 0x30, 8, fmtTime},
+		{"i_atime_nsec", 0x38, 4, fmtDec}, {"i_ctime_nsec", 0x3C, 4, fmtDec}, {"i_mtime_nsec", 0x40, 4, fmtDec},
+		{"i_generation", 0x44, 4, fmtDec}, {"i_current_depth", 0x48, 4, fmtDec}, {"i_xattr_nid", 0x4C, 4, fmtDec},
+	})
+	in.link("i_xattr_nid", in.nodeBlockOf(binary.LittleEndian.Uint32(blk[0x4C:])))
+	in.field("i_flags", 0x50, 4, flagNames(uint64(binary.LittleEndian.Uint32(blk[0x50:])), iflagNames))
+	in.fixed(0, []spec{{"i_pino", 0x54, 4, fmtDec}, {"i_namelen", 0x58, 4, fmtDec}})
+	if pino := binary.LittleEndian.Uint32(blk[0x54:]); pino != 0 {
+		in.link("i_pino", in.nodeBlockOf(pino))
+	}
+	nl := int(min(binary.LittleEndian.Uint32(blk[0x58:]), maxNameLen))
+	in.field("i_name", 0x5C, max(nl, 1), quotePreview(blk[0x5C:0x5C+nl]))
+	in.fixed(0, []spec{{"i_dir_level", 0x15B, 1, fmtDec}})
+	ext := fmt.Sprintf("fofs %d, blk_addr %d, len %d", binary.LittleEndian.Uint32(blk[0x15C:]), binary.LittleEndian.Uint32(blk[0x160:]), binary.LittleEndian.Uint32(blk[0x164:]))
+	in.field("i_ext", 0x15C, 12, ext)
+	if a := binary.LittleEndian.Uint32(blk[0x160:]); img.validMain(a) && binary.LittleEndian.Uint32(blk[0x164:]) > 0 {
+		in.link("i_ext", a)
+	}
+	extra, xattr := 0, 0
+	var ds Inode
+	if derr == nil {
+		ds = dec
+		extra, xattr = int(dec.ExtraISize), int(dec.InlineXattrSize)
+		if derr == nil && dec.Checksum == "bad" {
+			in.problem([]int64{in.abs(in.b.Addr, 0x170)}, "inode %d: i_inode_checksum does not match the inode", ino)
+		}
+	} else if blk[3]&(inlineXattr|inlineDentry) != 0 {
+		xattr = inlineXattrDef
+	}
+	if extra > 0 {
+		specs := []spec{{"i_extra_isize", 0, 2, fmtDec}, {"i_inline_xattr_size", 2, 2, fmtDec}, {"i_projid", 4, 4, fmtDec},
+			{"i_inode_checksum", 8, 4, fmtHex}, {"i_crtime", 12, 8, fmtTime}, {"i_crtime_nsec", 20, 4, fmtDec},
+			{"i_compr_blocks", 24, 8, fmtDec}, {"i_compress_algorithm", 32, 1, fmtDec}, {"i_log_cluster_size", 33, 1, fmtDec},
+			{"i_compress_flag", 34, 2, fmtHex}}
+		var keep []spec
+		for _, s := range specs {
+			if s.off+s.size <= extra {
+				keep = append(keep, s)
+			}
+		}
+		in.fixed(inodeAddrOff, keep)
+	}
+	inline := blk[3]&(inlineData|inlineDentry) != 0
+	addrs := defAddrsPerInode - extra/4 - xattr
+	if derr == nil {
+		addrs = ds.AddrsPerInode
+	}
+	switch {
+	case inline && derr == nil:
+		o := inlineOff(ds)
+		size := img.maxInline(ds)
+		if blk[3]&inlineDentry != 0 {
+			in.dentryArea(blk[o:o+size], inlineDentryArea(size), o, ds)
+		} else {
+			n := int(min(max(ds.Size, 0), int64(size)))
+			in.field("inline data", o, max(n, 1), quotePreview(blk[o:o+n]))
+		}
+	case !inline:
+		base := inodeAddrOff + extra
+		for k := range max(addrs, 0) {
+			a := binary.LittleEndian.Uint32(blk[base+4*k:])
+			if a == NullAddr {
+				continue
+			}
+			name := fmt.Sprintf("i_addr[%d]", extra/4+k)
+			in.field(name, base+4*k, 4, fmt.Sprintf("file block %d: %s", k, addrWord(a)))
+			if img.validMain(a) {
+				in.link(name, a)
+			}
+		}
+	}
+	if xattr > 0 {
+		xo := inodeNidOff - 4*xattr
+		in.field("inline xattrs", xo, 4*xattr, hexPreview(blk[xo:inodeNidOff]))
+	}
+	for k := range 5 {
+		nid := binary.LittleEndian.Uint32(blk[inodeNidOff+4*k:])
+		name := fmt.Sprintf("i_nid[%d]", k)
+		kind := [5]string{"direct", "direct", "indirect", "indirect", "double indirect"}[k]
+		in.field(name, inodeNidOff+4*k, 4, fmt.Sprintf("%d (%s)", nid, kind))
+		in.link(name, in.nodeBlockOf(nid))
+	}
+}
+
+// directFields decodes a direct node's 1018 addresses; owner (may be nil) gives the file indexes.
+func (in *inspector) directFields(owner *File, nofs uint32) {
+	blk := in.b.Data
+	var start uint64
+	known := owner != nil
+	if known {
+		start = startBidx(nofs, &owner.inode)
+	}
+	for k := range defAddrsPerBlock {
+		a := binary.LittleEndian.Uint32(blk[4*k:])
+		if a == NullAddr {
+			continue
+		}
+		name := fmt.Sprintf("addr[%d]", k)
+		v := addrWord(a)
+		if known {
+			v = fmt.Sprintf("file block %d: %s", start+uint64(k), v)
+		}
+		in.field(name, 4*k, 4, v)
+		if in.img.validMain(a) {
+			in.link(name, a)
+		}
+	}
+}
+
+// indirectFields decodes an indirect node's 1018 nids, linking each to its node block.
+func (in *inspector) indirectFields() {
+	blk := in.b.Data
+	for k := range nidsPerBlock {
+		nid := binary.LittleEndian.Uint32(blk[4*k:])
+		if nid == 0 {
+			continue
+		}
+		name := fmt.Sprintf("nid[%d]", k)
+		a := in.nodeBlockOf(nid)
+		in.field(name, 4*k, 4, fmt.Sprintf("nid %d: %s", nid, addrWord(a)))
+		in.link(name, a)
+	}
+}
+
+// nodeFooterFields decodes struct node_footer.
+func (in *inspector) nodeFooterFields(f rawFooter) {
+	fo := int(in.img.bs) - footerSize
+	in.field("footer.nid", fo, 4, strconv.FormatUint(uint64(f.Nid), 10))
+	in.field("footer.ino", fo+4, 4, strconv.FormatUint(uint64(f.Ino), 10))
+	var marks []string
+	for bit, n := range []string{"cold", "fsync", "dentry"} {
+		if f.Flag&(1<<bit) != 0 {
+			marks = append(marks, n)
+		}
+	}
+	v := fmt.Sprintf("node offset %d", f.Flag>>3)
+	if f.Flag>>3 == xattrNodeOfs {
+		v = "xattr node"
+	}
+	if len(marks) > 0 {
+		v += ", " + strings.Join(marks, ", ")
+	}
+	in.field("footer.flag", fo+8, 4, v)
+	in.field("footer.cp_ver", fo+12, 8, strconv.FormatUint(f.CPVer, 10))
+	in.field("footer.next_blkaddr", fo+20, 4, strconv.FormatUint(uint64(f.NextBlkaddr), 10))
+	if in.img.validMain(f.NextBlkaddr) {
+		in.link("footer.next_blkaddr", f.NextBlkaddr)
+	}
+	if f.Ino != 0 && f.Ino != f.Nid {
+		in.link("footer.ino", in.nodeBlockOf(f.Ino))
+	}
+}
+
+// dentryFields decodes a dentry block of directory dir.
+func (in *inspector) dentryFields(dir *File) {
+	in.dentryArea(in.b.Data, dentryBlockArea, 0, dir.inode)
+}
+
+var fileTypeNames = [...]string{"unknown", "regular", "dir", "chardev", "blockdev", "fifo", "socket", "symlink"}
+
+// dentryArea decodes the bitmap, entries and names of a dentry area at byte base of the block.
+func (in *inspector) dentryArea(area []byte, lay dentryArea, base int, dir Inode) {
+	bm := area[lay.bitmapOff : lay.bitmapOff+(lay.nr+7)/8]
+	used := 0
+	for i := range lay.nr {
+		if bm[i/8]&(1<<(i%8)) != 0 {
+			used++
+		}
+	}
+	in.field("dentry bitmap", base+lay.bitmapOff, len(bm), fmt.Sprintf("%d of %d slots in use", used, lay.nr))
+	hashable := dir.Advise&(adviseEncrypt|adviseEncryptName) == 0 && dir.Flags&flagCasefold == 0
+	bad := func(eo int, msg string, val any) {
+		in.problem([]int64{in.abs(in.b.Addr, base+eo)}, "%s", msg)
+	}
+	scanDentries(area, lay, bad, func(d dentryRef) bool {
+		tn := "?"
+		if int(d.ftype) < len(fileTypeNames) {
+			tn = fileTypeNames[d.ftype]
+		}
+		name := fmt.Sprintf("dentry[%d]", d.slot)
+		shown := string(d.name)
+		if !utf8.Valid(d.name) || dir.Advise&adviseEncrypt != 0 {
+			shown = "~" + hex.EncodeToString(d.name)
+		}
+		in.field(name, base+d.entOff, dentrySize, fmt.Sprintf("%q: inode %d, %s, hash %#08x", shown, d.ino, tn, d.hash))
+		in.field(fmt.Sprintf("name[%d]", d.slot), base+d.nameOff, d.nameLen, strconv.Quote(shown))
+		if d.ino != 0 && d.ino < in.img.maxNid {
+			in.link(name, in.nodeBlockOf(d.ino))
+		}
+		if hashable {
+			if want := dentryHash(d.name); want != d.hash {
+				in.problem([]int64{in.abs(in.b.Addr, base+d.entOff)}, "dentry %d (%q): stored hash %#08x, the name hashes to %#08x", d.slot, shown, d.hash, want)
+			}
+		}
+		return true
+	})
+}
