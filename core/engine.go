@@ -992,6 +992,11 @@ func (e *engine) segmentStates(limit int) []SegmentState {
 	if limit > 0 && len(t) > limit {
 		t = t[len(t)-limit:]
 	}
+	return e.statesOf(t)
+}
+
+// statesOf describes the given touched segments, before and now.
+func (e *engine) statesOf(t []uint32) []SegmentState {
 	out := make([]SegmentState, 0, len(t))
 	for _, no := range t {
 		st := e.sit.segs[no]

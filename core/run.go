@@ -383,3 +383,13 @@ func ReadSlots(in Input, lo, hi uint64, maxExtents, maxDnodes int) ([]Extent, ui
 	}
 	return b.ext, idx, nil
 }
+
+// Segments returns up to limit of the segments the run has touched so far, in the order it first
+// touched them, each as it was before the run and as it is now (limit ≤ 0: all).
+func (r *Run) Segments(limit int) []SegmentState {
+	t := r.e.sit.touched
+	if limit > 0 && len(t) > limit {
+		t = t[:limit]
+	}
+	return r.e.statesOf(t)
+}

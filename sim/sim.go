@@ -96,3 +96,32 @@ func slotsEnd(f *imgio.File) (uint64, error) {
 	}
 	return 0, nil
 }
+
+// Describer names what an image holds for a player: the node ids of a file's dnodes and the log
+// type of segments (it satisfies player.Describer without importing it).
+type Describer struct {
+	img *imgio.Image
+	f   *imgio.File
+}
+
+// NewDescriber describes file f of img.
+func NewDescriber(img *imgio.Image, f *imgio.File) *Describer { return &Describer{img: img, f: f} }
+
+// DnodeID returns the kind and nid of the existing dnode holding index; ok is false when it does
+// not exist or cannot be read.
+func (d *Describer) DnodeID(index uint64) (kind string, nid uint32, ok bool) {
+	dn, err := d.f.Dnode(index)
+	if err != nil || dn.Nid == 0 {
+		return "", 0, false
+	}
+	return dn.Kind, dn.Nid, true
+}
+
+// SegmentType returns the log type (0..5) of a main-area segment, or -1.
+func (d *Describer) SegmentType(segno uint32) int {
+	sg, err := d.img.Segment(segno)
+	if err != nil {
+		return -1
+	}
+	return sg.Type
+}

@@ -1,0 +1,277 @@
+// Package player plays a zero-range run for people watching it: one engine per mode (per-block,
+// batched or both) behind a single step counter, kept in lockstep by slot, with seeking, stepping to
+// the end of the next f2fs_invalidate_blocks call, and the slot and SIT state at any step. Its
+// [Outline] — chunks, slider markers, tour stops, the SIT before the run — is computed once per run
+// and shared read-only by every viewer; a [Player] is one viewer's cursor, whose memory does not grow
+// with the number of slots. The package knows nothing of HTTP or websockets.
+package player
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/zrviz/zrviz/core"
+)
+
+// Describer gives facts about the image that the engine does not need but people do: which node a
+// dnode is and what log a segment belongs to. *imgio-backed values implement it in web; nil is fine.
+type Describer interface {
+	// DnodeID returns the kind ("inode" or "direct") and node id of the existing dnode that holds
+	// file block index; ok is false when the dnode does not exist (the run allocates it).
+	DnodeID(index uint64) (kind string, nid uint32, ok bool)
+	// SegmentType returns a main-area segment's log type, 0 to 5 (hot/warm/cold data, hot/warm/cold
+	// node), or -1 when unknown.
+	SegmentType(segno uint32) int
+}
+
+// Spec is a run to play: what the engines read, the request and the modes.
+type Spec struct {
+	Input    core.Input
+	Request  core.Request
+	Modes    []core.Mode // one or two; per-block first
+	Describe Describer   // may be nil
+}
+
+// Range is the file block indices [Start, End) of the request's pages: the whole pages the dnode
+// loop walks and the partial head and tail pages fill_zero handles.
+type Range struct {
+	Start uint64 `json:"start"`
+	End   uint64 `json:"end"`
+}
+
+// Chunk is one dnode chunk of the run: the part of one dnode that one f2fs_do_zero_range call handles.
+type Chunk struct {
+	Start   uint64   `json:"start"` // first file block index of the range in this chunk
+	Len     uint64   `json:"len"`
+	Node    string   `json:"node"` // "inode", "i_nid[0]", "i_nid[2]/3", "i_nid[4]/1/7"
+	Kind    string   `json:"kind"` // "inode" or "direct"
+	Nid     uint32   `json:"nid"`  // 0 when the run allocates the node
+	Missing int      `json:"missing"`
+	Step    int64    `json:"step"`  // player step of its chunk-enter event
+	Calls   []uint64 `json:"calls"` // f2fs_invalidate_blocks calls made in it, per mode
+}
+
+// Marker is a tick on the seek slider.
+type Marker struct {
+	Step int64  `json:"step"`
+	Kind string `json:"kind"` // "chunk", "flush", "error"
+	Mode string `json:"mode,omitempty"`
+}
+
+// Limits of an outline: whatever the run's length, an outline stays small.
+const (
+	MaxMarkers  = 4096 // slider ticks
+	MaxSegments = 4096 // touched segments whose SIT before the run is kept
+	cpEvery     = 1024 // player steps between lockstep checkpoints of a two-mode run
+)
+
+// Outline is a run from start to end, computed in one lockstep pass and shared read-only by every
+// viewer of the same run.
+type Outline struct {
+	spec     Spec
+	Total    int64               // steps of the run; step Total is the end
+	Range    Range               // the request's pages
+	Chunks   []Chunk             // in order
+	Markers  []Marker            // in step order, at most MaxMarkers
+	Thinned  bool                // markers were left out to stay within MaxMarkers
+	Stops    []Stop              // the guided tour, in step order
+	Segments []core.SegmentState // touched segments (first MaxSegments), before the run, first touch first
+	SegTypes map[uint32]int      // log type of each segment in Segments
+	Final    []core.Snapshot     // each mode's state at the end
+	Errors   []core.Event        // each mode's error event (zero when it succeeded)
+	prefix   []uint64            // prefix[i] = slots of the chunks before chunk i
+	cps      [][]int64           // engine steps at player step k·cpEvery (two modes)
+	stopsAt  map[int64]int       // stop index by step
+	// stopEvents holds the event each kind of stop was made from, while Build runs.
+	stopEvents map[string]core.Event
+}
+
+// Spec returns the run the outline describes.
+func (o *Outline) Spec() Spec { return o.spec }
+
+// Modes returns the run's modes, per-block first.
+func (o *Outline) Modes() []core.Mode { return o.spec.Modes }
+
+// Bytes estimates the memory the outline holds, for a server's budget.
+func (o *Outline) Bytes() int64 {
+	return 1024 + int64(len(o.Chunks))*(96+16*int64(len(o.spec.Modes))) + int64(len(o.Markers))*40 +
+		int64(len(o.Stops))*600 + int64(len(o.Segments))*400 + int64(len(o.cps))*(24+8*int64(len(o.spec.Modes)))
+}
+
+// ErrNoModes is returned by Build for a Spec without modes.
+var ErrNoModes = errors.New("player: no mode to play")
+
+// Build walks the whole run once, in lockstep, and records its outline. It checks ctx every few
+// thousand steps, so a cancelled request stops the work.
+func Build(ctx context.Context, spec Spec) (*Outline, error) {
+	if len(spec.Modes) == 0 || len(spec.Modes) > 2 {
+		return nil, ErrNoModes
+	}
+	o := &Outline{spec: spec, Range: pagesOf(spec.Request), Markers: []Marker{}, Chunks: []Chunk{},
+		SegTypes: map[uint32]int{}}
+	l, err := newLockstep(spec, 0)
+	if err != nil {
+		return nil, err
+	}
+	o.Errors = make([]core.Event, len(spec.Modes))
+	o.stopEvents = map[string]core.Event{}
+	tour := newTourBuilder(o)
+	var perBlockFlushes []Marker // per-block calls: ticks only when few
+	for {
+		if len(l.runs) > 1 && l.step%cpEvery == 0 && int64(len(o.cps)) == l.step/cpEvery {
+			cp := make([]int64, len(l.runs))
+			for i, r := range l.runs {
+				cp[i] = r.Step()
+			}
+			o.cps = append(o.cps, cp)
+		}
+		if l.step%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		ev, i, ok, err := l.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		mode := spec.Modes[i]
+		switch ev.Kind {
+		case core.EvChunkEnter:
+			if i == 0 {
+				c := Chunk{Start: ev.Slot, Len: ev.Count, Node: ev.Node, Kind: "direct", Step: l.step,
+					Calls: make([]uint64, len(spec.Modes))}
+				if ev.Node == "inode" {
+					c.Kind = "inode"
+				}
+				if spec.Describe != nil {
+					if k, nid, ok := spec.Describe.DnodeID(ev.Slot); ok {
+						c.Kind, c.Nid = k, nid
+					}
+				}
+				o.Chunks = append(o.Chunks, c)
+				o.Markers = append(o.Markers, Marker{Step: l.step, Kind: "chunk"})
+			}
+		case core.EvNodeAlloc:
+			if i == 0 && len(o.Chunks) > 0 && ev.Chunk == int32(len(o.Chunks)-1) {
+				o.Chunks[len(o.Chunks)-1].Missing++
+			}
+		case core.EvInvalidate:
+			if c := int(ev.Chunk); c >= 0 && c < len(o.Chunks) {
+				o.Chunks[c].Calls[i]++
+			}
+			m := Marker{Step: l.step, Kind: "flush", Mode: mode.String()}
+			if ev.Action == core.ActPerBlock {
+				if len(perBlockFlushes) <= MaxMarkers {
+					perBlockFlushes = append(perBlockFlushes, m)
+				}
+			} else {
+				o.Markers = append(o.Markers, m)
+			}
+		case core.EvError:
+			o.Markers = append(o.Markers, Marker{Step: l.step, Kind: "error", Mode: mode.String()})
+			o.Errors[i] = ev
+		}
+		tour.add(ev, i, l.step)
+		if len(o.Markers) > 4*MaxMarkers {
+			o.Markers, o.Thinned = thinMarkers(o.Markers, MaxMarkers), true
+		}
+	}
+	o.Total = l.step
+	if len(o.Markers)+len(perBlockFlushes) <= MaxMarkers {
+		o.Markers = append(o.Markers, perBlockFlushes...)
+		slices.SortStableFunc(o.Markers, func(a, b Marker) int { return int(a.Step - b.Step) })
+	} else {
+		o.Thinned = o.Thinned || len(perBlockFlushes) > 0
+		if len(o.Markers) > MaxMarkers {
+			o.Markers, o.Thinned = thinMarkers(o.Markers, MaxMarkers), true
+		}
+	}
+	o.prefix = make([]uint64, len(o.Chunks)+1)
+	for i, c := range o.Chunks {
+		o.prefix[i+1] = o.prefix[i] + c.Len
+	}
+	o.Segments = l.runs[0].Segments(MaxSegments)
+	for _, sg := range o.Segments {
+		t := -1
+		if spec.Describe != nil {
+			t = spec.Describe.SegmentType(sg.Segno)
+		}
+		o.SegTypes[sg.Segno] = t
+	}
+	for _, r := range l.runs {
+		o.Final = append(o.Final, r.Snapshot())
+	}
+	o.Stops = tour.finish()
+	o.stopEvents = nil
+	o.stopsAt = make(map[int64]int, len(o.Stops))
+	for k, s := range o.Stops {
+		o.stopsAt[s.Step] = k
+	}
+	return o, nil
+}
+
+// pagesOf is the request's pages [offset>>12, ceil((offset+length)/4096)), empty for a request the
+// kernel refuses before looking at pages.
+func pagesOf(req core.Request) Range {
+	if req.Offset < 0 || req.Length <= 0 || req.Offset > (1<<63-1)-req.Length {
+		return Range{}
+	}
+	lo := uint64(req.Offset) >> 12
+	hi := (uint64(req.Offset) + uint64(req.Length) + 4095) >> 12
+	// No file has more blocks than f2fs's largest (about 2^32): beyond it the kernel says EFBIG.
+	const maxBlocks = 1 << 33
+	return Range{Start: min(lo, maxBlocks), End: min(hi, maxBlocks)}
+}
+
+// thinMarkers keeps chunk and error markers first, then spreads the rest evenly.
+func thinMarkers(ms []Marker, limit int) []Marker {
+	var keep, rest []Marker
+	for _, m := range ms {
+		if m.Kind != "flush" && len(keep) < limit {
+			keep = append(keep, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	if room := limit - len(keep); room > 0 && len(rest) > 0 {
+		for k := 0; k < room; k++ {
+			keep = append(keep, rest[k*len(rest)/room])
+		}
+	}
+	slices.SortStableFunc(keep, func(a, b Marker) int { return int(a.Step - b.Step) })
+	return keep
+}
+
+// InitialSlots returns a page of the slot map the run starts from, over the outline's range from
+// file block index from: at most maxExtents extents, and the index the next page starts at
+// (Range.End when this was the last).
+func (o *Outline) InitialSlots(from uint64, maxExtents int) ([]core.Extent, uint64, error) {
+	from = max(from, o.Range.Start)
+	if from >= o.Range.End {
+		return []core.Extent{}, o.Range.End, nil
+	}
+	ext, next, err := core.ReadSlots(o.spec.Input, from, o.Range.End, maxExtents, 1024)
+	if err != nil {
+		return nil, from, fmt.Errorf("player: slots from %d: %w", from, err)
+	}
+	return ext, next, nil
+}
+
+// visited counts the slots of the range pass 2 is done with in a snapshot.
+func (o *Outline) visited(sn *core.Snapshot) uint64 {
+	c := int(sn.Chunk)
+	switch {
+	case c < 0:
+		return 0
+	case c >= len(o.Chunks):
+		return o.prefix[len(o.Chunks)]
+	case sn.InChunk:
+		return o.prefix[c] + min(sn.NextSlot-min(sn.NextSlot, sn.ChunkStart), o.Chunks[c].Len)
+	}
+	return o.prefix[c+1]
+}

@@ -1,0 +1,294 @@
+package player
+
+import (
+	"github.com/zrviz/zrviz/core"
+)
+
+// CallHistory is how many of the latest calls a viewer's engines keep (the call log shows them).
+const CallHistory = 16
+
+// lockstep is one or two engines behind one step counter. Each step advances the engine whose next
+// event concerns the lower slot (per-block first on ties), so both walk the file's slots together.
+type lockstep struct {
+	modes []core.Mode
+	runs  []*core.Run
+	step  int64
+}
+
+func newLockstep(spec Spec, callHistory int) (*lockstep, error) {
+	l := &lockstep{modes: spec.Modes}
+	for _, m := range spec.Modes {
+		r, err := core.NewRunOptions(spec.Input, spec.Request, m, core.RunOptions{CallHistory: callHistory})
+		if err != nil {
+			return nil, err
+		}
+		l.runs = append(l.runs, r)
+	}
+	return l, nil
+}
+
+// pick returns the engine that takes the next step, or -1 at the end.
+func (l *lockstep) pick() int {
+	best := -1
+	var bestSlot uint64
+	for i, r := range l.runs {
+		if r.Done() || r.Err() != nil {
+			continue
+		}
+		if s := r.NextSlot(); best < 0 || s < bestSlot {
+			best, bestSlot = i, s
+		}
+	}
+	return best
+}
+
+// next takes one step: the event, the index of the engine that made it, false at the end, or the
+// source error that stopped an engine.
+func (l *lockstep) next() (core.Event, int, bool, error) {
+	for {
+		i := l.pick()
+		if i < 0 {
+			for _, r := range l.runs {
+				if err := r.Err(); err != nil {
+					return core.Event{}, -1, false, err
+				}
+			}
+			return core.Event{}, -1, false, nil
+		}
+		ev, ok := l.runs[i].Next()
+		if !ok {
+			if err := l.runs[i].Err(); err != nil {
+				return core.Event{}, -1, false, err
+			}
+			continue
+		}
+		l.step++
+		return ev, i, true, nil
+	}
+}
+
+// Event is one step of a player: an engine's event, the player step it took (in both mode the
+// shared counter; the engine's own count is Event.Step) and the engine's mode.
+type Event struct {
+	core.Event
+	PlayerStep int64
+	Mode       core.Mode
+}
+
+// Player is one viewer's position in a run. It is not safe for concurrent use; its memory is its
+// engines' (bounded call history, a checkpoint every few dnode chunks, the segments touched so far),
+// not the run's slots.
+type Player struct {
+	o *Outline
+	l *lockstep
+}
+
+// New returns a player at step 0 of the outline's run.
+func New(o *Outline) (*Player, error) {
+	l, err := newLockstep(o.spec, CallHistory)
+	if err != nil {
+		return nil, err
+	}
+	return &Player{o: o, l: l}, nil
+}
+
+// Outline returns the run's shared outline.
+func (p *Player) Outline() *Outline { return p.o }
+
+// Step is the player step the view shows: 0 before anything, Total at the end.
+func (p *Player) Step() int64 { return p.l.step }
+
+// Done reports whether the view is at the end.
+func (p *Player) Done() bool { return p.l.step >= p.o.Total }
+
+// Forward takes up to n steps, handing each event to fn (nil: none), and returns how many it took.
+// fn may stop early by returning false (after that step).
+func (p *Player) Forward(n int64, fn func(Event) bool) (int64, error) {
+	var k int64
+	for k < n {
+		ev, i, ok, err := p.l.next()
+		if err != nil {
+			return k, err
+		}
+		if !ok {
+			break
+		}
+		k++
+		if fn != nil && !fn(Event{Event: ev, PlayerStep: p.l.step, Mode: p.l.modes[i]}) {
+			break
+		}
+	}
+	return k, nil
+}
+
+// NextCall steps to just after the next f2fs_invalidate_blocks call of the last mode (the batched
+// one in both mode) and all its SIT updates, so counters and SIT maps agree where it stops; at the
+// last call it goes to the end.
+func (p *Player) NextCall(fn func(Event) bool) (int64, error) {
+	last := len(p.l.runs) - 1
+	called := false
+	var k int64
+	for {
+		if called && !p.l.runs[last].InCall() {
+			return k, nil
+		}
+		n, err := p.Forward(1, func(ev Event) bool {
+			if ev.Kind == core.EvInvalidate && ev.Mode == p.l.modes[last] {
+				called = true
+			}
+			return fn == nil || fn(ev)
+		})
+		k += n
+		if err != nil || n == 0 {
+			return k, err
+		}
+	}
+}
+
+// Goto moves to player step step, clamped to [0, Total].
+func (p *Player) Goto(step int64) error {
+	step = min(max(step, 0), p.o.Total)
+	if len(p.l.runs) == 1 {
+		if err := p.l.runs[0].SeekTo(step); err != nil {
+			return err
+		}
+		p.l.step = p.l.runs[0].Step()
+		return nil
+	}
+	c := min(int(step/cpEvery), len(p.o.cps)-1)
+	for i, r := range p.l.runs {
+		if err := r.SeekTo(p.o.cps[c][i]); err != nil {
+			return err
+		}
+	}
+	p.l.step = int64(c) * cpEvery
+	_, err := p.Forward(step-p.l.step, nil)
+	return err
+}
+
+// Cursor is the lowest file block index the engines still running will look at next.
+func (p *Player) Cursor() uint64 {
+	var c uint64
+	first := true
+	for _, r := range p.l.runs {
+		if s := r.NextSlot(); first || s < c {
+			c, first = s, false
+		}
+	}
+	return c
+}
+
+// GotoSlot moves to the first step whose cursor is at or past file block index slot (the end when
+// no step is), the "go to slot" of a player.
+func (p *Player) GotoSlot(slot uint64) error {
+	lo, hi := int64(0), p.o.Total
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if err := p.Goto(mid); err != nil {
+			return err
+		}
+		if p.Cursor() >= slot {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return p.Goto(lo)
+}
+
+// Changed returns what the run has written so far over [lo, hi) (the first mode's engine: both
+// modes leave the same slots, and differ only for the instant between a visit and its call); laid
+// over [Outline.InitialSlots] it is the slot map now.
+func (p *Player) Changed(lo, hi uint64) []core.Extent {
+	return p.l.runs[0].Changed(lo, hi)
+}
+
+// Counters are the per-mode numbers a player compares.
+type Counters struct {
+	Calls               uint64 `json:"calls"`
+	SITLockAcquisitions uint64 `json:"sitLockAcquisitions"`
+	SITPieces           uint64 `json:"sitPieces"`
+	BlocksInvalidated   uint64 `json:"blocksInvalidated"`
+	SlotsVisited        uint64 `json:"slotsVisited"`
+	DnodeChunks         uint64 `json:"dnodeChunks"`
+	Reserved            uint64 `json:"reserved"`
+	NodesAllocated      uint64 `json:"nodesAllocated"`
+	SegmentsTouched     uint64 `json:"segmentsTouched"`
+	SegmentsPrefree     uint64 `json:"segmentsPrefree"`
+}
+
+// ModeState is one engine's state at the player's step, ready to encode.
+type ModeState struct {
+	Mode        core.Mode     `json:"mode"`
+	Step        int64         `json:"step"` // the engine's own event count
+	Done        bool          `json:"done"`
+	Errno       string        `json:"errno"`
+	Message     string        `json:"message,omitempty"` // the kernel's log line for an error
+	Cursor      uint64        `json:"cursor"`            // file block index of the engine's next event
+	Chunk       int32         `json:"chunk"`             // index into Outline.Chunks, -1 before the first
+	Pending     *core.Pending `json:"pending"`           // the batched mode's run, nil when none
+	Counters    Counters      `json:"counters"`
+	ISize       int64         `json:"iSize"`
+	IBlocks     uint64        `json:"iBlocks"`
+	ValidBlocks uint64        `json:"validBlockCount"`
+	// Segments are the SIT entries the engine has changed: in a full state the latest
+	// core.SnapshotSegments touched; otherwise only those whose count or class changed since the
+	// previous state of the same Tracker.
+	Segments  []core.SegmentState `json:"segments"`
+	Calls     []core.Call         `json:"calls"` // the latest calls, oldest first
+	Narration string              `json:"narration"`
+}
+
+// Tracker remembers what one viewer was last sent, so a state carries only the segments that
+// changed since. Its memory is one entry per segment the run has touched.
+type Tracker struct {
+	sent []map[uint32]segKey
+}
+
+type segKey struct {
+	valid int32
+	class core.SegClass
+}
+
+// State returns every mode's state at the player's step. With full (after a seek, or the first
+// time) every recently touched segment is included and t starts over; otherwise only the segments
+// that changed since t's last state.
+func (p *Player) State(t *Tracker, full bool) []ModeState {
+	if len(t.sent) != len(p.l.runs) {
+		t.sent = make([]map[uint32]segKey, len(p.l.runs))
+		full = true
+	}
+	out := make([]ModeState, len(p.l.runs))
+	for i, r := range p.l.runs {
+		sn := r.Snapshot()
+		st := ModeState{Mode: sn.Mode, Step: sn.Step, Done: sn.Done, Errno: sn.Errno, Cursor: sn.NextSlot,
+			Chunk: sn.Chunk, ISize: sn.ISize, IBlocks: sn.IBlocks, ValidBlocks: sn.ValidBlockCount,
+			Narration: sn.Narration, Calls: sn.LastCalls,
+			Counters: Counters{Calls: sn.Stats.Calls, SITLockAcquisitions: sn.Stats.SITLockAcquisitions,
+				SITPieces: sn.Stats.SITPieces, BlocksInvalidated: sn.Stats.BlocksInvalidated,
+				SlotsVisited: p.o.visited(&sn), DnodeChunks: sn.Stats.DnodeChunks, Reserved: sn.Stats.Reserved,
+				NodesAllocated: sn.Stats.NodesAlloc, SegmentsTouched: sn.Stats.SegmentsTouched,
+				SegmentsPrefree: sn.Stats.SegmentsPrefree}}
+		if sn.Done && sn.Errno != "" {
+			st.Message = p.o.Errors[i].Message()
+		}
+		if sn.Pending.Len > 0 {
+			pd := sn.Pending
+			st.Pending = &pd
+		}
+		if full || t.sent[i] == nil {
+			t.sent[i] = map[uint32]segKey{}
+		}
+		st.Segments = make([]core.SegmentState, 0, len(sn.Segments))
+		for _, sg := range sn.Segments {
+			k := segKey{sg.Valid, sg.Class}
+			if old, ok := t.sent[i][sg.Segno]; ok && old == k && !full {
+				continue
+			}
+			t.sent[i][sg.Segno] = k
+			st.Segments = append(st.Segments, sg)
+		}
+		out[i] = st
+	}
+	return out
+}
