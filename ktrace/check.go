@@ -1,0 +1,108 @@
+package ktrace
+
+import (
+	"fmt"
+	"iter"
+
+	"github.com/zrviz/zrviz/core"
+)
+
+// Report is a trace held against one run of the model: the "trace" object the CLI's and the API's
+// run results carry.
+type Report struct {
+	Format Format `json:"format"`
+	Op     int    `json:"op"`    // 1-based operation of the trace
+	Calls  int    `json:"calls"` // the kernel's calls in that operation, as recorded
+	// ModelCalls is the model's calls.
+	ModelCalls int `json:"modelCalls"`
+	// Expanded: the model is per-block and the kernel's calls span several blocks (a batched
+	// kernel), so the kernel's calls were expanded to one block each and compared block by block.
+	Expanded        bool        `json:"expanded"`
+	Agree           bool        `json:"agree"`
+	FirstDivergence *Divergence `json:"firstDivergence"`
+}
+
+// ModelCalls adapts a result's calls.
+func ModelCalls(res *core.Result) iter.Seq[Call] {
+	return func(yield func(Call) bool) {
+		for c := range res.Calls.All() {
+			if !yield(Call{Start: c.Start, Len: c.Len}) {
+				return
+			}
+		}
+	}
+}
+
+// Check compares operation op (0-based) of the trace with the model's result res of the request req
+// on in, and places the first divergence in the file (walking the model's run again, up to the
+// divergence only). A per-block result is compared with an expanded trace when the trace's calls
+// span several blocks (see the package documentation).
+func Check(t *Trace, op int, in core.Input, req core.Request, res *core.Result) (*Report, error) {
+	if op < 0 || op >= len(t.Ops) {
+		return nil, fmt.Errorf("ktrace: operation %d of a trace of %d", op+1, len(t.Ops))
+	}
+	calls := &t.Ops[op].Calls
+	kernel := calls.All()
+	r := &Report{Format: t.Format, Op: op + 1, Calls: calls.Len()}
+	if res.Mode == core.PerBlock && multiBlock(kernel) {
+		r.Expanded = true
+		kernel = Expand(kernel)
+	}
+	c := Compare(kernel, ModelCalls(res))
+	r.ModelCalls = c.Model
+	r.Agree = c.Agree()
+	r.FirstDivergence = c.First
+	if d := c.First; d != nil {
+		if r.Expanded {
+			k := sourceCall(calls.All(), d.Index)
+			d.KernelCall = &k
+		}
+		if d.Model != nil {
+			w, err := Locate(in, req, res.Mode, d.Index)
+			if err != nil {
+				return nil, err
+			}
+			d.Slot, d.Chunk, d.Dnode = &w.Slot, &w.Chunk, w.Dnode
+		}
+	}
+	return r, nil
+}
+
+// Where places one of the model's calls in the file.
+type Where struct {
+	Slot  uint64 // file block index whose address is the call's first block
+	Chunk int32  // ordinal of the dnode chunk in the run
+	Dnode string // "inode", "i_nid[0]", "i_nid[2]/3", ...
+}
+
+// Locate runs the model again up to its call number call (0-based) and says where it was made. The
+// engine's calls do not carry their slots; its events do: the call's first block is the slot of the
+// last per-block invalidate or batched run start before the call.
+func Locate(in core.Input, req core.Request, mode core.Mode, call int) (Where, error) {
+	var w, cur Where
+	found := false
+	want := uint64(call) + 1 // an invalidate event's Count is its 1-based call number
+	_, err := core.Walk(in, req, mode, func(ev *core.Event) bool {
+		switch ev.Kind {
+		case core.EvChunkEnter:
+			cur.Chunk, cur.Dnode = ev.Chunk, ev.Node
+		case core.EvSlot:
+			if ev.Action == core.ActInvalidate || ev.Action == core.ActStartRun {
+				cur.Slot = ev.Slot
+			}
+		case core.EvInvalidate:
+			if ev.Count == want {
+				w, found = cur, true
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return Where{}, err
+	}
+	if !found {
+		return Where{}, fmt.Errorf("ktrace: the model made no call %d", call)
+	}
+	return w, nil
+}
