@@ -18,6 +18,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		{"./core", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/sim"}, transport...)},
 		{"./imgio", append([]string{"github.com/zrviz/zrviz/core", "github.com/zrviz/zrviz/sim"}, transport...)},
 		{"./sim", transport},
+		{"./ktrace", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/sim", "github.com/zrviz/zrviz/web"}, transport...)},
 		{"./templates", []string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/web", "github.com/coder/websocket"}},
 		{"./web", []string{"github.com/zrviz/zrviz/cmd"}},
 	}
