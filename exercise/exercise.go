@@ -261,7 +261,7 @@ type facts struct {
 	prefree  []uint32 // segments in the order they became prefree
 	touched  []uint32 // segments touched, in order of first touch
 	flushAt  []uint64 // file blocks where a discontiguous flush happened (batched)
-	addrSeen []uint64 // file blocks of address slots the run reached
+	addrSeen []uint64 // file blocks of address slots the run reached, after each chunk's first
 	longest  uint32
 }
 
@@ -270,15 +270,26 @@ func run(in core.Input, req core.Request, m core.Mode) (*facts, error) {
 	f := &facts{}
 	seen := map[uint32]bool{}
 	pre := map[uint32]bool{}
+	// An address slot after the chunk's first one meets a pending run (the batched mode never
+	// leaves one empty once started); only those make a flush question worth asking.
+	first := true
+	addr := func(slot uint64) {
+		if !first {
+			f.addrSeen = append(f.addrSeen, slot)
+		}
+		first = false
+	}
 	res, err := core.Walk(in, req, m, func(ev *core.Event) bool {
 		switch ev.Kind {
+		case core.EvChunkEnter:
+			first = true
 		case core.EvSlot:
 			if ev.State == core.StateAddr {
-				f.addrSeen = append(f.addrSeen, ev.Slot)
+				addr(ev.Slot)
 			}
 		case core.EvError:
 			if ev.Action == core.ActBounds || ev.Action == core.ActSITBit {
-				f.addrSeen = append(f.addrSeen, ev.Slot)
+				addr(ev.Slot)
 			}
 		case core.EvInvalidate:
 			if ev.Action == core.ActDiscontiguous {
