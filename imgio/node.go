@@ -22,6 +22,9 @@ const (
 	extraAttrMax   = 36                                 // F2FS_TOTAL_EXTRA_ATTR_SIZE, bytes
 )
 
+// compressAlgorithms are f2fs's COMPRESS_LZO, COMPRESS_LZ4, COMPRESS_ZSTD and COMPRESS_LZORLE.
+var compressAlgorithms = [...]string{"lzo", "lz4", "zstd", "lzo-rle"}
+
 // readNode reads the node block of nid and checks it belongs where the caller found it: the NAT entry
 // and the footer must name ino, and the footer's node offset must be ofs (ofs < 0 skips that check,
 // for inodes whose offset is 0 by definition of nid == ino).
@@ -91,23 +94,26 @@ func modeType(mode uint16) FileType {
 
 // Inode holds the decoded fields of an inode block.
 type Inode struct {
-	Ino             uint32    `json:"ino"`
-	Mode            uint16    `json:"mode"`
-	Type            FileType  `json:"type"`
-	Size            int64     `json:"size"`
-	Blocks          uint64    `json:"blocks"` // i_blocks: data blocks (NEW_ADDR included), node blocks, the inode
-	Links           uint32    `json:"links"`
-	Inline          uint8     `json:"inline"` // i_inline flags
-	Advise          uint8     `json:"advise"`
-	Flags           uint32    `json:"flags"`
-	Generation      uint32    `json:"generation"`
-	ExtraISize      uint16    `json:"extraISize"`      // bytes, 0 without extra attributes
-	InlineXattrSize uint16    `json:"inlineXattrSize"` // words of i_addr given to inline xattrs
-	AddrsPerInode   int       `json:"addrsPerInode"`   // data slots in the inode
-	AddrsPerBlock   int       `json:"addrsPerBlock"`   // data slots in a direct node (1018, cluster-aligned when compressed)
-	ClusterSize     int       `json:"clusterSize"`     // blocks per compressed cluster, 0 if not compressed
-	Nids            [5]uint32 `json:"nids"`
-	Ext             struct {
+	Ino             uint32   `json:"ino"`
+	Mode            uint16   `json:"mode"`
+	Type            FileType `json:"type"`
+	Size            int64    `json:"size"`
+	Blocks          uint64   `json:"blocks"` // i_blocks: data blocks (NEW_ADDR included), node blocks, the inode
+	Links           uint32   `json:"links"`
+	Inline          uint8    `json:"inline"` // i_inline flags
+	Advise          uint8    `json:"advise"`
+	Flags           uint32   `json:"flags"`
+	Generation      uint32   `json:"generation"`
+	ExtraISize      uint16   `json:"extraISize"`      // bytes, 0 without extra attributes
+	InlineXattrSize uint16   `json:"inlineXattrSize"` // words of i_addr given to inline xattrs
+	AddrsPerInode   int      `json:"addrsPerInode"`   // data slots in the inode
+	AddrsPerBlock   int      `json:"addrsPerBlock"`   // data slots in a direct node (1018, cluster-aligned when compressed)
+	ClusterSize     int      `json:"clusterSize"`     // blocks per compressed cluster, 0 if not compressed
+	// CompressAlgorithm names i_compress_algorithm of a compressed inode: "lzo", "lz4", "zstd",
+	// "lzo-rle", or "algorithm N" for a value f2fs does not define; "" when not compressed.
+	CompressAlgorithm string    `json:"compressAlgorithm,omitempty"`
+	Nids              [5]uint32 `json:"nids"`
+	Ext               struct {
 		Fofs    uint32 `json:"fofs"`
 		Blkaddr uint32 `json:"blkaddr"`
 		Len     uint32 `json:"len"`
@@ -174,6 +180,10 @@ func (img *Image) decodeInode(ino uint32, blk []byte, addr uint32) (Inode, error
 			return Inode{}, bad("bad i_log_cluster_size", x.LogClusterSize)
 		}
 		in.ClusterSize = 1 << x.LogClusterSize
+		in.CompressAlgorithm = fmt.Sprintf("algorithm %d", x.CompressAlgorithm)
+		if a := int(x.CompressAlgorithm); a < len(compressAlgorithms) {
+			in.CompressAlgorithm = compressAlgorithms[a]
+		}
 		in.AddrsPerInode -= in.AddrsPerInode % in.ClusterSize
 		in.AddrsPerBlock -= in.AddrsPerBlock % in.ClusterSize
 	}
