@@ -32,8 +32,9 @@ type ImageItem struct {
 	Name   string
 	Size   int64
 	Format string
-	Added  string
+	Added  string // upload time, UTC, "2006-01-02 15:04:05"
 	Demo   bool
+	Upload bool // stored upload: the page offers to delete it
 }
 
 // Link is a labelled link with a line of explanation.

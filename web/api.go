@@ -24,6 +24,7 @@ type imageInfo struct {
 	Size   int64        `json:"size"`
 	Format imgio.Format `json:"format"`
 	Added  time.Time    `json:"added"`
+	Upload bool         `json:"upload"` // a stored upload (DELETE removes it), not the demo or a command-line image
 }
 
 // handleListImages answers GET /api/images: every loaded image, demo first.
@@ -31,7 +32,7 @@ func (s *Server) handleListImages(w http.ResponseWriter, r *http.Request) {
 	list := s.images()
 	out := make([]imageInfo, 0, len(list))
 	for _, si := range list {
-		out = append(out, imageInfo{ID: si.ID, Name: si.Name, Size: si.Size, Format: si.Format, Added: si.Added})
+		out = append(out, imageInfo{ID: si.ID, Name: si.Name, Size: si.Size, Format: si.Format, Added: si.Added, Upload: si.Upload})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"strconv"
 	"syscall"
 
 	"github.com/zrviz/zrviz/core"
@@ -77,7 +78,13 @@ type errorBody struct {
 // no file-system paths leak to the client.
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
 	code, msg := s.errorStatus(err)
-	if code >= 500 {
+	var be *BusyError
+	if errors.As(err, &be) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(be.RetryAfter.Seconds())))
+	} else if code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "5")
+	}
+	if code >= 500 && code != http.StatusServiceUnavailable && code != http.StatusInsufficientStorage {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	} else {
 		s.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
@@ -94,8 +101,25 @@ func (s *Server) errorStatus(err error) (int, string) {
 		fe  *imgio.FormatError
 		ue  *imgio.UnsupportedError
 		pfe *fs.PathError
+		be  *BusyError
+		sue *SlowUploadError
+		me  *MisdirectedError
+		coe *CrossOriginError
+		sfe *StoreFullError
 	)
 	switch {
+	case errors.As(err, &me):
+		return http.StatusMisdirectedRequest, err.Error()
+	case errors.As(err, &coe):
+		return http.StatusForbidden, err.Error()
+	case errors.As(err, &be):
+		return http.StatusServiceUnavailable, err.Error()
+	case errors.As(err, &sue):
+		return http.StatusRequestTimeout, err.Error()
+	case errors.Is(err, ErrNotDeletable):
+		return http.StatusConflict, err.Error()
+	case errors.As(err, &sfe) && !errors.Is(err, ErrTooLarge):
+		return http.StatusInsufficientStorage, err.Error()
 	case errors.Is(err, ErrTooLarge):
 		return http.StatusRequestEntityTooLarge, err.Error()
 	case errors.Is(err, imgio.ErrTooLarge):

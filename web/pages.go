@@ -73,7 +73,7 @@ func (s *Server) handleImagesPage(w http.ResponseWriter, r *http.Request) {
 	for _, si := range s.images() {
 		p.Images = append(p.Images, templates.ImageItem{
 			ID: si.ID, Name: si.Name, Size: si.Size, Format: string(si.Format),
-			Added: si.Added.UTC().Format("2006-01-02 15:04:05"), Demo: si.ID == DemoID,
+			Added: si.Added.UTC().Format("2006-01-02 15:04:05"), Demo: si.ID == DemoID, Upload: si.Upload,
 		})
 	}
 	p.Tour = s.tour()

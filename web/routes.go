@@ -19,12 +19,17 @@ func (s *Server) Handler() http.Handler {
 	r.Use(middleware.Recoverer)
 	r.Use(s.logRequests)
 	r.Use(securityHeaders)
+	// Only this server's own pages may act (web/guard.go): 421 for a Host it is not, 403 for a
+	// state-changing request from another origin.
+	r.Use(s.checkHost)
+	r.Use(s.checkOrigin)
+	// HEAD wherever GET is; a 405 names the allowed methods.
+	r.Use(middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, &NotFoundError{What: "page", Name: r.URL.Path})
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "method " + r.Method + " not allowed"})
-	})
+	var routes routeTable // filled in below, once every route is registered
+	r.MethodNotAllowed(s.methodNotAllowed(&routes))
 
 	// Long-lived: streamed uploads and the player's websocket.
 	r.Post("/api/images", s.handleUpload)
@@ -33,11 +38,15 @@ func (s *Server) Handler() http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(middleware.Timeout(requestTimeout))
 
-		// Pages (web/pages.go).
+		// Pages (web/pages.go). Every route under {id} holds the image while it runs
+		// (web/images.go holdImage), so --max-store never evicts it under a reader.
 		r.Get("/", s.handleImagesPage)
-		r.Get("/images/{id}", s.handleImagePage)
-		r.Get("/images/{id}/file", s.handleFilePage)
-		r.Get("/images/{id}/run", s.handleRunPage)
+		r.Route("/images/{id}", func(r chi.Router) {
+			r.Use(s.holdImage)
+			r.Get("/", s.handleImagePage)
+			r.Get("/file", s.handleFilePage)
+			r.Get("/run", s.handleRunPage)
+		})
 
 		// Embedded ES modules and CSS; versioned URLs are cached for a year.
 		r.Handle("/static/*", http.StripPrefix("/static/", s.assets))
@@ -46,7 +55,9 @@ func (s *Server) Handler() http.Handler {
 		r.Route("/api", func(r chi.Router) {
 			r.Get("/images", s.handleListImages)
 			r.Route("/images/{id}", func(r chi.Router) {
+				r.Use(s.holdImage)
 				r.Get("/", s.handleInspect)
+				r.Delete("/", s.handleDeleteImage) // web/images.go
 				r.Get("/map", s.handleMap)
 				r.Get("/dnodes", s.handleDnodes)
 				r.Get("/run", s.handleRun)
@@ -56,6 +67,7 @@ func (s *Server) Handler() http.Handler {
 			r.Get("/uploads/{token}", s.handleUploadProgress)
 		})
 	})
+	routes = newRouteTable(r)
 	return r
 }
 

@@ -25,15 +25,45 @@ const DefaultAddr = "127.0.0.1:8080"
 // expansion) when Config.MaxUpload is 0.
 const DefaultMaxUpload int64 = 8 << 30
 
+// DefaultMaxStore bounds the disk space the stored uploads take when Config.MaxStore is 0.
+const DefaultMaxStore int64 = 32 << 30
+
+// DefaultShutdownGrace is how long Close lets requests in flight finish when Config.ShutdownGrace
+// is 0.
+const DefaultShutdownGrace = 5 * time.Second
+
 // Config configures a [Server].
 type Config struct {
 	Addr      string // listen address; "" = DefaultAddr; ":0" picks a free port
 	MaxUpload int64  // bytes; 0 = DefaultMaxUpload
-	DataDir   string // uploads and expanded images; "" = a new temp dir, removed by Close
+	// DataDir holds the stored uploads, which outlive the server, and its temporary files (see
+	// store.go for the layout). "" = a new temporary directory that Close removes with everything
+	// in it (tests, and uses that want nothing kept).
+	DataDir string
 	// MaxExpanded bounds an upload's size after decompression or sparse expansion, so a small
 	// compressed bomb cannot fill the data dir; 0 = imgio.DefaultMaxExpanded.
 	MaxExpanded int64
-	Logger      *slog.Logger // nil = discard
+	// MaxStore bounds the disk space (allocated bytes) of the stored uploads: past it the least
+	// recently used uploads that are not in use are evicted. 0 = DefaultMaxStore; < 0 = no bound.
+	MaxStore int64
+	// MaxUploads and MaxUploadsPerClient bound the uploads received at once, in all and from one
+	// IP address; past either the server answers 503 with Retry-After before reading the body.
+	// 0 = DefaultMaxUploads, DefaultMaxUploadsPerClient.
+	MaxUploads          int
+	MaxUploadsPerClient int
+	// UploadMinRate is the slowest an upload body may arrive, in bytes a second over every
+	// UploadRateWindow of waiting for it; a slower one is cut with 408. 0 = DefaultUploadMinRate
+	// and DefaultUploadRateWindow; < 0 = no minimum.
+	UploadMinRate    int64
+	UploadRateWindow time.Duration
+	// AllowedHosts are Host names ("name" on any port, or "name:port") the server answers to
+	// besides localhost, IP addresses and Addr's host name; a request for any other host gets 421
+	// (DNS rebinding). Needed behind a reverse proxy or when users browse to the machine's name.
+	AllowedHosts []string
+	// ShutdownGrace is how long Close lets requests in flight finish before it cuts the uploads
+	// still streaming; 0 = DefaultShutdownGrace.
+	ShutdownGrace time.Duration
+	Logger        *slog.Logger // nil = discard
 }
 
 // Server is the zrviz HTTP server. Create it with [NewServer], add images
@@ -44,11 +74,23 @@ type Server struct {
 	log     *slog.Logger
 	assets  *static.Assets
 	dataDir string
-	ownDir  bool // dataDir was created by NewServer and is removed by Close
+	ownDir  bool     // dataDir was created by NewServer and is removed by Close
+	lock    *os.File // the data dir, flocked while the server uses it
 
 	store    *store
 	uploads  *uploads
 	outlines *outlineCache
+	hosts    *allowedHosts
+	slots    *uploadSlots
+
+	// commitMu serialises the step that makes an upload a stored image (id check, eviction, rename).
+	commitMu sync.Mutex
+
+	// The uploads in flight, so Close can cut them after the grace period.
+	upMu     sync.Mutex
+	closing  bool
+	inflight map[*bodyReader]struct{}
+	upWG     sync.WaitGroup
 
 	// srvCtx is cancelled on shutdown. Websocket handlers derive their
 	// contexts from it rather than from r.Context(), because a hijacked
@@ -68,13 +110,32 @@ type Server struct {
 	closed   bool
 }
 
-// NewServer returns a server with no images yet.
+// NewServer returns a server holding the uploads stored in the data dir (and no other image yet).
+// It takes the data dir for itself until Close: a second server on the same directory is refused.
 func NewServer(cfg Config) (*Server, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
 	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
+	}
+	if cfg.MaxStore == 0 {
+		cfg.MaxStore = DefaultMaxStore
+	}
+	if cfg.MaxUploads <= 0 {
+		cfg.MaxUploads = DefaultMaxUploads
+	}
+	if cfg.MaxUploadsPerClient <= 0 {
+		cfg.MaxUploadsPerClient = DefaultMaxUploadsPerClient
+	}
+	if cfg.UploadMinRate == 0 {
+		cfg.UploadMinRate = DefaultUploadMinRate
+	}
+	if cfg.UploadRateWindow <= 0 {
+		cfg.UploadRateWindow = DefaultUploadRateWindow
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = DefaultShutdownGrace
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -97,12 +158,37 @@ func NewServer(cfg Config) (*Server, error) {
 		}
 		s.dataDir = cfg.DataDir
 	}
-	s.store = newStore()
+	fail := func(err error) (*Server, error) {
+		if s.lock != nil {
+			s.lock.Close()
+		}
+		for _, si := range s.store.removeAll() {
+			si.close()
+		}
+		if s.ownDir {
+			os.RemoveAll(s.dataDir)
+		}
+		return nil, err
+	}
+	s.store = newStore(cfg.MaxStore)
+	s.store.log = func(msg string, args ...any) { log.Warn(msg, args...) }
+	if s.lock, err = lockDir(s.dataDir); err != nil {
+		return fail(err)
+	}
+	if err := s.prepareDataDir(); err != nil {
+		return fail(err)
+	}
 	s.uploads = newUploads()
 	s.outlines = newOutlineCache()
+	s.hosts = newAllowedHosts(cfg.Addr, cfg.AllowedHosts)
+	s.slots = newUploadSlots(cfg.MaxUploads, cfg.MaxUploadsPerClient)
+	s.inflight = map[*bodyReader]struct{}{}
 	s.srvCtx, s.srvCancel = context.WithCancel(context.Background())
 	return s, nil
 }
+
+// DataDir is the directory holding the stored uploads and the server's temporary files.
+func (s *Server) DataDir() string { return s.dataDir }
 
 // AddImage makes img available under id. The server owns img from then on
 // and closes it in Close. Adding an id twice is an error.
@@ -179,9 +265,11 @@ func (s *Server) urlLocked() string {
 	return "http://" + s.ln.Addr().String()
 }
 
-// Close shuts the server down: it stops listening, closes every websocket
-// (their runs end), waits for requests in flight up to 5 seconds, closes
-// every image and removes uploaded data.
+// Close shuts the server down: it stops listening, lets requests in flight finish for
+// Config.ShutdownGrace, then cuts the uploads still streaming (their clients get 503 and their partial
+// files are removed) and closes every websocket (their runs end). It closes every image and releases
+// the data dir; the stored uploads stay in it for the next start, unless the data dir was a temporary
+// one of NewServer's, which is removed. Running out of the grace period is not an error.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -194,22 +282,40 @@ func (s *Server) Close() error {
 
 	var errs []error
 	if hs != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := hs.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("web: shutdown: %w", err))
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+		err := hs.Shutdown(ctx)
 		cancel()
+		if err != nil {
+			// Requests still running after the grace period: cut the uploads (their reads fail at
+			// once, so their handlers answer 503 and remove their files), then drop every other
+			// connection.
+			n := s.endUploads()
+			s.log.Info("grace period over: cut the uploads still streaming", "uploads", n, "grace", s.cfg.ShutdownGrace)
+			if err := hs.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("web: close: %w", err))
+			}
+		}
 		if err := <-s.serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)
 		}
 	}
-	// Handlers mounted elsewhere (httptest) get no RegisterOnShutdown call.
+	// Handlers mounted elsewhere (httptest) get no RegisterOnShutdown call, nor the grace period.
 	s.srvCancel()
+	s.endUploads()
 	s.runs.Wait()
 	for _, si := range s.store.removeAll() {
-		if err := si.Image.Close(); err != nil {
+		if si.Upload && si.lastUsed.After(si.touched) {
+			si.touch(si.lastUsed)
+		}
+		if err := si.close(); err != nil {
 			errs = append(errs, fmt.Errorf("web: close image %s: %w", si.ID, err))
 		}
+	}
+	if !s.ownDir {
+		s.removePartials()
+	}
+	if s.lock != nil {
+		s.lock.Close()
 	}
 	if s.ownDir {
 		if err := os.RemoveAll(s.dataDir); err != nil {
@@ -217,4 +323,25 @@ func (s *Server) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// uploadsEndWait bounds how long Close waits for cut upload handlers to finish (they stop at their
+// next read; one busy expanding a large block of input takes a moment).
+const uploadsEndWait = 10 * time.Second
+
+// endUploads refuses new uploads, cuts those in flight and waits (up to uploadsEndWait) for their
+// handlers to remove their partial files. It returns how many were cut.
+func (s *Server) endUploads() int {
+	s.upMu.Lock()
+	s.closing = true
+	s.upMu.Unlock()
+	n := s.stopUploads()
+	done := make(chan struct{})
+	go func() { s.upWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(uploadsEndWait):
+		s.log.Warn("uploads still running after being cut", "wait", uploadsEndWait)
+	}
+	return n
 }

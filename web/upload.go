@@ -3,6 +3,7 @@ package web
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -11,13 +12,17 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"os"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/zrviz/zrviz/imgio"
@@ -132,22 +137,41 @@ type uploadBody struct {
 	Name   string       `json:"name"`
 	Size   int64        `json:"size"`
 	Format imgio.Format `json:"format"`
+	Added  time.Time    `json:"added"`
 }
 
-// handleUpload receives an image (raw body, or multipart field "image"),
-// expands it through imgio into the data dir and stores it under an id
-// derived from the bytes received. The answer is 201 for a new image and
-// 200 when the same content was already loaded (same id).
+// handleUpload receives an image (raw body, or multipart field "image"), expands it into the data
+// dir and stores it durably under an id derived from the bytes received. The answer is 201 for a new
+// image and 200 when the same content was already stored (same id).
 func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	token := r.URL.Query().Get("token")
 	if token != "" && !tokenRE.MatchString(token) {
 		s.Error(w, r, &ParamError{Name: "token", Msg: "want 1 to 64 of [A-Za-z0-9_-]"})
 		return
 	}
+	// Refused before reading the body: say so and drop the connection, so a client that keeps
+	// sending does not keep it (and its descriptor).
+	releaseSlot, err := s.slots.take(clientIP(r))
+	if err != nil {
+		w.Header().Set("Connection", "close")
+		s.Error(w, r, err)
+		return
+	}
+	defer releaseSlot()
+	body, done := s.beginUpload(w, r)
+	if body == nil {
+		w.Header().Set("Connection", "close")
+		s.Error(w, r, errClosed)
+		return
+	}
+	defer done()
 	prog := s.uploads.start(token, r.ContentLength)
-	si, created, err := s.receive(r, prog)
+	si, created, err := s.receive(r, body, prog)
 	prog.finish(idOf(si), err)
 	if err != nil {
+		if !body.eof {
+			w.Header().Set("Connection", "close")
+		}
 		s.Error(w, r, err)
 		return
 	}
@@ -156,7 +180,7 @@ func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 		code = http.StatusOK
 	}
 	s.log.Info("image uploaded", "id", si.ID, "name", si.Name, "format", si.Format, "size", si.Size, "new", created)
-	writeJSON(w, code, uploadBody{ID: si.ID, Name: si.Name, Size: si.Size, Format: si.Format})
+	writeJSON(w, code, uploadBody{ID: si.ID, Name: si.Name, Size: si.Size, Format: si.Format, Added: si.Added})
 }
 
 func idOf(si *StoredImage) string {
@@ -170,17 +194,22 @@ func idOf(si *StoredImage) string {
 // image bytes when the request's Content-Length is checked up front.
 const multipartSlack = 1 << 20
 
-// receive streams the upload into imgio.Load. It returns the stored image
-// and whether it is new.
-func (s *Server) receive(r *http.Request, prog *uploadProgress) (*StoredImage, bool, error) {
+// receive streams the upload through imgio.Expand into a new .partial- entry of the data dir, opens
+// it and commits it. It returns the stored image and whether it is new.
+func (s *Server) receive(r *http.Request, body *bodyReader, prog *uploadProgress) (*StoredImage, bool, error) {
 	limit := s.cfg.MaxUpload
-	body, name, err := s.uploadStream(r, limit)
+	src, name, err := uploadStream(r, body, limit)
 	if err != nil {
 		return nil, false, err
 	}
-	lr := &limitedHashReader{r: body, limit: limit, h: sha256.New(), prog: prog}
+	part, err := s.newPartial()
+	if err != nil {
+		s.log.Error("storing an upload", "err", err)
+		return nil, false, storageErr(err)
+	}
+	defer part.discard(s)
+	lr := &limitedHashReader{r: src, limit: limit, h: sha256.New(), prog: prog}
 	opt := &imgio.Options{
-		TempDir:     s.dataDir,
 		MaxExpanded: s.cfg.MaxExpanded,
 		Progress: func(p imgio.Progress) {
 			prog.written.Store(p.Written)
@@ -189,42 +218,219 @@ func (s *Server) receive(r *http.Request, prog *uploadProgress) (*StoredImage, b
 			}
 		},
 	}
-	img, err := imgio.Load(lr, name, opt)
-	if lr.over.Load() {
-		// Our limit, not the image, stopped the load; imgio removed its
-		// partial file.
-		if err == nil {
-			img.Close()
-		}
+	dst := &recordingFile{f: part.file}
+	format, size, err := imgio.Expand(dst, lr, opt)
+	body.finish()
+	switch {
+	case lr.over.Load():
+		// Our limit, not the image, stopped the expansion.
 		return nil, false, &TooLargeError{Limit: limit}
-	}
-	if lr.readErr != nil {
-		if err == nil {
-			img.Close()
-		}
+	case body.err != nil:
+		// Cut by shutdown or too slow: the reader's own error says which.
+		return nil, false, body.err
+	case lr.readErr != nil:
 		return nil, false, &ParamError{Name: "body", Msg: "upload interrupted: " + lr.readErr.Error()}
-	}
-	if err != nil {
-		if pe := dataDirFailure(err, s.dataDir); pe != nil {
-			s.log.Error("storing an upload", "err", err)
-			return nil, false, &StorageError{Err: pe.Err}
-		}
+	case dst.err != nil:
+		s.log.Error("storing an upload", "err", dst.err)
+		return nil, false, storageErr(dst.err)
+	case err != nil:
 		return nil, false, &BadImageError{Err: err}
+	}
+	img, err := imgio.NewImage(part.file, size)
+	if err != nil {
+		return nil, false, &BadImageError{Err: fmt.Errorf("%s: %w", name, err)}
 	}
 	prog.phase.Store(phaseOpening)
 	id := hex.EncodeToString(lr.h.Sum(nil))[:12]
-	si := &StoredImage{ID: id, Name: name, Size: img.Size(), Format: img.Format(), Added: time.Now(), Image: img}
-	old, loaded, err := s.store.add(si)
-	if err != nil || loaded {
-		img.Close()
-	}
-	return old, !loaded, err
+	si := &StoredImage{ID: id, Name: name, Size: size, Format: format, Added: time.Now().UTC().Truncate(time.Second),
+		Image: img, Upload: true, file: part.file}
+	part.img = img
+	return s.commit(part, si)
 }
 
-// uploadStream returns the image bytes of r: the part named "image" of a
-// multipart body, or the body itself. It refuses a declared length over the
-// limit before reading anything.
-func (s *Server) uploadStream(r *http.Request, limit int64) (io.Reader, string, error) {
+// partial is an upload being received: its .partial- directory and image file.
+type partial struct {
+	dir  string
+	file *os.File
+	img  *imgio.Image // once opened
+	kept bool         // committed: the store owns file and img
+}
+
+// newPartial creates a .partial- directory in the uploads dir with an empty image file in it.
+func (s *Server) newPartial() (*partial, error) {
+	dir, err := os.MkdirTemp(s.uploadsDir(), partialPrefix)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, entryImage), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		os.Remove(dir)
+		return nil, err
+	}
+	return &partial{dir: dir, file: f}, nil
+}
+
+// discard closes and removes the partial upload unless it was committed.
+func (p *partial) discard(s *Server) {
+	if p.kept {
+		return
+	}
+	if p.img != nil {
+		p.img.Close()
+	}
+	p.file.Close()
+	if err := removeEntryDir(p.dir); err != nil {
+		s.log.Error("removing a failed upload", "entry", p.dir, "err", err)
+	}
+}
+
+// commit makes the partial upload an entry of the store: the image file and a meta.json are
+// fsynced, the directory renamed to the id in one step, the uploads dir fsynced, and least recently
+// used uploads evicted to stay under Config.MaxStore. When the id is already stored, the existing
+// image is returned instead (and the partial upload discarded by the caller).
+func (s *Server) commit(p *partial, si *StoredImage) (*StoredImage, bool, error) {
+	if old, ok := s.store.get(si.ID); ok {
+		return old, false, nil
+	}
+	if err := p.file.Sync(); err != nil {
+		return nil, false, storageErr(err)
+	}
+	meta, err := json.Marshal(storedMeta{Version: metaVersion, ID: si.ID, Name: si.Name, Size: si.Size,
+		Format: si.Format, Added: si.Added})
+	if err != nil {
+		return nil, false, err
+	}
+	if err := writeFileSync(filepath.Join(p.dir, entryMeta), append(meta, '\n')); err != nil {
+		return nil, false, storageErr(err)
+	}
+	if err := syncDir(p.dir); err != nil {
+		return nil, false, storageErr(err)
+	}
+	st, err := p.file.Stat()
+	if err != nil {
+		return nil, false, storageErr(err)
+	}
+	si.onDisk = allocated(st) + metaOnDisk(p.dir)
+	si.lastUsed, si.touched = st.ModTime(), st.ModTime()
+
+	s.commitMu.Lock()
+	defer s.commitMu.Unlock()
+	if old, ok := s.store.get(si.ID); ok {
+		return old, false, nil
+	}
+	s.store.mu.Lock()
+	if s.store.closed {
+		s.store.mu.Unlock()
+		return nil, false, errClosed
+	}
+	victims, err := s.store.makeRoomLocked(si.onDisk)
+	s.store.mu.Unlock()
+	if err != nil {
+		return nil, false, err
+	}
+	final := filepath.Join(s.uploadsDir(), si.ID)
+	err = os.Rename(p.dir, final)
+	if errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY) {
+		// An entry of this id that did not open at start (damaged, and skipped with a log line):
+		// the same bytes have just arrived whole, so they replace it.
+		s.log.Warn("replacing a damaged stored image", "entry", final)
+		if rerr := removeEntryDir(final); rerr != nil {
+			s.log.Error("removing a damaged stored image", "entry", final, "err", rerr)
+		}
+		err = os.Rename(p.dir, final)
+	}
+	if err != nil {
+		s.restore(victims)
+		return nil, false, storageErr(err)
+	}
+	p.kept = true
+	si.dir = final
+	if err := syncDir(s.uploadsDir()); err != nil {
+		s.log.Error("syncing the uploads dir", "err", err)
+	}
+	if _, _, err := s.store.add(si); err != nil {
+		// Close began after the check above: the entry is on disk and is listed at the next start.
+		si.close()
+		s.restore(victims)
+		return nil, false, err
+	}
+	s.discard(victims, true, "evicted (least recently used, over --max-store)")
+	return si, true, nil
+}
+
+// restore puts back uploads picked for eviction when the upload that needed their room failed.
+func (s *Server) restore(victims []*StoredImage) {
+	if len(victims) == 0 {
+		return
+	}
+	s.store.mu.Lock()
+	defer s.store.mu.Unlock()
+	for _, si := range victims {
+		si.gone, si.closed = false, false
+		if !s.store.closed {
+			s.store.insertLocked(si)
+		} else {
+			si.gone, si.closed = true, true
+			si.close()
+		}
+	}
+}
+
+// writeFileSync writes a new file and fsyncs it.
+func writeFileSync(name string, b []byte) error {
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}
+
+// recordingFile is the expansion's destination: it remembers the first write or truncate error,
+// which is the server's disk failing (full, quota, I/O) rather than the image being bad.
+type recordingFile struct {
+	f   *os.File
+	err error
+}
+
+func (r *recordingFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := r.f.WriteAt(p, off)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// Truncate lets imgio.Expand set the final size (trailing zero blocks stay a hole).
+func (r *recordingFile) Truncate(size int64) error {
+	err := r.f.Truncate(size)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return err
+}
+
+// storageErr is a failure of the server's own disk as the client sees it: the cause (no space left
+// on device), never the data dir's path.
+func storageErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return &StorageError{Err: pe.Err}
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return &StorageError{Err: le.Err}
+	}
+	return &StorageError{Err: err}
+}
+
+// uploadStream returns the image bytes of the request: the part named "image" of a multipart
+// body, or the body itself, read through body. It refuses a declared length over the limit before
+// reading anything.
+func uploadStream(r *http.Request, body io.Reader, limit int64) (io.Reader, string, error) {
 	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if strings.HasPrefix(ct, "multipart/") {
 		if r.ContentLength > limit+multipartSlack {
@@ -233,7 +439,7 @@ func (s *Server) uploadStream(r *http.Request, limit int64) (io.Reader, string, 
 		if params["boundary"] == "" {
 			return nil, "", &ParamError{Name: "body", Msg: "multipart body without boundary"}
 		}
-		mr := multipart.NewReader(r.Body, params["boundary"])
+		mr := multipart.NewReader(body, params["boundary"])
 		for {
 			p, err := mr.NextPart()
 			if errors.Is(err, io.EOF) {
@@ -245,30 +451,74 @@ func (s *Server) uploadStream(r *http.Request, limit int64) (io.Reader, string, 
 			if p.FormName() != "image" {
 				continue
 			}
-			return p, uploadName(p.FileName(), r), nil
+			return p, uploadName(p.FileName(), true, r), nil
 		}
 	}
 	if r.ContentLength > limit {
 		return nil, "", &TooLargeError{Limit: limit}
 	}
-	return r.Body, uploadName("", r), nil
+	return body, uploadName("", false, r), nil
 }
 
-// uploadName picks a display name: the multipart file name, else the
-// "name" query parameter, else "upload.img". Only the base name is kept.
-func uploadName(fileName string, r *http.Request) string {
+// uploadName picks an upload's display name: the multipart file name, else the "name" query
+// parameter, else "upload.img", reduced by safeName. A multipart file name may be a whole Windows
+// path (old browsers sent C:\dir\x.img; RFC 7578 §4.2 says to keep the last part): only there is
+// a backslash a separator.
+func uploadName(fileName string, multipart bool, r *http.Request) string {
 	n := fileName
 	if n == "" {
 		n = r.URL.Query().Get("name")
+	} else if multipart {
+		if i := strings.LastIndexByte(n, '\\'); i >= 0 {
+			n = n[i+1:]
+		}
 	}
-	n = path.Base(strings.ReplaceAll(n, `\`, "/"))
-	if n == "" || n == "." || n == "/" {
-		n = "upload.img"
+	return safeName(n)
+}
+
+// maxNameBytes bounds a display name (a file name's bound on Linux).
+const maxNameBytes = 255
+
+// safeName reduces a client-chosen name to a label that is safe anywhere it is shown or logged:
+// letters, digits, marks, spaces and . _ - + ( ) [ ] , @ # = ~ are kept; any other character
+// (markup such as < > " ', slashes, control and format characters, invalid UTF-8) becomes one "_"
+// per run; leading and trailing dots, spaces and "_" go (no "..", no hidden names); at most
+// maxNameBytes bytes, cut in the stem so a short extension survives; "upload.img" when nothing is
+// left. "<script>alert(1)</script>.img" becomes "script_alert(1)_script_.img". The name is only a
+// label (the id names the file on disk), and templ escapes it again in pages.
+func safeName(n string) string {
+	var b strings.Builder
+	under := false
+	for _, c := range strings.ToValidUTF8(n, "\uFFFD") {
+		ok := unicode.IsLetter(c) || unicode.IsDigit(c) || unicode.IsMark(c) || c == ' ' ||
+			strings.ContainsRune("._-+()[],@#=~", c)
+		if !ok {
+			if !under {
+				b.WriteByte('_')
+			}
+			under = true
+			continue
+		}
+		under = false
+		b.WriteRune(c)
 	}
-	if len(n) > 255 {
-		n = n[:255]
+	out := strings.Trim(b.String(), "._ ")
+	if len(out) > maxNameBytes {
+		ext := path.Ext(out)
+		if len(ext) > 16 {
+			ext = ""
+		}
+		stem := out[:len(out)-len(ext)]
+		cut := maxNameBytes - len(ext)
+		for cut > 0 && !utf8.RuneStart(stem[cut]) {
+			cut--
+		}
+		out = strings.TrimRight(stem[:cut], "._ ") + ext
 	}
-	return n
+	if out == "" || strings.Trim(out, ".") == "" {
+		return "upload.img"
+	}
+	return out
 }
 
 // limitedHashReader hashes what passes through, counts it into the
@@ -318,18 +568,4 @@ func (s *Server) handleUploadProgress(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, p.body())
-}
-
-// dataDirFailure returns the file-system error behind err when it happened on a file in the data dir
-// (creating or writing the expanded image), as opposed to something wrong with the image.
-func dataDirFailure(err error, dataDir string) *fs.PathError {
-	var pe *fs.PathError
-	if !errors.As(err, &pe) {
-		return nil
-	}
-	rel, rerr := filepath.Rel(dataDir, pe.Path)
-	if rerr != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil
-	}
-	return pe
 }

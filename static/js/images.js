@@ -37,6 +37,7 @@ export function initImages(doc) {
       .finally(() => { busy = false; input.value = ''; });
   };
 
+  initDelete(doc);
   input.addEventListener('change', () => start(input.files?.[0]));
   zone.addEventListener('dragover', (e) => { e.preventDefault(); zone.classList.add('over'); });
   zone.addEventListener('dragleave', () => zone.classList.remove('over'));
@@ -89,7 +90,7 @@ function progress(ui, label, frac) {
  * (expanding, opening) by polling the upload's token.
  * @param {File} file
  * @param {{box: HTMLElement, label: HTMLElement, bar: HTMLElement, msg: HTMLElement}} ui
- * @returns {Promise<{id: string, name: string, size: number, format: string}>}
+ * @returns {Promise<{id: string, name: string, size: number, format: string, added: string}>}
  */
 function upload(file, ui) {
   ui.msg.hidden = true;
@@ -152,9 +153,19 @@ function upload(file, ui) {
 }
 
 /**
+ * Formats an upload time as the server renders it: "2006-01-02 15:04:05 UTC".
+ * @param {string} iso RFC 3339 time
+ * @returns {string}
+ */
+function utc(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? '' : `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/**
  * Adds (or keeps) the uploaded image's row in the list.
  * @param {Document} doc
- * @param {{id: string, name: string, size: number, format: string}} img
+ * @param {{id: string, name: string, size: number, format: string, added: string}} img
  */
 function addRow(doc, img) {
   const tbody = doc.getElementById('image-rows');
@@ -166,9 +177,17 @@ function addRow(doc, img) {
   const cells = [
     () => { const a = doc.createElement('a'); a.href = href; a.textContent = img.name; a.dataset.testid = 'image-link'; return a; },
     () => img.id, () => img.format, () => bytes(img.size),
+    () => {
+      const t = doc.createElement('time');
+      t.dateTime = img.added;
+      t.dataset.testid = 'image-added';
+      t.textContent = utc(img.added);
+      return t;
+    },
     () => { const a = doc.createElement('a'); a.href = href; a.textContent = 'inspect ▸'; return a; },
+    () => deleteButton(doc, img),
   ];
-  const cls = ['', 'mono', '', 'num', 'small'];
+  const cls = ['', 'mono', '', 'num', 'small', 'small', 'small'];
   cells.forEach((mk, i) => {
     const td = doc.createElement('td');
     if (cls[i]) td.className = cls[i];
@@ -176,6 +195,82 @@ function addRow(doc, img) {
     tr.append(td);
   });
   tbody.append(tr);
+}
+
+/**
+ * Makes the delete button of an uploaded image's row (the same as the server renders).
+ * @param {Document} doc
+ * @param {{id: string, name: string}} img
+ * @returns {HTMLButtonElement}
+ */
+function deleteButton(doc, img) {
+  const b = doc.createElement('button');
+  b.type = 'button';
+  b.className = 'danger small';
+  b.dataset.testid = 'image-delete';
+  b.dataset.id = img.id;
+  b.dataset.name = img.name;
+  b.setAttribute('aria-label', `Delete ${img.name}`);
+  b.textContent = 'Delete';
+  return b;
+}
+
+/** How long a delete button waits for the confirming second press. */
+const CONFIRM_MS = 5000;
+
+/**
+ * Wires the delete buttons (one listener for the whole list, so rows added after an upload work
+ * too). The first press asks for confirmation on the button itself; a second press within
+ * CONFIRM_MS sends DELETE /api/images/{id} and removes the row.
+ * @param {Document} doc
+ */
+function initDelete(doc) {
+  const tbody = doc.getElementById('image-rows');
+  const msg = /** @type {HTMLElement|null} */ (doc.getElementById('images-msg'));
+  if (!tbody || !msg) return;
+  const say = (/** @type {'ok'|'error'} */ kind, /** @type {string} */ text) => {
+    msg.hidden = false;
+    msg.className = `msg ${kind}`;
+    msg.textContent = text;
+  };
+  tbody.addEventListener('click', async (e) => {
+    const b = /** @type {HTMLElement} */ (e.target).closest('button[data-testid="image-delete"]');
+    if (!(b instanceof HTMLButtonElement) || b.disabled) return;
+    const { id = '', name = id } = b.dataset;
+    if (b.dataset.armed !== '1') {
+      b.dataset.armed = '1';
+      b.textContent = 'Confirm delete';
+      b.setAttribute('aria-label', `Press again to delete ${name}`);
+      say('ok', `Press "Confirm delete" again to delete ${name}; links to it will stop working.`);
+      window.setTimeout(() => {
+        if (!b.isConnected || b.disabled) return;
+        b.dataset.armed = '';
+        b.textContent = 'Delete';
+        b.setAttribute('aria-label', `Delete ${name}`);
+      }, CONFIRM_MS);
+      return;
+    }
+    b.disabled = true;
+    try {
+      const r = await fetch(`/api/images/${encodeURIComponent(id)}`, { method: 'DELETE' });
+      if (r.status === 204 || r.status === 404) {
+        const row = b.closest('tr');
+        const next = row?.nextElementSibling?.querySelector('button, a') || doc.getElementById('file-input');
+        row?.remove();
+        say('ok', `Deleted ${name}.`);
+        if (next instanceof HTMLElement) next.focus();
+        return;
+      }
+      let body = null;
+      try { body = await r.json(); } catch { /* shown by status */ }
+      say('error', `Could not delete ${name} (${r.status}): ${body?.error || r.statusText}`);
+    } catch (err) {
+      say('error', `Could not delete ${name}: ${String(err)}`);
+    }
+    b.disabled = false;
+    b.dataset.armed = '';
+    b.textContent = 'Delete';
+  });
 }
 
 initImages(document);

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package web
+
+import "os"
+
+// lockDir does nothing where flock is not available: one server per data dir is then up to the
+// user.
+func lockDir(dir string) (*os.File, error) { return nil, nil }

@@ -1,0 +1,27 @@
+//go:build unix
+
+package web
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// lockDir takes an exclusive flock on the directory dir itself (no lock file to leave behind); the
+// kernel drops it when the process ends, however it ends.
+func lockDir(dir string) (*os.File, error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("web: data dir: %w", err)
+	}
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		d.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("web: data dir %s is in use by another zrviz server", dir)
+		}
+		return nil, fmt.Errorf("web: lock data dir: %w", err)
+	}
+	return d, nil
+}
