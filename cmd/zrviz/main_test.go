@@ -317,7 +317,7 @@ func TestServeTheSameImageTwiceServesItOnce(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--quiet", raw, raw}, pw, io.Discard)
+		done <- Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--quiet", raw, raw}, pw, io.Discard)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')

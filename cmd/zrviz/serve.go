@@ -9,7 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/web"
@@ -22,24 +24,60 @@ type serveConfig struct {
 	// maxExpanded bounds compressed and sparse input after expansion, for uploads and IMG arguments.
 	maxExpanded int64
 	dataDir     string
-	images      []string
-	quiet       bool
+	// maxStore bounds the stored uploads on disk; 0 means no bound.
+	maxStore int64
+	// maxUploads and maxUploadsPerClient bound the uploads received at once.
+	maxUploads, maxUploadsPerClient int
+	// uploadMinRate is the slowest accepted upload, bytes a second; 0 means no minimum.
+	uploadMinRate int64
+	allowedHosts  []string
+	images        []string
+	quiet         bool
+}
+
+// stringsFlag is a repeatable string flag.
+type stringsFlag []string
+
+func (f *stringsFlag) String() string { return strings.Join(*f, ",") }
+func (f *stringsFlag) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return errors.New("empty value")
+	}
+	*f = append(*f, s)
+	return nil
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--max-upload SIZE] [--max-expanded SIZE] [--data-dir DIR] [--quiet] [IMG ...]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--data-dir DIR] [--max-store SIZE] [--max-upload SIZE] [--max-expanded SIZE] [--allowed-host NAME]... [--quiet] [IMG ...]", stderr)
 	var cfg serveConfig
 	fs.StringVar(&cfg.addr, "addr", web.DefaultAddr, "listen `HOST:PORT`; binding beyond loopback exposes uploads to the network")
-	maxUpload := sizeFlag{n: web.DefaultMaxUpload}
+	maxUpload := sizeFlag{n: web.DefaultMaxUpload, nonNegative: true}
 	fs.Var(&maxUpload, "max-upload", "largest accepted upload `SIZE`, as sent (e.g. 512MiB; default 8GiB)")
-	maxExpanded := sizeFlag{n: imgio.DefaultMaxExpanded}
+	maxExpanded := sizeFlag{n: imgio.DefaultMaxExpanded, nonNegative: true}
 	fs.Var(&maxExpanded, "max-expanded", "largest image `SIZE` after decompressing gzip/xz/zstd or expanding Android sparse input (default 64GiB)")
-	fs.StringVar(&cfg.dataDir, "data-dir", "", "`DIR` for uploads and expanded images (default: a new temporary directory, removed on exit)")
+	fs.StringVar(&cfg.dataDir, "data-dir", "", "`DIR` keeping the uploads across restarts, and the server's temporary files (default: the user cache directory's zrviz, e.g. ~/.cache/zrviz)")
+	maxStore := sizeFlag{n: web.DefaultMaxStore, nonNegative: true}
+	fs.Var(&maxStore, "max-store", "disk `SIZE` the stored uploads may take; past it the least recently used ones not being viewed are deleted (default 32GiB; 0 = no bound)")
+	fs.IntVar(&cfg.maxUploads, "max-uploads", web.DefaultMaxUploads, "uploads received at once, from everyone (`N`; more get 503 with Retry-After)")
+	fs.IntVar(&cfg.maxUploadsPerClient, "max-uploads-per-client", web.DefaultMaxUploadsPerClient, "uploads received at once from one IP address (`N`)")
+	minRate := sizeFlag{n: web.DefaultUploadMinRate, nonNegative: true}
+	fs.Var(&minRate, "upload-min-rate", "slowest accepted upload, `SIZE` per second over 30 s of waiting (default 32KiB; 0 = no minimum)")
+	fs.Var((*stringsFlag)(&cfg.allowedHosts), "allowed-host", "also answer requests for host `NAME` (or NAME:PORT): a reverse proxy's or the machine's name; repeatable. Other names get 421")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "log warnings and errors only")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg.maxUpload, cfg.maxExpanded = maxUpload.n, maxExpanded.n
+	cfg.maxUpload, cfg.maxExpanded, cfg.maxStore, cfg.uploadMinRate = maxUpload.n, maxExpanded.n, maxStore.n, minRate.n
+	if cfg.maxUploads < 1 || cfg.maxUploadsPerClient < 1 {
+		return usageError{"--max-uploads and --max-uploads-per-client must be at least 1"}
+	}
+	if cfg.dataDir == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("no user cache directory to keep uploads in (%w); give one with --data-dir", err)
+		}
+		cfg.dataDir = filepath.Join(dir, "zrviz")
+	}
 	cfg.images = fs.Args()
 	return serve(ctx, cfg, stdout, stderr)
 }
@@ -54,14 +92,25 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	if host, _, err := net.SplitHostPort(cfg.addr); err == nil && !isLoopback(host) {
 		logger.Warn("listening beyond loopback: anyone who can reach this address can upload images and run simulations", "addr", cfg.addr)
 	}
-	srv, err := web.NewServer(web.Config{Addr: cfg.addr, MaxUpload: cfg.maxUpload, DataDir: cfg.dataDir,
-		MaxExpanded: cfg.maxExpanded, Logger: logger})
+	wc := web.Config{Addr: cfg.addr, MaxUpload: cfg.maxUpload, DataDir: cfg.dataDir, MaxExpanded: cfg.maxExpanded,
+		MaxStore: cfg.maxStore, MaxUploads: cfg.maxUploads, MaxUploadsPerClient: cfg.maxUploadsPerClient,
+		UploadMinRate: cfg.uploadMinRate, AllowedHosts: cfg.allowedHosts, Logger: logger}
+	if wc.MaxStore == 0 {
+		wc.MaxStore = -1 // the flag's 0 is "no bound"; web's 0 is its default
+	}
+	if wc.UploadMinRate == 0 {
+		wc.UploadMinRate = -1
+	}
+	srv, err := web.NewServer(wc)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
 
-	demo, err := imgio.OpenDemo(nil)
+	// The demo and compressed IMG arguments are expanded into the data dir's tmp/, not /tmp: a killed
+	// server leaves them there, and the next start removes them.
+	opt := &imgio.Options{TempDir: srv.TempDir(), MaxExpanded: cfg.maxExpanded}
+	demo, err := imgio.OpenDemo(opt)
 	if err != nil {
 		return fmt.Errorf("open the embedded demo image: %w", err)
 	}
@@ -71,7 +120,10 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	}
 	served := 1
 	for _, name := range cfg.images {
-		img, err := imgio.OpenFile(name, &imgio.Options{TempDir: cfg.dataDir, MaxExpanded: cfg.maxExpanded})
+		if err := ctx.Err(); err != nil {
+			return nil // interrupted while loading: stop quietly, Close cleans up
+		}
+		img, err := imgio.OpenFile(name, opt)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -86,10 +138,13 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		}
 		served++
 	}
+	if err := ctx.Err(); err != nil {
+		return nil
+	}
 	if err := srv.Open(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "zrviz is serving %d image(s) at %s/ (Ctrl-C to stop)\n", served, srv.URL())
+	fmt.Fprintf(stdout, "zrviz is serving %d image(s) at %s/ (Ctrl-C to stop); uploads are kept in %s\n", served, srv.URL(), srv.DataDir())
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "zrviz: shutting down")
 	return srv.Close()
