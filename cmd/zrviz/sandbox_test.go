@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestSandboxCommand(t *testing.T) {
+	out := mustRunMain(t, "sandbox", "34304-34815 NEW*3 34816 | 6144-6200 NULL 9000")
+	for _, want := range []string{"575 slots (571 addresses, 3 NEW, 1 NULL)", "f2fs_invalidate_blocks calls", "f2fs_invalidate_blocks(34304, 513)   end of dnode chunk",
+		"f2fs_invalidate_blocks(6144, 57)   next address not contiguous"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// Several words are one list; --mode after the list.
+	var got struct {
+		Slots   string `json:"slots"`
+		Results []struct {
+			Mode  string         `json:"mode"`
+			Errno string         `json:"errno"`
+			Calls [][2]uint32    `json:"calls"`
+			Stats map[string]any `json:"stats"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal([]byte(mustRunMain(t, "sandbox", "--json", "7201", "7200", "7201", "--mode", "batched")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Slots != "7201 7200-7201" || len(got.Results) != 1 || got.Results[0].Mode != "batched" ||
+		got.Results[0].Errno != "EFSCORRUPTED" || len(got.Results[0].Calls) != 2 || got.Results[0].Calls[1] != [2]uint32{7200, 1} {
+		t.Errorf("spec row 8 batched: %+v", got)
+	}
+	for _, args := range [][]string{{"sandbox"}, {"sandbox", "7200 NEW*x"}, {"sandbox", "--mode", "fast", "7200"}} {
+		_, err := runMain(t, args...)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("zrviz %q: %v, want a usage error", args, err)
+		}
+	}
+	if _, err := runMain(t, "sandbox", "7200 NEW*x"); err == nil || !strings.Contains(err.Error(), `token 2 "NEW*x" at byte 5`) {
+		t.Errorf("syntax error %v does not name the token and its position", err)
+	}
+}
+
+func TestExerciseCommand(t *testing.T) {
+	a := mustRunMain(t, "exercise", "--seed", "7")
+	if b := mustRunMain(t, "exercise", "--seed", "7"); a != b {
+		t.Error("the same seed printed two exercises")
+	}
+	if strings.Contains(a, "Answer:") || !strings.Contains(a, "Run with -c") {
+		t.Errorf("answers shown without -c:\n%s", a)
+	}
+	if c := mustRunMain(t, "exercise", "--seed", "7", "-c"); !strings.Contains(c, "Answer: ") {
+		t.Errorf("-c shows no answers:\n%s", c)
+	}
+	var got struct {
+		Seed      uint64 `json:"seed"`
+		Kind      string `json:"kind"`
+		Path      string `json:"path"`
+		Length    int64  `json:"length"`
+		Questions []struct{ Text, Answer string }
+	}
+	if err := json.Unmarshal([]byte(mustRunMain(t, "exercise", "--seed", "3", "--kind", "file", "--json")), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Seed != 3 || got.Kind != "file" || got.Path == "" || got.Length <= 0 || len(got.Questions) < 3 || got.Questions[0].Answer == "" {
+		t.Errorf("exercise --json: %+v", got)
+	}
+	for _, args := range [][]string{{"exercise", "--seed", "-1"}, {"exercise", "--kind", "disk"}, {"exercise", "extra"},
+		{"exercise", "--image", "x.img"}} {
+		_, err := runMain(t, args...)
+		var ue usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("zrviz %q: %v, want a usage error", args, err)
+		}
+	}
+}
