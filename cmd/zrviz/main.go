@@ -46,6 +46,10 @@ func main() {
 		if errors.As(err, &ue) {
 			os.Exit(2)
 		}
+		var ec exitCoder
+		if errors.As(err, &ec) {
+			os.Exit(ec.ExitCode())
+		}
 		os.Exit(1)
 	}
 }
@@ -54,6 +58,10 @@ func main() {
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
+
+// exitCoder is an error that chooses main's exit status (run: 2 for an unreadable --ops or --trace
+// file, 3 when a kernel trace diverges from the model).
+type exitCoder interface{ ExitCode() int }
 
 // Main runs one zrviz command. It is main without the process: tests call it with their own arguments
 // and writers, and only main prints errors and exits.
@@ -95,6 +103,7 @@ Usage:
   zrviz inspect [flags]          volume summary and every path
   zrviz map [flags] PATH         a file's slot map (extents and nodes)
   zrviz run [flags] PATH         zero a range of a file in both modes and compare
+  zrviz run --ops FILE [flags]   several operations in order; --trace FILE checks a kernel's calls
   zrviz sandbox [flags] 'SLOTS'  run both modes on a slot list typed by hand ('7200-7263 NEW 9000 | 9001')
   zrviz exercise [flags]         a seeded exercise with questions; -c prints the engine's answers
 
