@@ -1,6 +1,8 @@
 package web
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -601,13 +603,11 @@ func (s *Server) removeEntry(si *StoredImage) error {
 	if si.dir == "" {
 		return nil
 	}
-	tmp, err := os.MkdirTemp(s.uploadsDir(), removingPrefix)
-	if err != nil {
-		return err
-	}
-	// MkdirTemp made an empty directory to reserve the name; rename replaces it.
+	// A fresh name: os.Rename refuses to replace a directory, even an empty one.
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(s.uploadsDir(), removingPrefix+si.ID+"-"+hex.EncodeToString(rnd[:]))
 	if err := os.Rename(si.dir, tmp); err != nil {
-		os.Remove(tmp)
 		return err
 	}
 	syncDir(s.uploadsDir())
