@@ -217,12 +217,12 @@ func TestStoreStartCleansAndSkips(t *testing.T) {
 	write("tmp/zrviz-42.img", []byte("half a demo"))
 	// Damaged entries: each skipped with one line.
 	damaged := map[string][]byte{
-		"aaaaaaaaaaa2": []byte("{not json"),             // garbage meta
-		"aaaaaaaaaaa3": withID("aaaaaaaaaaa9"),          // id disagrees with the directory
-		"aaaaaaaaaaa4": withID("aaaaaaaaaaa4"),          // image truncated (below)
-		"aaaaaaaaaaa5": withID("aaaaaaaaaaa5"),          // image missing
+		"aaaaaaaaaaa2": []byte("{not json"),              // garbage meta
+		"aaaaaaaaaaa3": withID("aaaaaaaaaaa9"),           // id disagrees with the directory
+		"aaaaaaaaaaa4": withID("aaaaaaaaaaa4"),           // image truncated (below)
+		"aaaaaaaaaaa5": withID("aaaaaaaaaaa5"),           // image missing
 		"aaaaaaaaaaa6": bytes.Repeat([]byte(" "), 1<<20), // meta far too large
-		"aaaaaaaaaaa7": withID("aaaaaaaaaaa7"),          // image not F2FS (below)
+		"aaaaaaaaaaa7": withID("aaaaaaaaaaa7"),           // image not F2FS (below)
 	}
 	for id, m := range damaged {
 		write("uploads/"+id+"/meta.json", m)
