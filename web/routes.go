@@ -23,12 +23,12 @@ func (s *Server) Handler() http.Handler {
 	// state-changing request from another origin.
 	r.Use(s.checkHost)
 	r.Use(s.checkOrigin)
-	// HEAD wherever GET is; a 405 names the allowed methods.
-	r.Use(middleware.GetHead)
+	// HEAD wherever GET is; a 405 names the allowed methods (web/guard.go).
+	var routes routeTable // filled in below, once every route is registered
+	r.Use(headAsGet(&routes))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, &NotFoundError{What: "page", Name: r.URL.Path})
 	})
-	var routes routeTable // filled in below, once every route is registered
 	r.MethodNotAllowed(s.methodNotAllowed(&routes))
 
 	// Long-lived: streamed uploads and the player's websocket.
