@@ -47,6 +47,8 @@ func (s *Server) Handler() http.Handler {
 			r.Get("/file", s.handleFilePage)
 			r.Get("/run", s.handleRunPage)
 		})
+		r.Get("/sandbox", s.handleSandboxPage)   // web/sandbox.go
+		r.Get("/exercise", s.handleExercisePage) // web/exercise.go
 
 		// Embedded ES modules and CSS; versioned URLs are cached for a year.
 		r.Handle("/static/*", http.StripPrefix("/static/", s.assets))
@@ -65,6 +67,8 @@ func (s *Server) Handler() http.Handler {
 				r.Get("/segments/{segno}", s.handleSegment)
 			})
 			r.Get("/uploads/{token}", s.handleUploadProgress)
+			r.Post("/sandbox", s.handleSandboxAPI)  // web/sandbox.go
+			r.Get("/exercise", s.handleExerciseAPI) // web/exercise.go
 		})
 	})
 	routes = newRouteTable(r)
