@@ -12,68 +12,161 @@ import (
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/internal/units"
+	"github.com/zrviz/zrviz/ktrace"
 	"github.com/zrviz/zrviz/request"
-	"github.com/zrviz/zrviz/sim"
 )
 
-// runOutput is `zrviz run --json`, the same object as GET /api/images/{id}/run.
+// runOutput is `zrviz run --json` for one operation, the same object as GET /api/images/{id}/run.
+// With --trace every result also carries "trace" (see [runOutput.MarshalJSON]).
 type runOutput struct {
 	Path     string         `json:"path"`
 	Offset   int64          `json:"offset"`
 	Length   int64          `json:"length"`
 	KeepSize bool           `json:"keepSize"`
 	Results  []*core.Result `json:"results"`
+	// Traces[i], when present, is the kernel trace held against Results[i].
+	Traces []*ktrace.Report `json:"-"`
+
+	sizeBefore int64 // i_size before the operation, for the text header
 }
 
+// MarshalJSON writes the run object; with traces each result gets its "trace" object.
+func (o runOutput) MarshalJSON() ([]byte, error) {
+	type result struct {
+		*core.Result
+		Trace *ktrace.Report `json:"trace,omitempty"`
+	}
+	rs := make([]result, len(o.Results))
+	for i, r := range o.Results {
+		rs[i].Result = r
+		if i < len(o.Traces) {
+			rs[i].Trace = o.Traces[i]
+		}
+	}
+	return json.Marshal(struct {
+		Path     string   `json:"path"`
+		Offset   int64    `json:"offset"`
+		Length   int64    `json:"length"`
+		KeepSize bool     `json:"keepSize"`
+		Results  []result `json:"results"`
+	}{o.Path, o.Offset, o.Length, o.KeepSize, rs})
+}
+
+// opsOutput is `zrviz run --ops FILE --json`: one runOutput per operation, in order.
+type opsOutput struct {
+	Ops []runOutput `json:"ops"`
+}
+
+const runSynopsis = `run [--image IMG] [--json] [--mode per-block|batched|both] [--offset N] [--length N] [--keep-size] [--trace FILE] PATH
+       zrviz run --ops FILE [--image IMG] [--json] [--mode per-block|batched|both] [--trace FILE]`
+
+const runExitStatus = `
+Exit status: 0 when the run(s) finished (with --trace: every operation agrees with the kernel's
+trace); 3 with --trace when an operation diverges from it; 2 for a usage error or an unreadable
+--ops or --trace file; 1 for any other error (an unreadable image, a path that does not exist).
+`
+
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run", "run [--image IMG] [--json] [--mode per-block|batched|both] [--offset N] [--length N] [--keep-size] PATH", stderr)
+	fs := newFlagSet("run", runSynopsis, stderr)
+	usage := fs.Usage
+	fs.Usage = func() { usage(); fmt.Fprint(stderr, runExitStatus) }
 	image := imageFlag(fs)
-	asJSON := fs.Bool("json", false, "print JSON: {\"path\",\"offset\",\"length\",\"keepSize\",\"results\":[...]}, one result per mode")
+	asJSON := fs.Bool("json", false, "print JSON: {\"path\",\"offset\",\"length\",\"keepSize\",\"results\":[...]}, one result per mode; with --ops {\"ops\":[...]}, one such object per operation")
 	mode := fs.String("mode", "both", "`MODE`: per-block (upstream), batched (the patch) or both")
 	offset := fs.String("offset", "", "byte offset `N` of the range: decimal, 0x hex or with a unit (4096, 0x1000, 1MiB; default 0)")
 	length := fs.String("length", "", "byte length `N` of the range, same syntax (default: to the end of the file; 0 when the offset is at or past it, which the kernel refuses with EINVAL)")
 	keepSize := fs.Bool("keep-size", false, "FALLOC_FL_KEEP_SIZE: do not grow i_size")
+	opsFile := fs.String("ops", "", "run the operations of `FILE` in order, each on the state the previous one left "+
+		"(lines 'zero PATH OFFSET LENGTH [keep_size]', # comments: the kernel fixtures' N.ops) instead of one PATH")
+	traceFile := fs.String("trace", "", "compare the kernel's f2fs_invalidate_blocks calls recorded in `FILE` "+
+		"(ftrace text of a kprobe, or ADDR [LEN] lines; zr_op markers split operations) with the model's "+
+		"for --mode, which must be per-block or batched; see the README's \"Check your kernel\"")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		return usageError{fmt.Sprintf("run takes one PATH inside the image (got %d arguments), e.g. zrviz run /seed/bench64.bin", fs.NArg())}
-	}
-	fields := map[string]string{request.FieldPath: fs.Arg(0), request.FieldOffset: *offset,
-		request.FieldLength: *length, request.FieldMode: *mode}
-	if *keepSize {
-		fields[request.FieldKeepSize] = "true"
-	}
-	run, err := request.Parse(func(k string) string { return fields[k] })
+	modes, err := request.ParseModes(*mode)
 	if err != nil {
 		return flagError(err)
+	}
+	var runs []request.Run
+	if *opsFile != "" {
+		switch {
+		case fs.NArg() != 0:
+			return usageError{fmt.Sprintf("--ops %s names the paths itself: no PATH argument (got %q)", *opsFile, fs.Args())}
+		case *offset != "" || *length != "" || *keepSize:
+			return usageError{"--offset, --length and --keep-size describe one PATH: with --ops every line gives its own"}
+		}
+		if runs, err = readOps(*opsFile); err != nil {
+			return err
+		}
+	} else {
+		if fs.NArg() != 1 {
+			return usageError{fmt.Sprintf("run takes one PATH inside the image (got %d arguments), e.g. zrviz run /seed/bench64.bin", fs.NArg())}
+		}
+		fields := map[string]string{request.FieldPath: fs.Arg(0), request.FieldOffset: *offset,
+			request.FieldLength: *length, request.FieldMode: *mode}
+		if *keepSize {
+			fields[request.FieldKeepSize] = "true"
+		}
+		run, err := request.Parse(func(k string) string { return fields[k] })
+		if err != nil {
+			return flagError(err)
+		}
+		runs = []request.Run{run}
+	}
+	for i := range runs {
+		runs[i].Modes = modes
+	}
+	var tr *ktrace.Trace
+	if *traceFile != "" {
+		if len(modes) != 1 {
+			return usageError{"--trace holds the kernel's calls against one mode: add --mode per-block (a stock kernel) or --mode batched (a kernel with the patch)"}
+		}
+		if tr, err = readTrace(*traceFile, len(runs)); err != nil {
+			return err
+		}
 	}
 	img, err := openImage(*image)
 	if err != nil {
 		return err
 	}
 	defer img.Close()
-	in, err := sim.Input(img, run.Path)
+	outs, err := runSequence(ctx, img, runs, tr)
 	if err != nil {
 		return err
 	}
-	req := run.Request(in.Inode.Size)
-	out := runOutput{Path: in.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize}
-	for _, m := range run.Modes {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		res, err := core.Simulate(in, req, m)
-		if err != nil {
-			return err
-		}
-		out.Results = append(out.Results, res)
+	if err := writeRuns(stdout, outs, tr, *opsFile != "", *asJSON); err != nil {
+		return err
 	}
-	if *asJSON {
+	return traceVerdict(outs)
+}
+
+// writeRuns prints the operations' outputs: one run object, or {"ops":[...]} with --ops.
+func writeRuns(w io.Writer, outs []runOutput, tr *ktrace.Trace, ops, asJSON bool) error {
+	if asJSON {
 		// Compact: a per-block call list over a large file is long.
-		return json.NewEncoder(stdout).Encode(out)
+		if ops {
+			return json.NewEncoder(w).Encode(opsOutput{Ops: outs})
+		}
+		return json.NewEncoder(w).Encode(outs[0])
 	}
-	return writeRunText(stdout, out, in.Inode.Size)
+	if tr != nil && tr.Outside > 0 {
+		fmt.Fprintf(w, "The trace holds %s outside its zr_op markers (before the first or after zr_op end): not compared.\n\n",
+			plural(tr.Outside, "call"))
+	}
+	for i, out := range outs {
+		if ops {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "── operation %d of %d ──\n", i+1, len(outs))
+		}
+		if err := writeRunText(w, out, out.sizeBefore); err != nil {
+			return err
+		}
+		writeTraceText(w, out)
+	}
+	return nil
 }
 
 func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
