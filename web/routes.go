@@ -65,6 +65,8 @@ func (s *Server) Handler() http.Handler {
 				r.Get("/run", s.handleRun)
 				r.Get("/segments", s.handleSegments)
 				r.Get("/segments/{segno}", s.handleSegment)
+				r.Post("/traces", s.handleTraceUpload)   // web/traces.go
+				r.Get("/traces/{tid}", s.handleTraceGet) // web/traces.go
 			})
 			r.Get("/uploads/{token}", s.handleUploadProgress)
 			r.Post("/sandbox", s.handleSandboxAPI)  // web/sandbox.go

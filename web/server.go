@@ -80,6 +80,7 @@ type Server struct {
 	store    *store
 	uploads  *uploads
 	outlines *outlineCache
+	traces   traceStore // kernel traces (web/traces.go)
 	hosts    *allowedHosts
 	slots    *uploadSlots
 
