@@ -445,7 +445,7 @@ func (in *inspector) slot(nid uint32, ofs uint16) (slotRef, error) {
 		return r, formatErr(footOff+8, "node footer", fmt.Sprintf("nid %d is not a direct node (node offset %d)", nid, nofs), nofs)
 	}
 	if int(ofs) >= capacity {
-		return r, formatErr(-1, "summary entry", fmt.Sprintf("ofs_in_node %d beyond the %d slots of node %d", ofs, capacity, nid), ofs)
+		return r, formatErr(-1, "summary entry", fmt.Sprintf("ofs_in_node %d is beyond the %d slots of node %d", ofs, capacity, nid), ofs)
 	}
 	so := base + 4*int(ofs)
 	r.value = binary.LittleEndian.Uint32(blk[so:])

@@ -231,6 +231,7 @@ func checkEveryBlock(t *testing.T, img *Image, path string) {
 		if err != nil {
 			t.Fatalf("block %d: %v", addr, err)
 		}
+		checkBlockInfo(t, img, b)
 		kinds[b.Area+"/"+b.Kind]++
 		var wantArea string
 		switch {

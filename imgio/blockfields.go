@@ -188,7 +188,9 @@ func (in *inspector) superblockFields() {
 		v += " (sb_checksum not enabled)"
 	}
 	in.field("crc", base+sbChecksumOff, 4, v)
-	in.field("unused", base+sbSize, len(b)-base-sbSize, hexPreview(b[base+sbSize:]))
+	if len(b) > base+sbSize {
+		in.field("unused", base+sbSize, len(b)-base-sbSize, hexPreview(b[base+sbSize:]))
+	}
 	for _, l := range []struct {
 		name string
 		off  int
