@@ -435,6 +435,9 @@ func (img *Image) systemInodeForTest(ino uint32) string {
 // the kernel wrote each block of each file as the stamp fnv1a32(path) + file block index (fixtures
 // README), so the content names its own owner independently of every table.
 func TestBlockDemoStamps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: every main-area block of the demo")
+	}
 	img := openDemo(t)
 	v := img.Volume()
 	ctx := context.Background()
