@@ -66,7 +66,7 @@ func Sandbox(p SandboxPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\"><section class=\"panel\"><h1>Sandbox: type the slots</h1><p class=\"lead\">Write a file's data slots and zero exactly them: zrviz runs the kernel's rules in both modes on a synthetic file and volume and shows each mode's <code>f2fs_invalidate_blocks</code> calls.</p><div class=\"sb-grid\"><form id=\"sb-form\" class=\"sb-form\" method=\"get\" action=\"/sandbox\"><label for=\"slots\" class=\"sb-label\">Slot list</label> <textarea id=\"slots\" name=\"slots\" rows=\"5\" spellcheck=\"false\" autocomplete=\"off\" data-testid=\"sandbox-input\" placeholder=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\"><section class=\"panel\"><h1>Sandbox: type the slots</h1><p class=\"lead\">Write a file's data slots and zero exactly them: zrviz runs the kernel's rules in both modes on a synthetic file and volume and shows each mode's <code>f2fs_invalidate_blocks</code> calls.</p><div class=\"sb-grid\"><form id=\"sb-form\" class=\"sb-form\" method=\"get\" action=\"/sandbox\"><label for=\"slots\" class=\"sb-label\">Slot list</label> <textarea id=\"slots\" name=\"slots\" rows=\"4\" spellcheck=\"false\" autocomplete=\"off\" data-testid=\"sandbox-input\" placeholder=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -92,58 +92,58 @@ func Sandbox(p SandboxPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "</textarea><div class=\"sb-actions\"><button type=\"submit\" class=\"primary\" id=\"sb-run\" data-testid=\"sandbox-run\">Run both modes</button> <span class=\"sb-hint\">Ctrl+Enter runs</span></div><div class=\"msg error\" id=\"sb-error\" data-testid=\"sandbox-error\" role=\"alert\" hidden></div></form><div id=\"sb-grammar\" class=\"sb-grammar\" data-testid=\"sandbox-grammar\"><h2>The language</h2><dl><dt><code>7200</code></dt><dd>a block address (decimal)</dd><dt><code>7200-7263</code></dt><dd>the contiguous addresses 7200…7263</dd><dt><code>NEW</code></dt><dd>NEW_ADDR: reserved, never written (no SIT bit); skipped, does not end a run</dd><dt><code>NULL</code></dt><dd>a hole: pass 1 reserves it (it becomes NEW)</dd><dt><code>NEW*3</code></dt><dd>K repeats of NEW or NULL</dd><dt><code>|</code></dt><dd>a dnode boundary: the next slot starts a new dnode chunk</dd></dl><p>Every listed address is valid in its segment's SIT, once: a repeated address fails the SIT check (EFSCORRUPTED). The main area starts at block ")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			var templ_7745c5c3_Var7 string
-			templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.MainBlkaddr))
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 36, Col: 74}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "; a lower address fails the bounds check. An inode holds 873 slots, a direct node 1018; without <code>|</code> the list starts at file block 0. Up to ")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			var templ_7745c5c3_Var8 string
-			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(Int(p.MaxSlots))
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 38, Col: 39}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, " slots.</p></div></div></section><section class=\"panel\" aria-labelledby=\"sb-gen-title\"><h2 id=\"sb-gen-title\">Lessons</h2><ul class=\"sb-gens\" data-testid=\"sandbox-generators\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "</textarea><div class=\"sb-actions\"><button type=\"submit\" class=\"primary\" id=\"sb-run\" data-testid=\"sandbox-run\">Run both modes</button> <span class=\"sb-hint\">Ctrl+Enter runs</span></div><div class=\"msg error\" id=\"sb-error\" data-testid=\"sandbox-error\" role=\"alert\" hidden></div><h2 id=\"sb-gen-title\" class=\"sb-gen-title\">Lessons</h2><ul class=\"sb-gens\" data-testid=\"sandbox-generators\" aria-labelledby=\"sb-gen-title\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			for _, ex := range p.Examples {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<li><button type=\"button\" data-testid=\"sandbox-gen\" data-name=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<li><button type=\"button\" data-testid=\"sandbox-gen\" data-name=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var7 string
+				templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(ex.Name).Resolve(ctx)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 27, Col: 76}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "\" data-slots=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var8 string
+				templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(ex.Slots).Resolve(ctx)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 27, Col: 100}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\" data-lesson=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var9 string
-				templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(ex.Name).Resolve(ctx)
+				templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(ex.Lesson).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 48, Col: 74}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 27, Col: 126}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var9)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "\" data-slots=\"")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "\" title=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var10 string
-				templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(ex.Slots).Resolve(ctx)
+				templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(ex.Lesson).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 48, Col: 98}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 27, Col: 146}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var10)
 				if templ_7745c5c3_Err != nil {
@@ -156,7 +156,7 @@ func Sandbox(p SandboxPage) templ.Component {
 				var templ_7745c5c3_Var11 string
 				templ_7745c5c3_Var11, templ_7745c5c3_Err = templruntime.NewAttributeExpression("gen-" + ex.Name).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 48, Col: 136}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 27, Col: 184}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var11)
 				if templ_7745c5c3_Err != nil {
@@ -169,7 +169,7 @@ func Sandbox(p SandboxPage) templ.Component {
 				var templ_7745c5c3_Var12 string
 				templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(ex.Label)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 48, Col: 149}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 27, Col: 197}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
 				if templ_7745c5c3_Err != nil {
@@ -182,20 +182,20 @@ func Sandbox(p SandboxPage) templ.Component {
 				var templ_7745c5c3_Var13 string
 				templ_7745c5c3_Var13, templ_7745c5c3_Err = templruntime.NewAttributeExpression("gen-" + ex.Name).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 49, Col: 34}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 28, Col: 36}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var13)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\" class=\"sb-lesson\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\" class=\"sb-lesson\" hidden>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var14 string
 				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(ex.Lesson)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 49, Col: 66}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 28, Col: 75}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 				if templ_7745c5c3_Err != nil {
@@ -206,7 +206,33 @@ func Sandbox(p SandboxPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</ul></section><section class=\"panel\" id=\"sb-out\" data-testid=\"sandbox-results\" aria-live=\"polite\" hidden><h2>Result</h2><p class=\"sb-layout\" id=\"sb-layout\" data-testid=\"sandbox-layout\"></p><p class=\"sb-links\"><a id=\"sb-player\" data-testid=\"sandbox-player-link\" href=\"/sandbox/run\">Open in the player ▸</a> <a id=\"sb-permalink\" data-testid=\"sandbox-permalink\" href=\"/sandbox\">Link to this list</a></p><p class=\"msg error\" id=\"sb-toolong\" data-testid=\"sandbox-permalink-message\" hidden></p><table class=\"list sb-stats\"><thead><tr><th scope=\"col\"></th><th scope=\"col\" class=\"num\">per-block</th><th scope=\"col\" class=\"num\">batched</th></tr></thead> <tbody id=\"sb-stats\"></tbody></table><div class=\"grid2 sb-calls\"><div><h3>per-block calls</h3><ol id=\"sb-calls-per-block\" class=\"sb-calllist\" data-testid=\"sandbox-calls-per-block\"></ol></div><div><h3>batched calls</h3><ol id=\"sb-calls-batched\" class=\"sb-calllist\" data-testid=\"sandbox-calls-batched\"></ol></div></div></section></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</ul></form><div id=\"sb-grammar\" class=\"sb-grammar\" data-testid=\"sandbox-grammar\"><h2>The language</h2><dl><dt><code>7200</code></dt><dd>a block address (decimal)</dd><dt><code>7200-7263</code></dt><dd>the contiguous addresses 7200…7263</dd><dt><code>NEW</code></dt><dd>NEW_ADDR: reserved, never written (no SIT bit); skipped, does not end a run</dd><dt><code>NULL</code></dt><dd>a hole: pass 1 reserves it (it becomes NEW)</dd><dt><code>NEW*3</code></dt><dd>K repeats of NEW or NULL</dd><dt><code>|</code></dt><dd>a dnode boundary: the next slot starts a new dnode chunk</dd></dl><p>Every listed address is valid in its segment's SIT, once: a repeated address fails the SIT check (EFSCORRUPTED). The main area starts at block ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var15 string
+			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(itoa(p.MainBlkaddr))
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 45, Col: 74}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "; a lower address fails the bounds check. An inode holds 873 slots, a direct node 1018; without <code>|</code> the list starts at file block 0. Up to ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var16 string
+			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(Int(p.MaxSlots))
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/sandbox.templ`, Line: 47, Col: 39}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, " slots.</p></div></div></section><section class=\"panel\" id=\"sb-out\" data-testid=\"sandbox-results\" aria-live=\"polite\" hidden><h2>Result <span id=\"sb-lesson\" class=\"sb-lesson-now\" data-testid=\"sandbox-lesson\"></span></h2><p class=\"sb-layout\" id=\"sb-layout\" data-testid=\"sandbox-layout\"></p><p class=\"sb-links\"><a id=\"sb-player\" data-testid=\"sandbox-player-link\" href=\"/sandbox/run\">Open in the player ▸</a> <a id=\"sb-permalink\" data-testid=\"sandbox-permalink\" href=\"/sandbox\">Link to this list</a></p><p class=\"msg error\" id=\"sb-toolong\" data-testid=\"sandbox-permalink-message\" hidden></p><div class=\"sb-res\"><table class=\"list sb-stats\"><thead><tr><th scope=\"col\"></th><th scope=\"col\" class=\"num\">per-block</th><th scope=\"col\" class=\"num\">batched</th></tr></thead> <tbody id=\"sb-stats\"></tbody></table><div><h3>per-block calls</h3><ol id=\"sb-calls-per-block\" class=\"sb-calllist\" data-testid=\"sandbox-calls-per-block\"></ol></div><div><h3>batched calls</h3><ol id=\"sb-calls-batched\" class=\"sb-calllist\" data-testid=\"sandbox-calls-batched\"></ol></div></div></section></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -48,7 +48,7 @@ export function initSandbox(doc) {
         }
         return;
       }
-      show(doc, body, maxPermalink);
+      show(doc, body, maxPermalink, lesson);
     } catch (e) {
       if (my === seq) showError(err, `The server did not answer: ${e instanceof Error ? e.message : e}`);
     } finally {
@@ -60,9 +60,13 @@ export function initSandbox(doc) {
   box.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) { e.preventDefault(); run(); }
   });
+  let lesson = '';
+  box.addEventListener('input', () => { lesson = ''; });
   for (const b of doc.querySelectorAll('[data-testid="sandbox-gen"]')) {
-    b.addEventListener('click', () => {
-      box.value = /** @type {HTMLElement} */ (b).dataset.slots || '';
+    const btn = /** @type {HTMLElement} */ (b);
+    btn.addEventListener('click', () => {
+      box.value = btn.dataset.slots || '';
+      lesson = `${btn.textContent}: ${btn.dataset.lesson || ''}`;
       run();
     });
   }
@@ -84,10 +88,16 @@ function showError(err, text) {
  * @param {Document} doc
  * @param {any} body
  * @param {number} maxPermalink
+ * @param {string} lesson what the list teaches, when a lesson button made it
  */
-function show(doc, body, maxPermalink) {
+function show(doc, body, maxPermalink, lesson) {
   const el = (/** @type {string} */ id) => /** @type {HTMLElement} */ (doc.getElementById(id));
-  el('sb-out').hidden = false;
+  const out = el('sb-out');
+  const first = out.hidden;
+  out.hidden = false;
+  el('sb-lesson').textContent = lesson;
+  // Bring the result into view when it first appears (keep the scroll position after that).
+  if (first) out.scrollIntoView({ block: 'nearest' });
   const lay = body.layout || [];
   const pad = lay.reduce((n, g) => n + g.pad, 0);
   const slots = lay.reduce((n, g) => n + g.len, 0);

@@ -1,0 +1,131 @@
+package web
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/zrviz/zrviz/exercise"
+)
+
+// TestBrowserSandboxExercise types a slot list into the sandbox, runs it with the keyboard, uses a
+// lesson button, meets a syntax error and a list too long for a permalink, then reveals an exercise.
+func TestBrowserSandboxExercise(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	base := ts.ts.URL
+
+	t.Run("sandbox", func(t *testing.T) {
+		ctx := tab(t)
+		do(t, ctx, chromedp.Navigate(base+"/sandbox"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="sandbox-input"]`)))
+		// Type a list and run it with Ctrl+Enter from the text box.
+		do(t, ctx,
+			chromedp.SendKeys(chromedp.CSS(`[data-testid="sandbox-input"]`), "7200-7209 | 7210-7219 NEW 7220"),
+			chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierCtrl)),
+		)
+		waitJS(t, ctx, `document.querySelector('[data-testid="sb-calls-batched"]')?.textContent === '2'`, 10*time.Second)
+		if got := text(t, ctx, "sb-calls-per-block"); got != "21" {
+			t.Errorf("per-block calls %q, want 21", got)
+		}
+		if got := text(t, ctx, "sandbox-calls-batched"); !strings.Contains(got, "f2fs_invalidate_blocks(7200, 10)") ||
+			!strings.Contains(got, "f2fs_invalidate_blocks(7210, 11)") {
+			t.Errorf("batched calls %q", got)
+		}
+		href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="sandbox-player-link"]').getAttribute('href')`))
+		if err != nil || !strings.HasPrefix(href, "/sandbox/run?") || !strings.Contains(href, "mode=both") {
+			t.Errorf("player link %q (%v)", href, err)
+		}
+
+		// A lesson button fills the box and runs it.
+		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="sandbox-gen"][data-name="every-other"]`)))
+		waitJS(t, ctx, `document.querySelector('[data-testid="sb-calls-batched"]')?.textContent === '32'`, 10*time.Second)
+
+		// A syntax error names the token and selects it.
+		do(t, ctx,
+			chromedp.SetValue(chromedp.CSS(`#slots`), "7200 NEW*x 7201"),
+			chromedp.Click(chromedp.CSS(`[data-testid="sandbox-run"]`)),
+		)
+		waitJS(t, ctx, `!document.querySelector('[data-testid="sandbox-error"]').hidden`, 10*time.Second)
+		if got := text(t, ctx, "sandbox-error"); !strings.Contains(got, `token 2 "NEW*x" at byte 5`) {
+			t.Errorf("error %q", got)
+		}
+		sel, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[document.getElementById('slots').selectionStart, document.getElementById('slots').selectionEnd]`))
+		if err != nil || len(sel) != 2 || sel[0] != 5 || sel[1] != 10 {
+			t.Errorf("selection %v (%v), want the token [5, 10)", sel, err)
+		}
+
+		// A list longer than a permalink runs, and the page says it cannot be a link.
+		do(t, ctx,
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('slots').value = Array.from({length: 2000}, (_, i) => 10000 + 2*i).join(' ')`),
+			chromedp.Click(chromedp.CSS(`[data-testid="sandbox-run"]`)),
+		)
+		waitJS(t, ctx, `!document.querySelector('[data-testid="sandbox-permalink-message"]').hidden`, 10*time.Second)
+		if got := text(t, ctx, "sandbox-permalink-message"); !strings.Contains(got, "cannot be opened in the player") {
+			t.Errorf("too-long message %q", got)
+		}
+		hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector('[data-testid="sandbox-player-link"]').hidden`))
+		if err != nil || !hidden {
+			t.Errorf("the player link is shown for a list past the permalink limit (%v)", err)
+		}
+
+		// Back to a lesson for the screenshot.
+		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="sandbox-gen"][data-name="holes"]`)))
+		waitJS(t, ctx, `document.querySelector('[data-testid="sb-calls-batched"]')?.textContent === '1'`, 10*time.Second)
+		do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+		screenshot(t, ctx, "sandbox")
+		do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.getElementById('sb-out').offsetTop - 8)`))
+		screenshot(t, ctx, "sandbox-result")
+	})
+
+	t.Run("exercise", func(t *testing.T) {
+		ctx := tab(t)
+		e, err := exercise.New(7, exercise.Slots, nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		do(t, ctx, chromedp.Navigate(base+"/exercise?seed=7"), chromedp.WaitVisible(chromedp.CSS(`[data-testid="exercise-questions"]`)))
+		visible := func() []bool {
+			v, err := chromedp.Run(ctx, chromedp.Evaluate[[]bool](
+				`[...document.querySelectorAll('[data-testid="exercise-answer"]')].map(a => a.checkVisibility())`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		if v := visible(); len(v) != len(e.Questions) || v[0] || v[1] {
+			t.Fatalf("answers visible before a reveal: %v", v)
+		}
+		// Reveal the first answer with the keyboard: focus its summary, press Enter.
+		do(t, ctx, chromedp.Focus(chromedp.CSS(`[data-testid="exercise-reveal"] summary`)), chromedp.KeyEvent(kb.Enter))
+		waitJS(t, ctx, `document.querySelector('[data-testid="exercise-reveal"]').open`, 5*time.Second)
+		if v := visible(); !v[0] || v[1] {
+			t.Errorf("after one reveal: %v", v)
+		}
+		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="exercise-reveal-all"]`)))
+		waitJS(t, ctx, `[...document.querySelectorAll('[data-testid="exercise-reveal"]')].every(d => d.open)`, 5*time.Second)
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+			`[...document.querySelectorAll('[data-testid="exercise-answer"]')].map(a => a.textContent)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, q := range e.Questions {
+			if i >= len(got) || got[i] != q.Answer {
+				t.Errorf("answer %d on the page %q, want %q", i+1, got, q.Answer)
+				break
+			}
+		}
+		do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
+		screenshot(t, ctx, "exercise")
+		// The sandbox link carries the list into the sandbox, which runs it.
+		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="exercise-sandbox-link"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`[data-testid="sandbox-results"]`)))
+		if got := text(t, ctx, "sb-calls-batched"); got != e.Questions[1].Answer {
+			t.Errorf("the sandbox says %s batched calls, the exercise %s", got, e.Questions[1].Answer)
+		}
+	})
+}
