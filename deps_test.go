@@ -19,6 +19,8 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		{"./imgio", append([]string{"github.com/zrviz/zrviz/core", "github.com/zrviz/zrviz/sim"}, transport...)},
 		{"./sim", transport},
 		{"./ktrace", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/sim", "github.com/zrviz/zrviz/web"}, transport...)},
+		{"./sandbox", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/sim", "github.com/zrviz/zrviz/web"}, transport...)},
+		{"./exercise", append([]string{"github.com/zrviz/zrviz/web"}, transport...)},
 		{"./templates", []string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/web", "github.com/coder/websocket"}},
 		{"./web", []string{"github.com/zrviz/zrviz/cmd"}},
 	}
