@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,35 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/zrviz/zrviz/exercise"
 )
+
+// lowContrast lists the text of the page that has less than 4.5:1 contrast against its background
+// (WCAG AA for normal text): every element with its own visible text, its colour against the first
+// opaque background up its ancestors.
+const lowContrast = `(() => {
+  const rgb = (s) => (s.match(/[\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  const bg = (el) => {
+    for (; el; el = el.parentElement) {
+      const c = rgb(getComputedStyle(el).backgroundColor);
+      if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c.slice(0, 3);
+    }
+    return [255, 255, 255];
+  };
+  const bad = [];
+  for (const el of document.querySelectorAll('main *')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim() !== '');
+    if (!own || !el.checkVisibility()) continue;
+    const st = getComputedStyle(el);
+    const fg = rgb(st.color).slice(0, 3);
+    const [a, b] = [lum(fg), lum(bg(el))].sort((x, y) => y - x);
+    const ratio = (a + 0.05) / (b + 0.05);
+    if (ratio < 4.5) bad.push(el.tagName + ' "' + el.textContent.trim().slice(0, 30) + '" ' + ratio.toFixed(2));
+  }
+  return bad;
+})()`
 
 // TestBrowserSandboxExercise types a slot list into the sandbox, runs it with the keyboard, uses a
 // lesson button, meets a syntax error and a list too long for a permalink, then reveals an exercise.
@@ -76,6 +106,7 @@ func TestBrowserSandboxExercise(t *testing.T) {
 		// Back to a lesson for the screenshot.
 		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="sandbox-gen"][data-name="holes"]`)))
 		waitJS(t, ctx, `document.querySelector('[data-testid="sb-calls-batched"]')?.textContent === '1'`, 10*time.Second)
+		checkContrast(t, ctx)
 		do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 		screenshot(t, ctx, "sandbox")
 		do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, document.getElementById('sb-out').offsetTop - 8)`))
@@ -119,6 +150,7 @@ func TestBrowserSandboxExercise(t *testing.T) {
 				break
 			}
 		}
+		checkContrast(t, ctx)
 		do(t, ctx, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 		screenshot(t, ctx, "exercise")
 		// The sandbox link carries the list into the sandbox, which runs it.
@@ -128,4 +160,16 @@ func TestBrowserSandboxExercise(t *testing.T) {
 			t.Errorf("the sandbox says %s batched calls, the exercise %s", got, e.Questions[1].Answer)
 		}
 	})
+}
+
+// checkContrast fails the test for every text on the page below 4.5:1.
+func checkContrast(t *testing.T, ctx context.Context) {
+	t.Helper()
+	bad, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](lowContrast))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bad {
+		t.Errorf("contrast below 4.5:1: %s", b)
+	}
 }
