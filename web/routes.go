@@ -46,6 +46,8 @@ func (s *Server) Handler() http.Handler {
 			r.Get("/", s.handleImagePage)
 			r.Get("/file", s.handleFilePage)
 			r.Get("/run", s.handleRunPage)
+			r.Get("/blocks", s.handleBlockGoto)        // web/block.go
+			r.Get("/blocks/{addr}", s.handleBlockPage) // web/block.go
 		})
 		r.Get("/sandbox", s.handleSandboxPage)   // web/sandbox.go
 		r.Get("/exercise", s.handleExercisePage) // web/exercise.go
@@ -65,6 +67,7 @@ func (s *Server) Handler() http.Handler {
 				r.Get("/run", s.handleRun)
 				r.Get("/segments", s.handleSegments)
 				r.Get("/segments/{segno}", s.handleSegment)
+				r.Get("/blocks/{addr}", s.handleBlock)   // web/block.go
 				r.Post("/traces", s.handleTraceUpload)   // web/traces.go
 				r.Get("/traces/{tid}", s.handleTraceGet) // web/traces.go
 			})
