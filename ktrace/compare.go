@@ -46,11 +46,7 @@ func Compare(kernel, model iter.Seq[Call]) Comparison {
 			c.Kernel++
 		}
 		if c.First == nil && (!ok || k != m) {
-			d := &Divergence{Index: c.Model, Model: &m}
-			if ok {
-				d.Kernel = &k
-			}
-			c.First = d
+			c.First = divergence(c.Model, k, ok, m, true)
 		}
 		c.Model++
 	}
@@ -60,11 +56,24 @@ func Compare(kernel, model iter.Seq[Call]) Comparison {
 			break
 		}
 		if c.First == nil {
-			c.First = &Divergence{Index: c.Kernel, Kernel: &k}
+			c.First = divergence(c.Kernel, k, true, Call{}, false)
 		}
 		c.Kernel++
 	}
 	return c
+}
+
+// divergence builds the first divergence; the calls are copied here, so the loops' variables stay
+// off the heap.
+func divergence(i int, k Call, hasK bool, m Call, hasM bool) *Divergence {
+	d := &Divergence{Index: i}
+	if hasK {
+		d.Kernel = &k
+	}
+	if hasM {
+		d.Model = &m
+	}
+	return d
 }
 
 // Expand turns every call of more than one block into one-block calls (start, 1), (start+1, 1), …:

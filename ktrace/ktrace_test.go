@@ -609,3 +609,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkCheckCase1 holds case 1's per-block log (16,384 calls) against the model's run: agreeing,
+// and diverging at the last call, which walks the whole run again to place it.
+func BenchmarkCheckCase1(b *testing.B) {
+	img := openDemo(b)
+	kc := kernelCases(b)[0]
+	run := runCase(b, img, kc, core.PerBlock)[0]
+	agree := parse(b, kc.ftrace)
+	last := slices.Clone(kc.perBlock)
+	last[len(last)-1].Start++
+	diverge := parse(b, plainForm(last, false))
+	for _, x := range []struct {
+		name string
+		tr   *ktrace.Trace
+	}{{"agree", agree}, {"diverge-last", diverge}} {
+		b.Run(x.name, func(b *testing.B) {
+			for b.Loop() {
+				rep, err := ktrace.Check(x.tr, 0, run.in, run.req, run.res)
+				if err != nil || rep.Agree != (x.name == "agree") {
+					b.Fatal(err, rep)
+				}
+			}
+		})
+	}
+}
