@@ -60,6 +60,10 @@ type Config struct {
 	// besides localhost, IP addresses and Addr's host name; a request for any other host gets 421
 	// (DNS rebinding). Needed behind a reverse proxy or when users browse to the machine's name.
 	AllowedHosts []string
+	// MaxConns bounds the connections served at once (websockets included); more wait in the
+	// kernel's backlog, costing no descriptor. 0 = DefaultMaxConns or half the descriptor limit,
+	// whichever is less; < 0 = no bound.
+	MaxConns int
 	// ShutdownGrace is how long Close lets requests in flight finish before it cuts the uploads
 	// still streaming; 0 = DefaultShutdownGrace.
 	ShutdownGrace time.Duration
@@ -230,6 +234,7 @@ func (s *Server) Open() error {
 	if err != nil {
 		return fmt.Errorf("web: listen: %w", err)
 	}
+	ln = newLimitListener(ln, maxConns(s.cfg.MaxConns))
 	hs := &http.Server{
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -25,3 +25,13 @@ func lockDir(dir string) (*os.File, error) {
 	}
 	return d, nil
 }
+
+// openFilesLimit is the process's limit on open descriptors (RLIMIT_NOFILE, which the Go runtime
+// raises to the hard limit at start), or 0 when unknown.
+func openFilesLimit() int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur > 1<<30 {
+		return 0
+	}
+	return int(rl.Cur)
+}
