@@ -266,3 +266,34 @@ func (e Event) Narrate() string {
 	}
 	return e.Kind.String()
 }
+
+// unmarshalName finds name among names, for the UnmarshalText methods of the enumerations.
+func unmarshalName(what string, names []string, b []byte) (int, error) {
+	for i, n := range names {
+		if n == string(b) {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("core: unknown %s %q", what, b)
+}
+
+// UnmarshalText is the inverse of [EventKind.MarshalText].
+func (k *EventKind) UnmarshalText(b []byte) error {
+	i, err := unmarshalName("event kind", eventKindNames[:], b)
+	*k = EventKind(i)
+	return err
+}
+
+// UnmarshalText is the inverse of [Action.MarshalText] ("" is ActNone).
+func (a *Action) UnmarshalText(b []byte) error {
+	i, err := unmarshalName("action", actionNames[:], b)
+	*a = Action(i)
+	return err
+}
+
+// UnmarshalText is the inverse of [SlotState.MarshalText].
+func (s *SlotState) UnmarshalText(b []byte) error {
+	i, err := unmarshalName("slot state", slotStateNames[:], b)
+	*s = SlotState(i)
+	return err
+}

@@ -339,3 +339,10 @@ func (s *sitOverlay) frozen() *sitOverlay {
 func testBit(m *[64]byte, k uint32) bool { return m[k>>3]&(0x80>>(k&7)) != 0 }
 func setBit(m *[64]byte, k uint32)       { m[k>>3] |= 0x80 >> (k & 7) }
 func clearBit(m *[64]byte, k uint32)     { m[k>>3] &^= 0x80 >> (k & 7) }
+
+// UnmarshalText is the inverse of [SegClass.MarshalText].
+func (c *SegClass) UnmarshalText(b []byte) error {
+	i, err := unmarshalName("segment class", segClassNames[:], b)
+	*c = SegClass(i)
+	return err
+}

@@ -1,7 +1,9 @@
 package core
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
 	"iter"
 	"math/bits"
 	"strconv"
@@ -80,21 +82,38 @@ func (c *CallList) Last(k int) []Call {
 
 // MarshalJSON writes [[start,len],...] in call order.
 func (c CallList) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, 16+c.total*14)
-	b = append(b, '[')
+	var b bytes.Buffer
+	b.Grow(int(min(c.total, 1<<20))*14 + 2)
+	err := c.WriteJSON(&b)
+	return b.Bytes(), err
+}
+
+// WriteJSON writes what MarshalJSON returns to w, a piece at a time: the expanded list of a
+// million per-block calls is never held whole.
+func (c *CallList) WriteJSON(w io.Writer) error {
+	buf := make([]byte, 0, 32<<10)
+	buf = append(buf, '[')
 	first := true
 	for call := range c.All() {
 		if !first {
-			b = append(b, ',')
+			buf = append(buf, ',')
 		}
 		first = false
-		b = append(b, '[')
-		b = strconv.AppendUint(b, uint64(call.Start), 10)
-		b = append(b, ',')
-		b = strconv.AppendUint(b, uint64(call.Len), 10)
-		b = append(b, ']')
+		buf = append(buf, '[')
+		buf = strconv.AppendUint(buf, uint64(call.Start), 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendUint(buf, uint64(call.Len), 10)
+		buf = append(buf, ']')
+		if len(buf) > 31<<10 {
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
 	}
-	return append(b, ']'), nil
+	buf = append(buf, ']')
+	_, err := w.Write(buf)
+	return err
 }
 
 // Histogram counts runs by length: bucket i holds lengths in [2^i, 2^(i+1)).

@@ -109,7 +109,7 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 	if len(spec.Modes) == 0 || len(spec.Modes) > 2 {
 		return nil, ErrNoModes
 	}
-	o := &Outline{spec: spec, Range: pagesOf(spec.Request), Markers: []Marker{}, Chunks: []Chunk{},
+	o := &Outline{spec: spec, Range: PagesOf(spec.Request), Markers: []Marker{}, Chunks: []Chunk{},
 		SegTypes: map[uint32]int{}}
 	l, err := newLockstep(spec, 0)
 	if err != nil {
@@ -215,9 +215,9 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 	return o, nil
 }
 
-// pagesOf is the request's pages [offset>>12, ceil((offset+length)/4096)), empty for a request the
+// PagesOf is the request's pages [offset>>12, ceil((offset+length)/4096)), empty for a request the
 // kernel refuses before looking at pages.
-func pagesOf(req core.Request) Range {
+func PagesOf(req core.Request) Range {
 	if req.Offset < 0 || req.Length <= 0 || req.Offset > (1<<63-1)-req.Length {
 		return Range{}
 	}

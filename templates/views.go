@@ -148,6 +148,7 @@ type RunPage struct {
 	Step     int64
 	RunEnd   bool
 	Presets  []Preset
+	Before   []string // operations run first, in the ops language
 }
 
 // ErrorPage is the data of an error page (404 and friends).

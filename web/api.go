@@ -1,12 +1,13 @@
 package web
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
-	"github.com/zrviz/zrviz/sim"
+	"github.com/zrviz/zrviz/player"
 )
 
 // imageInfo is one row of GET /api/images.
@@ -262,96 +263,6 @@ func bitString(m []byte) string {
 	return string(b)
 }
 
-// runParams are the query parameters of a run (the API and the websocket).
-type runParams struct {
-	Path      string
-	Offset    int64
-	Length    int64 // valid when HasLength
-	HasLength bool
-	KeepSize  bool
-	ModeName  string // "per-block", "batched" or "both"
-	Modes     []core.Mode
-	Step      int64 // websocket only: where the view starts
-}
-
-// parseRunParams reads path, offset, length, mode, keepSize and step.
-// Values the kernel itself rejects (a zero length, an offset past the
-// maximum file size) are not errors here: the engine answers them with the
-// kernel's errno. Only unparsable values are.
-func parseRunParams(q url.Values) (runParams, error) {
-	p := runParams{Path: q.Get("path"), ModeName: "both"}
-	if p.Path == "" {
-		return p, &ParamError{Name: "path", Msg: "missing"}
-	}
-	if !strings.HasPrefix(p.Path, "/") {
-		return p, &ParamError{Name: "path", Msg: "must be absolute"}
-	}
-	var err error
-	if p.Offset, _, err = intParam(q, "offset"); err != nil {
-		return p, err
-	}
-	if p.Length, p.HasLength, err = intParam(q, "length"); err != nil {
-		return p, err
-	}
-	if v := q.Get("step"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return p, &ParamError{Name: "step", Msg: strconv.Quote(v) + " is not a non-negative integer"}
-		}
-		p.Step = n
-	}
-	switch v := q.Get("keepSize"); v {
-	case "", "0", "false":
-	case "1", "true":
-		p.KeepSize = true
-	default:
-		return p, &ParamError{Name: "keepSize", Msg: strconv.Quote(v) + " is not true or false"}
-	}
-	if v := q.Get("mode"); v != "" {
-		p.ModeName = v
-	}
-	if p.Modes, err = parseModes(p.ModeName); err != nil {
-		return p, &ParamError{Name: "mode", Msg: err.Error()}
-	}
-	p.ModeName = modesName(p.Modes)
-	return p, nil
-}
-
-// intParam parses an optional decimal int64 query parameter. Negative
-// values parse: the kernel answers them with EINVAL, and so does the engine.
-func intParam(q url.Values, name string) (int64, bool, error) {
-	v := q.Get(name)
-	if v == "" {
-		return 0, false, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, false, &ParamError{Name: name, Msg: strconv.Quote(v) + " is not a decimal integer"}
-	}
-	return n, true, nil
-}
-
-// parseModes turns "per-block", "batched" or "both" (and core's aliases)
-// into the modes to run, per-block first.
-func parseModes(name string) ([]core.Mode, error) {
-	if name == "both" {
-		return []core.Mode{core.PerBlock, core.Batched}, nil
-	}
-	m, err := core.ParseMode(name)
-	if err != nil {
-		return nil, fmt.Errorf("mode %q: want per-block, batched or both", name)
-	}
-	return []core.Mode{m}, nil
-}
-
-// modesName is the inverse of parseModes.
-func modesName(ms []core.Mode) string {
-	if len(ms) == 2 {
-		return "both"
-	}
-	return ms[0].String()
-}
-
 // runBody is GET /api/images/{id}/run: the CLI's `run --json` shape.
 type runBody struct {
 	Path     string         `json:"path"`
@@ -361,55 +272,85 @@ type runBody struct {
 	Results  []*core.Result `json:"results"`
 }
 
-// handleRun simulates the zero-range in each requested mode, per-block
-// first, and answers with the results.
+// handleRun simulates the zero-range in each requested mode, per-block first, and answers with the
+// results. The answer is streamed: a per-block call list of a 64 GiB file is never built whole.
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
-	si, err := s.image(chi.URLParam(r, "id"))
+	q := r.URL.Query()
+	q.Set("image", chi.URLParam(r, "id"))
+	t, err := s.resolveRun(r.Context(), q)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	params, err := parseRunParams(r.URL.Query())
+	// A Result holds the calls (compressed) and the file's slot map after: reserve for the map.
+	in := t.spec.Input
+	slots := max(in.Inode.SlotsEnd, player.PagesOf(t.spec.Request).End)
+	release, err := s.budget.reserve(int64(len(t.spec.Modes)) * (1<<20 + 48*int64(slots)))
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	_, in, req, err := s.runInput(si, params)
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	out := runBody{Path: params.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize}
-	for _, m := range params.Modes {
-		res, err := core.Simulate(in, req, m)
+	defer release()
+	results := make([]*core.Result, 0, len(t.spec.Modes))
+	for _, m := range t.spec.Modes {
+		if err := r.Context().Err(); err != nil {
+			return // the client has gone
+		}
+		res, err := core.Simulate(in, t.spec.Request, m)
 		if err != nil {
 			s.Error(w, r, err)
 			return
 		}
-		out.Results = append(out.Results, res)
+		results = append(results, res)
 	}
-	writeJSON(w, http.StatusOK, out)
+	req := t.spec.Request
+	head, err := json.Marshal(runBody{Path: t.file.Path(), Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head[:len(head)-len(`null}`)]) // runBody ends with "results":null}
+	bw.WriteByte('[')
+	for i, res := range results {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		if err := writeResult(bw, res); err != nil {
+			s.log.Error("run answer", "err", err)
+			return
+		}
+	}
+	bw.WriteString("]}\n")
+	bw.Flush()
 }
 
-// runInput resolves the file's path and builds the engine's input and request;
-// the length defaults to the rest of the file (at least 1 byte, so an
-// empty file still shows the kernel's answer).
-func (s *Server) runInput(si *StoredImage, params runParams) (*imgio.File, core.Input, core.Request, error) {
-	// open(2) follows symlinks: zeroing a link zeroes its target.
-	f, err := si.Image.Resolve(params.Path)
+// callsMark stands for a Result's calls while the rest of it is encoded; writeResult streams the
+// calls in its place. JSON encodes NUL as \u0000, which no other field of a Result contains.
+const callsMark = `"\u0000calls\u0000"`
+
+type callsPlaceholder struct{}
+
+func (callsPlaceholder) MarshalJSON() ([]byte, error) { return []byte(callsMark), nil }
+
+// writeResult writes res as core.Result's JSON, its call list streamed.
+func writeResult(w *bufio.Writer, res *core.Result) error {
+	b, err := json.Marshal(struct {
+		*core.Result
+		Calls callsPlaceholder `json:"calls"`
+	}{Result: res})
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, core.Input{}, core.Request{}, &NotFoundError{What: "path", Name: params.Path}
-		}
-		return nil, core.Input{}, core.Request{}, err
+		return err
 	}
-	req := core.Request{Offset: params.Offset, Length: params.Length, KeepSize: params.KeepSize}
-	if !params.HasLength {
-		req.Length = max(f.Inode().Size-params.Offset, 1)
+	before, after, ok := bytes.Cut(b, []byte(callsMark))
+	if !ok {
+		return errors.New("web: result JSON without its calls")
 	}
-	in, err := sim.FileInput(si.Image, f)
-	if err != nil {
-		return nil, core.Input{}, core.Request{}, err
+	w.Write(before)
+	if err := res.Calls.WriteJSON(w); err != nil {
+		return err
 	}
-	return f, in, req, nil
+	_, err = w.Write(after)
+	return err
 }

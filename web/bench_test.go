@@ -1,34 +1,35 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"net/url"
 	"testing"
+
+	"github.com/zrviz/zrviz/player"
 )
 
-// benchPlayer returns a player for the demo's bench64 whole file in mode,
-// with the outline cache bypassed so each call pays for the pass.
-func benchPlayer(b *testing.B, ts *testServer, query string) *player {
+// benchSession returns a session (without a socket) playing query on the demo, with the outline
+// cache bypassed so each call pays for the pass.
+func benchSession(b *testing.B, ts *testServer, query string) *session {
 	b.Helper()
-	si, err := ts.image(DemoID)
-	if err != nil {
-		b.Fatal(err)
-	}
 	q, _ := url.ParseQuery(query)
-	params, err := parseRunParams(q)
+	q.Set("image", DemoID)
+	t, err := ts.resolveRun(context.Background(), q)
 	if err != nil {
 		b.Fatal(err)
 	}
 	ts.outlines = newOutlineCache()
-	p, err := ts.newPlayer(si, params)
-	if err != nil {
+	ss := &session{s: ts.Server, t: t, box: newMailbox(), pace: "30", done: map[int]bool{}}
+	if err := ss.open(context.Background(), t); err != nil {
 		b.Fatal(err)
 	}
-	return p
+	b.Cleanup(ss.release)
+	return ss
 }
 
-// BenchmarkOutline measures the lockstep pass a new run costs (once per
-// image/path/range/mode; cached afterwards).
+// BenchmarkOutline measures the lockstep pass a new run costs (once per image, file, range and mode;
+// cached afterwards).
 func BenchmarkOutline(b *testing.B) {
 	ts := mustOpenServer(b, Config{})
 	for _, q := range []string{
@@ -38,60 +39,54 @@ func BenchmarkOutline(b *testing.B) {
 	} {
 		b.Run(q, func(b *testing.B) {
 			for b.Loop() {
-				benchPlayer(b, ts, q)
+				benchSession(b, ts, q)
 			}
 		})
 	}
 }
 
-// BenchmarkSeek measures a seek in both mode (core checkpoint + lockstep
-// replay), across the run.
+// BenchmarkSeek measures a seek in both mode (core checkpoint + lockstep replay), across the run.
 func BenchmarkSeek(b *testing.B) {
 	ts := mustOpenServer(b, Config{})
-	p := benchPlayer(b, ts, "path=/seed/bench64.bin&mode=both")
-	total := p.total()
+	ss := benchSession(b, ts, "path=/seed/bench64.bin&mode=both")
+	total := ss.o.Total
 	i := int64(0)
 	for b.Loop() {
-		i = (i + 7919*cpEvery/3) % total
-		if err := p.seek(i); err != nil {
+		i = (i + 7919*1024/3) % total
+		if err := ss.p.Goto(i); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// BenchmarkFrame measures building and encoding one frame of 256 events
-// while playing bench64 in both mode: the server's cost per frame.
+// BenchmarkFrame measures building and encoding one frame of 256 events while playing bench64 in
+// both mode: the server's cost per frame.
 func BenchmarkFrame(b *testing.B) {
 	ts := mustOpenServer(b, Config{})
-	p := benchPlayer(b, ts, "path=/seed/bench64.bin&mode=both")
-	var evs []wireEvent
+	ss := benchSession(b, ts, "path=/seed/bench64.bin&mode=both")
 	bytes := 0
 	for b.Loop() {
-		if p.step() >= p.total() {
-			p.seek(0)
+		if ss.p.Done() {
+			ss.p.Goto(0)
 		}
-		evs, _ = p.forward(maxFrameEvents, evs[:0], maxFrameEvents, false)
-		state, _ := p.state(false)
-		f := frameMsg{V: 1, Type: "frame", Step: p.step(), Events: evs, State: state}
-		buf, err := json.Marshal(&f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		bytes = len(buf)
+		ss.forward(maxFrameEvents)
+		ss.sendFrame(false)
+		bytes = len(ss.box.take())
 	}
 	b.ReportMetric(float64(bytes), "bytes/frame")
 }
 
-// BenchmarkFullFrame measures a full frame (after a seek): every touched
-// segment, the call tail and the slot map.
+// BenchmarkFullFrame measures a full frame (after a seek): every recently touched segment, the call
+// tail and the slots the run has changed.
 func BenchmarkFullFrame(b *testing.B) {
 	ts := mustOpenServer(b, Config{})
-	p := benchPlayer(b, ts, "path=/seed/bench64.bin&mode=both")
-	p.seek(p.total() / 2)
+	ss := benchSession(b, ts, "path=/seed/bench64.bin&mode=both")
+	ss.p.Goto(ss.o.Total / 2)
 	bytes := 0
 	for b.Loop() {
-		state, slots := p.state(true)
-		buf, err := json.Marshal(&frameMsg{V: 1, Type: "frame", Step: p.step(), Full: true, State: state, Slots: slots})
+		f := &frameMsg{V: protocolVersion, Type: "frame", Step: ss.p.Step(), Full: true,
+			State: ss.p.State(&player.Tracker{}, true), Changed: ss.p.Changed(ss.o.Range.Start, ss.o.Range.End)}
+		buf, err := json.Marshal(f)
 		if err != nil {
 			b.Fatal(err)
 		}

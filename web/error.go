@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,8 +107,17 @@ func (s *Server) errorStatus(err error) (int, string) {
 		me  *MisdirectedError
 		coe *CrossOriginError
 		sfe *StoreFullError
+		ce  *ControlError
 	)
 	switch {
+	case errors.Is(err, ErrNotUpgrade):
+		return http.StatusUpgradeRequired, err.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable, "the server gave up: this took longer than its time budget allows"
+	case errors.Is(err, context.Canceled):
+		return http.StatusServiceUnavailable, "cancelled: the client left or the server is shutting down"
+	case errors.As(err, &ce):
+		return http.StatusBadRequest, err.Error()
 	case errors.As(err, &me):
 		return http.StatusMisdirectedRequest, err.Error()
 	case errors.As(err, &coe):

@@ -13,6 +13,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/templates"
 )
 
@@ -355,18 +356,21 @@ func dnodeItem(f *imgio.File, d imgio.Dnode) templates.DnodeItem {
 // the player. The websocket checks the run itself; the page only needs
 // values it can show.
 func (s *Server) handleRunPage(w http.ResponseWriter, r *http.Request) {
-	si, err := s.image(chi.URLParam(r, "id"))
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	f, err := lookupFile(si, r, true)
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
 	q := r.URL.Query()
-	in := f.Inode()
+	q.Set("image", chi.URLParam(r, "id"))
+	t, err := s.resolveRun(r.Context(), q)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	var step int64
+	if v := q.Get("step"); v != "" {
+		if step, err = request.ParseSize("step", v); err != nil || step < 0 {
+			s.pageError(w, r, &ParamError{Name: "step", Msg: "want a non-negative integer"})
+			return
+		}
+	}
+	si, f, req := t.si, t.file, t.spec.Request
 	p := templates.RunPage{
 		Layout: s.layout(f.Path()+" · run", "js/run.js", imageCrumb(si, true),
 			templates.Crumb{Label: f.Path(), Href: "/images/" + si.ID + "/file?path=" + url.QueryEscape(f.Path())},
@@ -374,35 +378,16 @@ func (s *Server) handleRunPage(w http.ResponseWriter, r *http.Request) {
 		ID:       si.ID,
 		Name:     si.Name,
 		Path:     f.Path(),
-		Size:     in.Size,
-		Mode:     "both",
-		KeepSize: q.Get("keepSize") == "true" || q.Get("keepSize") == "1",
+		Size:     t.spec.Input.Inode.Size,
+		Offset:   req.Offset,
+		Length:   req.Length,
+		Mode:     t.run.ModeName(),
+		KeepSize: req.KeepSize,
+		Step:     step,
 		RunEnd:   q.Get("run") == "end",
-		Presets:  presets(in.Size, si.Image.Volume().BlockSize),
+		Presets:  presets(t.spec.Input.Inode.Size, si.Image.Volume().BlockSize),
+		Before:   t.info.Before,
 	}
 	p.Layout.BodyClass = "player"
-	var ok bool
-	if p.Offset, _, err = intParam(q, "offset"); err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	if p.Length, ok, err = intParam(q, "length"); err != nil {
-		s.pageError(w, r, err)
-		return
-	} else if !ok {
-		p.Length = max(in.Size-p.Offset, 1)
-	}
-	if p.Step, _, err = intParam(q, "step"); err != nil {
-		s.pageError(w, r, err)
-		return
-	}
-	switch m := q.Get("mode"); m {
-	case "":
-	case "per-block", "batched", "both":
-		p.Mode = m
-	default:
-		s.pageError(w, r, &ParamError{Name: "mode", Msg: fmt.Sprintf("%q is not per-block, batched or both", m)})
-		return
-	}
 	s.render(w, r, http.StatusOK, templates.Run(p))
 }

@@ -67,8 +67,15 @@ type Config struct {
 	// ShutdownGrace is how long Close lets requests in flight finish before it cuts the uploads
 	// still streaming; 0 = DefaultShutdownGrace.
 	ShutdownGrace time.Duration
-	Logger        *slog.Logger // nil = discard
+	// MaxMemory is the memory budget of the work the server holds for clients (players, outlines,
+	// large answers): past it new work gets 503 with Retry-After. 0 = DefaultMaxMemory; < 0 = none.
+	MaxMemory int64
+	Logger    *slog.Logger // nil = discard
 }
+
+// DefaultMaxMemory is the default memory budget: enough for hundreds of viewers of ordinary runs
+// (a viewer of a 64 MiB run holds about 1 MB) and far below what a laptop has.
+const DefaultMaxMemory int64 = 2 << 30
 
 // Server is the zrviz HTTP server. Create it with [NewServer], add images
 // with [Server.AddImage], then either [Server.Open] it or mount
@@ -85,6 +92,7 @@ type Server struct {
 	uploads  *uploads
 	outlines *outlineCache
 	traces   traceStore // kernel traces (web/traces.go)
+	budget   *budget
 	hosts    *allowedHosts
 	slots    *uploadSlots
 
@@ -185,6 +193,10 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.uploads = newUploads()
 	s.outlines = newOutlineCache()
+	s.budget = &budget{limit: cfg.MaxMemory}
+	if cfg.MaxMemory == 0 {
+		s.budget.limit = DefaultMaxMemory
+	}
 	s.hosts = newAllowedHosts(cfg.Addr, cfg.AllowedHosts)
 	s.slots = newUploadSlots(cfg.MaxUploads, cfg.MaxUploadsPerClient)
 	s.inflight = map[*bodyReader]struct{}{}

@@ -3,6 +3,8 @@ package web
 import (
 	"errors"
 	"testing"
+
+	"github.com/zrviz/zrviz/request"
 )
 
 func TestDecodeControl(t *testing.T) {
@@ -20,9 +22,21 @@ func TestDecodeControl(t *testing.T) {
 		{in: `{"type":"speed","stepsPerSecond":100}`, want: control{Type: "speed", Speed: 100}},
 		{in: `{"type":"speed","stepsPerSecond":1e12}`, want: control{Type: "speed", Speed: maxSpeed}},
 		{in: `{"type":"speed","stepsPerSecond":0.001}`, want: control{Type: "speed", Speed: minSpeed}},
+		{in: `{"type":"pace","pace":"30"}`, want: control{Type: "pace", Pace: "30"}},
+		{in: `{"type":"pace","pace":"step"}`, want: control{Type: "pace", Pace: "step"}},
+		{in: `{"type":"pace","pace":"31"}`, bad: true},
+		{in: `{"type":"pace"}`, bad: true},
+		{in: `{"type":"gotoSlot","slot":873}`, want: control{Type: "gotoSlot", Slot: 873}},
+		{in: `{"type":"gotoSlot","slot":-1}`, bad: true},
+		{in: `{"type":"initial","from":4096}`, want: control{Type: "initial", Slot: 4096}},
+		{in: `{"type":"initial"}`, bad: true},
+		{in: `{"type":"answer","stop":3,"answer":"19"}`, want: control{Type: "answer", Stop: 3, Answer: "19"}},
+		{in: `{"type":"answer","stop":3}`, bad: true},
+		{in: `{"type":"answer","answer":"x"}`, bad: true},
 		{in: `{"type":"mode","mode":"both"}`, want: control{Type: "mode", Mode: "both"}},
 		{in: `{"type":"mode","mode":"batched"}`, want: control{Type: "mode", Mode: "batched"}},
-		{in: `{"type":"nextFlush"}`, want: control{Type: "nextFlush"}},
+		{in: `{"type":"nextCall"}`, want: control{Type: "nextCall"}},
+		{in: `{"type":"nextFlush"}`, bad: true},
 		{in: `{"type":"end","extra":1}`, want: control{Type: "end"}},
 		{in: `{"type":"reset"}`, want: control{Type: "reset"}},
 		{in: ``, bad: true},
@@ -77,7 +91,7 @@ func FuzzControlMessage(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"play"}`, `{"type":"step","n":-1}`, `{"type":"seek","step":100}`,
 		`{"type":"speed","stepsPerSecond":2.5}`, `{"type":"mode","mode":"per-block"}`,
-		`{"type":"nextFlush"}`, `{"type":"end"}`, `{"type":"reset"}`, `{"type":"pause"}`, `{}`, `null`,
+		`{"type":"nextCall"}`, `{"type":"pace","pace":"60"}`, `{"type":"answer","stop":1,"answer":"no"}`, `{"type":"initial","from":0}`, `{"type":"end"}`, `{"type":"reset"}`, `{"type":"pause"}`, `{}`, `null`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -91,7 +105,7 @@ func FuzzControlMessage(f *testing.F) {
 			return
 		}
 		switch c.Type {
-		case ctlPlay, ctlPause, ctlNextFlush, ctlEnd, ctlReset, ctlStep:
+		case ctlPlay, ctlPause, ctlNextCall, ctlEnd, ctlReset, ctlStep, ctlGotoSlot, ctlInitial:
 		case ctlSeek:
 			if c.Step < 0 {
 				t.Fatalf("seek to %d accepted", c.Step)
@@ -101,8 +115,16 @@ func FuzzControlMessage(f *testing.F) {
 				t.Fatalf("speed %v accepted", c.Speed)
 			}
 		case ctlMode:
-			if _, err := parseModes(c.Mode); err != nil {
+			if _, err := request.ParseModes(c.Mode); err != nil {
 				t.Fatalf("mode %q accepted: %v", c.Mode, err)
+			}
+		case ctlPace:
+			if !paces[c.Pace] {
+				t.Fatalf("pace %q accepted", c.Pace)
+			}
+		case ctlAnswer:
+			if c.Stop < 0 || len(c.Answer) > 200 {
+				t.Fatalf("answer %+v accepted", c)
 			}
 		default:
 			t.Fatalf("type %q accepted", c.Type)

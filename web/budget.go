@@ -1,0 +1,50 @@
+package web
+
+import (
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// budget is the server's memory budget: work that holds memory (a viewer's player, a run's outline,
+// a large JSON answer) reserves an estimate of it first, and is refused with 503 and Retry-After when
+// the budget is spent, instead of the server growing until the kernel kills it.
+type budget struct {
+	mu    sync.Mutex
+	limit int64
+	used  int64
+}
+
+// retryAfter is what a refused client is told to wait.
+const retryAfter = 5 * time.Second
+
+// reserve takes n bytes of the budget and returns the function that gives them back (safe to call
+// more than once), or an *OverBudgetError.
+func (b *budget) reserve(n int64) (func(), error) {
+	n = max(n, 0)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.limit > 0 && b.used+n > b.limit {
+		return nil, &BusyError{RetryAfter: retryAfter, Msg: fmt.Sprintf("the server is busy: this needs about %s of memory and %s of its %s budget is in use; try again in %s",
+			mib(n), mib(b.used), mib(b.limit), retryAfter)}
+	}
+	b.used += n
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			b.mu.Lock()
+			b.used -= n
+			b.mu.Unlock()
+		})
+	}, nil
+}
+
+// inUse returns the bytes reserved now.
+func (b *budget) inUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+func mib(n int64) string { return strconv.FormatInt((n+(1<<20)-1)>>20, 10) + " MiB" }

@@ -1,0 +1,247 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/player"
+	"github.com/zrviz/zrviz/request"
+	"github.com/zrviz/zrviz/sim"
+)
+
+// FieldBefore is the query field that carries operations run before the played one: repeated, each
+// a line of the ops language ("zero /a 0 4096"); the player's "then zero another range" adds one.
+const FieldBefore = "before"
+
+// runTarget is a run a request names, resolved against its image: what the engines read, the
+// request, and how to describe it. It is built per request; the outline it leads to is shared.
+type runTarget struct {
+	si     *StoredImage
+	run    request.Run
+	before []request.Run
+	file   *imgio.File
+	spec   player.Spec
+	info   runInfo
+}
+
+// key identifies the run for the outline cache: the same image, operations, range and modes give
+// the same outline.
+func (t *runTarget) key() string {
+	var b strings.Builder
+	b.WriteString(t.si.ID)
+	for _, op := range t.before {
+		b.WriteString("\x00" + op.OpLine(0))
+	}
+	fmt.Fprintf(&b, "\x00%s\x00%d\x00%d\x00%t\x00%s", t.file.Path(), t.spec.Request.Offset, t.spec.Request.Length,
+		t.spec.Request.KeepSize, request.ModesName(t.spec.Modes))
+	return b.String()
+}
+
+// withModes returns the same run in other modes.
+func (t *runTarget) withModes(modes []core.Mode) *runTarget {
+	c := *t
+	c.run.Modes = modes
+	c.spec.Modes = modes
+	c.info.Mode = request.ModesName(modes)
+	c.info.Modes = modeNames(modes)
+	return &c
+}
+
+func modeNames(ms []core.Mode) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.String()
+	}
+	return out
+}
+
+// resolveRun reads a run from a query (image, path, offset, length, keepSize, mode, before) and
+// resolves it: the file as open(2) finds it, the operations before it applied in order.
+func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, error) {
+	id := q.Get("image")
+	if id == "" {
+		return nil, &ParamError{Name: "image", Msg: "missing"}
+	}
+	si, err := s.image(id)
+	if err != nil {
+		return nil, err
+	}
+	run, err := request.Parse(q.Get)
+	if err != nil {
+		return nil, paramError(err)
+	}
+	var before []request.Run
+	if ops := q[FieldBefore]; len(ops) > 0 {
+		if len(ops) >= request.MaxOps {
+			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("more than %d operations", request.MaxOps-1)}
+		}
+		for _, line := range ops {
+			op, err := request.ParseOp(line)
+			if err != nil {
+				return nil, paramError(err)
+			}
+			before = append(before, op)
+		}
+	}
+	return s.resolve(ctx, si, run, before)
+}
+
+// resolve builds the engine's input for run on si after the operations before it.
+func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, before []request.Run) (*runTarget, error) {
+	f, err := s.resolvePath(ctx, si, run.Path)
+	if err != nil {
+		return nil, err
+	}
+	in, err := sim.FileInput(si.Image, f)
+	if err != nil {
+		return nil, err
+	}
+	for k, op := range before {
+		// The player plays one file; operations on it run first, each on the state the previous
+		// one left, as on one mount. Both modes leave the same slots and SIT: run per-block.
+		of, err := s.resolvePath(ctx, si, op.Path)
+		if err != nil {
+			return nil, err
+		}
+		if of.Inode().Ino != f.Inode().Ino {
+			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d zeroes %s, not %s: a player plays one file", k+1, op.Path, run.Path)}
+		}
+		res, err := core.Simulate(in, op.Request(in.Inode.Size), core.PerBlock)
+		if err != nil {
+			return nil, err
+		}
+		in = res.NextInput()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	req := run.Request(in.Inode.Size)
+	ino := f.Inode()
+	t := &runTarget{si: si, run: run, before: before, file: f,
+		spec: player.Spec{Input: in, Request: req, Modes: run.Modes, Describe: sim.NewDescriber(si.Image, f)},
+		info: runInfo{Image: si.ID, Path: f.Path(), Ino: ino.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
+			Length: i64s(req.Length), KeepSize: req.KeepSize, Mode: run.ModeName(), Modes: modeNames(run.Modes),
+			Before: []string{}, Compressed: ino.Flags&core.FlagCompressed != 0, ClusterSize: ino.ClusterSize}}
+	for _, op := range before {
+		t.info.Before = append(t.info.Before, op.OpLine(0))
+	}
+	return t, nil
+}
+
+// resolvePath finds path in si as open(2) does, following symbolic links.
+func (s *Server) resolvePath(ctx context.Context, si *StoredImage, path string) (*imgio.File, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := si.Image.Resolve(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &NotFoundError{What: "path", Name: path}
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// paramError turns a request field error into the API's 400.
+func paramError(err error) error {
+	var fe *request.FieldError
+	if errors.As(err, &fe) {
+		return &ParamError{Name: fe.Field, Msg: strings.TrimPrefix(err.Error(), fe.Field+" ")}
+	}
+	var le *request.LineError
+	if errors.As(err, &le) {
+		return &ParamError{Name: FieldBefore, Msg: err.Error()}
+	}
+	return err
+}
+
+// Outline cache limits.
+const (
+	maxOutlines = 16
+	// outlineTimeout bounds the lockstep pass of one run (a 64 GiB file in both modes takes
+	// seconds); past it the request fails rather than holding a core forever.
+	outlineTimeout = 2 * time.Minute
+)
+
+// outlineCache keeps recent outlines so reconnects, mode switches and the viewers of one run pay for
+// the pass once. Concurrent requests for the same run wait for one pass, which is cancelled when
+// every one of them has gone.
+type outlineCache struct {
+	mu    sync.Mutex
+	m     map[string]*outlineEntry
+	order []string // oldest first
+}
+
+type outlineEntry struct {
+	done    chan struct{}
+	o       *player.Outline
+	err     error
+	waiters int
+	cancel  context.CancelFunc
+}
+
+func newOutlineCache() *outlineCache { return &outlineCache{m: map[string]*outlineEntry{}} }
+
+func (c *outlineCache) get(ctx context.Context, key string, build func(context.Context) (*player.Outline, error)) (*player.Outline, error) {
+	c.mu.Lock()
+	e, ok := c.m[key]
+	if !ok {
+		bctx, cancel := context.WithTimeout(context.Background(), outlineTimeout)
+		e = &outlineEntry{done: make(chan struct{}), cancel: cancel}
+		c.m[key] = e
+		c.order = append(c.order, key)
+		if len(c.order) > maxOutlines {
+			delete(c.m, c.order[0])
+			c.order = c.order[1:]
+		}
+		go func() {
+			defer cancel()
+			e.o, e.err = build(bctx)
+			if e.err != nil {
+				c.mu.Lock()
+				if c.m[key] == e {
+					delete(c.m, key)
+				}
+				c.mu.Unlock()
+			}
+			close(e.done)
+		}()
+	}
+	e.waiters++
+	c.mu.Unlock()
+	select {
+	case <-e.done:
+		c.mu.Lock()
+		e.waiters--
+		c.mu.Unlock()
+		return e.o, e.err
+	case <-ctx.Done():
+		c.mu.Lock()
+		e.waiters--
+		if e.waiters == 0 {
+			// Nobody wants it any more: stop the pass, and let a later request start afresh.
+			e.cancel()
+			if c.m[key] == e {
+				delete(c.m, key)
+			}
+		}
+		c.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// outline returns the shared outline of t, building it once.
+func (s *Server) outline(ctx context.Context, t *runTarget) (*player.Outline, error) {
+	return s.outlines.get(ctx, t.key(), func(ctx context.Context) (*player.Outline, error) {
+		return player.Build(ctx, t.spec)
+	})
+}

@@ -1,0 +1,640 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/player"
+	"github.com/zrviz/zrviz/request"
+)
+
+// wsWriteTimeout is how long one message may take to reach a client before the client is
+// considered too slow and dropped.
+const wsWriteTimeout = 10 * time.Second
+
+// frameInterval paces frames while playing: at most ~30 a second, however fast the run goes; a
+// faster run packs more steps into each frame.
+const frameInterval = time.Second / 30
+
+// maxFrameEvents bounds the events in one frame; beyond it the frame is sent full and says how many
+// events it left out.
+const maxFrameEvents = 256
+
+// maxTickSeconds bounds the time one tick may account for after a stall (GC, a slow machine): the
+// clock then slips rather than bursting.
+const maxTickSeconds = 0.25
+
+// session is one websocket connection's player loop.
+type session struct {
+	s       *Server
+	c       *websocket.Conn
+	t       *runTarget
+	o       *player.Outline
+	p       *player.Player
+	tr      player.Tracker
+	box     *mailbox
+	playing bool
+	pace    string  // "10", "30", "60", "180", "step", or "" for a speed set in steps per second
+	speed   float64 // steps per second
+	acc     float64 // fractional steps owed by the play clock
+	last    time.Time
+	bad     int // malformed controls so far
+	score   score
+	done    map[int]bool // quiz stops answered
+	release func()       // gives the viewer's memory back to the budget
+
+	evs        []wireEvent // events since the last frame
+	evsDropped int64       // events since the last frame not in evs
+	spanLo     uint64      // slots the events since the last frame may have changed: [spanLo, spanHi)
+	spanHi     uint64
+}
+
+// isUpgrade reports whether r asks for a websocket, checked before any work is done for it.
+func isUpgrade(r *http.Request) bool {
+	return headerHas(r.Header, "Connection", "upgrade") && headerHas(r.Header, "Upgrade", "websocket")
+}
+
+func headerHas(h http.Header, name, token string) bool {
+	for _, v := range h.Values(name) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ErrNotUpgrade is a plain HTTP request to the websocket endpoint (426).
+var ErrNotUpgrade = errors.New("this endpoint speaks websocket only: send Connection: Upgrade and Upgrade: websocket")
+
+// handleWSRun upgrades to a websocket and plays one run for the client. The upgrade is checked
+// before anything else, and everything that can be refused is refused before it, so the client gets
+// the API's status codes and JSON errors; the work before the upgrade ends with the request.
+func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
+	if !isUpgrade(r) {
+		w.Header().Set("Upgrade", "websocket")
+		s.Error(w, r, ErrNotUpgrade)
+		return
+	}
+	q := r.URL.Query()
+	t, err := s.resolveRun(r.Context(), q)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	var step int64
+	if v := q.Get("step"); v != "" {
+		if step, err = request.ParseSize("step", v); err != nil || step < 0 {
+			s.Error(w, r, &ParamError{Name: "step", Msg: "want a non-negative integer"})
+			return
+		}
+	}
+	pace := q.Get("pace")
+	if pace == "" {
+		pace = strings.TrimSuffix(strings.TrimSuffix(q.Get("p"), "s"), "S")
+	}
+	if !paces[pace] {
+		pace = ""
+	}
+	ss := &session{s: s, t: t, box: newMailbox(), pace: pace, done: map[int]bool{}}
+	if ss.pace == "" {
+		ss.pace = "30"
+	}
+	if err := ss.open(r.Context(), t); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer func() { ss.release() }()
+	if err := ss.p.Goto(step); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if !s.startRun() {
+		s.Error(w, r, errClosed)
+		return
+	}
+	defer s.runs.Done()
+	// With no OriginPatterns, Accept allows only an Origin whose host is the request's Host (or no
+	// Origin: not a browser) and answers 403 otherwise: a page on another site cannot drive a run.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{})
+	if err != nil {
+		s.log.Debug("websocket refused", "err", err, "origin", r.Header.Get("Origin"))
+		return
+	}
+	c.SetReadLimit(maxControlSize)
+	ss.c = c
+	// r.Context() is not used from here on: the connection is hijacked and lives until the client
+	// leaves or srvCtx ends.
+	ss.run(s.srvCtx)
+}
+
+// viewerBytes estimates the memory one viewer's player holds: its engines' segments, checkpoints
+// and overlay records, and what it remembers sending.
+func viewerBytes(o *player.Outline) int64 {
+	var segs uint64
+	for _, f := range o.Final {
+		segs = max(segs, f.Stats.SegmentsTouched)
+	}
+	modes := int64(len(o.Modes()))
+	chunks := int64(len(o.Chunks))
+	return 1<<20 + modes*(int64(segs)*(700+32)+chunks/4*800+chunks*160)
+}
+
+// open builds (or finds) the outline of t and a player on it, within the memory budget.
+func (ss *session) open(ctx context.Context, t *runTarget) error {
+	o, err := ss.s.outline(ctx, t)
+	if err != nil {
+		return err
+	}
+	release, err := ss.s.budget.reserve(viewerBytes(o))
+	if err != nil {
+		return err
+	}
+	p, err := player.New(o)
+	if err != nil {
+		release()
+		return err
+	}
+	if ss.release != nil {
+		ss.release()
+	}
+	ss.t, ss.o, ss.p, ss.release, ss.tr = t, o, p, release, player.Tracker{}
+	ss.setPace(ss.pace)
+	return nil
+}
+
+// setPace sets the play speed from a pace: the run plays to its end in that many seconds, however
+// long it is (at least one step a second... slower only for "step"), or one step a second.
+func (ss *session) setPace(pace string) {
+	ss.pace = pace
+	switch pace {
+	case "":
+		return
+	case "step":
+		ss.speed = 1
+	default:
+		secs := float64(defaultPace)
+		switch pace {
+		case "10":
+			secs = 10
+		case "60":
+			secs = 60
+		case "180":
+			secs = 180
+		}
+		ss.speed = min(max(float64(ss.o.Total)/secs, minSpeed), maxSpeed)
+	}
+}
+
+// timeLeft is how long the rest of the run plays at the current speed, in seconds.
+func (ss *session) timeLeft() float64 {
+	if ss.speed <= 0 {
+		return 0
+	}
+	return float64(ss.o.Total-ss.p.Step()) / ss.speed
+}
+
+// startRun registers a websocket run unless the server is closing.
+func (s *Server) startRun() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.runs.Add(1)
+	return true
+}
+
+// run is the connection's life: a reader goroutine feeds controls, a writer goroutine drains the
+// mailbox, and this goroutine owns the player. (c.CloseRead is for connections that never read;
+// this one reads controls, and its reader loop likewise answers pings and notices a close.)
+func (ss *session) run(srvCtx context.Context) {
+	ctx, cancel := context.WithCancel(srvCtx)
+	defer cancel()
+	log := ss.s.log.With("image", ss.t.info.Image, "path", ss.t.info.Path, "mode", ss.t.info.Mode)
+	log.Debug("websocket run start")
+
+	// The reader has its own context: cancelling a Read's context closes the connection at once,
+	// and on shutdown the close handshake (1001) must happen first.
+	readCtx, readCancel := context.WithCancel(context.Background())
+	defer readCancel()
+	ctrl := make(chan []byte, 8)
+	readDone := make(chan error, 1)
+	go func() {
+		var lim controlLimiter
+		for {
+			typ, b, err := ss.c.Read(readCtx)
+			if err != nil {
+				readDone <- err
+				return
+			}
+			if typ != websocket.MessageText {
+				b = nil // reported as a bad control
+			}
+			if err := lim.wait(readCtx); err != nil {
+				readDone <- err
+				return
+			}
+			select {
+			case ctrl <- b:
+			case <-readCtx.Done():
+				readDone <- readCtx.Err()
+				return
+			}
+		}
+	}()
+	writeDone := make(chan error, 1)
+	go func() { writeDone <- ss.writeLoop(ctx) }()
+
+	ss.sendHello()
+
+	// The ticker runs only while playing, so an idle player costs nothing.
+	ticker := time.NewTicker(frameInterval)
+	ticker.Stop()
+	defer ticker.Stop()
+	ticking := false
+	var why string
+loop:
+	for {
+		if ss.playing != ticking {
+			if ticking = ss.playing; ticking {
+				ticker.Reset(frameInterval)
+			} else {
+				ticker.Stop()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			why = "server shutting down"
+			break loop
+		case err := <-readDone:
+			readDone <- err // for the cleanup below
+			why = "client gone"
+			break loop
+		case err := <-writeDone:
+			writeDone <- err
+			why = "client too slow"
+			if ctx.Err() != nil {
+				// The writer stopped because the server is shutting down.
+				why = "server shutting down"
+			}
+			break loop
+		case b := <-ctrl:
+			if why = ss.handleControl(b); why != "" {
+				break loop
+			}
+		case now := <-ticker.C:
+			if ss.playing {
+				ss.tick(now)
+			}
+		}
+	}
+	log.Debug("websocket run end", "why", why, "step", ss.p.Step())
+	var err error
+	switch why {
+	case "server shutting down":
+		err = ss.c.Close(websocket.StatusGoingAway, why)
+	case "too many bad messages":
+		// The error reply to the last bad message is queued: let the writer send it before the
+		// close frame.
+		ss.drain(ctx)
+		err = ss.c.Close(websocket.StatusPolicyViolation, why)
+	default:
+		err = ss.c.CloseNow()
+	}
+	log.Debug("websocket closed", "err", err)
+	cancel()
+	readCancel()
+	<-writeDone
+	<-readDone
+}
+
+// drain waits (briefly) until the writer has sent everything queued.
+func (ss *session) drain(ctx context.Context) {
+	deadline := time.Now().Add(ss.s.writeTimeout())
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		ss.box.mu.Lock()
+		empty := len(ss.box.queue) == 0 && ss.box.frame == nil && !ss.box.writing
+		ss.box.mu.Unlock()
+		if empty {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// writeLoop writes what the mailbox holds, each write with its own timeout; it returns when ctx ends
+// or a write fails.
+func (ss *session) writeLoop(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ss.box.ready:
+		}
+		for {
+			b := ss.box.take()
+			if b == nil {
+				break
+			}
+			// Not derived from ctx: cancelling a write's context closes the connection, and shutdown
+			// must not cut a message in half before the close handshake.
+			wctx, cancel := context.WithTimeout(context.Background(), ss.s.writeTimeout())
+			err := ss.c.Write(wctx, websocket.MessageText, b)
+			cancel()
+			ss.box.wrote()
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// writeTimeout returns the per-write timeout (shortened by tests).
+func (s *Server) writeTimeout() time.Duration {
+	if s.wsWriteTimeout > 0 {
+		return s.wsWriteTimeout
+	}
+	return wsWriteTimeout
+}
+
+// handleControl applies one client message and answers it. It returns why the connection must
+// end, or "".
+func (ss *session) handleControl(b []byte) string {
+	c, err := decodeControl(b)
+	if b == nil {
+		err = &ControlError{Msg: "binary messages are not supported"}
+	}
+	if err != nil {
+		ss.bad++
+		ss.sendError(err, false)
+		if ss.bad >= maxBadControls {
+			return "too many bad messages"
+		}
+		return ""
+	}
+	full := true
+	switch c.Type {
+	case ctlPlay:
+		if ss.p.Done() {
+			// Play at the end starts over, as a media player does.
+			ss.seek(0)
+		}
+		ss.playing, ss.acc, ss.last = true, 0, time.Now()
+		full = false
+	case ctlPause:
+		ss.playing = false
+		full = false
+	case ctlStep:
+		ss.playing = false
+		if c.N > 0 {
+			ss.forward(c.N)
+			full = ss.evsDropped > 0
+		} else {
+			ss.seek(ss.p.Step() + c.N)
+		}
+	case ctlSeek:
+		ss.playing = false
+		ss.seek(c.Step)
+	case ctlSpeed:
+		ss.speed, ss.pace = c.Speed, ""
+		full = false
+	case ctlPace:
+		ss.setPace(c.Pace)
+		full = false
+	case ctlMode:
+		ss.playing = false
+		if err := ss.switchMode(c.Mode); err != nil {
+			ss.sendError(err, false)
+		}
+		return ""
+	case ctlNextCall:
+		ss.playing = false
+		_, err := ss.p.NextCall(ss.collect)
+		if err != nil {
+			ss.sendError(err, false)
+		}
+		full = ss.evsDropped > 0
+	case ctlEnd:
+		ss.playing = false
+		ss.seek(ss.o.Total)
+	case ctlReset:
+		ss.playing = false
+		ss.seek(0)
+	case ctlGotoSlot:
+		ss.playing = false
+		if err := ss.p.GotoSlot(c.Slot); err != nil {
+			ss.sendError(err, false)
+		}
+		ss.resetEvents()
+	case ctlInitial:
+		ext, next, err := ss.o.InitialSlots(c.Slot, initialPage)
+		if err != nil {
+			ss.sendError(err, false)
+			return ""
+		}
+		if !ss.queue(&initialMsg{V: protocolVersion, Type: "initial",
+			initialPageMsg: initialPageMsg{From: max(c.Slot, ss.o.Range.Start), Next: next, Extents: ext}}, false) {
+			return "client too slow"
+		}
+		return ""
+	case ctlAnswer:
+		ss.playing = false
+		if !ss.answer(c.Stop, c.Answer) {
+			return ""
+		}
+	}
+	ss.sendFrame(full)
+	return ""
+}
+
+// answer checks a quiz answer for stop k, tells the client, and moves to the step that reveals it.
+func (ss *session) answer(k int, ans string) bool {
+	if k >= len(ss.o.Stops) || ss.o.Stops[k].Question == nil {
+		ss.sendError(&ControlError{Msg: "answer: that stop has no question"}, false)
+		return false
+	}
+	q := ss.o.Stops[k].Question
+	ok := q.Check(ans)
+	if !ss.done[k] {
+		ss.done[k] = true
+		ss.score.Asked++
+		if ok {
+			ss.score.Right++
+		}
+	}
+	ss.queue(&quizMsg{V: protocolVersion, Type: "quiz", Stop: k, Correct: ok, Answer: q.Answer, Score: ss.score}, false)
+	if ss.p.Step() <= q.Reveal {
+		ss.forward(q.Reveal - ss.p.Step())
+	} else {
+		ss.seek(q.Reveal)
+	}
+	return true
+}
+
+// tick advances a playing run by the steps the clock owes and sends a frame.
+func (ss *session) tick(now time.Time) {
+	dt := now.Sub(ss.last).Seconds()
+	ss.last = now
+	ss.acc += ss.speed * min(max(dt, 0), maxTickSeconds)
+	n := int64(ss.acc)
+	if n <= 0 {
+		return
+	}
+	ss.acc -= float64(n)
+	ss.forward(n)
+	if ss.p.Done() {
+		ss.playing = false
+	}
+	ss.sendFrame(ss.evsDropped > 0)
+}
+
+// collect keeps an event for the next frame and widens the span of slots it may have changed.
+func (ss *session) collect(ev player.Event) bool {
+	if len(ss.evs) < maxFrameEvents {
+		ss.evs = append(ss.evs, makeWireEvent(ev))
+	} else {
+		ss.evsDropped++
+	}
+	lo, hi := ev.Slot, ev.Slot+1
+	switch {
+	case ev.Kind == core.EvInlineConvert:
+		lo, hi = 0, 1
+	case ev.Kind == core.EvFillZero:
+	case ev.Chunk >= 0 && int(ev.Chunk) < len(ss.o.Chunks):
+		c := ss.o.Chunks[ev.Chunk]
+		lo, hi = c.Start, c.Start+c.Len
+	}
+	if ss.spanHi <= ss.spanLo {
+		ss.spanLo, ss.spanHi = lo, hi
+	} else {
+		ss.spanLo, ss.spanHi = min(ss.spanLo, lo), max(ss.spanHi, hi)
+	}
+	return true
+}
+
+// forward takes up to n steps, collecting events for the next frame.
+func (ss *session) forward(n int64) {
+	if n <= 0 {
+		return
+	}
+	if _, err := ss.p.Forward(n, ss.collect); err != nil {
+		ss.sendError(err, false)
+	}
+}
+
+// seek jumps to step (clamped); the next frame must be full.
+func (ss *session) seek(step int64) {
+	if err := ss.p.Goto(step); err != nil {
+		ss.sendError(err, false)
+	}
+	ss.resetEvents()
+}
+
+func (ss *session) resetEvents() {
+	ss.evs, ss.evsDropped, ss.spanLo, ss.spanHi = ss.evs[:0], 0, 0, 0
+}
+
+// switchMode replaces the player with one for mode, keeping the slot cursor, and sends a new hello.
+func (ss *session) switchMode(mode string) error {
+	modes, err := request.ParseModes(mode)
+	if err != nil {
+		return err
+	}
+	if request.ModesName(modes) == ss.t.info.Mode {
+		ss.sendFrame(true)
+		return nil
+	}
+	cursor := ss.p.Cursor()
+	old := *ss
+	ctx, cancel := context.WithTimeout(ss.s.srvCtx, outlineTimeout)
+	defer cancel()
+	if err := ss.open(ctx, ss.t.withModes(modes)); err != nil {
+		ss.t, ss.o, ss.p, ss.release, ss.tr = old.t, old.o, old.p, old.release, old.tr
+		return err
+	}
+	if err := ss.p.GotoSlot(cursor); err != nil {
+		return err
+	}
+	ss.sendHello()
+	return nil
+}
+
+// sendHello queues the hello for the player's current outline and step.
+func (ss *session) sendHello() {
+	o, p := ss.o, ss.p
+	v := ss.t.si.Image.Volume()
+	ext, next, err := o.InitialSlots(o.Range.Start, helloInitial)
+	if err != nil {
+		ss.sendError(err, true)
+		return
+	}
+	segTypes := make(map[string]int, len(o.SegTypes))
+	for k, t := range o.SegTypes {
+		segTypes[i64s(int64(k))] = t
+	}
+	h := &helloMsg{V: protocolVersion, Type: "hello", Run: ss.t.info, TotalSteps: o.Total, Step: p.Step(),
+		Playing: ss.playing, Pace: ss.pace, StepsPerSecond: ss.speed, TimeLeft: ss.timeLeft(),
+		Geometry: geometry{BlockSize: v.BlockSize, BlocksPerSeg: blocksPerSeg(v), Segment0Blkaddr: v.Segment0Blkaddr,
+			MainBlkaddr: v.MainBlkaddr, MaxBlkaddr: v.MaxBlkaddr, SegsPerSec: v.SegsPerSec},
+		Range: o.Range, Chunks: o.Chunks, Markers: o.Markers, MarkersThinned: o.Thinned, Stops: wireStops(o.Stops),
+		Segments: o.Segments, SegTypes: segTypes,
+		Initial: initialPageMsg{From: o.Range.Start, Next: next, Extents: ext},
+		Changed: p.Changed(o.Range.Start, o.Range.End), State: p.State(&ss.tr, true), Score: ss.score}
+	ss.queue(h, true)
+	ss.resetEvents()
+}
+
+// sendFrame queues a frame with the events since the last one. It is made full when asked, when
+// events were left out, or when it replaces a frame the client never got (whose events and slot
+// changes would otherwise be lost).
+func (ss *session) sendFrame(full bool) {
+	full = full || ss.evsDropped > 0 || ss.box.pending()
+	f := &frameMsg{V: protocolVersion, Type: "frame", Step: ss.p.Step(), Playing: ss.playing, Pace: ss.pace,
+		StepsPerSecond: ss.speed, TimeLeft: ss.timeLeft(), Full: full, Events: ss.evs, EventsDropped: ss.evsDropped,
+		State: ss.p.State(&ss.tr, full)}
+	switch {
+	case full:
+		f.Changed = ss.p.Changed(ss.o.Range.Start, ss.o.Range.End)
+	case ss.spanHi > ss.spanLo:
+		f.Changed = ss.p.Changed(ss.spanLo, ss.spanHi)
+	default:
+		f.Changed = []core.Extent{}
+	}
+	if f.Events == nil {
+		f.Events = []wireEvent{}
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		ss.s.log.Error("websocket frame", "err", err)
+		return
+	}
+	ss.box.putFrame(b)
+	ss.resetEvents()
+}
+
+// sendError queues an error message, worded and classed as the HTTP API would answer it.
+func (ss *session) sendError(err error, fatal bool) {
+	code, msg := ss.s.errorStatus(err)
+	if code >= 500 {
+		ss.s.log.Error("websocket run", "err", err)
+	}
+	ss.queue(&errorMsg{V: protocolVersion, Type: "error", Error: msg, Status: code, Fatal: fatal}, false)
+}
+
+// queue marshals v and queues it ahead of any frame; false when the client's queue is full.
+func (ss *session) queue(v any, dropFrame bool) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		ss.s.log.Error("websocket message", "err", err)
+		return true
+	}
+	return ss.box.putMsg(b, dropFrame)
+}
