@@ -215,27 +215,27 @@ type initialPageMsg struct {
 
 // helloMsg is the first message of a connection, and follows every mode change.
 type helloMsg struct {
-	V              int                  `json:"v"`
-	Type           string               `json:"type"`
-	Run            runInfo              `json:"run"`
-	TotalSteps     int64                `json:"totalSteps"`
-	Step           int64                `json:"step"`
-	Playing        bool                 `json:"playing"`
-	Pace           string               `json:"pace"`
-	StepsPerSecond float64              `json:"stepsPerSecond"`
-	TimeLeft       float64              `json:"timeLeft"`
-	Geometry       geometry             `json:"geometry"`
-	Range          player.Range         `json:"range"`
-	Chunks         []player.Chunk       `json:"chunks"`
-	Markers        []player.Marker      `json:"markers"`
-	MarkersThinned bool                 `json:"markersThinned"`
-	Stops          []wireStop           `json:"stops"`
-	Segments       []core.SegmentState  `json:"segments"` // touched segments, as before the run
-	SegTypes       map[string]int       `json:"segTypes"` // log type by segno
-	Initial        initialPageMsg       `json:"initial"`
-	Changed        []core.Extent        `json:"changed"`
-	State          []player.ModeState   `json:"state"`
-	Score          score                `json:"score"`
+	V              int                 `json:"v"`
+	Type           string              `json:"type"`
+	Run            runInfo             `json:"run"`
+	TotalSteps     int64               `json:"totalSteps"`
+	Step           int64               `json:"step"`
+	Playing        bool                `json:"playing"`
+	Pace           string              `json:"pace"`
+	StepsPerSecond float64             `json:"stepsPerSecond"`
+	TimeLeft       float64             `json:"timeLeft"`
+	Geometry       geometry            `json:"geometry"`
+	Range          player.Range        `json:"range"`
+	Chunks         []player.Chunk      `json:"chunks"`
+	Markers        []player.Marker     `json:"markers"`
+	MarkersThinned bool                `json:"markersThinned"`
+	Stops          []wireStop          `json:"stops"`
+	Segments       []core.SegmentState `json:"segments"` // touched segments, as before the run
+	SegTypes       map[string]int      `json:"segTypes"` // log type by segno
+	Initial        initialPageMsg      `json:"initial"`
+	Changed        []core.Extent       `json:"changed"`
+	State          []player.ModeState  `json:"state"`
+	Score          score               `json:"score"`
 }
 
 // wireStop is a tour stop as a client sees it: a question comes without its answer, which the
