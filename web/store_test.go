@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -84,7 +85,7 @@ func openStoreServer(tb testing.TB, cfg Config) (*testServer, *logBuffer) {
 func (ts *testServer) upload(tb testing.TB, name string, body []byte) (int, uploadBody) {
 	tb.Helper()
 	var up uploadBody
-	code := ts.post(tb, "?name="+name, bytes.NewReader(body), int64(len(body)), "application/octet-stream", &up)
+	code := ts.post(tb, "?name="+url.QueryEscape(name), bytes.NewReader(body), int64(len(body)), "application/octet-stream", &up)
 	return code, up
 }
 
