@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/zrviz/zrviz/request"
+	"github.com/zrviz/zrviz/sandbox"
 )
 
 func TestSandboxCommand(t *testing.T) {
@@ -74,6 +78,34 @@ func TestExerciseCommand(t *testing.T) {
 		var ue usageError
 		if !errors.As(err, &ue) {
 			t.Errorf("zrviz %q: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// The streamed JSON is byte for byte what json.Encoder writes.
+func TestSandboxJSONStreamed(t *testing.T) {
+	for _, slots := range []string{"7201 7200 7201", "34304-34815 NEW*3 34816 | 6144-6200 NULL 9000", "NEW NEW", "100"} {
+		l, err := sandbox.Parse(slots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := sandbox.Simulate(l, request.Both())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want, got bytes.Buffer
+		if err := json.NewEncoder(&want).Encode(out); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeSandboxJSON(&got, out); err != nil {
+			t.Fatal(err)
+		}
+		if g, w := got.Bytes(), want.Bytes(); !bytes.Equal(g, w) {
+			i := 0
+			for i < min(len(g), len(w)) && g[i] == w[i] {
+				i++
+			}
+			t.Errorf("%q: %d bytes, want %d; they differ at byte %d: %.80q vs %.80q", slots, len(g), len(w), i, g[i:], w[i:])
 		}
 	}
 }
