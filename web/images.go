@@ -31,3 +31,17 @@ func (s *Server) holdImage(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// holdImageParam holds the image named by the "image" query parameter for the duration of the
+// request; on /ws/run the handler runs for as long as the websocket lives, so the image is held until
+// the viewer leaves.
+func (s *Server) holdImageParam(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.URL.Query().Get("image"); id != "" {
+			if _, release, err := s.acquire(id); err == nil {
+				defer release()
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -33,7 +33,9 @@ func (s *Server) Handler() http.Handler {
 
 	// Long-lived: streamed uploads and the player's websocket.
 	r.Post("/api/images", s.handleUpload)
-	r.Get("/ws/run", s.handleWSRun)
+	// The websocket holds its image (?image=) for as long as the connection lives, so --max-store
+	// never evicts an image being viewed and a deleted one stays open until the viewer leaves.
+	r.With(s.holdImageParam).Get("/ws/run", s.handleWSRun)
 
 	r.Group(func(r chi.Router) {
 		r.Use(middleware.Timeout(requestTimeout))

@@ -2,6 +2,8 @@ package web
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/zrviz/zrviz/imgio"
 )
 
@@ -449,5 +452,86 @@ func TestAcquireAfterClose(t *testing.T) {
 	s.Close()
 	if _, err := si.Acquire(); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Acquire after Close: %v", err)
+	}
+}
+
+// TestViewerHoldsImage: a websocket viewing an upload holds it: --max-store will not evict it (the
+// upload that needed its room is refused with 507), and DELETE takes it out of the listing while the
+// viewer goes on to the end of its run; the file is closed when the viewer leaves.
+func TestViewerHoldsImage(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	code, a := ts.upload(t, "a.img.gz", fixtureVariant(t, "basic", "viewed"))
+	if code != http.StatusCreated {
+		t.Fatal(code)
+	}
+	si, _ := ts.image(a.ID)
+	ts.store.mu.Lock()
+	ts.store.maxStore = si.onDisk + si.onDisk/2 // room for one upload
+	ts.store.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	u := "ws" + strings.TrimPrefix(ts.ts.URL, "http") + "/ws/run?" + url.Values{"image": {a.ID}, "path": {"/data/big.bin"}}.Encode()
+	c, _, err := websocket.Dial(ctx, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(64 << 20)
+	read := func() map[string]any {
+		t.Helper()
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			t.Fatalf("viewer: %v", err)
+		}
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		return m
+	}
+	if m := read(); m["type"] != "hello" {
+		t.Fatalf("first message %v", m["type"])
+	}
+	// The viewer holds a: the next upload cannot make room.
+	data := fixtureVariant(t, "basic", "other")
+	var e errorBody
+	if code := ts.post(t, "?name=b.img.gz", bytes.NewReader(data), int64(len(data)), "", &e); code != http.StatusInsufficientStorage {
+		t.Errorf("upload while the only other image is viewed: %d %q, want 507", code, e.Error)
+	}
+	if code := ts.del(t, a.ID); code != http.StatusNoContent {
+		t.Fatalf("DELETE while viewed: %d", code)
+	}
+	// The viewer plays on to the end.
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"end"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		m := read()
+		if m["type"] == "error" {
+			t.Fatalf("viewer of a deleted image: %v", m)
+		}
+		if m["type"] == "frame" {
+			if st, _ := m["step"].(float64); st > 0 {
+				break
+			}
+		}
+	}
+	if _, err := si.file.Stat(); err != nil {
+		t.Errorf("the file of an image still viewed: %v", err)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := si.file.Stat(); errors.Is(err, os.ErrClosed) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the deleted image's file is still open after its viewer left")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Now b fits.
+	if code := ts.post(t, "?name=b.img.gz", bytes.NewReader(data), int64(len(data)), "", &e); code != http.StatusCreated {
+		t.Errorf("upload after the viewer left: %d %q", code, e.Error)
 	}
 }
