@@ -414,3 +414,70 @@ func TestWebsocketGarbage(t *testing.T) {
 		t.Errorf("another viewer: %v %v, want 1024 per-block calls and 2 batched (one per dnode chunk)", got, err)
 	}
 }
+
+// TestCrossSiteAndRebinding: issue 13 item 5 as an attacker's page would do it, against a live
+// server. A cross-site form POST (text/plain, no preflight) of a real image is refused with 403 and
+// stores nothing; a DNS-rebinding page (its own name resolving to 127.0.0.1) gets 421 on every route,
+// reads included; the user's own page and programs without Origin are served.
+func TestCrossSiteAndRebinding(t *testing.T) {
+	ls := startServer(t, web.Config{})
+	img, err := os.ReadFile(mkfsImage(t, t.TempDir(), 64, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ls.url[strings.LastIndexByte(ls.url, ':')+1:]
+	send := func(method, path, host string, hdr map[string]string, body []byte) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, ls.url+path, bytes.NewReader(body))
+		if host != "" {
+			req.Host = host
+		}
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	evil := map[string]string{"Origin": "http://evil.example", "Content-Type": "text/plain", "Sec-Fetch-Site": "cross-site"}
+	if code, body := send(http.MethodPost, "/api/images?name=x.img", "", evil, img); code != http.StatusForbidden || !strings.HasPrefix(body, `{"error":`) {
+		t.Errorf("cross-site text/plain upload: %d %.100s, want 403 with the JSON error", code, body)
+	}
+	if code, _ := send(http.MethodDelete, "/api/images/demo", "", evil, nil); code != http.StatusForbidden {
+		t.Errorf("cross-site DELETE: %d, want 403", code)
+	}
+	for _, p := range []string{"/", "/api/images", "/api/images/demo", "/images/demo", "/api/images/demo/map?path=/cases/tiny.txt"} {
+		if code, body := send(http.MethodGet, p, "evil.example:"+port, nil, nil); code != http.StatusMisdirectedRequest || !strings.HasPrefix(body, `{"error":`) {
+			t.Errorf("rebinding GET %s: %d %.100s, want 421 with the JSON error", p, code, body)
+		}
+	}
+	rebound := map[string]string{"Origin": "http://evil.example:" + port}
+	if code, _ := send(http.MethodPost, "/api/images?name=x.img", "evil.example:"+port, rebound, img); code != http.StatusMisdirectedRequest {
+		t.Errorf("rebinding upload: %d, want 421", code)
+	}
+	if ids := ls.imageIDs(t); len(ids) != 1 {
+		t.Errorf("stored after the attacks: %v, want only the demo", ids)
+	}
+	// The user's page, and curl.
+	own := map[string]string{"Origin": ls.url, "Sec-Fetch-Site": "same-origin", "Content-Type": "application/octet-stream"}
+	if code, body := send(http.MethodPost, "/api/images?name=mine.img", "", own, img); code != http.StatusCreated {
+		t.Errorf("same-origin upload: %d %.100s", code, body)
+	}
+	if code, body := send(http.MethodPost, "/api/images?name=mine.img.gz", "", nil, basicGz(t)); code != http.StatusCreated {
+		t.Errorf("upload without Origin (curl): %d %.100s", code, body)
+	}
+}
+
+// basicGz is the gzip fixture basic.img.gz: a valid upload other than the raw image above.
+func basicGz(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../imgio/testdata/basic.img.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
