@@ -303,6 +303,11 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		}
 		results = append(results, res)
 	}
+	traces, err := s.runTraces(q, t, results) // &trace=ID (web/traces.go)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	req := t.spec.Request
 	head, err := json.Marshal(runBody{Path: t.file.Path(), Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize})
 	if err != nil {
@@ -317,7 +322,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		if err := writeResult(bw, res); err != nil {
+		if err := writeResult(bw, res, traces[i]); err != nil {
 			s.log.Error("run answer", "err", err)
 			return
 		}
@@ -334,8 +339,9 @@ type callsPlaceholder struct{}
 
 func (callsPlaceholder) MarshalJSON() ([]byte, error) { return []byte(callsMark), nil }
 
-// writeResult writes res as core.Result's JSON, its call list streamed.
-func writeResult(w *bufio.Writer, res *core.Result) error {
+// writeResult writes res as core.Result's JSON, its call list streamed; extra (a trace's
+// `,"trace":{...}`, or nil) ends the object.
+func writeResult(w *bufio.Writer, res *core.Result, extra []byte) error {
 	b, err := json.Marshal(struct {
 		*core.Result
 		Calls callsPlaceholder `json:"calls"`
@@ -350,6 +356,11 @@ func writeResult(w *bufio.Writer, res *core.Result) error {
 	w.Write(before)
 	if err := res.Calls.WriteJSON(w); err != nil {
 		return err
+	}
+	if len(extra) > 0 {
+		w.Write(after[:len(after)-1]) // up to the closing brace
+		w.Write(extra)
+		after = after[len(after)-1:]
 	}
 	_, err = w.Write(after)
 	return err

@@ -216,20 +216,21 @@ func (s *Server) handleTraceGet(w http.ResponseWriter, r *http.Request) {
 		Outside: t.Outside, Sized: t.Sized, Ops: t.Ops})
 }
 
-// runTraces holds the trace a run query names (FieldTrace, FieldTraceOp) against the run's results,
-// one report per result; nil without a trace field. ops is how many operations the run query
-// describes (the played one and those before it): without FieldTraceOp a trace of that many
-// operations is compared at its last, a trace of one operation at that one.
-func (s *Server) runTraces(q url.Values, imageID string, ops int, in core.Input, req core.Request, results []*core.Result) ([]*ktrace.Report, error) {
+// runTraces holds the trace a run query names (FieldTrace, FieldTraceOp) against the run's results
+// and returns, per result, the JSON member `,"trace":{...}` it gains (all nil without a trace field).
+// Without FieldTraceOp, a trace of as many operations as the query describes (the played one and
+// those before it) is compared at its last, a trace of one operation at that one.
+func (s *Server) runTraces(q url.Values, t *runTarget, results []*core.Result) ([][]byte, error) {
+	out := make([][]byte, len(results))
 	tid := q.Get(FieldTrace)
 	if tid == "" {
-		return nil, nil
+		return out, nil
 	}
-	st, ok := s.traces.get(imageID, tid)
+	st, ok := s.traces.get(t.si.ID, tid)
 	if !ok {
 		return nil, &NotFoundError{What: "trace", Name: tid}
 	}
-	n := len(st.trace.Ops)
+	n, ops := len(st.trace.Ops), len(t.before)+1
 	op := 0
 	switch v := q.Get(FieldTraceOp); {
 	case v != "":
@@ -244,26 +245,16 @@ func (s *Server) runTraces(q url.Values, imageID string, ops int, in core.Input,
 	default:
 		return nil, &ParamError{Name: FieldTraceOp, Msg: fmt.Sprintf("missing: the trace holds %d operations and the run %d; say which to compare", n, ops)}
 	}
-	out := make([]*ktrace.Report, len(results))
 	for i, res := range results {
-		rep, err := ktrace.Check(st.trace, op, in, req, res)
+		rep, err := ktrace.Check(st.trace, op, t.spec.Input, t.spec.Request, res)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = rep
+		j, err := json.Marshal(rep)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = append([]byte(`,"trace":`), j...)
 	}
 	return out, nil
-}
-
-// traceField is the JSON member `,"trace":{...}` result i gains when the run query names a trace;
-// nil without one.
-func traceField(reports []*ktrace.Report, i int) ([]byte, error) {
-	if i >= len(reports) {
-		return nil, nil
-	}
-	j, err := json.Marshal(reports[i])
-	if err != nil {
-		return nil, err
-	}
-	return append([]byte(`,"trace":`), j...), nil
 }

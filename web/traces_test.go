@@ -7,6 +7,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/zrviz/zrviz/ktrace"
+	"github.com/zrviz/zrviz/request"
 )
 
 const kernelCasesDir = "../core/testdata/kernel-cases"
@@ -255,6 +257,151 @@ func BenchmarkTraceAttach(b *testing.B) {
 		h.ServeHTTP(rec, req)
 		if rec.Code != http.StatusCreated {
 			b.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	}
+}
+
+// runTraced is GET /api/images/{id}/run's answer with &trace=.
+type runTraced struct {
+	Results []struct {
+		Mode  string      `json:"mode"`
+		Calls [][2]uint32 `json:"calls"`
+		Trace *struct {
+			Format          string `json:"format"`
+			Op              int    `json:"op"`
+			Calls           int    `json:"calls"`
+			ModelCalls      int    `json:"modelCalls"`
+			Expanded        bool   `json:"expanded"`
+			Agree           bool   `json:"agree"`
+			FirstDivergence *struct {
+				Index  int        `json:"index"`
+				Kernel *[2]uint32 `json:"kernel"`
+				Model  *[2]uint32 `json:"model"`
+				Slot   *uint64    `json:"slot"`
+				Chunk  *int32     `json:"chunk"`
+				Dnode  string     `json:"dnode"`
+			} `json:"firstDivergence"`
+		} `json:"trace"`
+	} `json:"results"`
+	Error string `json:"error"`
+}
+
+// caseQuery is the run query of a kernel case's last operation, the earlier ones as "before".
+func caseQuery(tb testing.TB, n string, mode string) url.Values {
+	tb.Helper()
+	ops, err := request.ParseOps(bytes.NewReader(readCase(tb, n+".ops")))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	last := ops[len(ops)-1]
+	last.Modes, err = request.ParseModes(mode)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	q := url.Values{}
+	for _, kv := range last.Values() {
+		q.Set(kv[0], kv[1])
+	}
+	for _, op := range ops[:len(ops)-1] {
+		q.Add(FieldBefore, op.OpLine(0))
+	}
+	return q
+}
+
+// TestRunWithTrace: GET /api/images/{id}/run?...&trace=ID adds the comparison to each result: every
+// kernel case's logs agree in their mode (case 9 with its first operation as "before", the trace's
+// second compared); a trace with a call dropped diverges there, placed in a slot and dnode; errors.
+func TestRunWithTrace(t *testing.T) {
+	ts := mustOpenServer(t, Config{})
+	upload := func(body []byte) string {
+		var ans traceAnswer
+		if code := ts.postTrace(t, DemoID, body, false, &ans); code != http.StatusCreated {
+			t.Fatalf("upload: %d %s", code, ans.Error)
+		}
+		return ans.ID
+	}
+	files, _ := filepath.Glob(filepath.Join(kernelCasesDir, "*.ops"))
+	for _, f := range files {
+		n := strings.TrimSuffix(filepath.Base(f), ".ops")
+		for _, x := range []struct{ mode, log, calls string }{{"per-block", ".ftrace", ".trace"}, {"batched", ".ftrace.batched", ".trace.batched"}} {
+			want := traceCalls(t, n+x.calls)
+			q := caseQuery(t, n, x.mode)
+			q.Set(FieldTrace, upload(readCase(t, n+x.log)))
+			var got runTraced
+			if code := ts.get(t, "/api/images/demo/run?"+q.Encode(), &got); code != http.StatusOK {
+				t.Fatalf("case %s %s: %d %s", n, x.mode, code, got.Error)
+			}
+			r := got.Results[0]
+			if len(got.Results) != 1 || r.Trace == nil || !r.Trace.Agree || r.Trace.FirstDivergence != nil ||
+				r.Trace.Calls != len(want) || r.Trace.ModelCalls != len(want) || r.Trace.Op != len(q[FieldBefore])+1 || r.Trace.Format != "ftrace" {
+				t.Errorf("case %s %s: %+v", n, x.mode, r.Trace)
+			}
+			if len(want) < 2 {
+				continue
+			}
+			// The middle call dropped, in the plain form.
+			mid := len(want) / 2
+			var b strings.Builder
+			for i, c := range want {
+				if i != mid {
+					fmt.Fprintf(&b, "%d %d\n", c[0], c[1])
+				}
+			}
+			if len(q[FieldBefore]) > 0 {
+				continue // a plain trace of one operation cannot stand for case 9's two
+			}
+			q.Set(FieldTrace, upload([]byte(b.String())))
+			got = runTraced{}
+			if code := ts.get(t, "/api/images/demo/run?"+q.Encode(), &got); code != http.StatusOK {
+				t.Fatalf("case %s %s, call dropped: %d %s", n, x.mode, code, got.Error)
+			}
+			tr := got.Results[0].Trace
+			if d := tr.FirstDivergence; tr.Agree || d == nil || d.Index != mid || d.Model == nil || *d.Model != want[mid] ||
+				d.Slot == nil || d.Chunk == nil || d.Dnode == "" || tr.Calls != len(want)-1 {
+				t.Errorf("case %s %s, call %d dropped: %+v %+v", n, x.mode, mid, tr, d)
+			}
+		}
+	}
+
+	// Both modes against a stock trace: per-block agrees, batched diverges at the first run.
+	q := caseQuery(t, "9", "both")
+	q.Set(FieldTrace, upload(readCase(t, "9.ftrace")))
+	var got runTraced
+	if code := ts.get(t, "/api/images/demo/run?"+q.Encode(), &got); code != http.StatusOK || len(got.Results) != 2 {
+		t.Fatalf("both modes: %d %s", code, got.Error)
+	}
+	if pb, b := got.Results[0].Trace, got.Results[1].Trace; !pb.Agree || b.Agree || b.FirstDivergence.Index != 0 || *b.FirstDivergence.Model != [2]uint32{22656, 128} {
+		t.Errorf("both modes: per-block %+v, batched %+v", pb, b.FirstDivergence)
+	}
+	// Case 9's first operation, named explicitly.
+	op1 := url.Values{"path": {"/cases/contiguous.bin"}, "offset": {"1048576"}, "length": {"1048576"}, "mode": {"batched"},
+		FieldTrace: {upload(readCase(t, "9.ftrace.batched"))}, FieldTraceOp: {"1"}}
+	got = runTraced{}
+	if code := ts.get(t, "/api/images/demo/run?"+op1.Encode(), &got); code != http.StatusOK || !got.Results[0].Trace.Agree || got.Results[0].Trace.Op != 1 {
+		t.Errorf("traceOp=1: %d %s %+v", code, got.Error, got.Results)
+	}
+	// Without a trace nothing changes.
+	res, err := http.Get(ts.ts.URL + "/api/images/demo/run?path=/cases/contiguous.bin&mode=batched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || bytes.Contains(body, []byte(`"trace"`)) {
+		t.Errorf("run without a trace: %d, %.200s", res.StatusCode, body)
+	}
+	for _, x := range []struct {
+		name string
+		q    url.Values
+		code int
+	}{
+		{"unknown trace", url.Values{"path": {"/cases/contiguous.bin"}, FieldTrace: {"00000000000000000000"}}, 404},
+		{"traceOp out of range", url.Values{"path": {"/cases/contiguous.bin"}, FieldTrace: op1[FieldTrace], FieldTraceOp: {"3"}}, 400},
+		{"two ops, one run, no traceOp", url.Values{"path": {"/cases/contiguous.bin"}, FieldTrace: op1[FieldTrace]}, 400},
+	} {
+		var e runTraced
+		if code := ts.get(t, "/api/images/demo/run?"+x.q.Encode(), &e); code != x.code || e.Error == "" {
+			t.Errorf("%s: %d %q, want %d", x.name, code, e.Error, x.code)
 		}
 	}
 }
