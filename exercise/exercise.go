@@ -139,8 +139,8 @@ func New(seed uint64, kind Kind, img *imgio.Image, name string) (*Exercise, erro
 }
 
 // slotList makes a short list a student can work through by hand: two to five pieces (runs that
-// continue or jump, NEW and NULL stretches), sometimes a dnode boundary, a repeated address or an
-// address below the main area.
+// continue or jump, NEW and NULL stretches), sometimes a dnode boundary, and one piece in ten a
+// repeated address or an address below the main area (EFSCORRUPTED).
 func slotList(rng *rand.Rand) *sandbox.List {
 	var toks []string
 	seg := uint32(2 + rng.IntN(100))
@@ -166,10 +166,10 @@ func slotList(rng *rand.Rand) *sandbox.List {
 	pieces := 2 + rng.IntN(4)
 	boundary := false
 	for range pieces {
-		switch p := rng.IntN(12); {
-		case p < 3: // continue the run
+		switch p := rng.IntN(20); {
+		case p < 6: // continue the run
 			run(1 + rng.IntN(6))
-		case p < 5: // jump elsewhere, forwards or backwards, clear of what is listed
+		case p < 9: // jump elsewhere, forwards or backwards, clear of what is listed
 			d := uint32(600 + rng.IntN(1400))
 			if rng.IntN(2) == 0 {
 				cur += d
@@ -177,15 +177,17 @@ func slotList(rng *rand.Rand) *sandbox.List {
 				cur -= d
 			}
 			run(1 + rng.IntN(6))
-		case p < 7:
+		case p < 12:
 			toks = append(toks, repeatTok("NEW", 1+rng.IntN(3)))
-		case p < 9:
+		case p < 15:
 			toks = append(toks, repeatTok("NULL", 1+rng.IntN(3)))
-		case p < 10 && !boundary:
-			toks = append(toks, "|")
-			boundary = true
+		case p < 18:
+			if !boundary {
+				toks = append(toks, "|")
+				boundary = true
+			}
 			run(1 + rng.IntN(4))
-		case p < 11:
+		case p < 19:
 			// A repeated address: one block, one SIT bit.
 			toks = append(toks, strconv.FormatUint(uint64(listed[rng.IntN(len(listed))]), 10))
 		default:
