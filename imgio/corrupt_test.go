@@ -12,7 +12,7 @@ import (
 // metadataBlocks); corruption tests change bytes in a copy and reopen it.
 type sparseImage struct{ r *fuzzReader }
 
-func loadSparse(t *testing.T, gz string) (*sparseImage, *Image) {
+func loadSparse(t testing.TB, gz string) (*sparseImage, *Image) {
 	t.Helper()
 	img, err := Open(gz)
 	if err != nil {
@@ -22,7 +22,7 @@ func loadSparse(t *testing.T, gz string) (*sparseImage, *Image) {
 	return sparseOf(t, img), img
 }
 
-func sparseOf(t *testing.T, img *Image) *sparseImage {
+func sparseOf(t testing.TB, img *Image) *sparseImage {
 	t.Helper()
 	ents, err := img.Files()
 	if err != nil {

@@ -1,12 +1,11 @@
 package imgio
 
 import (
+	"context"
 	"errors"
 	"io"
 	"io/fs"
 	"path"
-	"slices"
-	"strings"
 	"time"
 )
 
@@ -137,11 +136,10 @@ func (h *fsFile) ReadDir(n int) ([]fs.DirEntry, error) {
 		return nil, &fs.PathError{Op: "readdir", Path: h.name, Err: fs.ErrInvalid}
 	}
 	if h.ents == nil {
-		ents, err := h.f.entries()
+		ents, err := h.f.img.dirEntries(context.Background(), h.f)
 		if err != nil {
 			return nil, &fs.PathError{Op: "readdir", Path: h.name, Err: err}
 		}
-		slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 		h.ents = make([]fs.DirEntry, 0, len(ents))
 		for _, e := range ents {
 			f, err := h.f.img.File(e.ino)

@@ -68,6 +68,9 @@ func classify(stage string, err error, bound int64) (string, *Violation) {
 		return "Unsupported:" + ue.Feature, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return "NotExist", nil
+	case errors.Is(err, imgio.ErrNameTooLong):
+		// A listing left out a path longer than PATH_MAX.
+		return "NameTooLong", nil
 	case errors.Is(err, core.ErrInput):
 		return "Input", nil
 	case errors.As(err, &se):
