@@ -32,14 +32,22 @@ func (img *Image) cpBlock(addr uint32) ([]byte, *rawCheckpoint, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	off := img.blockOff(addr)
+	cp, err := decodeCPBlock(buf, img.blockOff(addr))
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf, cp, nil
+}
+
+// decodeCPBlock decodes the checkpoint block buf, found at byte off, and checks its CRC.
+func decodeCPBlock(buf []byte, off int64) (*rawCheckpoint, error) {
 	cp := new(rawCheckpoint)
 	if _, err := binary.Decode(buf, binary.LittleEndian, cp); err != nil {
-		return nil, nil, formatErr(off, "checkpoint", "short", err.Error())
+		return nil, formatErr(off, "checkpoint", "short", err.Error())
 	}
 	co := cp.ChecksumOffset
 	if co < cpHeadSize || co > cpChecksumOff {
-		return nil, nil, formatErr(off+0xA4, "checkpoint", "bad checksum_offset", co)
+		return nil, formatErr(off+0xA4, "checkpoint", "bad checksum_offset", co)
 	}
 	crc := f2fsCRC(f2fsMagic, buf[:co])
 	if co < cpChecksumOff {
@@ -47,9 +55,9 @@ func (img *Image) cpBlock(addr uint32) ([]byte, *rawCheckpoint, error) {
 		crc = f2fsCRC(crc, buf[co+4:])
 	}
 	if stored := binary.LittleEndian.Uint32(buf[co:]); stored != crc {
-		return nil, nil, formatErr(off+int64(co), "checkpoint", "bad crc", fmt.Sprintf("stored 0x%08x, computed 0x%08x", stored, crc))
+		return nil, formatErr(off+int64(co), "checkpoint", "bad crc", fmt.Sprintf("stored 0x%08x, computed 0x%08x", stored, crc))
 	}
-	return buf, cp, nil
+	return cp, nil
 }
 
 // validPack checks a pack starting at start (validate_checkpoint): head and trailing copy must both

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -46,13 +48,18 @@ var ErrTooLarge = errors.New("imgio: expanded image too large")
 type LimitError struct {
 	Format   Format
 	Limit    int64 // the bound in force
-	Written  int64 // output bytes accepted before stopping
+	Written  int64 // output bytes accepted before stopping (0 when refused from a header or superblock)
 	Read     int64 // input bytes consumed before stopping
 	Declared int64 // the size the input declares (Android sparse), or -1 when it declares none
+	Volume   int64 // block_count × block size of the image's F2FS superblock, or -1 when not read yet
 }
 
 func (e *LimitError) Error() string {
-	if e.Declared >= 0 && e.Written == 0 {
+	switch {
+	case e.Volume > e.Limit:
+		return fmt.Sprintf("imgio: %s image holds an F2FS volume of %d bytes (block_count × block size), over the limit of %d bytes",
+			e.Format, e.Volume, e.Limit)
+	case e.Declared >= 0 && e.Written == 0:
 		return fmt.Sprintf("imgio: %s image declares %d bytes, over the limit of %d bytes", e.Format, e.Declared, e.Limit)
 	}
 	return fmt.Sprintf("imgio: %s image expands past the limit of %d bytes (stopped after %d bytes of output, %d bytes of input)",
@@ -61,6 +68,36 @@ func (e *LimitError) Error() string {
 
 // Is makes errors.Is(err, ErrTooLarge) true for a *LimitError.
 func (e *LimitError) Is(target error) bool { return target == ErrTooLarge }
+
+// VolumeError reports an input that holds more than the F2FS volume it carries: the superblock met in
+// its first blocks says the volume is Volume bytes (block_count × block size), and the input declares
+// more (an Android sparse header's total_blks × blk_sz) or goes on producing output past it. Nothing
+// past Volume was written. The image is corrupt, not too large for the server: a VolumeError unwraps
+// to a *FormatError on the superblock's block_count and does not match [ErrTooLarge]. (An image file
+// longer than its volume opens in place with [Open]; only expansion refuses the excess, because it
+// cannot tell trailing data from a decompression bomb.)
+type VolumeError struct {
+	Format   Format
+	Volume   int64 // block_count × block size
+	Declared int64 // the size the input declares (Android sparse), or -1
+	Written  int64 // output bytes accepted before stopping (0 when refused from the header)
+	Read     int64 // input bytes consumed before stopping
+	Off      int64 // byte offset of block_count in the superblock copy in use
+}
+
+func (e *VolumeError) Error() string {
+	if e.Declared >= 0 {
+		return fmt.Sprintf("imgio: %s image declares %d bytes, more than its F2FS volume of %d bytes (block_count × block size)",
+			e.Format, e.Declared, e.Volume)
+	}
+	return fmt.Sprintf("imgio: %s image expands past its F2FS volume of %d bytes (block_count × block size): more output after byte %d (%d bytes of input read)",
+		e.Format, e.Volume, e.Written, e.Read)
+}
+
+// Unwrap returns the *FormatError on the superblock's block_count that the excess makes the image.
+func (e *VolumeError) Unwrap() error {
+	return formatErr(e.Off, "superblock", "block_count × block size smaller than the image", e.Volume)
+}
 
 // truncater is implemented by *os.File. When dst has it, Expand sets the final size itself.
 type truncater interface {
@@ -89,8 +126,13 @@ const (
 	xzMaxDict = 256 << 20
 )
 
-// Expand detects the format of r (by content, see [DetectFormat]) and writes the expanded image into
-// dst from offset 0, returning the format and the expanded size.
+// Expand is [ExpandContext] without a context.
+func Expand(dst io.WriterAt, r io.Reader, opt *Options) (Format, int64, error) {
+	return ExpandContext(context.Background(), dst, r, opt)
+}
+
+// ExpandContext detects the format of r (by content, see [DetectFormat]) and writes the expanded F2FS
+// image into dst from offset 0, returning the format and the expanded size.
 //
 // dst must read as zeros wherever Expand does not write (a new, empty file): all-zero 4 KiB blocks of
 // output are skipped, so on a file system with sparse files they stay holes, and a 16 GiB image that
@@ -102,13 +144,35 @@ const (
 // they are expanded one after the other, as the command-line tools do. Raw input is copied (with the
 // same hole detection).
 //
-// The expanded size is bounded by opt.MaxExpanded: Expand stops before writing past it and returns a
-// [*LimitError] (errors.Is(err, [ErrTooLarge])). For an Android sparse image the declared size is
-// checked against the bound before anything is written. A corrupt or truncated input gives an error
-// carrying the input offset: a truncated stream wraps io.ErrUnexpectedEOF, a corrupt one is (or
+// The output must be an F2FS image, and is checked as it streams in, before anything is written:
+//   - The first 8 KiB of output must hold a valid superblock (the magic at byte 0x400, or the backup
+//     copy at 0x1400, as [NewImage] reads them); holes count as zeros there. Otherwise expansion
+//     stops at once with an error wrapping [ErrNotF2FS] (no magic: a zero-filled start, or not a
+//     filesystem at all) or the superblock's *FormatError or *UnsupportedError.
+//   - The volume the superblock declares, block_count × block size, bounds the output: a volume over
+//     opt.MaxExpanded is a [*LimitError]; an Android sparse image declaring more than the volume, or
+//     a stream producing more, is a [*VolumeError] (a corrupt image). Nothing past the bound is
+//     written.
+//   - Once the output passes the first block of both checkpoint packs, one of them must carry a
+//     valid checkpoint CRC (a superblock followed by zeros is refused there, a few MiB in, not at the
+//     end of the volume); otherwise it is a *FormatError, as [NewImage] would report.
+//
+// The expanded size is bounded by opt.MaxExpanded too: Expand stops before writing past it and
+// returns a [*LimitError] (errors.Is(err, [ErrTooLarge])). For an Android sparse image the declared
+// size is checked against the bound before anything is written. A corrupt or truncated input gives an
+// error carrying the input offset: a truncated stream wraps io.ErrUnexpectedEOF, a corrupt one is (or
 // wraps) a [*FormatError] whose Off is the offset in the input, and the decoder's own error is
 // wrapped as well. Write errors from dst are returned wrapped.
-func Expand(dst io.WriterAt, r io.Reader, opt *Options) (Format, int64, error) {
+//
+// ctx is checked on every read of the input and every write of output (at most 256 KiB apart) and
+// between Android sparse chunks; once it ends, expansion stops with an error wrapping ctx.Err().
+func ExpandContext(ctx context.Context, dst io.WriterAt, r io.Reader, opt *Options) (Format, int64, error) {
+	return expand(ctx, dst, r, opt, true)
+}
+
+// expand is ExpandContext. With checkF2FS false the output is not checked (no superblock, volume or
+// checkpoint check), so the package's tests can exercise the containers on arbitrary bytes.
+func expand(ctx context.Context, dst io.WriterAt, r io.Reader, opt *Options, checkF2FS bool) (Format, int64, error) {
 	var o Options
 	if opt != nil {
 		o = *opt
@@ -116,14 +180,20 @@ func Expand(dst io.WriterAt, r io.Reader, opt *Options) (Format, int64, error) {
 	if o.MaxExpanded <= 0 {
 		o.MaxExpanded = DefaultMaxExpanded
 	}
-	src := &countingReader{r: r}
+	src := &countingReader{r: r, ctx: ctx}
 	br := bufio.NewReaderSize(src, expandBuf)
 	hdr, err := br.Peek(HeaderSize)
 	if err != nil && !errors.Is(err, io.EOF) {
+		if src.failure() != nil {
+			err = src.failure()
+		}
 		return FormatRaw, 0, fmt.Errorf("imgio: reading input header: %w", err)
 	}
 	f := DetectFormat(hdr)
-	s := newSink(dst, f, o, src)
+	s := newSink(ctx, dst, f, o, src)
+	if !checkF2FS {
+		s.checked, s.head = true, nil
+	}
 	if f == FormatXZ {
 		// Nothing is consumed yet, so the buffer holds every byte read so far.
 		buffered, _ := br.Peek(br.Buffered())
@@ -183,7 +253,7 @@ func expandStream(s *sink, f Format, br *bufio.Reader) error {
 		// nothing on one stream and costs memory. The window bound keeps a hostile frame header from asking
 		// for gigabytes; MaxMemory is set to the same value because in streaming mode the decoder
 		// uses it only as a second window bound.
-		window := uint64(min(zstdMaxWindow, max(s.limit, zstdMinWindow)))
+		window := uint64(min(zstdMaxWindow, max(s.max, zstdMinWindow)))
 		zr, err := zstd.NewReader(br,
 			zstd.WithDecoderConcurrency(min(2, runtime.GOMAXPROCS(0))),
 			zstd.WithDecoderMaxWindow(window),
@@ -196,11 +266,12 @@ func expandStream(s *sink, f Format, br *bufio.Reader) error {
 		dec = zr
 	}
 	if err := s.copyFrom(dec); err != nil {
-		if f == FormatZstd && s.limit < zstdMaxWindow &&
+		if f == FormatZstd && s.max < zstdMaxWindow &&
 			(errors.Is(err, zstd.ErrWindowSizeExceeded) || errors.Is(err, zstd.ErrDecoderSizeExceeded)) {
 			// The window was capped by MaxExpanded: a frame that needs more history than the
 			// output may hold (a single-segment frame's window is its content size) is too large.
-			return s.tooLarge(-1)
+			s.err = &LimitError{Format: s.format, Limit: s.max, Written: s.off, Read: s.src.offset(), Declared: -1, Volume: s.volume}
+			return s.err
 		}
 		return s.streamErr(err)
 	}
@@ -317,6 +388,7 @@ func (s *sink) streamErr(err error) error {
 // count is atomic and the failure behind a mutex.
 type countingReader struct {
 	r   io.Reader
+	ctx context.Context
 	n   atomic.Int64
 	mu  sync.Mutex
 	err error // the input failed (not io.EOF)
@@ -327,6 +399,16 @@ type countingReader struct {
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		// Recorded as the input's failure, so whatever the decoder makes of it, the error wraps
+		// ctx.Err().
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+		return 0, err
+	}
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
 	if n > 0 && c.trackTail {
@@ -370,13 +452,19 @@ func (c *countingReader) track(p []byte) {
 	c.last = p[len(p)-1]
 }
 
+// headLen is how much output the sink holds back until it has checked the superblock: both copies
+// (at 0x400 and 0x1400, 3 KiB each) lie in the first two 4 KiB blocks.
+const headLen = 2 * 4096
+
 // sink writes expanded output to dst at a moving offset, leaving aligned all-zero blocks unwritten,
-// enforcing the size bound and reporting progress. It is an io.Writer so decoders with WriteTo can
-// push their buffers straight in.
+// enforcing the size bounds, checking that the output is an F2FS image as it arrives, and reporting
+// progress. It is an io.Writer so decoders with WriteTo can push their buffers straight in.
 type sink struct {
+	ctx    context.Context
 	dst    io.WriterAt
 	format Format
-	limit  int64
+	max    int64 // opt.MaxExpanded
+	limit  int64 // the bound in force: max, then min(max, volume) once the superblock is read
 	src    *countingReader
 	prog   func(Progress)
 	total  int64 // declared output size or -1
@@ -385,15 +473,32 @@ type sink struct {
 	pend     []byte // bytes [pendOff, off) of a block not yet complete
 	pendOff  int64
 	nextProg int64
-	err      error // sticky: the first limit or write error
+	err      error // sticky: the first limit, check, context or write error
 	zero     []byte
 	buf      []byte // copy buffer, made on first use
+
+	head    []byte // the first headLen bytes of output, held until the superblock is checked
+	checked bool   // the superblock was checked and head written
+	volume  int64  // block_count × block size, -1 until the superblock is read
+	sbOff   int64  // byte offset of the superblock copy in use
+	cp      cpWatch
 }
 
-func newSink(dst io.WriterAt, f Format, o Options, src *countingReader) *sink {
+// cpWatch keeps the first block of each checkpoint pack as it streams past, so that a superblock
+// followed by anything but a checkpoint is refused a few MiB in.
+type cpWatch struct {
+	on   bool
+	at   [2]int64  // byte offsets of the two blocks
+	blk  [2][]byte // their contents so far (zeros where the output had holes)
+	done bool
+}
+
+func newSink(ctx context.Context, dst io.WriterAt, f Format, o Options, src *countingReader) *sink {
 	return &sink{
+		ctx:      ctx,
 		dst:      dst,
 		format:   f,
+		max:      o.MaxExpanded,
 		limit:    o.MaxExpanded,
 		src:      src,
 		prog:     o.Progress,
@@ -401,19 +506,41 @@ func newSink(dst io.WriterAt, f Format, o Options, src *countingReader) *sink {
 		pend:     make([]byte, 0, expandBlock),
 		nextProg: progressEvery,
 		zero:     make([]byte, expandBlock),
+		head:     make([]byte, 0, headLen),
+		volume:   -1,
 	}
 }
 
 // Write appends p to the output. It never writes past the limit: if p would cross it, nothing of p is
-// written and a *LimitError is returned (and kept).
+// written and a *LimitError (or *VolumeError) is returned (and kept).
 func (s *sink) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
+	}
+	if err := s.ctx.Err(); err != nil {
+		return 0, s.stopped(err)
 	}
 	if int64(len(p)) > s.limit-s.off {
 		return 0, s.tooLarge(-1)
 	}
 	n := len(p)
+	if !s.checked {
+		k := min(len(p), headLen-len(s.head))
+		s.head = append(s.head, p[:k]...)
+		s.off += int64(k)
+		p = p[k:]
+		if len(s.head) < headLen {
+			s.maybeReport()
+			return n, nil
+		}
+		if err := s.checkHead(); err != nil {
+			return 0, err
+		}
+		if int64(len(p)) > s.limit-s.off {
+			return 0, s.tooLarge(-1)
+		}
+	}
+	s.cp.copy(p, s.off)
 	for len(p) > 0 {
 		if in := int(s.off % expandBlock); in != 0 || len(p) < expandBlock {
 			// Unaligned or short: gather the rest of this block.
@@ -432,22 +559,27 @@ func (s *sink) Write(p []byte) (int, error) {
 			continue
 		}
 		k := len(p) &^ (expandBlock - 1)
-		if err := s.writeBlocks(p[:k]); err != nil {
+		if err := s.writeRuns(p[:k], s.off); err != nil {
 			return 0, err
 		}
+		s.off += int64(k)
 		p = p[k:]
+	}
+	if err := s.checkCP(); err != nil {
+		return 0, err
 	}
 	s.maybeReport()
 	return n, nil
 }
 
-// writeBlocks writes whole, aligned blocks at s.off, one WriteAt per run of non-zero blocks.
-func (s *sink) writeBlocks(p []byte) error {
+// writeRuns writes whole, aligned blocks p at output offset at, one WriteAt per run of non-zero
+// blocks.
+func (s *sink) writeRuns(p []byte, at int64) error {
 	run := -1 // start of the current non-zero run in p, or -1
 	for i := 0; i < len(p); i += expandBlock {
-		if bytes.Equal(p[i:i+expandBlock], s.zero) {
+		if bytes.Equal(p[i:min(i+expandBlock, len(p))], s.zero[:min(expandBlock, len(p)-i)]) {
 			if run >= 0 {
-				if err := s.writeAt(p[run:i], s.off+int64(run)); err != nil {
+				if err := s.writeAt(p[run:i], at+int64(run)); err != nil {
 					return err
 				}
 				run = -1
@@ -457,11 +589,10 @@ func (s *sink) writeBlocks(p []byte) error {
 		}
 	}
 	if run >= 0 {
-		if err := s.writeAt(p[run:], s.off+int64(run)); err != nil {
+		if err := s.writeAt(p[run:], at+int64(run)); err != nil {
 			return err
 		}
 	}
-	s.off += int64(len(p))
 	return nil
 }
 
@@ -470,14 +601,117 @@ func (s *sink) skip(n int64) error {
 	if s.err != nil {
 		return s.err
 	}
+	if err := s.ctx.Err(); err != nil {
+		return s.stopped(err)
+	}
 	if n > s.limit-s.off {
 		return s.tooLarge(-1)
+	}
+	if !s.checked {
+		k := min(n, int64(headLen-len(s.head)))
+		s.head = append(s.head, make([]byte, k)...)
+		s.off += k
+		n -= k
+		if len(s.head) < headLen {
+			s.maybeReport()
+			return nil
+		}
+		if err := s.checkHead(); err != nil {
+			return err
+		}
+		if n > s.limit-s.off {
+			return s.tooLarge(-1)
+		}
 	}
 	if err := s.flushPend(); err != nil {
 		return err
 	}
 	s.off += n
+	if err := s.checkCP(); err != nil {
+		return err
+	}
 	s.maybeReport()
+	return nil
+}
+
+// checkHead checks the superblock in the output held back so far (headLen bytes, or less at the end
+// of a short input), sets the volume bound, and writes the held-back output.
+func (s *sink) checkHead() error {
+	s.checked = true
+	head := s.head
+	s.head = nil
+	devSize := int64(math.MaxInt64) // the final size is not known yet: block_count is checked below
+	if s.total >= 0 {
+		devSize = s.total
+	}
+	sb, magic, err := findSuperblock(&Image{r: bytes.NewReader(head), size: int64(len(head))}, devSize)
+	switch {
+	case !magic:
+		s.err = fmt.Errorf("%w: no magic 0xF2F52010 at byte 0x%x or 0x%x of the expanded %s input (the first %d bytes of output, from %d bytes of input)",
+			ErrNotF2FS, sbOffset, sbOffset+4096, s.format, len(head), s.src.offset())
+		return s.err
+	case err != nil:
+		s.err = fmt.Errorf("imgio: expanded %s input: %w", s.format, err)
+		return s.err
+	}
+	bs := int64(sb.blockSize)
+	vol := int64(math.MaxInt64)
+	if sb.raw.BlockCount <= uint64(math.MaxInt64/bs) {
+		vol = int64(sb.raw.BlockCount) * bs
+	}
+	s.volume, s.sbOff = vol, sb.off
+	switch {
+	case vol > s.limit:
+		s.err = &LimitError{Format: s.format, Limit: s.limit, Read: s.src.offset(), Declared: s.total, Volume: vol}
+		return s.err
+	case s.total > vol:
+		s.err = &VolumeError{Format: s.format, Volume: vol, Declared: s.total, Read: s.src.offset(), Off: s.sbOff + 0x24}
+		return s.err
+	}
+	s.limit = vol
+	if cp := int64(sb.raw.CPBlkaddr) * bs; cp+(blocksPerSeg+1)*bs <= vol {
+		s.cp = cpWatch{on: true, at: [2]int64{cp, cp + blocksPerSeg*bs}, blk: [2][]byte{make([]byte, bs), make([]byte, bs)}}
+	}
+	s.cp.copy(head, 0)
+	full := len(head) &^ (expandBlock - 1)
+	if err := s.writeRuns(head[:full], 0); err != nil {
+		return err
+	}
+	if full < len(head) {
+		s.pendOff = int64(full)
+		s.pend = append(s.pend[:0], head[full:]...)
+	}
+	return s.checkCP()
+}
+
+// copy keeps the bytes of p (output at offset at) that fall in a watched block.
+func (w *cpWatch) copy(p []byte, at int64) {
+	if !w.on || w.done {
+		return
+	}
+	for i, b := range w.blk {
+		lo, hi := max(at, w.at[i]), min(at+int64(len(p)), w.at[i]+int64(len(b)))
+		if lo < hi {
+			copy(b[lo-w.at[i]:hi-w.at[i]], p[lo-at:hi-at])
+		}
+	}
+}
+
+// checkCP checks the watched checkpoint blocks once the output has passed both: one must be a valid
+// checkpoint block (f2fs_get_valid_checkpoint needs at least one valid pack).
+func (s *sink) checkCP() error {
+	w := &s.cp
+	if !w.on || w.done || s.off < w.at[1]+int64(len(w.blk[1])) {
+		return nil
+	}
+	w.done = true
+	_, err1 := decodeCPBlock(w.blk[0], w.at[0])
+	_, err2 := decodeCPBlock(w.blk[1], w.at[1])
+	w.blk = [2][]byte{}
+	if err1 != nil && err2 != nil {
+		s.err = fmt.Errorf("imgio: expanded %s input: no valid checkpoint: pack 1: %w", s.format, err1)
+		return s.err
+	}
 	return nil
 }
 
@@ -502,16 +736,33 @@ func (s *sink) writeAt(p []byte, off int64) error {
 	return nil
 }
 
-// finish writes what is left of the last block.
+// finish checks a head that never reached headLen bytes and writes what is left of the last block.
 func (s *sink) finish() error {
 	if s.err != nil {
 		return s.err
 	}
+	if !s.checked {
+		if err := s.checkHead(); err != nil {
+			return err
+		}
+	}
 	return s.flushPend()
 }
 
+// tooLarge stops the output at the bound in force: the volume (a *VolumeError) once the superblock
+// is known, MaxExpanded (a *LimitError) before.
 func (s *sink) tooLarge(declared int64) error {
-	s.err = &LimitError{Format: s.format, Limit: s.limit, Written: s.off, Read: s.src.offset(), Declared: declared}
+	if s.volume >= 0 {
+		s.err = &VolumeError{Format: s.format, Volume: s.volume, Declared: declared, Written: s.off, Read: s.src.offset(), Off: s.sbOff + 0x24}
+		return s.err
+	}
+	s.err = &LimitError{Format: s.format, Limit: s.limit, Written: s.off, Read: s.src.offset(), Declared: declared, Volume: -1}
+	return s.err
+}
+
+// stopped records that ctx ended the expansion.
+func (s *sink) stopped(err error) error {
+	s.err = fmt.Errorf("imgio: %s expansion stopped after %d bytes of output: %w", s.format, s.off, err)
 	return s.err
 }
 

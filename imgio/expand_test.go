@@ -2,6 +2,7 @@ package imgio
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -120,6 +122,23 @@ func xImagePrefix(tb testing.TB, dir string, n int64) string {
 // xExpandFile expands the file in into a new file in dir and returns the output path and size.
 func xExpandFile(tb testing.TB, in, dir string, opt *Options) (string, Format, int64, error) {
 	tb.Helper()
+	return xExpandFileCheck(tb, in, dir, opt, true)
+}
+
+// xExpandFileAny is xExpandFile without the F2FS checks, for inputs that are not F2FS images.
+func xExpandFileAny(tb testing.TB, in, dir string, opt *Options) (string, Format, int64, error) {
+	tb.Helper()
+	return xExpandFileCheck(tb, in, dir, opt, false)
+}
+
+// expandAny is Expand without the F2FS checks (superblock, volume, checkpoint): the container tests
+// feed it bytes that are not F2FS images.
+func expandAny(dst io.WriterAt, r io.Reader, opt *Options) (Format, int64, error) {
+	return expand(context.Background(), dst, r, opt, false)
+}
+
+func xExpandFileCheck(tb testing.TB, in, dir string, opt *Options, check bool) (string, Format, int64, error) {
+	tb.Helper()
 	r, err := os.Open(in)
 	if err != nil {
 		tb.Fatal(err)
@@ -130,7 +149,7 @@ func xExpandFile(tb testing.TB, in, dir string, opt *Options) (string, Format, i
 		tb.Fatal(err)
 	}
 	defer out.Close()
-	f, n, err := Expand(out, r, opt)
+	f, n, err := expand(context.Background(), out, r, opt, check)
 	return out.Name(), f, n, err
 }
 
@@ -365,7 +384,9 @@ func TestExpandProgress(t *testing.T) {
 }
 
 // TestExpandBombs feeds tiny inputs that expand to 16 MiB of zeros (and of non-zero bytes) with a
-// 1 MiB bound: each must stop with a *LimitError without writing past the bound.
+// 1 MiB bound. Without the F2FS checks each must stop with a *LimitError without writing past the
+// bound; with them (Expand) each is refused as not F2FS after its first 8 KiB of output, with nothing
+// written.
 func TestExpandBombs(t *testing.T) {
 	const limit = 1 << 20
 	dir := t.TempDir()
@@ -389,7 +410,7 @@ func TestExpandBombs(t *testing.T) {
 	}
 	for _, in := range inputs {
 		t.Run(filepath.Base(in), func(t *testing.T) {
-			out, f, n, err := xExpandFile(t, in, t.TempDir(), &Options{MaxExpanded: limit})
+			out, f, n, err := xExpandFileAny(t, in, t.TempDir(), &Options{MaxExpanded: limit})
 			var le *LimitError
 			if !errors.As(err, &le) || !errors.Is(err, ErrTooLarge) {
 				t.Fatalf("Expand = %s, %d, %v; want a *LimitError", f, n, err)
@@ -406,6 +427,16 @@ func TestExpandBombs(t *testing.T) {
 			}
 			if fi.Size() > limit || xAllocated(t, out) > limit {
 				t.Errorf("output has size %d, %d bytes allocated: past the limit %d", fi.Size(), xAllocated(t, out), limit)
+			}
+			if f == FormatAndroidSparse {
+				return // refused from its header, before any output, with or without the checks
+			}
+			out, _, n, err = xExpandFile(t, in, t.TempDir(), &Options{MaxExpanded: 64 << 20})
+			if !errors.Is(err, ErrNotF2FS) || n > headLen {
+				t.Fatalf("Expand = %d, %v; want ErrNotF2FS within %d bytes", n, err, headLen)
+			}
+			if a := xAllocated(t, out); a != 0 {
+				t.Errorf("%d bytes written before refusing a start that is not F2FS", a)
 			}
 		})
 	}
@@ -447,7 +478,10 @@ func TestExpandTruncated(t *testing.T) {
 		}
 		inputs = append(inputs, input{c.name, b})
 	}
-	xRun(t, "img2simg", img, img+".simg")
+	// A sparse image declares its size, and Expand refuses a declared size below the volume the
+	// superblock claims before expanding the rest; so pack the whole image, not the prefix.
+	full := xMakeImage(t, t.TempDir(), 64, 1)
+	xRun(t, "img2simg", full, img+".simg")
 	b, err := os.ReadFile(img + ".simg")
 	if err != nil {
 		t.Fatal(err)
@@ -519,12 +553,18 @@ func TestExpandCorrupt(t *testing.T) {
 				}
 				var fe *FormatError
 				switch {
-				case errors.As(err, &fe):
+				case errors.As(err, &fe) && strings.HasSuffix(fe.Struct, " stream"):
 					formatErrs++
 					if fe.Off <= 0 || fe.Off > int64(len(b)) {
 						t.Errorf("flip at %d: FormatError offset %d outside the input", at, fe.Off)
 					}
-				case errors.Is(err, io.ErrUnexpectedEOF):
+				case errors.As(err, &fe):
+					// The flip decoded into a damaged superblock or checkpoint, which the F2FS checks
+					// met before the stream's own checksum: an offset in the image.
+					if fe.Off < 0 || fe.Off >= int64(len(orig)) {
+						t.Errorf("flip at %d: %v: offset outside the image", at, err)
+					}
+				case errors.Is(err, ErrNotF2FS), errors.Is(err, io.ErrUnexpectedEOF):
 				default:
 					t.Errorf("flip at %d: %v: neither a FormatError nor a truncation", at, err)
 				}
@@ -578,7 +618,7 @@ func TestExpandWriteError(t *testing.T) {
 	}
 	defer ro.Close()
 	data := bytes.Repeat([]byte("not zero"), 4096)
-	_, _, err = Expand(ro, bytes.NewReader(data), nil)
+	_, _, err = expandAny(ro, bytes.NewReader(data), nil)
 	var pe *fs.PathError
 	if !errors.As(err, &pe) {
 		t.Fatalf("Expand into a read-only file: %v, want a wrapped *fs.PathError", err)
@@ -599,8 +639,12 @@ func TestExpandSmallInputs(t *testing.T) {
 		{"skippable only", []byte{0x50, 0x2a, 0x4d, 0x18, 0, 0, 0, 0}, FormatZstd, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// None of these is an F2FS image: Expand refuses each once it ends.
+			if f, _, err := Expand(&xMemWriter{max: 1 << 20}, bytes.NewReader(tc.in), nil); !errors.Is(err, ErrNotF2FS) || f != tc.want {
+				t.Errorf("Expand = %s, %v; want %s and ErrNotF2FS", f, err, tc.want)
+			}
 			w := &xMemWriter{max: 1 << 20}
-			f, n, err := Expand(w, bytes.NewReader(tc.in), nil)
+			f, n, err := expandAny(w, bytes.NewReader(tc.in), nil)
 			if err != nil || f != tc.want || n != tc.n {
 				t.Fatalf("Expand = %s, %d, %v; want %s, %d", f, n, err, tc.want, tc.n)
 			}
@@ -693,8 +737,27 @@ func FuzzExpand(f *testing.F) {
 	f.Add([]byte{0x50, 0x2a, 0x4d, 0x18, 1, 0, 0, 0, 9, 0x28, 0xb5, 0x2f, 0xfd})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const limit = 256 << 10
+		// With the F2FS checks: the same bound, and the checks' own kinds of error.
 		w := &xMemWriter{max: limit}
-		format, n, err := Expand(w, bytes.NewReader(data), &Options{MaxExpanded: limit})
+		_, n, err := Expand(w, bytes.NewReader(data), &Options{MaxExpanded: limit})
+		if w.over || n < 0 || n > limit {
+			t.Fatalf("checked: wrote past the limit or size %d outside [0, %d]: %v", n, limit, err)
+		}
+		if err != nil {
+			var (
+				le *LimitError
+				ve *VolumeError
+				fe *FormatError
+				ue *UnsupportedError
+			)
+			if !errors.As(err, &le) && !errors.As(err, &ve) && !errors.As(err, &fe) && !errors.As(err, &ue) &&
+				!errors.Is(err, ErrNotF2FS) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				t.Fatalf("checked: unexpected kind of error %T: %v", err, err)
+			}
+		}
+		// Without them: the containers alone, and raw input comes back unchanged.
+		w = &xMemWriter{max: limit}
+		format, n, err := expandAny(w, bytes.NewReader(data), &Options{MaxExpanded: limit})
 		if w.over {
 			t.Fatalf("wrote past the limit: %v", err)
 		}
@@ -824,10 +887,10 @@ func TestExpandZstdWindow(t *testing.T) {
 	// From a file the size is known: one single-segment frame with a 30 MiB window.
 	long := filepath.Join(dir, "long.zst")
 	xRun(t, "zstd", "-q", "-f", "--long=27", in, "-o", long)
-	if _, _, n, err := xExpandFile(t, long, dir, nil); err != nil || n != int64(len(data)) {
+	if _, _, n, err := xExpandFileAny(t, long, dir, nil); err != nil || n != int64(len(data)) {
 		t.Fatalf("default limit: %d, %v", n, err)
 	}
-	if _, _, _, err := xExpandFile(t, long, dir, &Options{MaxExpanded: 10 << 20}); !errors.Is(err, ErrTooLarge) {
+	if _, _, _, err := xExpandFileAny(t, long, dir, &Options{MaxExpanded: 10 << 20}); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("10 MiB limit: %v, want ErrTooLarge", err)
 	}
 	// Through a pipe the size is unknown: the frame header carries a window descriptor (byte 5).
@@ -841,7 +904,7 @@ func TestExpandZstdWindow(t *testing.T) {
 		t.Fatalf("frame header %#x: single segment, no window descriptor", b[4])
 	}
 	b[5] = (30 - 10) << 3 // window log 30: 1 GiB
-	_, _, err = Expand(&xMemWriter{max: 1 << 30}, bytes.NewReader(b), nil)
+	_, _, err = expandAny(&xMemWriter{max: 1 << 30}, bytes.NewReader(b), nil)
 	var fe *FormatError
 	if !errors.As(err, &fe) {
 		t.Errorf("1 GiB window: %v, want a *FormatError", err)

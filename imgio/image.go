@@ -2,6 +2,7 @@ package imgio
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -40,10 +41,15 @@ const natCacheMax = 4096
 // Open opens the named image with default options; see [OpenFile].
 func Open(name string) (*Image, error) { return OpenFile(name, nil) }
 
-// OpenFile opens the named image. A raw image is opened read-only and read in place, never loaded
-// into memory. Any other format (gzip, xz, zstd, Android sparse) is expanded into a temporary file
-// in opt.TempDir, which [Image.Close] removes.
+// OpenFile is [OpenFileContext] without a context.
 func OpenFile(name string, opt *Options) (*Image, error) {
+	return OpenFileContext(context.Background(), name, opt)
+}
+
+// OpenFileContext opens the named image. A raw image is opened read-only and read in place, never
+// loaded into memory. Any other format (gzip, xz, zstd, Android sparse) is expanded into a temporary
+// file in opt.TempDir, which [Image.Close] removes; see [LoadContext] for the checks and for ctx.
+func OpenFileContext(ctx context.Context, name string, opt *Options) (*Image, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -69,12 +75,20 @@ func OpenFile(name string, opt *Options) (*Image, error) {
 		return img, nil
 	}
 	defer f.Close()
-	return Load(f, name, opt)
+	return LoadContext(ctx, f, name, opt)
 }
 
-// Load reads an image from a stream (an upload, the embedded demo) of any supported format into a
-// temporary file in opt.TempDir and opens it. [Image.Close] removes the file.
+// Load is [LoadContext] without a context.
 func Load(r io.Reader, name string, opt *Options) (*Image, error) {
+	return LoadContext(context.Background(), r, name, opt)
+}
+
+// LoadContext reads an image from a stream (an upload, the embedded demo) of any supported format
+// into a temporary file in opt.TempDir and opens it. [Image.Close] removes the file. The stream is
+// checked as it expands ([ExpandContext]): a start that is not F2FS is refused after its first 8 KiB,
+// and nothing is written past the volume its superblock declares. When expansion fails, or ctx ends
+// (checked at least every 256 KiB of output), the partial file is removed before LoadContext returns.
+func LoadContext(ctx context.Context, r io.Reader, name string, opt *Options) (*Image, error) {
 	dir := ""
 	if opt != nil {
 		dir = opt.TempDir
@@ -88,7 +102,7 @@ func Load(r io.Reader, name string, opt *Options) (*Image, error) {
 		os.Remove(tmp.Name())
 		return nil, err
 	}
-	format, size, err := Expand(tmp, r, opt)
+	format, size, err := ExpandContext(ctx, tmp, r, opt)
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", name, err))
 	}

@@ -88,9 +88,10 @@ func simgErr(off int64, st, msg string, val any) error {
 }
 
 // expandSparse expands an Android sparse image into s. Don't-care chunks and zero fills become holes.
-// The header's declared size is checked against the bound before anything is written, every chunk is
-// checked against the declared size before its data is read, and a CRC32 chunk, when present, is
-// verified against the output so far.
+// The header's declared size is checked against the bound before anything is written (and against the
+// volume once the superblock streams past, in s), every chunk is checked against the declared size
+// before its data is read, and a CRC32 chunk, when present, is verified against the output so far.
+// ctx is checked before every chunk.
 func expandSparse(s *sink, br *bufio.Reader) error {
 	sr := &simgReader{r: br}
 	var raw [simgFileHeaderLen]byte
@@ -114,7 +115,7 @@ func expandSparse(s *sink, br *bufio.Reader) error {
 	// Both factors are below 2^32, so the product fits in a uint64.
 	total := uint64(h.BlkSz) * uint64(h.TotalBlks)
 	if total > uint64(s.limit) {
-		s.err = &LimitError{Format: s.format, Limit: s.limit, Read: sr.off, Declared: int64(min(total, 1<<63-1))}
+		s.err = &LimitError{Format: s.format, Limit: s.limit, Read: sr.off, Declared: int64(min(total, 1<<63-1)), Volume: -1}
 		return s.err
 	}
 	s.total = int64(total)
@@ -135,6 +136,9 @@ func expandSparse(s *sink, br *bufio.Reader) error {
 		s.buf = make([]byte, expandBuf)
 	}
 	for i := uint32(0); i < h.TotalChunks; i++ {
+		if err := s.ctx.Err(); err != nil {
+			return s.stopped(err)
+		}
 		at := sr.off
 		if err := sr.readFull(hdrBuf[:], fmt.Sprintf("chunk %d header", i)); err != nil {
 			return err

@@ -58,8 +58,20 @@ type superblock struct {
 // readSuperblock reads copy 0 at byte 1024 and falls back to copy 1 at BS+1024 when copy 0 is missing or
 // invalid, as the kernel does. ErrNotF2FS is returned only when neither copy has the magic.
 func readSuperblock(img *Image) (*superblock, error) {
+	sb, magic, err := findSuperblock(img, img.size)
+	if !magic {
+		// Say where the magic was looked for: a user holding a partition table or a tar file instead
+		// of a filesystem image learns what was expected.
+		return nil, fmt.Errorf("%w: no magic 0xF2F52010 at byte 0x%x or 0x%x (%d-byte input)",
+			ErrNotF2FS, sbOffset, sbOffset+4096, img.size)
+	}
+	return sb, err
+}
+
+// findSuperblock is readSuperblock's search, with block_count checked against devSize (the device
+// size the kernel would compare it with). magic reports whether either copy carries the magic.
+func findSuperblock(img *Image, devSize int64) (sb *superblock, magic bool, err error) {
 	var firstErr error
-	magic := false
 	for copyNo := range 2 {
 		off := int64(sbOffset + copyNo*4096)
 		buf := make([]byte, sbSize)
@@ -73,21 +85,15 @@ func readSuperblock(img *Image) (*superblock, error) {
 			continue
 		}
 		magic = true
-		sb, err := decodeSuperblock(buf, off, img.size)
+		sb, err := decodeSuperblock(buf, off, devSize)
 		if err == nil {
-			return sb, nil
+			return sb, true, nil
 		}
 		if firstErr == nil {
 			firstErr = err
 		}
 	}
-	if !magic {
-		// Say where the magic was looked for: a user holding a partition table or a tar file instead
-		// of a filesystem image learns what was expected.
-		return nil, fmt.Errorf("%w: no magic 0xF2F52010 at byte 0x%x or 0x%x (%d-byte input)",
-			ErrNotF2FS, sbOffset, sbOffset+4096, img.size)
-	}
-	return nil, firstErr
+	return nil, magic, firstErr
 }
 
 func decodeSuperblock(buf []byte, off int64, imgSize int64) (*superblock, error) {

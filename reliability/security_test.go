@@ -110,8 +110,15 @@ func TestRequestLimits(t *testing.T) {
 			t.Errorf("413 body does not name the limit: %s", b)
 		}
 	}
+	// The body starts as a real F2FS image (the first 8 KiB of one, its
+	// superblocks): imgio checks them as they stream in and refuses bytes
+	// that are not F2FS after 8 KiB, with 400, before any limit is reached.
+	img, err := os.ReadFile(mkfsImage(t, t.TempDir(), 64, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
 	body = &countingBody{n: 4 * maxUpload}
-	req, _ = http.NewRequest(http.MethodPost, ls.url+"/api/images", io.MultiReader(body)) // no length: chunked
+	req, _ = http.NewRequest(http.MethodPost, ls.url+"/api/images", io.MultiReader(bytes.NewReader(img[:8192]), body)) // no length: chunked
 	if res, err := http.DefaultClient.Do(req); err == nil {
 		if res.StatusCode != http.StatusRequestEntityTooLarge {
 			t.Errorf("streamed oversize upload: %d", res.StatusCode)
