@@ -543,6 +543,14 @@ func (in *inspector) nodeBlock(sumOff, bitOff int64) error {
 	switch {
 	case f.Nid == 0 || f.Nid >= img.maxNid:
 		in.problem([]int64{footOff, bitOff}, "valid SIT bit in a node segment, but the footer's nid %d is not a node id", f.Nid)
+		// Still show what the node offset says the block would hold.
+		switch {
+		case nofs == 0 || nofs == xattrNodeOfs:
+		case isDnodeOffset(nofs):
+			in.directFields(nil, nofs)
+		default:
+			in.indirectFields()
+		}
 		in.nodeFooterFields(f)
 		return nil
 	case f.Nid == f.Ino:

@@ -140,7 +140,17 @@ func blockPage(s *Server, si *StoredImage, b imgio.BlockInfo) templates.BlockPag
 		if _, dup := links[l.Name]; !dup {
 			links[l.Name] = l.Addr
 		}
-		p.Links = append(p.Links, templates.BlockLinkItem{Name: l.Name, Addr: l.Addr, Href: templates.BlockURL(si.ID, l.Addr)})
+	}
+	named := map[string]bool{}
+	for _, f := range b.Fields {
+		named[f.Name] = true
+	}
+	// A link that belongs to a field is shown on the field's row; the list holds the others (the
+	// blocks this one is pointed from, its SIT and summary entries).
+	for _, l := range b.Links {
+		if !named[l.Name] {
+			p.Links = append(p.Links, templates.BlockLinkItem{Name: l.Name, Addr: l.Addr, Href: templates.BlockURL(si.ID, l.Addr)})
+		}
 	}
 	for _, f := range b.Fields {
 		if f.Name == "role" {

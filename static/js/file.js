@@ -27,6 +27,30 @@ export function initFile(doc) {
   const tip = new Tooltip();
   const AXIS = 16;
   const TOP = 6; // room for the dnode ticks
+  const id = canvas.dataset.id || '';
+  /** The slot named by #slot=N (from the block inspector), or -1. */
+  let selected = -1;
+
+  /**
+   * The extent holding file block b.
+   * @param {number} b
+   * @returns {Extent|undefined}
+   */
+  const extentAt = (b) => {
+    let lo = 0;
+    let hi = ext.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (ext[mid].index <= b) lo = mid; else hi = mid - 1;
+    }
+    const x = ext[lo];
+    return x && b >= x.index && b < x.index + x.count ? x : undefined;
+  };
+  /** @param {MouseEvent} e */
+  const blockAt = (e) => {
+    const r = canvas.getBoundingClientRect();
+    return Math.floor(((e.clientX - r.left) / r.width) * total);
+  };
 
   const draw = () => {
     const { ctx, w, h, dpr } = fit(canvas);
@@ -75,6 +99,22 @@ export function initFile(doc) {
     ctx.strokeStyle = LINE;
     ctx.lineWidth = 1;
     ctx.strokeRect(0.5, 0.5, w - 1, bh - 1);
+    if (selected >= 0 && selected < total) {
+      // The slot the inspector pointed at: a dark bar with a light halo
+      // and a marker above, visible on any segment hue.
+      const x = Math.min(w - 2, selected * sx);
+      const bw = Math.max(2, sx);
+      ctx.fillStyle = '#fff';
+      ctx.fillRect(x - 1.5, 0, bw + 3, bh);
+      ctx.fillStyle = '#1d232a';
+      ctx.fillRect(x, 0, bw, bh);
+      ctx.beginPath();
+      ctx.moveTo(x + bw / 2 - 6, -TOP);
+      ctx.lineTo(x + bw / 2 + 6, -TOP);
+      ctx.lineTo(x + bw / 2, 0);
+      ctx.closePath();
+      ctx.fill();
+    }
     // Dnode boundaries above the bar.
     ctx.fillStyle = '#4a5561';
     if (dnodes.length < w / 3) {
@@ -95,16 +135,10 @@ export function initFile(doc) {
 
   canvas.addEventListener('mousemove', (e) => {
     if (!total) return;
-    const r = canvas.getBoundingClientRect();
-    const b = Math.floor(((e.clientX - r.left) / r.width) * total);
-    let lo = 0;
-    let hi = ext.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (ext[mid].index <= b) lo = mid; else hi = mid - 1;
-    }
-    const x = ext[lo];
+    const b = blockAt(e);
+    const x = extentAt(b);
     if (!x) return;
+    canvas.style.cursor = x.state === 'addr' ? 'pointer' : 'default';
     const a = x.addr + (b - x.index);
     const what = x.state === 'addr'
       ? `address ${a}, segment ${Math.floor((a - main) / bps)}  (run ${x.addr}…${x.addr + x.count - 1})`
@@ -113,8 +147,41 @@ export function initFile(doc) {
     tip.show(`file block ${int(b)}${d ? `  in ${d.path}` : ''}\n${what}\nextent: blocks ${int(x.index)}…${int(x.index + x.count - 1)} (${int(x.count)})`, e.clientX, e.clientY);
   });
   canvas.addEventListener('mouseleave', () => tip.hide());
+  // A click inspects the block under the mouse.
+  canvas.addEventListener('click', (e) => {
+    if (!total) return;
+    const b = blockAt(e);
+    const x = extentAt(b);
+    if (x && x.state === 'addr') location.assign(`/images/${encodeURIComponent(id)}/blocks/${x.addr + (b - x.index)}`);
+  });
+  const info = doc.getElementById('slotinfo');
+  const showSlot = () => {
+    const m = /^#slot=(\d+)$/.exec(location.hash);
+    selected = m ? Number(m[1]) : -1;
+    draw();
+    if (!info) return;
+    if (selected < 0) { info.hidden = true; return; }
+    const x = extentAt(selected);
+    const d = dnodes.find((n) => selected >= n.start && selected < n.start + n.len);
+    info.replaceChildren();
+    info.append(`File block ${int(selected)}${d ? ` (in ${d.path})` : ''}: `);
+    if (x && x.state === 'addr') {
+      const a = x.addr + (selected - x.index);
+      const link = doc.createElement('a');
+      link.href = `/images/${encodeURIComponent(id)}/blocks/${a}`;
+      link.textContent = `block ${a}`;
+      link.dataset.testid = 'slot-block';
+      info.append(link, `, segment ${Math.floor((a - main) / bps)}`);
+    } else {
+      info.append(x ? (x.state === 'new' ? 'NEW_ADDR (reserved, never written)' : x.state === 'null' ? 'NULL_ADDR (hole)' : x.state) : 'beyond the slot map');
+    }
+    info.dataset.slot = String(selected);
+    info.hidden = false;
+    canvas.closest('section')?.scrollIntoView({ block: 'start' });
+  };
+  window.addEventListener('hashchange', showSlot);
   onResize(canvas, draw);
-  draw();
+  showSlot();
 }
 
 initFile(document);

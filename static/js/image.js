@@ -9,8 +9,10 @@ const LABEL_W = 40; // left margin for row-start segment numbers
 
 /**
  * @typedef {{segno: number, valid: number, type: number, current: boolean}} SegInfo
- * @typedef {{blocksPerSeg: number, mainBlkaddr: number, segments: SegInfo[]}} SegmentsBody
+ * @typedef {{blocksPerSeg: number, mainBlkaddr: number, segsPerSec: number, segments: SegInfo[]}} SegmentsBody
  */
+
+const SEC_LABEL = 13; // room under each row for the sections' valid counts
 
 /**
  * Wires the segment map of the image page.
@@ -36,8 +38,34 @@ export async function initImage(doc) {
   }
   const segs = body.segments;
   const bps = body.blocksPerSeg || 512;
-  let layout = { cell: 10, cols: 1 };
+  // Sections: segs_per_sec segments allocated and cleaned together. With
+  // more than one per section the map draws each section as a group and
+  // writes its valid-block count under it.
+  const spp = Math.max(1, body.segsPerSec || 1);
+  /** @type {number[]} valid blocks per section */
+  const secValid = [];
+  for (const s of segs) {
+    const k = Math.floor(s.segno / spp);
+    secValid[k] = (secValid[k] || 0) + s.valid;
+  }
+  let layout = { cell: 10, cols: 1, rowH: 10 };
   let selected = -1;
+  if (spp > 1) {
+    const legend = doc.querySelector('[data-testid="segment-legend"]');
+    const item = doc.createElement('span');
+    item.className = 'item';
+    item.dataset.testid = 'section-legend';
+    const sw = doc.createElement('span');
+    sw.className = 'sw sec';
+    item.append(sw, `section = ${spp} segments, outlined; its valid blocks below it (of ${int(spp * bps)})`);
+    legend?.append(item);
+  }
+  canvas.dataset.segsPerSec = String(spp);
+  /** @param {number} segno */
+  const secText = (segno) => {
+    const k = Math.floor(segno / spp);
+    return `section ${k} (segments ${k * spp} … ${k * spp + spp - 1}): valid ${int(secValid[k] || 0)} / ${int(spp * bps)}`;
+  };
 
   const draw = () => {
     const w = canvas.getBoundingClientRect().width;
@@ -45,10 +73,13 @@ export async function initImage(doc) {
     const avail = Math.max(50, w - LABEL_W);
     let cell = Math.floor(Math.sqrt((avail * 240) / n));
     cell = Math.max(6, Math.min(34, cell));
-    const cols = Math.max(1, Math.floor(avail / cell));
+    let cols = Math.max(1, Math.floor(avail / cell));
+    // A row holds whole sections, so a section never wraps.
+    if (spp > 1) cols = Math.max(spp, cols - (cols % spp));
     const rows = Math.ceil(n / cols);
-    layout = { cell, cols };
-    const { ctx, dpr } = fit(canvas, rows * cell + 2);
+    const rowH = cell + (spp > 1 ? SEC_LABEL : 0);
+    layout = { cell, cols, rowH };
+    const { ctx, dpr } = fit(canvas, rows * rowH + 2);
     ctx.clearRect(0, 0, canvas.width, canvas.height);
     const nodeFills = TYPE_COLOURS.map((c, t) => (t >= 3 ? dots(ctx, c, t === 5 ? '#333' : '#fff', dpr) : c));
     ctx.font = '11px ui-monospace, monospace';
@@ -56,12 +87,12 @@ export async function initImage(doc) {
     ctx.textBaseline = 'middle';
     for (let r = 0; r < rows; r++) {
       ctx.fillStyle = '#7a8591';
-      ctx.fillText(String(r * cols), LABEL_W - 6, 1 + r * cell + cell / 2);
+      ctx.fillText(String(r * cols), LABEL_W - 6, 1 + r * rowH + cell / 2);
     }
     for (let i = 0; i < segs.length; i++) {
       const s = segs[i];
       const x = LABEL_W + (i % cols) * cell;
-      const y = 1 + Math.floor(i / cols) * cell;
+      const y = 1 + Math.floor(i / cols) * rowH;
       const g = cell > 8 ? 1 : 0.5; // gap
       ctx.fillStyle = '#fff';
       ctx.fillRect(x + g, y + g, cell - 2 * g, cell - 2 * g);
@@ -88,6 +119,26 @@ export async function initImage(doc) {
         ctx.strokeRect(x + 1, y + 1, cell - 2, cell - 2);
       }
     }
+    if (spp > 1) {
+      // Each section: an outline around its segments and its valid count
+      // under them (when there is room for the digits).
+      ctx.font = '10px ui-monospace, monospace';
+      ctx.textAlign = 'center';
+      ctx.textBaseline = 'top';
+      for (let first = 0; first < segs.length; first += spp) {
+        const x = LABEL_W + (first % cols) * cell;
+        const y = 1 + Math.floor(first / cols) * rowH;
+        const w = Math.min(spp, segs.length - first) * cell;
+        ctx.strokeStyle = '#33404d';
+        ctx.lineWidth = 1.5;
+        ctx.setLineDash([]);
+        ctx.strokeRect(x + 0.75, y + 0.75, w - 1.5, cell - 1.5);
+        if (w >= 26) {
+          ctx.fillStyle = '#4a5561';
+          ctx.fillText(int(secValid[Math.floor(segs[first].segno / spp)] || 0), x + w / 2, y + cell + 1);
+        }
+      }
+    }
   };
 
   /** @returns {SegInfo|null} */
@@ -97,8 +148,8 @@ export async function initImage(doc) {
     const y = e.clientY - r.top - 1;
     if (x < 0 || y < 0) return null;
     const c = Math.floor(x / layout.cell);
-    if (c >= layout.cols) return null;
-    const i = Math.floor(y / layout.cell) * layout.cols + c;
+    if (c >= layout.cols || y % layout.rowH >= layout.cell) return null;
+    const i = Math.floor(y / layout.rowH) * layout.cols + c;
     return segs[i] || null;
   };
 
@@ -108,7 +159,7 @@ export async function initImage(doc) {
     const start = body.mainBlkaddr + s.segno * bps;
     tip.show(`segment ${s.segno}  ${TYPE_NAMES[s.type] || `type ${s.type}`}${s.current ? '  (current)' : ''}\n` +
       `valid ${int(s.valid)} / ${int(bps)}  ${s.valid === 0 ? 'free' : s.valid < bps ? 'dirty' : 'full'}\n` +
-      `blocks ${start} … ${start + bps - 1}`, e.clientX, e.clientY);
+      `blocks ${start} … ${start + bps - 1}${spp > 1 ? `\n${secText(s.segno)}` : ''}`, e.clientX, e.clientY);
   });
   canvas.addEventListener('mouseleave', () => tip.hide());
   const select = (/** @type {number} */ segno) => {
@@ -116,7 +167,7 @@ export async function initImage(doc) {
     draw();
     // The hash makes the view a link: /images/demo#seg=6.
     history.replaceState(null, '', `#seg=${segno}`);
-    showSegment(doc, id, segno, tip);
+    showSegment(doc, id, segno, tip, spp > 1 ? secText(segno) : '');
   };
   canvas.addEventListener('click', (e) => {
     const s = hit(e);
@@ -134,8 +185,9 @@ export async function initImage(doc) {
  * @param {string} id
  * @param {number} segno
  * @param {Tooltip} tip
+ * @param {string} section the segment's section and its valid count, '' with one segment per section
  */
-async function showSegment(doc, id, segno, tip) {
+async function showSegment(doc, id, segno, tip, section) {
   const box = /** @type {HTMLElement} */ (doc.getElementById('segdetail'));
   const title = /** @type {HTMLElement} */ (doc.getElementById('segdetail-title'));
   const canvas = /** @type {HTMLCanvasElement} */ (doc.getElementById('segbits'));
@@ -154,7 +206,29 @@ async function showSegment(doc, id, segno, tip) {
   const n = bits.length || 512;
   title.textContent = `Segment ${segno} · ${TYPE_NAMES[s.type] || `type ${s.type}`} · valid ${int(s.valid)} / ${n}` +
     ` · blocks ${s.startAddr} … ${s.startAddr + n - 1}${s.current ? ' · current segment' : ''}` +
-    `${s.source ? ` · from ${s.source}` : ''}`;
+    `${s.source ? ` · from ${s.source}` : ''}${section ? ` · ${section}` : ''}`;
+  const links = doc.getElementById('segdetail-links');
+  if (links) {
+    const a = (/** @type {string} */ label, /** @type {number} */ addr, /** @type {string} */ testid) => {
+      const el = doc.createElement('a');
+      el.href = `/images/${encodeURIComponent(id)}/blocks/${addr}`;
+      el.textContent = `${label} ${addr}`;
+      el.dataset.testid = testid;
+      return el;
+    };
+    links.replaceChildren('Inspect: ', a('first block', s.startAddr, 'segment-first-block'));
+    // The inspector knows where the segment's live summary and SIT entry
+    // are (the checkpoint's for a current segment, the SSA's otherwise).
+    fetch(`/api/images/${encodeURIComponent(id)}/blocks/${s.startAddr}`)
+      .then((r) => (r.ok ? r.json() : null))
+      .then((b) => {
+        for (const l of (b && b.links) || []) {
+          if (l.name === 'summary entry') links.append(' · ', a('its summary block', l.addr, 'segment-summary-block'));
+          if (l.name === 'SIT entry') links.append(' · ', a('its SIT entry\u2019s block', l.addr, 'segment-sit-block'));
+        }
+      })
+      .catch(() => {});
+  }
   const COLS = 64;
   const rows = Math.ceil(n / COLS);
   const draw = () => {
@@ -188,6 +262,14 @@ async function showSegment(doc, id, segno, tip) {
       tip.show(`block offset ${k}  addr ${s.startAddr + k}\n${bits[k] === '1' ? 'valid' : 'free'}`, e.clientX, e.clientY);
     };
     canvas.onmouseleave = () => tip.hide();
+    // A click inspects the block under the mouse.
+    canvas.onclick = (e) => {
+      const r = canvas.getBoundingClientRect();
+      const k = Math.floor((e.clientY - r.top) / cell) * COLS + Math.floor((e.clientX - r.left - 34) / cell);
+      if (e.clientX - r.left < 34 || k < 0 || k >= n) return;
+      location.assign(`/images/${encodeURIComponent(id)}/blocks/${s.startAddr + k}`);
+    };
+    canvas.style.cursor = 'pointer';
   };
   draw();
   
