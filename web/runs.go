@@ -83,10 +83,10 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 		if len(ops) >= request.MaxOps {
 			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("more than %d operations", request.MaxOps-1)}
 		}
-		for _, line := range ops {
+		for k, line := range ops {
 			op, err := request.ParseOp(line)
 			if err != nil {
-				return nil, paramError(err)
+				return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d: %v", k+1, err)}
 			}
 			before = append(before, op)
 		}

@@ -208,11 +208,7 @@ func TestErrors(t *testing.T) {
 		{"/api/images/demo/run?path=/nope", 404, "not found"},
 		{"/api/uploads/nope", 404, "upload"},
 		{"/api/nothing", 404, "not found"},
-		{"/ws/run?path=/seed/bench64.bin", 400, "image"},
-		{"/ws/run?image=nope&path=/seed/bench64.bin", 404, "not found"},
-		{"/ws/run?image=demo&path=/seed/bench64.bin&mode=x", 400, "mode"},
-		{"/ws/run?image=demo&path=/nope", 404, "not found"},
-		{"/ws/run?image=demo&path=/seed/bench64.bin&step=-1", 400, "step"},
+		{"/ws/run?image=demo&path=/seed/bench64.bin", 426, "websocket"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {

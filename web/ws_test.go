@@ -420,6 +420,44 @@ func TestWSNotAnUpgrade(t *testing.T) {
 	}
 }
 
+// TestWSRefusedBeforeUpgrade: a websocket request the server cannot serve gets the API's status and
+// JSON error before the upgrade.
+func TestWSRefusedBeforeUpgrade(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	for _, tt := range []struct {
+		q    string
+		code int
+		msg  string
+	}{
+		{"path=/seed/bench64.bin", 400, "image"},
+		{"image=nope&path=/seed/bench64.bin", 404, "not found"},
+		{"image=demo&path=/seed/bench64.bin&mode=x", 400, "mode"},
+		{"image=demo&path=/nope", 404, "not found"},
+		{"image=demo&path=/seed/bench64.bin&step=-1", 400, "step"},
+		{"image=demo&path=/seed/bench64.bin&offset=1.5", 400, "offset"},
+		{"image=demo&path=/seed/bench64.bin&before=zero+/seed/bench64.bin+0", 400, "before"},
+		{"image=demo&path=/seed/bench64.bin&before=zero+/cases/holes.bin+0+4096", 400, "one file"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, res, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.ts.URL, "http")+"/ws/run?"+tt.q, nil)
+		cancel()
+		if err == nil {
+			c.CloseNow()
+			t.Errorf("%s: upgraded", tt.q)
+			continue
+		}
+		if res == nil || res.StatusCode != tt.code {
+			t.Errorf("%s: %v; want %d", tt.q, res, tt.code)
+			continue
+		}
+		var body errorBody
+		if err := json.NewDecoder(res.Body).Decode(&body); err != nil || !strings.Contains(body.Error, tt.msg) {
+			t.Errorf("%s: body %+v (%v); want an error naming %q", tt.q, body, err, tt.msg)
+		}
+	}
+}
+
 // TestWSHugeOffset: an offset JavaScript cannot hold exactly reaches the engine exactly, which
 // refuses it as the kernel does; the page and the socket agree, and nothing reconnects forever.
 func TestWSHugeOffset(t *testing.T) {

@@ -48,9 +48,11 @@ export function initRun(doc) {
   if (!root) return;
   const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (doc.getElementById(id));
   const ds = root.dataset;
+  // Offsets and lengths stay decimal strings: Number() would round 2^63−1.
   const params = {
-    image: ds.image || '', path: ds.path || '', offset: Number(ds.offset || 0), length: Number(ds.length || 0),
+    image: ds.image || '', path: ds.path || '', offset: ds.offset || '0', length: ds.length || '',
     mode: ds.mode || 'both', keepSize: ds.keepSize === 'true', step: Number(ds.step || 0),
+    before: /** @type {string[]} */ (JSON.parse(ds.before || '[]')), pace: ds.pace || '',
   };
   let runEnd = ds.runEnd === 'true';
   const st = new RunState();
@@ -77,8 +79,8 @@ export function initRun(doc) {
   const sock = new RunSocket(params, {
     hello(h) {
       st.hello(h);
-      params.mode = h.mode;
-      modeSel.value = h.mode;
+      params.mode = st.mode;
+      modeSel.value = st.mode;
       seek.max = String(st.totalSteps);
       $('step-total').textContent = int(st.totalSteps);
       speed.value = String(nearestSpeed(st.stepsPerSecond));
@@ -88,8 +90,15 @@ export function initRun(doc) {
         runEnd = false;
         sock.send({ type: 'end' });
       }
-      if (h.step > 0) loadInitial(params, st).then(() => { dirty = true; });
+      if (!st.initialComplete) sock.send({ type: 'initial', from: st.initialNext });
       dirty = true;
+    },
+    other(m) {
+      if (m.type === 'initial') {
+        st.addInitial(m);
+        if (!st.initialComplete) sock.send({ type: 'initial', from: st.initialNext });
+        dirty = true;
+      }
     },
     frame(f) {
       st.frame(f, performance.now());
@@ -126,7 +135,7 @@ export function initRun(doc) {
   $('btn-play').addEventListener('click', playPause);
   $('btn-step').addEventListener('click', () => send({ type: 'step', n: 1 }));
   $('btn-back').addEventListener('click', () => send({ type: 'step', n: -1 }));
-  $('btn-flush').addEventListener('click', () => send({ type: 'nextFlush' }));
+  $('btn-flush').addEventListener('click', () => send({ type: 'nextCall' }));
   $('btn-end').addEventListener('click', () => send({ type: 'end' }));
   $('btn-reset').addEventListener('click', () => send({ type: 'reset' }));
   speed.addEventListener('input', () => setSpeed(Number(speed.value)));
@@ -159,7 +168,7 @@ export function initRun(doc) {
     let handled = true;
     switch (e.key) {
       case ' ': playPause(); break;
-      case 'ArrowRight': send(e.shiftKey ? { type: 'nextFlush' } : { type: 'step', n: 1 }); break;
+      case 'ArrowRight': send(e.shiftKey ? { type: 'nextCall' } : { type: 'step', n: 1 }); break;
       case 'ArrowLeft': send({ type: 'step', n: -1 }); break;
       case 'Home': send({ type: 'reset' }); break;
       case 'End': send({ type: 'end' }); break;
@@ -250,24 +259,6 @@ export function initRun(doc) {
   };
   $('speed-out').textContent = rate(SPEEDS[Number(speed.value)]);
   requestAnimationFrame(loop);
-}
-
-/**
- * Fetches the file's on-disk slot map: a view opened mid-run needs it to
- * place the pending run's bracket.
- * @param {{image: string, path: string}} params
- * @param {RunState} st
- * @returns {Promise<void>}
- */
-async function loadInitial(params, st) {
-  try {
-    const r = await fetch(`/api/images/${encodeURIComponent(params.image)}/map?path=${encodeURIComponent(params.path)}`);
-    if (!r.ok) return;
-    const m = await r.json();
-    if (Array.isArray(m.extents)) st.setInitial(m.extents);
-  } catch {
-    // Without the map the bracket is left out; nothing else depends on it.
-  }
 }
 
 /**
@@ -440,11 +431,13 @@ function lane(doc, mode, ms) {
 function updateURL(params, st) {
   const q = new URLSearchParams(location.search);
   q.set('path', params.path);
-  q.set('offset', String(params.offset));
-  q.set('length', String(params.length));
+  q.set('offset', st.info.offset || String(params.offset));
+  q.set('length', st.info.length || String(params.length));
   q.set('mode', params.mode);
   q.set('step', String(st.step));
   q.delete('run');
+  q.delete('before');
+  for (const op of params.before) q.append('before', op);
   if (params.keepSize) q.set('keepSize', 'true');
   const url = `${location.pathname}?${q}`;
   if (url !== location.pathname + location.search) history.replaceState(null, '', url);

@@ -1,6 +1,6 @@
-// The player's model: the slots of the range, each mode's SIT and
-// counters, built from the websocket's hello and frames
-// (docs/protocol.md). No drawing and no I/O here.
+// The player's model: the slots of the range, each mode's SIT and counters, built from the
+// websocket's hello, initial pages and frames (docs/protocol.md, version 2). No drawing and no I/O
+// here; the server says what every slot holds, the model only lays what changed over the initial map.
 
 /** Slot values with a meaning of their own (f2fs.h). */
 export const NULL_ADDR = 0;
@@ -14,13 +14,24 @@ export const FLASH_MS = 450;
 export const MODES = Object.freeze(['per-block', 'batched']);
 
 /**
+ * @typedef {object} Extent core's extent: a stretch of slots in one state
+ * @property {number} index file block index of the first slot
+ * @property {number} count
+ * @property {string} state "addr", "null", "new" or "compress"
+ * @property {number} [addr] the first slot's address when state is "addr" (then addr, addr+1, …)
+ */
+
+/**
  * @typedef {object} Segment
  * @property {number} segno
  * @property {number} valid
- * @property {number} type
- * @property {boolean} current
- * @property {string} status "free", "full", "dirty", "prefree", "current"
+ * @property {number} validBefore
+ * @property {number} type log type 0..5, -1 unknown
+ * @property {boolean} current an active log
+ * @property {string} status the server's class: "free", "full", "dirty", "prefree", "current"
+ * @property {string} statusBefore
  * @property {Uint8Array} map the 64-byte cur_valid_map (bit k: byte k>>3, mask 0x80>>(k&7))
+ * @property {Uint8Array} mapBefore
  */
 
 /**
@@ -28,14 +39,15 @@ export const MODES = Object.freeze(['per-block', 'batched']);
  * @property {number} step
  * @property {boolean} done
  * @property {string} errno
+ * @property {string} message
  * @property {number} cursor
  * @property {number} chunk
- * @property {{start: number, len: number}|null} pending
- * @property {{calls: number, sitLockAcquisitions: number, blocksInvalidated: number, slotsVisited: number, dnodeChunks: number}} counters
+ * @property {{start: number, len: number, slot: number}|null} pending
+ * @property {Record<string, number>} counters
  * @property {Map<number, Segment>} segments
- * @property {Array<[number, number, string]>} calls newest last, at most MAX_CALLS
+ * @property {Array<[number, number, string]>} calls newest last, at most MAX_CALLS: [start, len, reason]
  * @property {string} narration
- * @property {number|null} runStart slot that started the pending run, when seen
+ * @property {number} iSize
  */
 
 const MAX_CALLS = 64;
@@ -63,15 +75,118 @@ export function testBit(map, k) {
 }
 
 /**
- * Converts a wire segment to the model's.
+ * Returns the slot value an extent gives file block index i.
+ * @param {Extent} e
+ * @param {number} i
+ * @returns {number}
+ */
+export function slotValue(e, i) {
+  switch (e.state) {
+    case 'new': return NEW_ADDR;
+    case 'compress': return COMPRESS_ADDR;
+    case 'addr': return ((e.addr || 0) + (i - e.index)) >>> 0;
+    default: return NULL_ADDR;
+  }
+}
+
+/**
+ * Writes extents into slots (slots[0] is file block index base), clipped to the array; marks each
+ * written slot in mark when given.
+ * @param {Uint32Array} slots
+ * @param {number} base
+ * @param {Extent[]} ext
+ * @param {Uint8Array} [mark]
+ */
+export function writeExtents(slots, base, ext, mark) {
+  const n = slots.length;
+  for (const e of ext) {
+    const from = Math.max(0, e.index - base);
+    const to = Math.min(n, e.index - base + e.count);
+    if (to <= from) continue;
+    switch (e.state) {
+      case 'new': slots.fill(NEW_ADDR, from, to); break;
+      case 'compress': slots.fill(COMPRESS_ADDR, from, to); break;
+      case 'addr': {
+        const a0 = (e.addr || 0) + (from - (e.index - base));
+        for (let i = from; i < to; i++) slots[i] = (a0 + (i - from)) >>> 0;
+        break;
+      }
+      default: slots.fill(NULL_ADDR, from, to);
+    }
+    if (mark) mark.fill(1, from, to);
+  }
+}
+
+/**
+ * Lays the sorted extents changes over the sorted extents base: where a change covers a slot, it
+ * wins. Both lists must be sorted by index and not overlap within themselves. The result is sorted
+ * and has at most len(base) + 2·len(changes) extents.
+ * @param {Extent[]} base
+ * @param {Extent[]} changes
+ * @returns {Extent[]}
+ */
+export function overlayExtents(base, changes) {
+  /** @type {Extent[]} */
+  const out = [];
+  const cut = (/** @type {Extent} */ e, /** @type {number} */ a, /** @type {number} */ b) => {
+    if (b <= a) return;
+    /** @type {Extent} */
+    const x = { index: a, count: b - a, state: e.state };
+    if (e.state === 'addr') x.addr = (e.addr || 0) + (a - e.index);
+    out.push(x);
+  };
+  let i = 0;
+  let cursor = -Infinity; // everything before it is in out
+  const baseUpTo = (/** @type {number} */ upTo) => {
+    for (; i < base.length; i++) {
+      const e = base[i];
+      const end = e.index + e.count;
+      if (end <= cursor) continue;
+      if (e.index >= upTo) return;
+      cut(e, Math.max(e.index, cursor), Math.min(end, upTo));
+      if (end > upTo) return;
+    }
+  };
+  for (const c of changes) {
+    baseUpTo(c.index);
+    cut(c, Math.max(c.index, cursor), c.index + c.count);
+    cursor = Math.max(cursor, c.index + c.count);
+  }
+  baseUpTo(Infinity);
+  return out;
+}
+
+/**
+ * Converts a wire segment (core.SegmentState) to the model's.
  * @param {any} s
+ * @param {number} type
  * @returns {Segment}
  */
-function segment(s) {
+export function segment(s, type) {
+  const cls = s.class || 'free';
   return {
-    segno: s.segno, valid: s.valid, type: s.type, current: !!s.current,
-    status: s.status || (s.current ? 'current' : s.valid === 0 ? 'free' : 'clean'), map: hexMap(s.map),
+    segno: s.segno, valid: Math.max(0, s.valid), validBefore: s.validBefore ?? s.valid, type,
+    current: cls === 'current', status: cls, statusBefore: s.classBefore || cls,
+    map: hexMap(s.map), mapBefore: hexMap(s.mapBefore),
   };
+}
+
+/**
+ * Formats a decimal string (a byte count the server sends as a string so it stays exact) with
+ * thousands separators.
+ * @param {string|number} s
+ * @returns {string}
+ */
+export function groupDigits(s) {
+  const t = String(s);
+  const neg = t.startsWith('-');
+  const d = neg ? t.slice(1) : t;
+  let out = '';
+  for (let i = 0; i < d.length; i++) {
+    if (i > 0 && (d.length - i) % 3 === 0) out += ',';
+    out += d[i];
+  }
+  return neg ? `-${out}` : out;
 }
 
 /**
@@ -83,17 +198,31 @@ export class RunState {
     this.totalSteps = 0;
     this.step = 0;
     this.playing = false;
-    this.stepsPerSecond = 20;
+    this.pace = '30';
+    this.stepsPerSecond = 0;
+    this.timeLeft = 0;
     this.mode = 'both';
     /** @type {string[]} */
     this.modes = [];
-    this.geometry = { blockSize: 4096, blocksPerSeg: 512, segment0Blkaddr: 0, mainBlkaddr: 0, maxBlkaddr: 0 };
+    this.geometry = { blockSize: 4096, blocksPerSeg: 512, segment0Blkaddr: 0, mainBlkaddr: 0, maxBlkaddr: 0, segsPerSec: 1 };
     this.range = { start: 0, end: 0 };
-    /** @type {Array<{start: number, len: number, kind: string, path: string, nid: number, missing: number}>} */
+    /** @type {Array<{start: number, len: number, node: string, path: string, kind: string, nid: number, missing: number, step: number, calls: number[]}>} */
     this.chunks = [];
     /** @type {Array<{step: number, kind: string, mode?: string}>} */
     this.markers = [];
+    /** @type {any[]} tour stops, in step order */
+    this.stops = [];
+    /** the slots now, and before the run (from the initial pages) */
     this.slots = new Uint32Array(0);
+    this.initial = new Uint32Array(0);
+    /** slots written by changes since the last full frame (an initial page must not overwrite them) */
+    this.touched = new Uint8Array(0);
+    /** the initial map is known over [range.start, initialNext) */
+    this.initialNext = 0;
+    /** @type {Extent[]} the initial pages received, in order */
+    this.initialExtents = [];
+    /** @type {Extent[]} the changes of the last full frame and every frame since */
+    this.changedExtents = [];
     /** slot offsets (index - range.start) flagged invalid by an error event */
     this.bad = new Set();
     /** slot offset → the step of the error that rejected its address */
@@ -105,16 +234,19 @@ export class RunState {
     this.changed = null;
     /** @type {Record<string, ModeState>} */
     this.per = {};
-    /** @type {Array<{index: number, count: number, state: string, addr?: number}>} */
+    /** @type {Extent[]} the slots as extents, valid while extentsClean */
     this.extents = [];
     this.extentsClean = false;
     /** segno → first-touch order, from hello */
     this.segOrder = new Map();
     /** segno → the player step of its latest change, for "newest on top" */
     this.segActivity = new Map();
+    /** @type {Map<number, number>} segno → log type */
+    this.segTypes = new Map();
     /** bumped on every SIT change, so the SIT panel redraws only then */
     this.sitVersion = 0;
-    this.info = { image: '', path: '', ino: 0, size: 0, offset: 0, length: 0, keepSize: false };
+    this.info = { image: '', path: '', ino: 0, size: '0', offset: '0', length: '0', keepSize: false, before: /** @type {string[]} */ ([]), compressed: false, algorithm: '', clusterSize: 0 };
+    this.score = { right: 0, asked: 0 };
     this.error = '';
   }
 
@@ -131,6 +263,9 @@ export class RunState {
     return 'done';
   }
 
+  /** @returns {boolean} every page of the initial map has arrived */
+  get initialComplete() { return this.initialNext >= this.range.end; }
+
   /**
    * Replaces everything with a hello message.
    * @param {any} h
@@ -138,102 +273,127 @@ export class RunState {
   hello(h) {
     this.ready = true;
     this.error = '';
-    this.info = { image: h.image, path: h.path, ino: h.ino, size: h.size, offset: h.offset, length: h.length, keepSize: !!h.keepSize };
+    const r = h.run || {};
+    this.info = {
+      image: r.image, path: r.path, ino: r.ino, size: String(r.size ?? '0'), offset: String(r.offset ?? '0'),
+      length: String(r.length ?? '0'), keepSize: !!r.keepSize, before: r.before || [],
+      compressed: !!r.compressed, algorithm: r.algorithm || '', clusterSize: r.clusterSize || 0,
+    };
     this.totalSteps = h.totalSteps || 0;
-    this.mode = h.mode;
-    this.modes = (h.modes && h.modes.length) ? h.modes : (h.mode === 'both' ? [...MODES] : [h.mode]);
+    this.mode = r.mode || 'both';
+    this.modes = (r.modes && r.modes.length) ? r.modes : (this.mode === 'both' ? [...MODES] : [this.mode]);
     this.geometry = { ...this.geometry, ...(h.geometry || {}) };
     this.range = h.range || { start: 0, end: 0 };
-    this.chunks = h.chunks || [];
+    this.chunks = (h.chunks || []).map((/** @type {any} */ c) => ({ ...c, path: c.node }));
     this.markers = h.markers || [];
     this.markersThinned = !!h.markersThinned;
-    this.slots = new Uint32Array(Math.max(0, this.range.end - this.range.start));
+    this.stops = h.stops || [];
+    this.score = h.score || { right: 0, asked: 0 };
+    const n = Math.max(0, this.range.end - this.range.start);
+    this.slots = new Uint32Array(n);
+    this.initial = new Uint32Array(n);
+    this.touched = new Uint8Array(n);
+    this.initialExtents = [];
+    this.initialNext = this.range.start;
     this.badAt = new Map();
-    this.setExtents(h.slots || []);
-    /** the slots before the run, to find where a pending run began; hello
-     * carries the slots at its step, so this is exact only at step 0 until
-     * setInitial gives the file's on-disk map */
-    this.initial = this.slots.slice();
+    this.bad.clear();
+    this.flash.clear();
+    this.segTypes = new Map(Object.entries(h.segTypes || {}).map(([k, v]) => [Number(k), Number(v)]));
     this.segOrder = new Map();
     /** @type {any[]} */
-    const initial = h.segments || [];
-    initial.forEach((s, i) => this.segOrder.set(s.segno, i));
+    const before = h.segments || [];
+    before.forEach((s, i) => this.segOrder.set(s.segno, i));
     this.segActivity = new Map();
     this.sitVersion++;
     this.per = {};
     for (const m of this.modes) {
       const segs = new Map();
-      for (const s of initial) segs.set(s.segno, segment(s));
+      // The hello's segments are as they were before the run.
+      for (const s of before) {
+        const seg = this.seg({ ...s, valid: s.validBefore, map: s.mapBefore, class: s.classBefore });
+        segs.set(s.segno, seg);
+      }
       this.per[m] = {
-        step: 0, done: false, errno: '', cursor: this.range.start, chunk: 0, pending: null,
-        counters: { calls: 0, sitLockAcquisitions: 0, blocksInvalidated: 0, slotsVisited: 0, dnodeChunks: 0 },
-        segments: segs, calls: [], narration: '', runStart: null,
+        step: 0, done: false, errno: '', message: '', cursor: this.range.start, chunk: -1, pending: null,
+        counters: {}, segments: segs, calls: [], narration: '', iSize: 0,
       };
     }
     this.applyCommon(h);
+    if (h.initial) this.addInitial(h.initial);
+    this.changedExtents = [];
+    this.applyChanged(h.changed || [], true);
     if (h.state) this.applyState(h.state, true, h.step || 0);
   }
 
   /**
-   * Sets the slots from extents ({index, count, state, addr}).
-   * @param {Array<{index: number, count: number, state: string, addr?: number}>} ext
+   * A segment of the wire with its log type.
+   * @param {any} s
+   * @returns {Segment}
    */
-  setExtents(ext) {
-    const base = this.range.start;
-    const n = this.slots.length;
-    this.slots.fill(NULL_ADDR);
-    for (const e of ext) {
-      const from = Math.max(0, e.index - base);
-      const to = Math.min(n, e.index - base + e.count);
-      if (to <= from) continue;
-      switch (e.state) {
-        case 'new': this.slots.fill(NEW_ADDR, from, to); break;
-        case 'compress': this.slots.fill(COMPRESS_ADDR, from, to); break;
-        case 'addr': {
-          const a0 = (e.addr || 0) + (from - (e.index - base));
-          for (let i = from; i < to; i++) this.slots[i] = a0 + (i - from);
-          break;
-        }
-        default: break;
-      }
-    }
-    this.bad.clear();
-    this.flash.clear();
-    this.changed = null;
-    /** the extents the slots were last set from, while no slot changed since */
-    this.extents = ext;
-    this.extentsClean = true;
+  seg(s) {
+    return segment(s, this.segTypes.get(s.segno) ?? -1);
   }
 
   /**
-   * Sets the slots as they were before the run, from the file's on-disk
-   * extents (GET /api/images/{id}/map).
-   * @param {Array<{index: number, count: number, state: string, addr?: number}>} ext
+   * Adds a page of the initial map ({from, next, extents}).
+   * @param {{from: number, next: number, extents: Extent[]}} page
    */
-  setInitial(ext) {
-    const cur = this.slots;
-    const bad = this.bad;
-    const flash = this.flash;
-    const changed = this.changed;
-    const extents = this.extents;
-    const clean = this.extentsClean;
-    this.slots = new Uint32Array(cur.length);
-    this.setExtents(ext);
-    this.extents = extents;
-    this.extentsClean = clean;
-    this.initial = this.slots;
-    this.slots = cur;
-    this.bad = bad;
-    this.flash = flash;
-    this.changed = changed;
-    for (const m of this.modes) this.per[m].runStart = null;
+  addInitial(page) {
+    if (!this.ready || page.from !== this.initialNext) return; // a stale or repeated page
+    const base = this.range.start;
+    writeExtents(this.initial, base, page.extents);
+    // Where no change covers a slot, it holds its initial value.
+    const from = Math.max(0, page.from - base);
+    const to = Math.min(this.slots.length, page.next - base);
+    for (let i = from; i < to; i++) if (!this.touched[i]) this.slots[i] = this.initial[i];
+    this.initialExtents = this.initialExtents.concat(page.extents);
+    this.initialNext = page.next;
+    this.changed = null;
+    this.refreshExtents();
+  }
+
+  /**
+   * Lays changes over the slots; with full, first goes back to the initial map.
+   * @param {Extent[]} changes
+   * @param {boolean} full
+   */
+  applyChanged(changes, full) {
+    const base = this.range.start;
+    if (full) {
+      this.slots.set(this.initial);
+      this.touched.fill(0);
+      this.changedExtents = changes.slice();
+      this.changed = null;
+    } else if (changes.length) {
+      this.changedExtents = overlayExtents(this.changedExtents, changes);
+      if (this.changed) {
+        for (const e of changes) {
+          const from = Math.max(0, e.index - base);
+          const to = Math.min(this.slots.length, e.index - base + e.count);
+          for (let i = from; i < to && this.changed; i++) {
+            if (this.slots[i] !== slotValue(e, i + base)) this.touch(i);
+          }
+        }
+      }
+    }
+    writeExtents(this.slots, base, changes, this.touched);
+    this.refreshExtents();
+  }
+
+  /** Rebuilds the extents view of the slots (a renderer's fast path) when the map is complete. */
+  refreshExtents() {
+    if (!this.initialComplete) { this.extentsClean = false; return; }
+    this.extents = overlayExtents(this.initialExtents, this.changedExtents);
+    this.extentsClean = this.bad.size === 0;
   }
 
   /** @param {any} m a hello or frame */
   applyCommon(m) {
     if (typeof m.step === 'number') this.step = m.step;
     if (typeof m.playing === 'boolean') this.playing = m.playing;
+    if (typeof m.pace === 'string') this.pace = m.pace;
     if (typeof m.stepsPerSecond === 'number') this.stepsPerSecond = m.stepsPerSecond;
+    if (typeof m.timeLeft === 'number') this.timeLeft = m.timeLeft;
   }
 
   /**
@@ -244,20 +404,9 @@ export class RunState {
   frame(f, now) {
     if (!this.ready) return;
     this.applyCommon(f);
-    if (f.full) {
-      if (f.slots) this.setExtents(f.slots);
-      for (const m of this.modes) this.per[m].runStart = null;
-    } else {
-      for (const ev of f.events || []) this.event(ev, now);
-    }
-    for (const ev of f.events || []) {
-      if (ev.kind === 'error' && (ev.action === 'bounds' || ev.action === 'sit-bit')) {
-        const i = ev.slot - this.range.start;
-        if (i >= 0 && i < this.slots.length) this.badAt.set(i, ev.step);
-      }
-    }
-    // A rejected address stays marked from its error's step on, also
-    // after a seek (full frames carry no events).
+    for (const ev of f.events || []) this.event(ev, now, !!f.full);
+    this.applyChanged(f.changed || [], !!f.full);
+    // A rejected address stays marked from its error's step on, also after a seek.
     for (const [i, s] of this.badAt) {
       const on = s <= this.step;
       if (on !== this.bad.has(i)) {
@@ -265,6 +414,7 @@ export class RunState {
         this.touch(i);
       }
     }
+    if (this.bad.size) this.extentsClean = false;
     if (f.state) this.applyState(f.state, !!f.full, f.step);
   }
 
@@ -276,86 +426,54 @@ export class RunState {
   }
 
   /**
-   * Applies one event's slot change and call (docs/protocol.md, "Slot
-   * changes a client applies from events").
+   * Takes what an event shows beyond the slots: the flash of a released slot and a rejected
+   * address's mark. The slots themselves come from the frame's changes.
    * @param {any} ev
    * @param {number} now
+   * @param {boolean} full the frame replaces the state (its events are history)
    */
-  event(ev, now) {
-    const base = this.range.start;
-    const n = this.slots.length;
-    switch (ev.kind) {
-      case 'slot':
-        if (ev.action === 'invalidate' || ev.action === 'start-run' || ev.action === 'extend-run') {
-          const i = ev.slot - base;
-          const ms = this.per[ev.mode];
-          if (ms && ev.action === 'start-run') ms.runStart = ev.slot;
-          if (i >= 0 && i < n) {
-            this.slots[i] = NEW_ADDR;
-            this.flash.set(i, now);
-            this.touch(i);
-          }
-        }
-        break;
-      case 'reserve': {
-        const c = this.chunks[ev.chunk];
-        if (!c) break;
-        let left = ev.len || 0;
-        const from = Math.max(0, c.start - base);
-        const to = Math.min(n, c.start - base + c.len);
-        for (let i = from; i < to && left > 0; i++) {
-          if (this.slots[i] === NULL_ADDR) { this.slots[i] = NEW_ADDR; this.touch(i); left--; }
-        }
-        break;
-      }
-      case 'fill-zero':
-      case 'inline-convert': {
-        const i = ev.kind === 'inline-convert' ? -base : ev.slot - base;
-        if (i < 0 || i >= n) break;
-        if (ev.kind === 'fill-zero' && ev.state === 'null') { this.slots[i] = NEW_ADDR; this.touch(i); }
-        if (ev.kind === 'inline-convert' && ev.addr) { this.slots[i] = ev.addr; this.touch(i); }
-        break;
-      }
-      case 'invalidate': {
-        const ms = this.per[ev.mode];
-        if (ms) {
-          ms.runStart = null;
-          ms.calls.push([ev.addr, ev.len, ev.action || '']);
-          if (ms.calls.length > MAX_CALLS) ms.calls.splice(0, ms.calls.length - MAX_CALLS);
-        }
-        break;
-      }
-      default: break;
+  event(ev, now, full) {
+    const i = ev.slot - this.range.start;
+    const inRange = i >= 0 && i < this.slots.length;
+    if (ev.kind === 'error' && (ev.action === 'bounds' || ev.action === 'sit-bit') && inRange) this.badAt.set(i, ev.step);
+    if (full) return;
+    if (ev.kind === 'slot' && inRange && (ev.action === 'invalidate' || ev.action === 'start-run' || ev.action === 'extend-run')) {
+      this.flash.set(i, now);
+      this.touch(i);
     }
   }
 
   /**
-   * Applies the per-mode state of a hello or frame.
-   * @param {Record<string, any>} st
-   * @param {boolean} full every touched segment is present
+   * Applies the per-mode states of a hello or frame.
+   * @param {any[]} states
+   * @param {boolean} full every recently touched segment is present
    * @param {number} step
    */
-  applyState(st, full, step) {
-    for (const m of Object.keys(st)) {
+  applyState(states, full, step) {
+    for (const s of states) {
+      const m = s.mode;
       const ms = this.per[m];
-      const s = st[m];
-      if (!ms || !s) continue;
+      if (!ms) continue;
       ms.step = s.step ?? ms.step;
       ms.done = !!s.done;
       ms.errno = s.errno || '';
+      ms.message = s.message || '';
       ms.cursor = s.cursor ?? ms.cursor;
       ms.chunk = s.chunk ?? ms.chunk;
       ms.pending = s.pending && s.pending.len > 0 ? s.pending : null;
+      ms.iSize = s.iSize ?? ms.iSize;
+      const hadTotal = ms.counters.calls || 0;
       if (s.counters) ms.counters = s.counters;
       if (typeof s.narration === 'string') ms.narration = s.narration;
-      if (Array.isArray(s.calls)) ms.calls = s.calls.slice(-MAX_CALLS);
+      if (Array.isArray(s.calls)) {
+        const calls = s.calls.map((/** @type {any} */ c) => /** @type {[number, number, string]} */ ([c.start, c.len, c.reason]));
+        ms.calls = full ? calls : mergeCalls(ms.calls, hadTotal, calls, ms.counters.calls || 0);
+      }
       if (Array.isArray(s.segments)) {
         for (const w of s.segments) {
           const old = ms.segments.get(w.segno);
-          const seg = segment(w);
-          if (!full || (old && (old.valid !== seg.valid || old.status !== seg.status))) {
-            this.segActivity.set(w.segno, step);
-          }
+          const seg = this.seg(w);
+          if (!full || (old && (old.valid !== seg.valid || old.status !== seg.status))) this.segActivity.set(w.segno, step);
           ms.segments.set(w.segno, seg);
           this.sitVersion++;
           if (!this.segOrder.has(w.segno)) this.segOrder.set(w.segno, this.segOrder.size);
@@ -365,8 +483,7 @@ export class RunState {
   }
 
   /**
-   * Returns the touched segnos, most recent activity first, then in
-   * first-touch order.
+   * Returns the touched segnos, most recent activity first, then in first-touch order.
    * @returns {number[]}
    */
   segmentsByActivity() {
@@ -409,8 +526,7 @@ export class RunState {
   }
 
   /**
-   * The cursor to draw: the furthest engine's, since both walk the same
-   * slots in lockstep.
+   * The cursor to draw: the furthest engine's, since both walk the same slots in lockstep.
    * @returns {number}
    */
   cursor() {
@@ -420,27 +536,25 @@ export class RunState {
   }
 
   /**
-   * Returns the slot that began mode's pending run: the slot in the
-   * cursor's chunk that held blkstart before the run. The run is
-   * contiguous by construction, so that slot is unique in a consistent
-   * file.
+   * Returns the slot that began mode's pending run (the server says it).
    * @param {string} mode
    * @returns {number|null} file block index, or null without a pending run
    */
   runStart(mode) {
     const ms = this.per[mode];
     if (!ms || !ms.pending) return null;
-    if (ms.runStart !== null && ms.runStart !== undefined) return ms.runStart;
-    const base = this.range.start;
-    const c = this.chunks[this.chunkOf(ms.cursor - 1)];
-    const lo = c ? Math.max(0, c.start - base) : 0;
-    for (let i = Math.min(this.slots.length, ms.cursor - base) - 1; i >= lo; i--) {
-      if (this.initial[i] === ms.pending.start) {
-        ms.runStart = base + i;
-        return ms.runStart;
-      }
-    }
-    return null;
+    return ms.pending.slot;
+  }
+
+  /**
+   * Returns the index of the tour stop at or before step, or -1.
+   * @param {number} step
+   * @returns {number}
+   */
+  stopAt(step) {
+    let k = -1;
+    for (let i = 0; i < this.stops.length && this.stops[i].step <= step; i++) k = i;
+    return k;
   }
 
   /**
@@ -454,4 +568,20 @@ export class RunState {
     }
     return this.flash.size > 0;
   }
+}
+
+/**
+ * Merges the server's latest calls (at most 16, oldest first) into the longer history the client
+ * keeps for its call log: the calls made since the client's last state are appended; after a gap
+ * (a seek, or more new calls than the server lists) the history starts again from the server's.
+ * @param {Array<[number, number, string]>} had the history, oldest first
+ * @param {number} hadTotal calls made when it was last updated
+ * @param {Array<[number, number, string]>} latest the server's latest calls
+ * @param {number} total calls made now
+ * @returns {Array<[number, number, string]>}
+ */
+export function mergeCalls(had, hadTotal, latest, total) {
+  const fresh = total - hadTotal;
+  if (fresh < 0 || fresh > latest.length || (had.length === 0 && hadTotal > 0)) return latest.slice(-MAX_CALLS);
+  return had.concat(latest.slice(latest.length - fresh)).slice(-MAX_CALLS);
 }

@@ -1,18 +1,47 @@
 // The player's websocket: connects to /ws/run, reconnects with backoff and
-// resumes at the step last shown (docs/protocol.md, version 1).
+// resumes at the step last shown (docs/protocol.md, version 2).
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
+
+/** Attempts in a row that never got a hello before the socket gives up: a run
+ * the server refuses (a bad parameter, a deleted image) is not mended by retrying. */
+export const MAX_FAILED_STARTS = 4;
 
 /**
  * @typedef {object} RunParams
  * @property {string} image
  * @property {string} path
- * @property {number} offset
- * @property {number} length
+ * @property {string} offset decimal, as the page gave it: never through Number()
+ * @property {string} length decimal, or "" for the rest of the file
  * @property {string} mode
  * @property {boolean} keepSize
+ * @property {string[]} before operations run first (ops lines)
  * @property {number} step
+ * @property {string} pace
  */
+
+/**
+ * Returns the query of /ws/run for params.
+ * @param {RunParams} p
+ * @returns {URLSearchParams}
+ */
+export function runQuery(p) {
+  const q = new URLSearchParams({ image: p.image, path: p.path, offset: String(p.offset), mode: p.mode, step: String(p.step) });
+  if (p.length !== '' && p.length !== undefined) q.set('length', String(p.length));
+  if (p.keepSize) q.set('keepSize', 'true');
+  if (p.pace) q.set('pace', p.pace);
+  for (const op of p.before || []) q.append('before', op);
+  return q;
+}
+
+/**
+ * The backoff before reconnect attempt k (0-based): 0.5 s doubling to 8 s.
+ * @param {number} k
+ * @returns {number} milliseconds
+ */
+export function backoff(k) {
+  return Math.min(8000, 500 * 2 ** Math.max(0, k));
+}
 
 /**
  * @typedef {object} Handlers
@@ -20,6 +49,7 @@ export const PROTOCOL_VERSION = 1;
  * @property {(msg: any) => void} frame
  * @property {(msg: any) => void} error
  * @property {(status: string) => void} status "connecting", "open", "retrying in 2 s", "closed: ..."
+ * @property {(msg: any) => void} [other] any other message ("initial" pages, "quiz" verdicts)
  */
 
 /**
@@ -37,7 +67,9 @@ export class RunSocket {
     this.resumeStep = resumeStep;
     /** @type {WebSocket|null} */
     this.ws = null;
-    this.delay = 500;
+    this.attempt = 0;
+    /** attempts in a row without a hello */
+    this.failedStarts = 0;
     this.stopped = false;
     /** @type {string[]} controls sent while not connected, replayed on open */
     this.queue = [];
@@ -46,13 +78,8 @@ export class RunSocket {
 
   /** @returns {string} the websocket URL for the current parameters */
   url() {
-    const p = this.params;
-    const q = new URLSearchParams({
-      image: p.image, path: p.path, offset: String(p.offset), length: String(p.length),
-      mode: p.mode, keepSize: String(p.keepSize), step: String(p.step),
-    });
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    return `${proto}//${location.host}/ws/run?${q}`;
+    return `${proto}//${location.host}/ws/run?${runQuery(this.params)}`;
   }
 
   /** Opens the connection. */
@@ -73,13 +100,16 @@ export class RunSocket {
       }
       if (msg.type === 'hello') {
         gotHello = true;
-        this.delay = 500;
+        this.attempt = 0;
+        this.failedStarts = 0;
         this.on.hello(msg);
         for (const m of this.queue.splice(0)) ws.send(m);
       } else if (msg.type === 'frame') {
         this.on.frame(msg);
       } else if (msg.type === 'error') {
         this.on.error(msg);
+      } else if (this.on.other) {
+        this.on.other(msg);
       }
     });
     ws.addEventListener('close', (ev) => {
@@ -91,8 +121,13 @@ export class RunSocket {
       // unless the page asked us to stop.
       if (this.stopped) return;
       if (ev.code === 1000) { this.on.status('closed'); return; }
-      const wait = this.delay;
-      this.delay = Math.min(8000, this.delay * 2);
+      if (!gotHello && ++this.failedStarts >= MAX_FAILED_STARTS) {
+        this.stopped = true;
+        this.on.status('could not start the run');
+        this.on.error({ error: 'the server refused this run several times; check the link, or reload the page', fatal: true });
+        return;
+      }
+      const wait = backoff(this.attempt++);
       this.on.status(`reconnecting in ${(wait / 1000).toFixed(1)} s${gotHello ? '' : ' (could not start the run)'}`);
       this.params.step = this.resumeStep();
       this.timer = window.setTimeout(() => this.connect(), wait);
@@ -113,7 +148,8 @@ export class RunSocket {
   resume() {
     if (!this.stopped) return;
     this.stopped = false;
-    this.delay = 500;
+    this.attempt = 0;
+    this.failedStarts = 0;
     this.params.step = this.resumeStep();
     this.connect();
   }
