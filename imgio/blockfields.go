@@ -268,6 +268,8 @@ func (in *inspector) checkpointBlock() error {
 	case l.natBits > 0 && idx >= blocksPerSeg-l.natBits:
 		in.role("checkpoint pack %d (%s): nat_bits block %d of %d (full and empty NAT blocks, an optimisation)", pack, state, idx-(blocksPerSeg-l.natBits), l.natBits)
 		in.field("nat_bits", 0, len(b.Data), hexPreview(b.Data))
+	case idx < l.total:
+		in.role("checkpoint pack %d (%s), block %d of %d: not used by this pack's layout", pack, state, idx, l.total)
 	default:
 		in.role("checkpoint pack %d (%s), block %d: past the pack's %d blocks, unused", pack, state, idx, l.total)
 	}
