@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/zrviz/zrviz/web"
 )
 
@@ -559,4 +560,89 @@ func TestSlowUploadsDescriptors(t *testing.T) {
 		t.Errorf("exit status %d", code)
 	}
 	e.checkClean(t, "after the slow uploads", false)
+}
+
+// patternImage writes a zstd stream of an F2FS volume of sizeMiB whose free blocks after the first
+// 64 MiB hold a non-zero pattern: small to store, but its expansion writes every byte (no holes), so
+// it takes seconds, long enough to interrupt.
+func patternImage(t *testing.T, sizeMiB int64) string {
+	t.Helper()
+	raw := mkfsImage(t, t.TempDir(), sizeMiB, "")
+	f, err := os.Open(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	name := filepath.Join(t.TempDir(), "pattern.img.zst")
+	out, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	zw, err := zstd.NewWriter(out, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.CopyN(zw, f, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	block := bytes.Repeat([]byte("zrviz-pattern-"), 4096/14+1)[:4096]
+	chunk := bytes.Repeat(block, 256)
+	for off := int64(64 << 20); off < sizeMiB<<20; off += int64(len(chunk)) {
+		if _, err := zw.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestCLIInterrupt: Ctrl-C while `zrviz map`, `inspect` or `run` expands a compressed image stops
+// the expansion (exit 130, "interrupted"; without contexts the expansion finished first and the
+// command then failed on the missing path with status 1) and leaves nothing in TMPDIR. How long it
+// takes is logged, not asserted (docs/reliability.md has the figures).
+func TestCLIInterrupt(t *testing.T) {
+	e := newEnv(t)
+	img := patternImage(t, 4096)
+	for _, cmdline := range [][]string{{"map", "--image", img, "/x"}, {"inspect", "--image", img}, {"run", "--image", img, "/x"}} {
+		t.Run(cmdline[0], func(t *testing.T) {
+			cmd := exec.Command(e.bin, cmdline...)
+			cmd.Env = append(os.Environ(), "TMPDIR="+e.tmp, "XDG_CACHE_HOME="+e.cache)
+			var out lockedBuffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			// Wait until the expansion has begun writing.
+			if !waitFor(30*time.Second, func() bool { return len(tree(e.tmp)) > 0 }) {
+				t.Fatalf("no temporary file appeared:\n%s", out.String())
+			}
+			time.Sleep(200 * time.Millisecond)
+			select {
+			case <-done:
+				t.Fatalf("the expansion finished before the interrupt; make the image larger:\n%s", out.String())
+			default:
+			}
+			t0 := time.Now()
+			cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("still running 30 s after Ctrl-C")
+			}
+			took := time.Since(t0)
+			t.Logf("%s: exit %d %v after Ctrl-C: %s", cmdline[0], cmd.ProcessState.ExitCode(), took.Round(time.Millisecond), strings.TrimSpace(out.String()))
+			if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(out.String(), "interrupted") {
+				t.Errorf("exit status %d, output %q; want 130 and \"interrupted\"", code, out.String())
+			}
+			if l := tree(e.tmp); len(l) != 0 {
+				t.Errorf("left in TMPDIR after Ctrl-C: %v", l)
+			}
+		})
+	}
 }

@@ -219,7 +219,7 @@ func (s *Server) receive(r *http.Request, body *bodyReader, prog *uploadProgress
 		},
 	}
 	dst := &recordingFile{f: part.file}
-	format, size, err := imgio.Expand(dst, lr, opt)
+	format, size, err := imgio.ExpandContext(body.ctx, dst, lr, opt)
 	body.finish()
 	switch {
 	case lr.over.Load():
@@ -228,6 +228,10 @@ func (s *Server) receive(r *http.Request, body *bodyReader, prog *uploadProgress
 	case body.err != nil:
 		// Cut by shutdown or too slow: the reader's own error says which.
 		return nil, false, body.err
+	case body.wasCut():
+		return nil, false, errClosed
+	case err != nil && r.Context().Err() != nil:
+		return nil, false, &ParamError{Name: "body", Msg: "upload interrupted: the client went away"}
 	case lr.readErr != nil:
 		return nil, false, &ParamError{Name: "body", Msg: "upload interrupted: " + lr.readErr.Error()}
 	case dst.err != nil:

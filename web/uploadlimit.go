@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -104,6 +105,10 @@ func clientIP(r *http.Request) string {
 // spends expanding what it received: within every window of waiting time the client must deliver
 // minRate × window bytes.
 type bodyReader struct {
+	// ctx is the upload's context: it ends with the request (the client left) or when Close cuts
+	// the upload, and stops imgio's expansion between two writes even while no read is pending.
+	ctx     context.Context
+	cancel  context.CancelFunc
 	r       io.Reader
 	rc      *http.ResponseController
 	minRate int64
@@ -182,21 +187,33 @@ func (b *bodyReader) stop() {
 	defer b.mu.Unlock()
 	b.cut = true
 	b.rc.SetReadDeadline(time.Now())
+	b.cancel()
+}
+
+// wasCut reports whether Close cut the upload.
+func (b *bodyReader) wasCut() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cut
 }
 
 // beginUpload registers an upload with the server so Close can cut it, and returns its body reader
 // and the function that unregisters it; a nil reader means the server is closing.
 func (s *Server) beginUpload(w http.ResponseWriter, r *http.Request) (*bodyReader, func()) {
-	b := &bodyReader{r: r.Body, rc: http.NewResponseController(w), minRate: s.cfg.UploadMinRate,
-		window: s.cfg.UploadRateWindow, now: time.Now}
+	ctx, cancel := context.WithCancel(r.Context())
+	b := &bodyReader{ctx: ctx, cancel: cancel, r: r.Body, rc: http.NewResponseController(w),
+		minRate: s.cfg.UploadMinRate, window: s.cfg.UploadRateWindow, now: time.Now}
 	s.upMu.Lock()
 	defer s.upMu.Unlock()
 	if s.closing {
+		cancel()
 		return nil, nil
 	}
 	s.inflight[b] = struct{}{}
 	s.upWG.Add(1)
 	return b, func() {
+		cancel()
+		b.finish()
 		s.upMu.Lock()
 		delete(s.inflight, b)
 		s.upMu.Unlock()

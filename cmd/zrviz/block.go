@@ -40,7 +40,7 @@ func cmdBlock(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	img, err := openImage(*image)
+	img, err := openImage(ctx, *image)
 	if err != nil {
 		return err
 	}

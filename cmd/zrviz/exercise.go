@@ -34,7 +34,7 @@ func cmdExercise(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	var img *imgio.Image
 	if k == exercise.File {
-		if img, err = openImage(*image); err != nil {
+		if img, err = openImage(ctx, *image); err != nil {
 			return err
 		}
 		defer img.Close()

@@ -24,12 +24,13 @@ func imageFlag(fs interface {
 }
 
 // openImage opens the image at name, or the embedded demo when name is empty. Compressed and sparse
-// input is expanded to a temporary file that Close removes; a raw image is only ever read.
-func openImage(name string) (*imgio.Image, error) {
+// input is expanded to a temporary file that Close removes; a raw image is only ever read. When ctx
+// ends (Ctrl-C) during the expansion, it stops within one 256 KiB write and removes the partial file.
+func openImage(ctx context.Context, name string) (*imgio.Image, error) {
 	if name == "" {
 		return imgio.OpenDemo(nil)
 	}
-	return imgio.OpenFile(name, nil)
+	return imgio.OpenFileContext(ctx, name, nil)
 }
 
 type inspectOutput struct {
@@ -47,7 +48,7 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("inspect takes no arguments, got %q", fs.Args())}
 	}
-	img, err := openImage(*image)
+	img, err := openImage(ctx, *image)
 	if err != nil {
 		return err
 	}
@@ -170,7 +171,7 @@ func cmdMap(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if fs.NArg() != 1 {
 		return usageError{"map takes exactly one PATH inside the image, e.g. zrviz map /seed/bench64.bin"}
 	}
-	img, err := openImage(*image)
+	img, err := openImage(ctx, *image)
 	if err != nil {
 		return err
 	}

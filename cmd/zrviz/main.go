@@ -41,6 +41,11 @@ func main() {
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Ctrl-C (or SIGTERM, SIGHUP) ended a command; what it had made is removed.
+		fmt.Fprintln(os.Stderr, "zrviz: interrupted")
+		os.Exit(130)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zrviz:", err)
 		var ue usageError

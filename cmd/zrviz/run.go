@@ -126,7 +126,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
-	img, err := openImage(*image)
+	img, err := openImage(ctx, *image)
 	if err != nil {
 		return err
 	}

@@ -123,7 +123,14 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		if err := ctx.Err(); err != nil {
 			return nil // interrupted while loading: stop quietly, Close cleans up
 		}
-		img, err := imgio.OpenFile(name, opt)
+		img, err := imgio.OpenFileContext(ctx, name, opt)
+		if ctx.Err() != nil {
+			// Interrupted while expanding: imgio removed the partial file; stop quietly.
+			if err == nil {
+				img.Close()
+			}
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
