@@ -554,3 +554,28 @@ func TestListingContext(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkReadDirFanOut pages through the fan-out directory (214 entries behind 3,000 slots), 100
+// entries a page, as the web tree expands it.
+func BenchmarkReadDirFanOut(b *testing.B) {
+	s, _, _ := fanOutImage(b)
+	h := openHostile(b, s)
+	b.ReportAllocs()
+	c := cpuTime()
+	var pages int
+	for b.Loop() {
+		pages = 0
+		for after := ""; ; pages++ {
+			p, err := h.img.ReadDir(context.Background(), "/seed/bench64.bin", after, 100)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !p.More {
+				break
+			}
+			after = p.Next
+		}
+	}
+	reportCPU(b, c)
+	b.ReportMetric(float64(pages+1), "pages")
+}
