@@ -239,7 +239,7 @@ func TestServeServesTheDemoUntilCancelled(t *testing.T) {
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--quiet"}, pw, io.Discard)
+		done <- Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--quiet"}, pw, io.Discard)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
@@ -370,5 +370,55 @@ func TestFlagsAnywhere(t *testing.T) {
 	}
 	if _, err := runMain(t, "run", "/a", "/b"); !errors.As(err, &ue) {
 		t.Errorf("two PATHs: %v, want a usage error", err)
+	}
+}
+
+// TestServeDataDir: serve keeps its uploads in --data-dir (default: the user cache dir's zrviz, here
+// under a private XDG_CACHE_HOME), takes the directory for itself, and returns no error when its
+// context ends.
+func TestServeDataDir(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Skipf("no user cache dir: %v", err)
+	}
+	start := func(args ...string) (url string, stop func() error) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		pr, pw := io.Pipe()
+		done := make(chan error, 1)
+		go func() {
+			done <- Main(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--quiet"}, args...), pw, io.Discard)
+			pw.Close()
+		}()
+		line, err := bufio.NewReader(pr).ReadString('\n')
+		if err != nil {
+			cancel()
+			t.Fatalf("serve printed nothing: %v (%v)", err, <-done)
+		}
+		go io.Copy(io.Discard, pr)
+		i := strings.Index(line, "http://")
+		return strings.Fields(line[i:])[0], func() error { cancel(); return <-done }
+	}
+	url, stop := start()
+	if res, err := http.Get(url + "api/images"); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/images: %v %v", res, err)
+	} else {
+		res.Body.Close()
+	}
+	want := filepath.Join(cache, "zrviz")
+	if st, err := os.Stat(filepath.Join(want, "uploads")); err != nil || !st.IsDir() {
+		t.Errorf("default data dir: %s/uploads: %v", want, err)
+	}
+	// A second server on the same directory is refused.
+	if err := Main(context.Background(), []string{"serve", "--addr", "127.0.0.1:0", "--quiet"}, io.Discard, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "in use") {
+		t.Errorf("second serve on the data dir: %v, want 'in use'", err)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("serve: %v", err)
+	}
+	if _, err := runMain(t, "serve", "--max-uploads", "0"); err == nil {
+		t.Error("--max-uploads 0 accepted")
 	}
 }
