@@ -149,6 +149,7 @@ type RunPage struct {
 	RunEnd   bool
 	Presets  []Preset
 	Before   []string // operations run first, in the ops language
+	Follow   string   // the room code on a follower's page, "" otherwise
 }
 
 // ErrorPage is the data of an error page (404 and friends).

@@ -370,6 +370,12 @@ func (s *Server) handleRunPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	s.renderRunPage(w, r, t, step, "")
+}
+
+// renderRunPage renders the player for run t at step; follow is the room code of a follower's page.
+func (s *Server) renderRunPage(w http.ResponseWriter, r *http.Request, t *runTarget, step int64, follow string) {
+	q := r.URL.Query()
 	si, f, req := t.si, t.file, t.spec.Request
 	p := templates.RunPage{
 		Layout: s.layout(f.Path()+" · run", "js/run.js", imageCrumb(si, true),
@@ -387,6 +393,7 @@ func (s *Server) handleRunPage(w http.ResponseWriter, r *http.Request) {
 		RunEnd:   q.Get("run") == "end",
 		Presets:  presets(t.spec.Input.Inode.Size, si.Image.Volume().BlockSize),
 		Before:   t.info.Before,
+		Follow:   follow,
 	}
 	p.Layout.BodyClass = "player"
 	s.render(w, r, http.StatusOK, templates.Run(p))

@@ -48,6 +48,9 @@ const (
 	ctlGotoSlot = "gotoSlot"
 	ctlInitial  = "initial"
 	ctlAnswer   = "answer"
+	ctlRoom     = "room"   // presenter: start a room
+	ctlUI       = "ui"     // presenter: the open stop and quiz, mirrored on followers
+	ctlReveal   = "reveal" // presenter: give the followers the verdict on a question
 )
 
 // control is one decoded client message. Only the fields its Type uses are meaningful.
@@ -59,8 +62,9 @@ type control struct {
 	Pace   string  // pace: "10", "30", "60", "180" or "step"
 	Mode   string  // mode: "per-block", "batched" or "both"
 	Slot   uint64  // gotoSlot, initial: a file block index
-	Stop   int     // answer: the tour stop's index
+	Stop   int     // answer, reveal: the tour stop's index
 	Answer string  // answer: what the student said
+	UI     roomUI  // ui
 }
 
 // ControlError is a client message the server does not understand. It is reported to the client as
@@ -82,6 +86,8 @@ type wireControl struct {
 	From           *json.Number `json:"from"`
 	Stop           *json.Number `json:"stop"`
 	Answer         *string      `json:"answer"`
+	Quiz           *bool        `json:"quiz"`
+	Question       *json.Number `json:"question"`
 }
 
 // decodeControl parses and validates one client message. Every returned control is well formed: a
@@ -148,6 +154,30 @@ func decodeControl(b []byte) (control, error) {
 			return control{}, err
 		}
 		c.Slot = uint64(n)
+	case ctlRoom:
+	case ctlUI:
+		c.UI = roomUI{Stop: -1, Question: -1}
+		for _, f := range []struct {
+			name string
+			v    *json.Number
+			dst  *int
+		}{{"stop", wc.Stop, &c.UI.Stop}, {"question", wc.Question, &c.UI.Question}} {
+			if f.v == nil {
+				continue
+			}
+			n, err := f.v.Int64()
+			if err != nil || n < -1 || n > math.MaxInt32 {
+				return control{}, &ControlError{Msg: fmt.Sprintf("ui: %s %q is not a stop index or -1", f.name, f.v.String())}
+			}
+			*f.dst = int(n)
+		}
+		c.UI.Quiz = wc.Quiz != nil && *wc.Quiz
+	case ctlReveal:
+		n, err := nonNegative(ctlReveal, "stop", wc.Stop)
+		if err != nil || n > math.MaxInt32 {
+			return control{}, &ControlError{Msg: "reveal: want a stop index"}
+		}
+		c.Stop = int(n)
 	case ctlAnswer:
 		n, err := nonNegative(ctlAnswer, "stop", wc.Stop)
 		if err != nil || n > math.MaxInt32 {
@@ -236,6 +266,7 @@ type helloMsg struct {
 	Changed        []core.Extent       `json:"changed"`
 	State          []player.ModeState  `json:"state"`
 	Score          score               `json:"score"`
+	Room           *roomInfo           `json:"room,omitempty"` // when the view belongs to a room
 }
 
 // wireStop is a tour stop as a client sees it: a question comes without its answer, which the
@@ -319,7 +350,8 @@ type quizMsg struct {
 	Type    string `json:"type"`
 	Stop    int    `json:"stop"`
 	Correct bool   `json:"correct"`
-	Answer  string `json:"answer"` // the right answer
+	Answer  string `json:"answer,omitempty"` // the right answer (not while Pending)
+	Pending bool   `json:"pending,omitempty"` // in a room: taken, the verdict comes with the presenter's reveal
 	Score   score  `json:"score"`
 }
 

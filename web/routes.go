@@ -36,6 +36,7 @@ func (s *Server) Handler() http.Handler {
 	// The websocket holds its image (?image=) for as long as the connection lives, so --max-store
 	// never evicts an image being viewed and a deleted one stays open until the viewer leaves.
 	r.With(s.holdImageParam).Get("/ws/run", s.handleWSRun)
+	r.Get("/ws/follow", s.handleWSFollow) // web/rooms.go; the room holds its image
 
 	r.Group(func(r chi.Router) {
 		r.Use(middleware.Timeout(requestTimeout))
@@ -51,8 +52,9 @@ func (s *Server) Handler() http.Handler {
 			r.Get("/blocks", s.handleBlockGoto)        // web/block.go
 			r.Get("/blocks/{addr}", s.handleBlockPage) // web/block.go
 		})
-		r.Get("/sandbox", s.handleSandboxPage)   // web/sandbox.go
-		r.Get("/exercise", s.handleExercisePage) // web/exercise.go
+		r.Get("/follow/{code}", s.handleFollowPage) // web/rooms.go
+		r.Get("/sandbox", s.handleSandboxPage)      // web/sandbox.go
+		r.Get("/exercise", s.handleExercisePage)    // web/exercise.go
 
 		// Embedded ES modules and CSS; versioned URLs are cached for a year.
 		r.Handle("/static/*", http.StripPrefix("/static/", s.assets))

@@ -92,6 +92,9 @@ type Server struct {
 	uploads  *uploads
 	outlines *outlineCache
 	traces   traceStore // kernel traces (web/traces.go)
+	rooms    *roomHub   // classroom rooms (web/rooms.go)
+	// roomLingerFor overrides roomLinger (tests shorten it).
+	roomLingerFor time.Duration
 	budget   *budget
 	hosts    *allowedHosts
 	slots    *uploadSlots
@@ -193,6 +196,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.uploads = newUploads()
 	s.outlines = newOutlineCache()
+	s.rooms = newRoomHub()
 	s.budget = &budget{limit: cfg.MaxMemory}
 	if cfg.MaxMemory == 0 {
 		s.budget.limit = DefaultMaxMemory

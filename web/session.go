@@ -48,6 +48,7 @@ type session struct {
 	score   score
 	done    map[int]bool // quiz stops answered
 	release func()       // gives the viewer's memory back to the budget
+	room    *room        // the room this session presents, or nil
 
 	evs        []wireEvent // events since the last frame
 	evsDropped int64       // events since the last frame not in evs
@@ -116,6 +117,21 @@ func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
+	if code := q.Get("room"); code != "" {
+		// The presenter's page, reloaded: it takes its room back with the token it kept (which
+		// never appears in a follow URL).
+		rm, err := s.reclaimRoom(ss, code, q.Get("token"))
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		ss.room = rm
+	}
+	defer func() {
+		if ss.room != nil {
+			ss.room.presenterGone(ss)
+		}
+	}()
 	if !s.startRun() {
 		s.Error(w, r, errClosed)
 		return
@@ -227,29 +243,7 @@ func (ss *session) run(srvCtx context.Context) {
 	defer readCancel()
 	ctrl := make(chan []byte, 8)
 	readDone := make(chan error, 1)
-	go func() {
-		var lim controlLimiter
-		for {
-			typ, b, err := ss.c.Read(readCtx)
-			if err != nil {
-				readDone <- err
-				return
-			}
-			if typ != websocket.MessageText {
-				b = nil // reported as a bad control
-			}
-			if err := lim.wait(readCtx); err != nil {
-				readDone <- err
-				return
-			}
-			select {
-			case ctrl <- b:
-			case <-readCtx.Done():
-				readDone <- readCtx.Err()
-				return
-			}
-		}
-	}()
+	go readControls(readCtx, ss.c, ctrl, readDone)
 	writeDone := make(chan error, 1)
 	go func() { writeDone <- ss.writeLoop(ctx) }()
 
@@ -304,7 +298,7 @@ loop:
 	case "too many bad messages":
 		// The error reply to the last bad message is queued: let the writer send it before the
 		// close frame.
-		ss.drain(ctx)
+		drainBox(ctx, ss.box, ss.s.writeTimeout())
 		err = ss.c.Close(websocket.StatusPolicyViolation, why)
 	default:
 		err = ss.c.CloseNow()
@@ -316,43 +310,60 @@ loop:
 	<-readDone
 }
 
-// drain waits (briefly) until the writer has sent everything queued.
-func (ss *session) drain(ctx context.Context) {
-	deadline := time.Now().Add(ss.s.writeTimeout())
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		ss.box.mu.Lock()
-		empty := len(ss.box.queue) == 0 && ss.box.frame == nil && !ss.box.writing
-		ss.box.mu.Unlock()
-		if empty {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+// writeLoop writes what the session's mailbox holds; see writeMailbox.
+func (ss *session) writeLoop(ctx context.Context) error {
+	return writeMailbox(ctx, ss.c, ss.box, ss.s.writeTimeout())
 }
 
-// writeLoop writes what the mailbox holds, each write with its own timeout; it returns when ctx ends
+// writeMailbox writes what box holds to c, each write with its own timeout; it returns when ctx ends
 // or a write fails.
-func (ss *session) writeLoop(ctx context.Context) error {
+func writeMailbox(ctx context.Context, c *websocket.Conn, box *mailbox, timeout time.Duration) error {
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-ss.box.ready:
+		case <-box.ready:
 		}
 		for {
-			b := ss.box.take()
+			b := box.take()
 			if b == nil {
 				break
 			}
 			// Not derived from ctx: cancelling a write's context closes the connection, and shutdown
 			// must not cut a message in half before the close handshake.
-			wctx, cancel := context.WithTimeout(context.Background(), ss.s.writeTimeout())
-			err := ss.c.Write(wctx, websocket.MessageText, b)
+			wctx, cancel := context.WithTimeout(context.Background(), timeout)
+			err := c.Write(wctx, websocket.MessageText, b)
 			cancel()
-			ss.box.wrote()
+			box.wrote()
 			if err != nil {
 				return err
 			}
+		}
+	}
+}
+
+// readControls reads c's messages into ctrl (nil for a binary one), at most controlRate a second,
+// until ctx ends or the connection fails; the error goes to done.
+func readControls(ctx context.Context, c *websocket.Conn, ctrl chan<- []byte, done chan<- error) {
+	var lim controlLimiter
+	for {
+		typ, b, err := c.Read(ctx)
+		if err != nil {
+			done <- err
+			return
+		}
+		if typ != websocket.MessageText {
+			b = nil // reported as a bad control
+		}
+		if err := lim.wait(ctx); err != nil {
+			done <- err
+			return
+		}
+		select {
+		case ctrl <- b:
+		case <-ctx.Done():
+			done <- ctx.Err()
+			return
 		}
 	}
 }
@@ -450,6 +461,34 @@ func (ss *session) handleControl(b []byte) string {
 		if !ss.answer(c.Stop, c.Answer) {
 			return ""
 		}
+	case ctlRoom:
+		if ss.room == nil {
+			rm, err := ss.s.startRoom(ss)
+			if err != nil {
+				ss.sendError(err, false)
+				return ""
+			}
+			ss.room = rm
+		}
+		ss.queue(&roomMsg{V: protocolVersion, Type: "room", roomInfo: *ss.room.info(true)}, false)
+		return ""
+	case ctlUI:
+		if ss.room == nil {
+			ss.sendError(&ControlError{Msg: "ui: not in a room"}, false)
+		} else {
+			ss.room.setUI(ss, c.UI)
+		}
+		return ""
+	case ctlReveal:
+		ss.playing = false
+		if ss.room == nil || c.Stop >= len(ss.o.Stops) || ss.o.Stops[c.Stop].Question == nil {
+			ss.sendError(&ControlError{Msg: "reveal: not in a room, or that stop has no question"}, false)
+			return ""
+		}
+		ss.room.reveal(ss, c.Stop)
+		q := ss.o.Stops[c.Stop].Question
+		ss.queue(&quizMsg{V: protocolVersion, Type: "quiz", Stop: c.Stop, Answer: q.Answer, Score: ss.score}, false)
+		ss.seek(q.Reveal)
 	}
 	ss.sendFrame(full)
 	return ""
@@ -564,32 +603,54 @@ func (ss *session) switchMode(mode string) error {
 		return err
 	}
 	ss.sendHello()
+	if ss.room != nil {
+		ss.room.newRun(ss)
+	}
 	return nil
 }
 
 // sendHello queues the hello for the player's current outline and step.
 func (ss *session) sendHello() {
-	o, p := ss.o, ss.p
-	v := ss.t.si.Image.Volume()
-	ext, next, err := o.InitialSlots(o.Range.Start, helloInitial)
+	h, err := buildHello(ss.t, ss.o, ss.p, &ss.tr, ss.view())
 	if err != nil {
 		ss.sendError(err, true)
 		return
 	}
-	segTypes := make(map[string]int, len(o.SegTypes))
-	for k, t := range o.SegTypes {
-		segTypes[i64s(int64(k))] = t
+	if ss.room != nil {
+		h.Room = ss.room.info(true)
 	}
-	h := &helloMsg{V: protocolVersion, Type: "hello", Run: ss.t.info, TotalSteps: o.Total, Step: p.Step(),
-		Playing: ss.playing, Pace: ss.pace, StepsPerSecond: ss.speed, TimeLeft: ss.timeLeft(),
+	ss.queue(h, true)
+	ss.resetEvents()
+}
+
+// viewState is what a hello says about the view besides the run: play state and quiz score.
+type viewState struct {
+	playing  bool
+	pace     string
+	speed    float64
+	timeLeft float64
+	score    score
+}
+
+// buildHello makes the hello of run t at player p's step (tr starts over: the hello is full).
+func buildHello(t *runTarget, o *player.Outline, p *player.Player, tr *player.Tracker, vs viewState) (*helloMsg, error) {
+	v := t.si.Image.Volume()
+	ext, next, err := o.InitialSlots(o.Range.Start, helloInitial)
+	if err != nil {
+		return nil, err
+	}
+	segTypes := make(map[string]int, len(o.SegTypes))
+	for k, ty := range o.SegTypes {
+		segTypes[i64s(int64(k))] = ty
+	}
+	return &helloMsg{V: protocolVersion, Type: "hello", Run: t.info, TotalSteps: o.Total, Step: p.Step(),
+		Playing: vs.playing, Pace: vs.pace, StepsPerSecond: vs.speed, TimeLeft: vs.timeLeft,
 		Geometry: geometry{BlockSize: v.BlockSize, BlocksPerSeg: blocksPerSeg(v), Segment0Blkaddr: v.Segment0Blkaddr,
 			MainBlkaddr: v.MainBlkaddr, MaxBlkaddr: v.MaxBlkaddr, SegsPerSec: v.SegsPerSec},
 		Range: o.Range, Chunks: o.Chunks, Markers: o.Markers, MarkersThinned: o.Thinned, Stops: wireStops(o.Stops),
 		Segments: o.Segments, SegTypes: segTypes,
 		Initial: initialPageMsg{From: o.Range.Start, Next: next, Extents: ext},
-		Changed: p.Changed(o.Range.Start, o.Range.End), State: p.State(&ss.tr, true), Score: ss.score}
-	ss.queue(h, true)
-	ss.resetEvents()
+		Changed: p.Changed(o.Range.Start, o.Range.End), State: p.State(tr, true), Score: vs.score}, nil
 }
 
 // sendFrame queues a frame with the events since the last one. It is made full when asked, when
@@ -617,7 +678,15 @@ func (ss *session) sendFrame(full bool) {
 		return
 	}
 	ss.box.putFrame(b)
+	if ss.room != nil {
+		ss.room.publish(ss, b, f.Step, f.Full)
+	}
 	ss.resetEvents()
+}
+
+// view is the play state a hello or a room's frames carry.
+func (ss *session) view() viewState {
+	return viewState{playing: ss.playing, pace: ss.pace, speed: ss.speed, timeLeft: ss.timeLeft(), score: ss.score}
 }
 
 // sendError queues an error message, worded and classed as the HTTP API would answer it.

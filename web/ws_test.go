@@ -40,6 +40,7 @@ type serverMsg struct {
 	Segments   []core.SegmentState `json:"segments"`
 	Range      player.Range        `json:"range"`
 	Initial    initialPageMsg      `json:"initial"`
+	Room       *roomInfo           `json:"room"`
 	// frame and hello
 	Step           int64              `json:"step"`
 	Playing        bool               `json:"playing"`
