@@ -350,7 +350,7 @@ type quizMsg struct {
 	Type    string `json:"type"`
 	Stop    int    `json:"stop"`
 	Correct bool   `json:"correct"`
-	Answer  string `json:"answer,omitempty"` // the right answer (not while Pending)
+	Answer  string `json:"answer,omitempty"`  // the right answer (not while Pending)
 	Pending bool   `json:"pending,omitempty"` // in a room: taken, the verdict comes with the presenter's reveal
 	Score   score  `json:"score"`
 }

@@ -95,9 +95,9 @@ type Server struct {
 	rooms    *roomHub   // classroom rooms (web/rooms.go)
 	// roomLingerFor overrides roomLinger (tests shorten it).
 	roomLingerFor time.Duration
-	budget   *budget
-	hosts    *allowedHosts
-	slots    *uploadSlots
+	budget        *budget
+	hosts         *allowedHosts
+	slots         *uploadSlots
 
 	// commitMu serialises the step that makes an upload a stored image (id check, eviction, rename).
 	commitMu sync.Mutex
