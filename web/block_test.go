@@ -1,14 +1,18 @@
 package web
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/zrviz/zrviz/imgio"
@@ -237,25 +241,106 @@ func TestBlockPageProblems(t *testing.T) {
 	}
 }
 
-// BenchmarkBlockPage renders the block page through the whole handler stack: a data block, the
-// biggest inode page (873 slots: 900 fields), a NAT block and the superblock.
+// BenchmarkBlockPage renders the block page through the whole handler stack for every kind of block
+// at its largest in the demo: a data block, a full inode (873 slots: 900 fields), a full direct node
+// (1018 addresses), an indirect node (each nid looked up in the NAT), the SSA block of a full segment,
+// both copies of the first NAT and SIT blocks, a compacted summary block and the superblock.
 func BenchmarkBlockPage(b *testing.B) {
 	ts := mustOpenServer(b, Config{Logger: nil})
 	h := ts.Handler()
-	for _, addr := range []string{"22528", "4625", "2560", "0"} {
-		b.Run(addr, func(b *testing.B) {
-			size := 0
-			for b.Loop() {
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, httptest.NewRequest("GET", "/images/demo/blocks/"+addr, nil))
-				if rec.Code != 200 {
-					b.Fatalf("status %d", rec.Code)
-				}
-				size = rec.Body.Len()
-			}
-			b.ReportMetric(float64(size), "bytes/page")
-		})
+	si, err := ts.image(DemoID)
+	if err != nil {
+		b.Fatal(err)
 	}
+	bench, err := si.Image.Lookup("/seed/bench64.bin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ino, err := si.Image.Block(context.Background(), bench.Inode().Blkaddr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	indirect := uint32(0)
+	for _, l := range ino.Links {
+		if l.Name == "i_nid[2]" {
+			indirect = l.Addr
+		}
+	}
+	v := si.Image.Volume()
+	cases := []struct {
+		name string
+		addr uint32
+	}{
+		{"data", contigData}, {"inode", contigInode}, {"direct", benchDirect}, {"indirect", indirect},
+		{"ssa-full-segment", v.SSABlkaddr + 4}, {"nat-copy1", v.NATBlkaddr}, {"nat-copy2", v.NATBlkaddr + 512},
+		{"sit-copy1", v.SITBlkaddr}, {"sit-copy2", v.SITBlkaddr + 512}, {"compact-summary", v.CPBlkaddr + 1},
+		{"superblock", 0},
+	}
+	type bcase = struct {
+		name string
+		addr uint32
+	}
+	all := []struct {
+		id    string
+		cases []bcase
+	}{{DemoID, cases}}
+	// With ZRVIZ_BENCH_IMAGE (scripts/bench-image.sh): the 16 GiB image's /big.bin, its inode and its
+	// first indirect node.
+	if p := os.Getenv("ZRVIZ_BENCH_IMAGE"); p != "" {
+		img, err := imgio.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ts.AddImage("big", "bench.img", img); err != nil {
+			b.Fatal(err)
+		}
+		f, err := img.Lookup("/big.bin")
+		if err != nil {
+			b.Fatal(err)
+		}
+		ext, err := f.Extents()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ib, err := img.Block(context.Background(), f.Inode().Blkaddr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bc := []bcase{{"data", ext[len(ext)/2].Addr + uint32(ext[len(ext)/2].Count/2)}, {"inode", f.Inode().Blkaddr}}
+		for _, l := range ib.Links {
+			if l.Name == "i_nid[2]" {
+				bc = append(bc, bcase{"indirect", l.Addr})
+			}
+		}
+		all = append(all, struct {
+			id    string
+			cases []bcase
+		}{"big", bc})
+	}
+	for _, im := range all {
+		for _, c := range im.cases {
+			benchBlockPage(b, ts, h, im.id, c.name, c.addr)
+		}
+	}
+}
+
+// benchBlockPage measures GET /images/{id}/blocks/{addr} through the handler.
+func benchBlockPage(b *testing.B, ts *testServer, h http.Handler, id, name string, addr uint32) {
+	url := ts.ts.URL + "/images/" + id + "/blocks/" + strconv.FormatUint(uint64(addr), 10)
+	b.Run(id+"/"+name, func(b *testing.B) {
+		size := 0
+		start := procCPU()
+		for b.Loop() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest("GET", url, nil))
+			if rec.Code != 200 {
+				b.Fatalf("status %d", rec.Code)
+			}
+			size = rec.Body.Len()
+		}
+		b.ReportMetric(float64((procCPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		b.ReportMetric(float64(size), "bytes/page")
+	})
 }
 
 // TestBlockLinksFromPages checks the ways into the inspector from the image and file pages: the
@@ -295,4 +380,12 @@ func TestBlockLinksFromPages(t *testing.T) {
 	if doc.Find(testid("slot-info")).Length() != 1 {
 		t.Error("no slot-info line for #slot=N")
 	}
+}
+
+// procCPU is the process's user+system CPU time: on the shared machine wall time per op swings with
+// the load, CPU time much less.
+func procCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
