@@ -9,7 +9,10 @@ package templates
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"net/url"
+)
 
 // Run renders the player page. The page is a frame: static/js/run.js
 // opens the websocket and draws every panel.
@@ -49,7 +52,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.ID).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 13, Col: 20}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 16, Col: 20}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 			if templ_7745c5c3_Err != nil {
@@ -62,7 +65,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var4 string
 			templ_7745c5c3_Var4, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Path).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 14, Col: 21}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 17, Col: 21}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var4)
 			if templ_7745c5c3_Err != nil {
@@ -75,7 +78,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var5 string
 			templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Size)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 15, Col: 26}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 18, Col: 26}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 			if templ_7745c5c3_Err != nil {
@@ -88,7 +91,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Offset)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 16, Col: 30}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 19, Col: 30}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
 			if templ_7745c5c3_Err != nil {
@@ -101,7 +104,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var7 string
 			templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Length)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 17, Col: 30}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 20, Col: 30}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
 			if templ_7745c5c3_Err != nil {
@@ -114,7 +117,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Mode).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 18, Col: 21}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 21, Col: 21}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 			if templ_7745c5c3_Err != nil {
@@ -127,7 +130,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var9 string
 			templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolStr(p.KeepSize)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 19, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 22, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var9)
 			if templ_7745c5c3_Err != nil {
@@ -140,7 +143,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var10 string
 			templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Step)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 20, Col: 26}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 23, Col: 26}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var10)
 			if templ_7745c5c3_Err != nil {
@@ -153,7 +156,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var11 string
 			templ_7745c5c3_Var11, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolStr(p.RunEnd)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 21, Col: 35}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 24, Col: 35}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var11)
 			if templ_7745c5c3_Err != nil {
@@ -166,7 +169,7 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var12 string
 			templ_7745c5c3_Var12, templ_7745c5c3_Err = templruntime.NewAttributeExpression(jsonString(p.Before)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 22, Col: 37}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 25, Col: 37}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var12)
 			if templ_7745c5c3_Err != nil {
@@ -179,13 +182,26 @@ func Run(p RunPage) templ.Component {
 			var templ_7745c5c3_Var13 string
 			templ_7745c5c3_Var13, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Follow).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 23, Col: 25}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 26, Col: 25}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var13)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\"></div><section class=\"panel controls\" data-testid=\"controls\" aria-label=\"player controls\"><button type=\"button\" id=\"btn-reset\" title=\"Reset to step 0 (Home)\" aria-label=\"reset\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\" data-sandbox=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var14 string
+			templ_7745c5c3_Var14, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Sandbox).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 27, Col: 27}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var14)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\"></div><section class=\"panel controls\" data-testid=\"controls\" aria-label=\"player controls\"><button type=\"button\" id=\"btn-reset\" title=\"Reset to step 0 (Home)\" aria-label=\"reset\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -193,7 +209,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</button> <button type=\"button\" id=\"btn-back\" title=\"Step back (←)\" aria-label=\"step back\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</button> <button type=\"button\" id=\"btn-back\" title=\"Step back (←)\" aria-label=\"step back\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -201,7 +217,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</button> <button type=\"button\" id=\"btn-play\" class=\"play primary\" data-testid=\"btn-play\" title=\"Play / pause (space)\">▶ play</button> <button type=\"button\" id=\"btn-step\" title=\"Step (→)\" aria-label=\"step\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</button> <button type=\"button\" id=\"btn-play\" class=\"play primary\" data-testid=\"btn-play\" title=\"Play / pause (space)\">▶ play</button> <button type=\"button\" id=\"btn-step\" title=\"Step (→)\" aria-label=\"step\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -209,7 +225,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</button> <button type=\"button\" id=\"btn-flush\" data-testid=\"btn-next-flush\" title=\"Next f2fs_invalidate_blocks call (Shift+→)\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</button> <button type=\"button\" id=\"btn-flush\" data-testid=\"btn-next-flush\" title=\"Next f2fs_invalidate_blocks call (Shift+→)\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -217,7 +233,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<span>next call</span></button> <button type=\"button\" id=\"btn-end\" data-testid=\"btn-end\" title=\"Run to the end (End)\" aria-label=\"run to end\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<span>next call</span></button> <button type=\"button\" id=\"btn-end\" data-testid=\"btn-end\" title=\"Run to the end (End)\" aria-label=\"run to end\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -225,7 +241,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "</button> <span class=\"speed\"><label for=\"speed\">speed</label> <input type=\"range\" id=\"speed\" min=\"0\" max=\"20\" step=\"1\" value=\"6\" aria-label=\"steps per second\"> <output id=\"speed-out\" for=\"speed\">20 steps/s</output></span><div class=\"seek\"><input type=\"range\" id=\"seek\" data-testid=\"seek\" min=\"0\" max=\"0\" value=\"0\" aria-label=\"seek\"><canvas id=\"markers\" data-testid=\"markers\" role=\"img\" aria-label=\"markers: dnode chunk changes, invalidate calls, errors\"></canvas></div><span class=\"stepinfo\" data-testid=\"step-info\">step <span id=\"step-now\" data-testid=\"step\">0</span> / <span id=\"step-total\" data-testid=\"step-total\">0</span></span> <span class=\"status\" id=\"run-status\" data-testid=\"run-status\">connecting</span></section><section class=\"panel slots\" data-testid=\"slots-panel\"><h2>dnode slots <span class=\"aside\" id=\"slots-aside\"></span></h2><canvas id=\"slots\" data-testid=\"slots-canvas\" role=\"img\" aria-label=\"dnode slots of the range: the whole range, the cursor neighbourhood and one strip per dnode chunk\"></canvas></section><section class=\"panel sit\" data-testid=\"sit-panel\"><h2>SIT · touched segments <span class=\"aside\" id=\"sit-aside\"></span></h2><canvas id=\"sit\" data-testid=\"sit-canvas\" role=\"img\" aria-label=\"valid-block maps of the segments the run touches\"></canvas></section><section class=\"panel calls\" data-testid=\"calls-panel\"><h2>run coalescing · f2fs_invalidate_blocks calls</h2><div class=\"lanes\" id=\"lanes\"></div></section><section class=\"panel counters\" data-testid=\"counters-panel\"><div class=\"big\"><div class=\"pb\"><div class=\"label\">per-block calls</div><div class=\"value\" data-testid=\"stat-calls-per-block\" id=\"stat-calls-per-block\">–</div></div><div class=\"bt\"><div class=\"label\">batched calls</div><div class=\"value\" data-testid=\"stat-calls-batched\" id=\"stat-calls-batched\">–</div></div><div><div class=\"label\">blocks invalidated</div><div class=\"value\" data-testid=\"stat-blocks-invalidated\" id=\"stat-blocks-invalidated\">–</div></div></div><table><thead><tr><th></th><th>per-block</th><th>batched</th></tr></thead> <tbody><tr><th>invalidate calls</th><td id=\"c-pb-calls\">–</td><td id=\"c-bt-calls\">–</td></tr><tr><th>SIT lock acquisitions</th><td id=\"c-pb-locks\">–</td><td id=\"c-bt-locks\">–</td></tr><tr><th>blocks invalidated</th><td id=\"c-pb-blocks\">–</td><td id=\"c-bt-blocks\">–</td></tr><tr><th>slots visited · chunks</th><td><span id=\"c-pb-slots\">–</span> · <span id=\"c-pb-chunks\">–</span></td><td><span id=\"c-bt-slots\">–</span> · <span id=\"c-bt-chunks\">–</span></td></tr><tr class=\"saving\"><th>SIT locks saved by batching</th><td colspan=\"2\" id=\"c-saving\" data-testid=\"stat-saving\">–</td></tr></tbody></table></section><section class=\"panel narr\" data-testid=\"narration\" aria-live=\"polite\"><p id=\"narr-pb\"><span class=\"who\">per-block</span><span class=\"text\" id=\"narr-pb-text\" data-testid=\"narration-per-block\"></span></p><p id=\"narr-bt\"><span class=\"who\">batched</span><span class=\"text\" id=\"narr-bt-text\" data-testid=\"narration-batched\"></span></p></section><section class=\"panel legendbar\" data-testid=\"legend\"><div class=\"legend\"><span class=\"item\"><span class=\"sw null\"></span>NULL</span> <span class=\"item\"><span class=\"sw new\"></span>NEW_ADDR</span> <span class=\"item\"><span class=\"sw addr0\"></span><span class=\"sw addr1\"></span><span class=\"sw addr2\"></span><span class=\"sw addr3\"></span><span class=\"sw addr4\"></span>address (hue = segment)</span> <span class=\"item\"><span class=\"sw flash\"></span>just invalidated</span> <span class=\"item\"><span class=\"sw bad\"></span>invalid address</span> <span class=\"item\"><span class=\"sw pending\"></span>pending run</span> <span class=\"item\"><span class=\"sw cursor\"></span>cursor</span> <span class=\"item\"><span class=\"sw cur\"></span>current segment</span> <span class=\"item\"><span class=\"sw valid\"></span>SIT bit set</span> <span class=\"keys\"><kbd>space</kbd> play <kbd>←</kbd><kbd>→</kbd> step <kbd>⇧→</kbd> flush <kbd>Home</kbd><kbd>End</kbd> <kbd>[</kbd><kbd>]</kbd> speed <kbd>b</kbd> mode</span> <span class=\"hidden-metric\">frame p95 <span data-testid=\"frame-p95\" id=\"frame-p95\">0</span> ms over <span data-testid=\"frame-samples\" id=\"frame-samples\">0</span> draws</span></div></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</button> <span class=\"speed\"><label for=\"speed\">speed</label> <input type=\"range\" id=\"speed\" min=\"0\" max=\"20\" step=\"1\" value=\"6\" aria-label=\"steps per second\"> <output id=\"speed-out\" for=\"speed\">20 steps/s</output></span><div class=\"seek\"><input type=\"range\" id=\"seek\" data-testid=\"seek\" min=\"0\" max=\"0\" value=\"0\" aria-label=\"seek\"><canvas id=\"markers\" data-testid=\"markers\" role=\"img\" aria-label=\"markers: dnode chunk changes, invalidate calls, errors\"></canvas></div><span class=\"stepinfo\" data-testid=\"step-info\">step <span id=\"step-now\" data-testid=\"step\">0</span> / <span id=\"step-total\" data-testid=\"step-total\">0</span></span> <span class=\"status\" id=\"run-status\" data-testid=\"run-status\">connecting</span></section><section class=\"panel slots\" data-testid=\"slots-panel\"><h2>dnode slots <span class=\"aside\" id=\"slots-aside\"></span></h2><canvas id=\"slots\" data-testid=\"slots-canvas\" role=\"img\" aria-label=\"dnode slots of the range: the whole range, the cursor neighbourhood and one strip per dnode chunk\"></canvas></section><section class=\"panel sit\" data-testid=\"sit-panel\"><h2>SIT · touched segments <span class=\"aside\" id=\"sit-aside\"></span></h2><canvas id=\"sit\" data-testid=\"sit-canvas\" role=\"img\" aria-label=\"valid-block maps of the segments the run touches\"></canvas></section><section class=\"panel calls\" data-testid=\"calls-panel\"><h2>run coalescing · f2fs_invalidate_blocks calls</h2><div class=\"lanes\" id=\"lanes\"></div></section><section class=\"panel counters\" data-testid=\"counters-panel\"><div class=\"big\"><div class=\"pb\"><div class=\"label\">per-block calls</div><div class=\"value\" data-testid=\"stat-calls-per-block\" id=\"stat-calls-per-block\">–</div></div><div class=\"bt\"><div class=\"label\">batched calls</div><div class=\"value\" data-testid=\"stat-calls-batched\" id=\"stat-calls-batched\">–</div></div><div><div class=\"label\">blocks invalidated</div><div class=\"value\" data-testid=\"stat-blocks-invalidated\" id=\"stat-blocks-invalidated\">–</div></div></div><table><thead><tr><th></th><th>per-block</th><th>batched</th></tr></thead> <tbody><tr><th>invalidate calls</th><td id=\"c-pb-calls\">–</td><td id=\"c-bt-calls\">–</td></tr><tr><th>SIT lock acquisitions</th><td id=\"c-pb-locks\">–</td><td id=\"c-bt-locks\">–</td></tr><tr><th>blocks invalidated</th><td id=\"c-pb-blocks\">–</td><td id=\"c-bt-blocks\">–</td></tr><tr><th>slots visited · chunks</th><td><span id=\"c-pb-slots\">–</span> · <span id=\"c-pb-chunks\">–</span></td><td><span id=\"c-bt-slots\">–</span> · <span id=\"c-bt-chunks\">–</span></td></tr><tr class=\"saving\"><th>SIT locks saved by batching</th><td colspan=\"2\" id=\"c-saving\" data-testid=\"stat-saving\">–</td></tr></tbody></table></section><section class=\"panel narr\" data-testid=\"narration\" aria-live=\"polite\"><p id=\"narr-pb\"><span class=\"who\">per-block</span><span class=\"text\" id=\"narr-pb-text\" data-testid=\"narration-per-block\"></span></p><p id=\"narr-bt\"><span class=\"who\">batched</span><span class=\"text\" id=\"narr-bt-text\" data-testid=\"narration-batched\"></span></p></section><section class=\"panel legendbar\" data-testid=\"legend\"><div class=\"legend\"><span class=\"item\"><span class=\"sw null\"></span>NULL</span> <span class=\"item\"><span class=\"sw new\"></span>NEW_ADDR</span> <span class=\"item\"><span class=\"sw addr0\"></span><span class=\"sw addr1\"></span><span class=\"sw addr2\"></span><span class=\"sw addr3\"></span><span class=\"sw addr4\"></span>address (hue = segment)</span> <span class=\"item\"><span class=\"sw flash\"></span>just invalidated</span> <span class=\"item\"><span class=\"sw bad\"></span>invalid address</span> <span class=\"item\"><span class=\"sw pending\"></span>pending run</span> <span class=\"item\"><span class=\"sw cursor\"></span>cursor</span> <span class=\"item\"><span class=\"sw cur\"></span>current segment</span> <span class=\"item\"><span class=\"sw valid\"></span>SIT bit set</span> <span class=\"keys\"><kbd>space</kbd> play <kbd>←</kbd><kbd>→</kbd> step <kbd>⇧→</kbd> flush <kbd>Home</kbd><kbd>End</kbd> <kbd>[</kbd><kbd>]</kbd> speed <kbd>b</kbd> mode</span> <span class=\"hidden-metric\">frame p95 <span data-testid=\"frame-p95\" id=\"frame-p95\">0</span> ms over <span data-testid=\"frame-samples\" id=\"frame-samples\">0</span> draws</span></div></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -256,168 +272,213 @@ func runForm(p RunPage) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<form class=\"runform\" method=\"get\" action=\"")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		var templ_7745c5c3_Var15 string
-		templ_7745c5c3_Var15, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/images/" + p.ID + "/run")).ResolveURL(ctx)
-		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 107, Col: 86}
-		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var15)
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "\" data-testid=\"run-form\"><input type=\"hidden\" name=\"path\" value=\"")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		var templ_7745c5c3_Var16 string
-		templ_7745c5c3_Var16, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Path).Resolve(ctx)
-		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 108, Col: 49}
-		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var16)
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "\"> <label for=\"preset\">range</label> <select id=\"preset\" data-testid=\"preset-select\" aria-label=\"range preset\"><option value=\"\">custom</option> ")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		for _, pr := range p.Presets {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<option value=\"")
+		if p.ID == "" {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<nav class=\"runform\" data-testid=\"sandbox-back\"><a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var17 string
-			templ_7745c5c3_Var17, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(pr.Offset) + ":" + i64(pr.Length)).Resolve(ctx)
+			var templ_7745c5c3_Var16 string
+			templ_7745c5c3_Var16, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/sandbox?slots=" + url.QueryEscape(p.Sandbox))).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 113, Col: 57}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 112, Col: 121}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var17)
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "\"")
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var16)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if pr.Offset == p.Offset && pr.Length == p.Length {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, " selected")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "\">edit this slot list in the sandbox</a></nav>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		} else {
+			templ_7745c5c3_Err = imageRunForm(p).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		return nil
+	})
+}
+
+func imageRunForm(p RunPage) templ.Component {
+	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
+		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
+		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
+			return templ_7745c5c3_CtxErr
+		}
+		templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
+		if !templ_7745c5c3_IsBuffer {
+			defer func() {
+				templ_7745c5c3_BufErr := templruntime.ReleaseBuffer(templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err == nil {
+					templ_7745c5c3_Err = templ_7745c5c3_BufErr
 				}
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, ">")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			var templ_7745c5c3_Var18 string
-			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(pr.Label)
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 113, Col: 131}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "</option>")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
+			}()
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</select> <input type=\"text\" inputmode=\"numeric\" name=\"offset\" id=\"f-offset\" value=\"")
+		ctx = templ.InitializeContext(ctx)
+		ctx = templ.ClearChildren(ctx)
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<form class=\"runform\" method=\"get\" action=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var18 string
+		templ_7745c5c3_Var18, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/images/" + p.ID + "/run")).ResolveURL(ctx)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 119, Col: 86}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var18)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "\" data-testid=\"run-form\"><input type=\"hidden\" name=\"path\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var19 string
-		templ_7745c5c3_Var19, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Offset)).Resolve(ctx)
+		templ_7745c5c3_Var19, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Path).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 116, Col: 90}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 120, Col: 49}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var19)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "\" aria-label=\"offset (bytes)\" title=\"offset (bytes)\"> <input type=\"text\" inputmode=\"numeric\" name=\"length\" id=\"f-length\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "\"> <label for=\"preset\">range</label> <select id=\"preset\" data-testid=\"preset-select\" aria-label=\"range preset\"><option value=\"\">custom</option> ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		var templ_7745c5c3_Var20 string
-		templ_7745c5c3_Var20, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Length)).Resolve(ctx)
-		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 117, Col: 90}
-		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var20)
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "\" aria-label=\"length (bytes)\" title=\"length (bytes)\"> ")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		for _, op := range p.Before {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<input type=\"hidden\" name=\"before\" value=\"")
+		for _, pr := range p.Presets {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<option value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var20 string
+			templ_7745c5c3_Var20, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(pr.Offset) + ":" + i64(pr.Length)).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 125, Col: 57}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var20)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if pr.Offset == p.Offset && pr.Length == p.Length {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, " selected")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, ">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var21 string
-			templ_7745c5c3_Var21, templ_7745c5c3_Err = templruntime.NewAttributeExpression(op).Resolve(ctx)
+			templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(pr.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 119, Col: 48}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 125, Col: 131}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var21)
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "\"> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "</option>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<label class=\"check\"><input type=\"checkbox\" name=\"keepSize\" id=\"f-keep\" value=\"true\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "</select> <input type=\"text\" inputmode=\"numeric\" name=\"offset\" id=\"f-offset\" value=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var22 string
+		templ_7745c5c3_Var22, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Offset)).Resolve(ctx)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 128, Col: 90}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var22)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "\" aria-label=\"offset (bytes)\" title=\"offset (bytes)\"> <input type=\"text\" inputmode=\"numeric\" name=\"length\" id=\"f-length\" value=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var23 string
+		templ_7745c5c3_Var23, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Length)).Resolve(ctx)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 129, Col: 90}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var23)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "\" aria-label=\"length (bytes)\" title=\"length (bytes)\"> ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		for _, op := range p.Before {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<input type=\"hidden\" name=\"before\" value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var24 string
+			templ_7745c5c3_Var24, templ_7745c5c3_Err = templruntime.NewAttributeExpression(op).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 131, Col: 48}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var24)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "\"> ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<label class=\"check\"><input type=\"checkbox\" name=\"keepSize\" id=\"f-keep\" value=\"true\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.KeepSize {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, " checked")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, " checked")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, " data-testid=\"keep-size\"> KEEP_SIZE</label> <label for=\"f-mode\">mode</label> <select name=\"mode\" id=\"f-mode\" data-testid=\"mode-select\"><option value=\"per-block\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, " data-testid=\"keep-size\"> KEEP_SIZE</label> <label for=\"f-mode\">mode</label> <select name=\"mode\" id=\"f-mode\" data-testid=\"mode-select\"><option value=\"per-block\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.Mode == "per-block" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, " selected")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, " selected")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, ">per-block</option> <option value=\"batched\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, ">per-block</option> <option value=\"batched\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.Mode == "batched" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, " selected")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, " selected")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, ">batched</option> <option value=\"both\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, ">batched</option> <option value=\"both\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.Mode == "both" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, " selected")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, " selected")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, ">both</option></select> <button type=\"submit\">go</button></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, ">both</option></select> <button type=\"submit\">go</button></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -444,20 +505,20 @@ func icon(d string) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "<svg class=\"icon\" viewBox=\"0 0 16 16\" width=\"14\" height=\"14\" aria-hidden=\"true\"><path d=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "<svg class=\"icon\" viewBox=\"0 0 16 16\" width=\"14\" height=\"14\" aria-hidden=\"true\"><path d=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		var templ_7745c5c3_Var23 string
-		templ_7745c5c3_Var23, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d).Resolve(ctx)
+		var templ_7745c5c3_Var26 string
+		templ_7745c5c3_Var26, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 135, Col: 92}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 147, Col: 92}
 		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var23)
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var26)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "\"></path></svg>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "\"></path></svg>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

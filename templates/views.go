@@ -150,6 +150,7 @@ type RunPage struct {
 	Presets  []Preset
 	Before   []string // operations run first, in the ops language
 	Follow   string   // the room code on a follower's page, "" otherwise
+	Sandbox  string   // the slot list of a sandbox run (then ID is "")
 }
 
 // ErrorPage is the data of an error page (404 and friends).

@@ -376,25 +376,51 @@ func (s *Server) handleRunPage(w http.ResponseWriter, r *http.Request) {
 // renderRunPage renders the player for run t at step; follow is the room code of a follower's page.
 func (s *Server) renderRunPage(w http.ResponseWriter, r *http.Request, t *runTarget, step int64, follow string) {
 	q := r.URL.Query()
-	si, f, req := t.si, t.file, t.spec.Request
+	req := t.spec.Request
+	size := t.spec.Input.Inode.Size
 	p := templates.RunPage{
-		Layout: s.layout(f.Path()+" · run", "js/run.js", imageCrumb(si, true),
-			templates.Crumb{Label: f.Path(), Href: "/images/" + si.ID + "/file?path=" + url.QueryEscape(f.Path())},
-			templates.Crumb{Label: "zero range"}),
-		ID:       si.ID,
-		Name:     si.Name,
-		Path:     f.Path(),
-		Size:     t.spec.Input.Inode.Size,
+		Path:     t.info.Path,
+		Size:     size,
 		Offset:   req.Offset,
 		Length:   req.Length,
 		Mode:     t.run.ModeName(),
 		KeepSize: req.KeepSize,
 		Step:     step,
 		RunEnd:   q.Get("run") == "end",
-		Presets:  presets(t.spec.Input.Inode.Size, si.Image.Volume().BlockSize),
 		Before:   t.info.Before,
 		Follow:   follow,
+		Sandbox:  t.info.Sandbox,
+	}
+	if t.si == nil {
+		p.Layout = s.layout("sandbox · run", "js/run.js",
+			templates.Crumb{Label: "sandbox", Href: "/sandbox?slots=" + url.QueryEscape(t.info.Sandbox)},
+			templates.Crumb{Label: "zero range"})
+	} else {
+		si, f := t.si, t.file
+		p.Layout = s.layout(f.Path()+" · run", "js/run.js", imageCrumb(si, true),
+			templates.Crumb{Label: f.Path(), Href: "/images/" + si.ID + "/file?path=" + url.QueryEscape(f.Path())},
+			templates.Crumb{Label: "zero range"})
+		p.ID, p.Name = si.ID, si.Name
+		p.Presets = presets(size, si.Image.Volume().BlockSize)
 	}
 	p.Layout.BodyClass = "player"
 	s.render(w, r, http.StatusOK, templates.Run(p))
+}
+
+// handleSandboxRun serves /sandbox/run?slots=L&mode=M: the player on a sandbox slot list.
+func (s *Server) handleSandboxRun(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	t, err := resolveSandbox(q.Get("slots"), q.Get("mode"))
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	var step int64
+	if v := q.Get("step"); v != "" {
+		if step, err = request.ParseSize("step", v); err != nil || step < 0 {
+			s.pageError(w, r, &ParamError{Name: "step", Msg: "want a non-negative integer"})
+			return
+		}
+	}
+	s.renderRunPage(w, r, t, step, "")
 }

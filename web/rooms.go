@@ -199,7 +199,7 @@ func (r *room) setRun(t *runTarget, o *player.Outline) error {
 func (r *room) setRunLocked(t *runTarget, o *player.Outline) error {
 	// The room holds its image (an upload is never evicted or deleted under it) and its player's
 	// memory for as long as it plays that run.
-	hold, err := t.si.Acquire()
+	hold, err := t.acquire()
 	if err != nil {
 		return err
 	}

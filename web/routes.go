@@ -54,6 +54,7 @@ func (s *Server) Handler() http.Handler {
 		})
 		r.Get("/follow/{code}", s.handleFollowPage) // web/rooms.go
 		r.Get("/sandbox", s.handleSandboxPage)      // web/sandbox.go
+		r.Get("/sandbox/run", s.handleSandboxRun)   // web/pages.go: the player on a slot list
 		r.Get("/exercise", s.handleExercisePage)    // web/exercise.go
 
 		// Embedded ES modules and CSS; versioned URLs are cached for a year.

@@ -14,6 +14,7 @@ import (
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/player"
 	"github.com/zrviz/zrviz/request"
+	"github.com/zrviz/zrviz/sandbox"
 	"github.com/zrviz/zrviz/sim"
 )
 
@@ -24,25 +25,44 @@ const FieldBefore = "before"
 // runTarget is a run a request names, resolved against its image: what the engines read, the
 // request, and how to describe it. It is built per request; the outline it leads to is shared.
 type runTarget struct {
-	si     *StoredImage
+	si     *StoredImage // nil for a sandbox run
 	run    request.Run
 	before []request.Run
-	file   *imgio.File
+	file   *imgio.File // nil for a sandbox run
 	spec   player.Spec
 	info   runInfo
+	geom   geometry
 }
 
 // key identifies the run for the outline cache: the same image, operations, range and modes give
-// the same outline.
+// the same outline (a sandbox's list is its own image).
 func (t *runTarget) key() string {
 	var b strings.Builder
-	b.WriteString(t.si.ID)
+	if t.si == nil {
+		b.WriteString("sandbox\x00" + t.info.Sandbox)
+	} else {
+		b.WriteString(t.si.ID)
+	}
 	for _, op := range t.before {
 		b.WriteString("\x00" + op.OpLine(0))
 	}
-	fmt.Fprintf(&b, "\x00%s\x00%d\x00%d\x00%t\x00%s", t.file.Path(), t.spec.Request.Offset, t.spec.Request.Length,
+	fmt.Fprintf(&b, "\x00%s\x00%d\x00%d\x00%t\x00%s", t.info.Path, t.spec.Request.Offset, t.spec.Request.Length,
 		t.spec.Request.KeepSize, request.ModesName(t.spec.Modes))
 	return b.String()
+}
+
+// acquire holds the run's image (nothing for a sandbox).
+func (t *runTarget) acquire() (func(), error) {
+	if t.si == nil {
+		return func() {}, nil
+	}
+	return t.si.Acquire()
+}
+
+// geometryOf is the geometry a client draws addresses with.
+func geometryOf(v core.Volume) geometry {
+	return geometry{BlockSize: v.BlockSize, BlocksPerSeg: v.BlocksPerSeg, Segment0Blkaddr: v.Segment0Blkaddr,
+		MainBlkaddr: v.MainBlkaddr, MaxBlkaddr: v.MaxBlkaddr, SegsPerSec: max(v.SegsPerSec, 1)}
 }
 
 // withModes returns the same run in other modes.
@@ -66,6 +86,9 @@ func modeNames(ms []core.Mode) []string {
 // resolveRun reads a run from a query (image, path, offset, length, keepSize, mode, before) and
 // resolves it: the file as open(2) finds it, the operations before it applied in order.
 func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, error) {
+	if list := q.Get("sandbox"); list != "" {
+		return resolveSandbox(list, q.Get(request.FieldMode))
+	}
 	id := q.Get("image")
 	if id == "" {
 		return nil, &ParamError{Name: "image", Msg: "missing"}
@@ -129,11 +152,36 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 		spec: player.Spec{Input: in, Request: req, Modes: run.Modes, Describe: sim.NewDescriber(si.Image, f)},
 		info: runInfo{Image: si.ID, Path: f.Path(), Ino: ino.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
 			Length: i64s(req.Length), KeepSize: req.KeepSize, Mode: run.ModeName(), Modes: modeNames(run.Modes),
-			Before: []string{}, Compressed: ino.Flags&core.FlagCompressed != 0, ClusterSize: ino.ClusterSize}}
+			Before: []string{}, Compressed: ino.Flags&core.FlagCompressed != 0, ClusterSize: ino.ClusterSize,
+			Algorithm: ino.CompressAlgorithm},
+		geom: geometryOf(in.Volume)}
 	for _, op := range before {
 		t.info.Before = append(t.info.Before, op.OpLine(0))
 	}
 	return t, nil
+}
+
+// resolveSandbox builds the run of a sandbox slot list (package sandbox): a synthetic file and
+// volume, the listed slots zeroed.
+func resolveSandbox(list, mode string) (*runTarget, error) {
+	l, err := sandbox.Parse(list)
+	if err != nil {
+		return nil, &ParamError{Name: "sandbox", Msg: err.Error()}
+	}
+	modes := request.Both()
+	if mode != "" {
+		if modes, err = request.ParseModes(mode); err != nil {
+			return nil, paramError(err)
+		}
+	}
+	in, req := l.Input(), l.Request()
+	canonical := l.String()
+	return &runTarget{run: request.Run{Path: in.Path, Offset: req.Offset, Length: req.Length, HasLength: true, Modes: modes},
+		spec: player.Spec{Input: in, Request: req, Modes: modes},
+		info: runInfo{Image: "", Path: in.Path, Ino: in.Inode.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
+			Length: i64s(req.Length), Mode: request.ModesName(modes), Modes: modeNames(modes), Before: []string{},
+			Sandbox: canonical},
+		geom: geometryOf(in.Volume)}, nil
 }
 
 // resolvePath finds path in si as open(2) does, following symbolic links.

@@ -634,7 +634,6 @@ type viewState struct {
 
 // buildHello makes the hello of run t at player p's step (tr starts over: the hello is full).
 func buildHello(t *runTarget, o *player.Outline, p *player.Player, tr *player.Tracker, vs viewState) (*helloMsg, error) {
-	v := t.si.Image.Volume()
 	ext, next, err := o.InitialSlots(o.Range.Start, helloInitial)
 	if err != nil {
 		return nil, err
@@ -645,8 +644,7 @@ func buildHello(t *runTarget, o *player.Outline, p *player.Player, tr *player.Tr
 	}
 	return &helloMsg{V: protocolVersion, Type: "hello", Run: t.info, TotalSteps: o.Total, Step: p.Step(),
 		Playing: vs.playing, Pace: vs.pace, StepsPerSecond: vs.speed, TimeLeft: vs.timeLeft,
-		Geometry: geometry{BlockSize: v.BlockSize, BlocksPerSeg: blocksPerSeg(v), Segment0Blkaddr: v.Segment0Blkaddr,
-			MainBlkaddr: v.MainBlkaddr, MaxBlkaddr: v.MaxBlkaddr, SegsPerSec: v.SegsPerSec},
+		Geometry: t.geom,
 		Range: o.Range, Chunks: o.Chunks, Markers: o.Markers, MarkersThinned: o.Thinned, Stops: wireStops(o.Stops),
 		Segments: o.Segments, SegTypes: segTypes,
 		Initial: initialPageMsg{From: o.Range.Start, Next: next, Extents: ext},

@@ -960,3 +960,56 @@ func expandExtents(ext []core.Extent, r player.Range) []string {
 	}
 	return out
 }
+
+// TestWSSandbox plays a sandbox slot list in the player (the route /sandbox/run opens) and checks
+// its calls against POST /api/sandbox, for lists with a chunk boundary, NEW slots inside a run, and
+// a repeated address.
+func TestWSSandbox(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	for _, list := range []string{
+		"34304-34815 NEW*3 34816 | 6144-6200 NULL 9000",
+		"7200 7201 7200",
+		"4096-5119",
+	} {
+		var api struct {
+			Results []struct {
+				Mode  string `json:"mode"`
+				Errno string `json:"errno"`
+				Stats struct {
+					Calls uint64 `json:"calls"`
+				} `json:"stats"`
+			} `json:"results"`
+		}
+		res, err := http.Post(ts.ts.URL+"/api/sandbox", "application/json", strings.NewReader(`{"slots":`+strconv.Quote(list)+`,"mode":"both"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if code := decode(t, res, &api); code != 200 || len(api.Results) != 2 {
+			t.Fatalf("%s: POST /api/sandbox %d", list, code)
+		}
+		w := ts.dialWS(t, "mode=both&sandbox="+url.QueryEscape(list))
+		h := w.readType("hello")
+		if h.Run.Sandbox == "" || h.Run.Image != "" || len(h.Chunks) == 0 {
+			t.Fatalf("%s: hello run %+v", list, h.Run)
+		}
+		w.send(ctl{"type": "end"})
+		f := w.readType("frame")
+		for i, r := range api.Results {
+			st := f.mode(r.Mode)
+			if st == nil || st.Counters.Calls != r.Stats.Calls || st.Errno != r.Errno || !st.Done {
+				t.Fatalf("%s %s: player %+v, API %d calls %q", list, api.Results[i].Mode, st, r.Stats.Calls, r.Errno)
+			}
+		}
+		doc, code := ts.getPage(t, "/sandbox/run?mode=both&slots="+url.QueryEscape(list))
+		if code != 200 {
+			t.Fatalf("%s: page %d", list, code)
+		}
+		if got, _ := doc.Find(testid("player")).Attr("data-sandbox"); got != h.Run.Sandbox {
+			t.Fatalf("%s: data-sandbox %q, want %q", list, got, h.Run.Sandbox)
+		}
+	}
+	if _, code := ts.getPage(t, "/sandbox/run?slots=NEW*x"); code != 400 {
+		t.Fatalf("a bad list: %d", code)
+	}
+}

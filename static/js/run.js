@@ -53,6 +53,7 @@ export function initRun(doc) {
     image: ds.image || '', path: ds.path || '', offset: ds.offset || '0', length: ds.length || '',
     mode: ds.mode || 'both', keepSize: ds.keepSize === 'true', step: Number(ds.step || 0),
     before: /** @type {string[]} */ (JSON.parse(ds.before || '[]')), pace: ds.pace || '',
+    sandbox: ds.sandbox || '',
   };
   let runEnd = ds.runEnd === 'true';
   const st = new RunState();
@@ -430,6 +431,13 @@ function lane(doc, mode, ms) {
  */
 function updateURL(params, st) {
   const q = new URLSearchParams(location.search);
+  if (params.sandbox) {
+    q.set('mode', params.mode);
+    q.set('step', String(st.step));
+    const url = `${location.pathname}?${q}`;
+    if (url !== location.pathname + location.search) history.replaceState(null, '', url);
+    return;
+  }
   q.set('path', params.path);
   q.set('offset', st.info.offset || String(params.offset));
   q.set('length', st.info.length || String(params.length));

@@ -18,6 +18,7 @@ export const MAX_FAILED_STARTS = 4;
  * @property {string[]} before operations run first (ops lines)
  * @property {number} step
  * @property {string} pace
+ * @property {string} [sandbox] a sandbox slot list: then image and path are not used
  */
 
 /**
@@ -26,6 +27,11 @@ export const MAX_FAILED_STARTS = 4;
  * @returns {URLSearchParams}
  */
 export function runQuery(p) {
+  if (p.sandbox) {
+    const q = new URLSearchParams({ sandbox: p.sandbox, mode: p.mode, step: String(p.step) });
+    if (p.pace) q.set('pace', p.pace);
+    return q;
+  }
   const q = new URLSearchParams({ image: p.image, path: p.path, offset: String(p.offset), mode: p.mode, step: String(p.step) });
   if (p.length !== '' && p.length !== undefined) q.set('length', String(p.length));
   if (p.keepSize) q.set('keepSize', 'true');
