@@ -645,7 +645,7 @@ func buildHello(t *runTarget, o *player.Outline, p *player.Player, tr *player.Tr
 	return &helloMsg{V: protocolVersion, Type: "hello", Run: t.info, TotalSteps: o.Total, Step: p.Step(),
 		Playing: vs.playing, Pace: vs.pace, StepsPerSecond: vs.speed, TimeLeft: vs.timeLeft,
 		Geometry: t.geom,
-		Range: o.Range, Chunks: o.Chunks, Markers: o.Markers, MarkersThinned: o.Thinned, Stops: wireStops(o.Stops),
+		Range:    o.Range, Chunks: o.Chunks, Markers: o.Markers, MarkersThinned: o.Thinned, Stops: wireStops(o.Stops),
 		Segments: o.Segments, SegTypes: segTypes,
 		Initial: initialPageMsg{From: o.Range.Start, Next: next, Extents: ext},
 		Changed: p.Changed(o.Range.Start, o.Range.End), State: p.State(tr, true), Score: vs.score}, nil
