@@ -1,6 +1,7 @@
 package ktrace
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -31,6 +32,16 @@ func (c Call) MarshalJSON() ([]byte, error) {
 	b = append(b, ',')
 	b = strconv.AppendUint(b, uint64(c.Len), 10)
 	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads [start,len].
+func (c *Call) UnmarshalJSON(b []byte) error {
+	var v [2]uint32
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	c.Start, c.Len = v[0], v[1]
+	return nil
 }
 
 // callRun is n calls (start, len), (start+len, len), …: a per-block trace of contiguous blocks, or

@@ -266,7 +266,9 @@ type helloMsg struct {
 	Changed        []core.Extent       `json:"changed"`
 	State          []player.ModeState  `json:"state"`
 	Score          score               `json:"score"`
-	Room           *roomInfo           `json:"room,omitempty"` // when the view belongs to a room
+	Room           *roomInfo           `json:"room,omitempty"`   // when the view belongs to a room
+	Trace          *traceInfo          `json:"trace,omitempty"`  // an attached kernel trace (&trace=)
+	Kernel         *kernelCalls        `json:"kernel,omitempty"` // its calls beside the model's
 }
 
 // wireStop is a tour stop as a client sees it: a question comes without its answer, which the
@@ -335,6 +337,8 @@ type frameMsg struct {
 	// everything (the client starts again from the initial map), else only the chunks this
 	// frame's events touched.
 	Changed []core.Extent `json:"changed"`
+	// Kernel is the attached trace's calls beside the compared mode's latest calls.
+	Kernel *kernelCalls `json:"kernel,omitempty"`
 }
 
 // initialMsg answers a client's request for a page of the initial map.

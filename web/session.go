@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -49,6 +50,8 @@ type session struct {
 	done    map[int]bool // quiz stops answered
 	release func()       // gives the viewer's memory back to the budget
 	room    *room        // the room this session presents, or nil
+	trace   *traceView   // an attached kernel trace, or nil
+	query   url.Values   // the connection's query (the trace fields, for a mode change)
 
 	evs        []wireEvent // events since the last frame
 	evsDropped int64       // events since the last frame not in evs
@@ -114,6 +117,11 @@ func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
 	}
 	defer func() { ss.release() }()
 	if err := ss.p.Goto(step); err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	ss.query = q
+	if ss.trace, err = s.attachTrace(q, t, ss.o); err != nil {
 		s.Error(w, r, err)
 		return
 	}
@@ -602,6 +610,11 @@ func (ss *session) switchMode(mode string) error {
 	if err := ss.p.GotoSlot(cursor); err != nil {
 		return err
 	}
+	if ss.trace != nil {
+		if ss.trace, err = ss.s.attachTrace(ss.query, ss.t, ss.o); err != nil {
+			return err
+		}
+	}
 	ss.sendHello()
 	if ss.room != nil {
 		ss.room.newRun(ss)
@@ -618,6 +631,9 @@ func (ss *session) sendHello() {
 	}
 	if ss.room != nil {
 		h.Room = ss.room.info(true)
+	}
+	if ss.trace != nil {
+		h.Trace, h.Kernel = &ss.trace.info, ss.trace.kernelBeside(h.State)
 	}
 	ss.queue(h, true)
 	ss.resetEvents()
@@ -670,6 +686,7 @@ func (ss *session) sendFrame(full bool) {
 	if f.Events == nil {
 		f.Events = []wireEvent{}
 	}
+	f.Kernel = ss.trace.kernelBeside(f.State)
 	b, err := json.Marshal(f)
 	if err != nil {
 		ss.s.log.Error("websocket frame", "err", err)

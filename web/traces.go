@@ -216,6 +216,34 @@ func (s *Server) handleTraceGet(w http.ResponseWriter, r *http.Request) {
 		Outside: t.Outside, Sized: t.Sized, Ops: t.Ops})
 }
 
+// traceFor finds the stored trace a run query names (FieldTrace) and the operation of it to compare
+// (0-based): FieldTraceOp when given; else, for a trace of as many operations as the query describes
+// (the played one and those before it), its last; for a trace of one operation, that one.
+func (s *Server) traceFor(q url.Values, t *runTarget) (*storedTrace, int, error) {
+	tid := q.Get(FieldTrace)
+	if t.si == nil {
+		return nil, 0, &ParamError{Name: FieldTrace, Msg: "a sandbox run has no kernel trace"}
+	}
+	st, ok := s.traces.get(t.si.ID, tid)
+	if !ok {
+		return nil, 0, &NotFoundError{What: "trace", Name: tid}
+	}
+	n, ops := len(st.trace.Ops), len(t.before)+1
+	switch v := q.Get(FieldTraceOp); {
+	case v != "":
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 1 || k > n {
+			return nil, 0, &ParamError{Name: FieldTraceOp, Msg: fmt.Sprintf("%q: want an operation of the trace, 1 to %d", v, n)}
+		}
+		return st, k - 1, nil
+	case n == ops:
+		return st, n - 1, nil
+	case n == 1:
+		return st, 0, nil
+	}
+	return nil, 0, &ParamError{Name: FieldTraceOp, Msg: fmt.Sprintf("missing: the trace holds %d operations and the run %d; say which to compare", n, ops)}
+}
+
 // runTraces holds the trace a run query names (FieldTrace, FieldTraceOp) against the run's results
 // and returns, per result, the JSON member `,"trace":{...}` it gains (all nil without a trace field).
 // Without FieldTraceOp, a trace of as many operations as the query describes (the played one and
@@ -226,24 +254,9 @@ func (s *Server) runTraces(q url.Values, t *runTarget, results []*core.Result) (
 	if tid == "" {
 		return out, nil
 	}
-	st, ok := s.traces.get(t.si.ID, tid)
-	if !ok {
-		return nil, &NotFoundError{What: "trace", Name: tid}
-	}
-	n, ops := len(st.trace.Ops), len(t.before)+1
-	op := 0
-	switch v := q.Get(FieldTraceOp); {
-	case v != "":
-		k, err := strconv.Atoi(v)
-		if err != nil || k < 1 || k > n {
-			return nil, &ParamError{Name: FieldTraceOp, Msg: fmt.Sprintf("%q: want an operation of the trace, 1 to %d", v, n)}
-		}
-		op = k - 1
-	case n == ops:
-		op = n - 1
-	case n == 1:
-	default:
-		return nil, &ParamError{Name: FieldTraceOp, Msg: fmt.Sprintf("missing: the trace holds %d operations and the run %d; say which to compare", n, ops)}
+	st, op, err := s.traceFor(q, t)
+	if err != nil {
+		return nil, err
 	}
 	for i, res := range results {
 		rep, err := ktrace.Check(st.trace, op, t.spec.Input, t.spec.Request, res)

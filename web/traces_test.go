@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -402,6 +403,92 @@ func TestRunWithTrace(t *testing.T) {
 		var e runTraced
 		if code := ts.get(t, "/api/images/demo/run?"+x.q.Encode(), &e); code != x.code || e.Error == "" {
 			t.Errorf("%s: %d %q, want %d", x.name, code, e.Error, x.code)
+		}
+	}
+}
+
+// TestWSTrace attaches every kernel case's traces to the player (&trace=ID, both modes): each agrees
+// with the mode its kernel ran, and at the end the kernel's calls beside the model's are the same;
+// a trace with its middle call dropped diverges, and the divergence's step is where the model makes
+// that call.
+func TestWSTrace(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	upload := func(body []byte) string {
+		var ans traceAnswer
+		if code := ts.postTrace(t, DemoID, body, false, &ans); code != http.StatusCreated {
+			t.Fatalf("upload: %d %s", code, ans.Error)
+		}
+		return ans.ID
+	}
+	for _, n := range []string{"1", "2", "5", "6", "8", "9", "12"} {
+		for _, log := range []string{n + ".ftrace", n + ".ftrace.batched"} {
+			q := caseQuery(t, n, "both")
+			q.Set("image", DemoID)
+			q.Set(FieldTrace, upload(readCase(t, log)))
+			w := ts.dialWS(t, q.Encode())
+			h := w.readType("hello")
+			var tr struct {
+				Mode  string `json:"mode"`
+				Agree bool   `json:"agree"`
+				Calls int    `json:"calls"`
+				Step  int64  `json:"step"`
+			}
+			raw, _ := json.Marshal(h.Trace)
+			json.Unmarshal(raw, &tr)
+			wantMode := "per-block"
+			if strings.HasSuffix(log, "batched") && len(traceCalls(t, n+".trace.batched")) < len(traceCalls(t, n+".trace")) {
+				wantMode = "batched"
+			}
+			if h.Trace == nil || !tr.Agree || tr.Step != -1 || (tr.Mode != wantMode && tr.Calls > 0) {
+				t.Fatalf("case %s %s: trace %s", n, log, raw)
+			}
+			w.send(ctl{"type": "end"})
+			f := w.readType("frame")
+			st := f.mode(tr.Mode)
+			if f.Kernel == nil || len(f.Kernel.Calls) != len(st.Calls) {
+				t.Fatalf("case %s %s: kernel beside %+v, model %d calls", n, log, f.Kernel, len(st.Calls))
+			}
+			for i, c := range st.Calls {
+				k := f.Kernel.Calls[i]
+				if k == nil || k.Start != c.Start || k.Len != c.Len {
+					t.Fatalf("case %s %s: call %d: kernel %+v, model %+v", n, log, f.Kernel.First+uint64(i), k, c)
+				}
+			}
+		}
+	}
+	// Case 1 per-block with its middle call dropped: the divergence is marked at the step where
+	// the model makes call 8192.
+	calls := traceCalls(t, "1.trace")
+	var b strings.Builder
+	for i, c := range calls {
+		if i != 8192 {
+			fmt.Fprintf(&b, "%d\n", c[0])
+		}
+	}
+	q := caseQuery(t, "1", "both")
+	q.Set("image", DemoID)
+	q.Set(FieldTrace, upload([]byte(b.String())))
+	w := ts.dialWS(t, q.Encode())
+	h := w.readType("hello")
+	var tr struct {
+		Agree bool  `json:"agree"`
+		Step  int64 `json:"step"`
+		First struct {
+			Index int `json:"index"`
+		} `json:"firstDivergence"`
+	}
+	raw, _ := json.Marshal(h.Trace)
+	json.Unmarshal(raw, &tr)
+	if tr.Agree || tr.First.Index != 8192 || tr.Step <= 0 {
+		t.Fatalf("dropped call: %s", raw)
+	}
+	for _, step := range []int64{tr.Step - 1, tr.Step} {
+		w.send(ctl{"type": "seek", "step": step})
+		f := w.readType("frame")
+		got := f.mode("per-block").Counters.Calls
+		if want := uint64(8192 + step - tr.Step + 1); got != want {
+			t.Fatalf("at step %d the per-block model has made %d calls, want %d", step, got, want)
 		}
 	}
 }

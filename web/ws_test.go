@@ -41,6 +41,8 @@ type serverMsg struct {
 	Range      player.Range        `json:"range"`
 	Initial    initialPageMsg      `json:"initial"`
 	Room       *roomInfo           `json:"room"`
+	Trace      *traceInfo          `json:"trace"`
+	Kernel     *kernelCalls        `json:"kernel"`
 	// frame and hello
 	Step           int64              `json:"step"`
 	Playing        bool               `json:"playing"`
