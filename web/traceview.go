@@ -16,8 +16,8 @@ import (
 
 // traceInfo is the hello's account of the attached trace.
 type traceInfo struct {
-	ID   string         `json:"id"`
-	Mode string         `json:"mode"` // the model's mode the trace is compared with
+	ID   string `json:"id"`
+	Mode string `json:"mode"` // the model's mode the trace is compared with
 	*ktrace.Report
 	// Step is the player step just after the model's diverging call (-1 when they agree, or when
 	// the model made fewer calls): the slider's mark.
