@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"net/http"
 	"strconv"
 	"strings"
@@ -77,11 +76,9 @@ func (s *Server) lookup(r *http.Request) (*StoredImage, *imgio.File, error) {
 	if !strings.HasPrefix(p, "/") {
 		return nil, nil, &ParamError{Name: "path", Msg: "must be absolute"}
 	}
-	f, err := si.Image.Lookup(p)
+	// As open(2) and the runs do: a symbolic link's map is its target's.
+	f, err := s.resolvePath(r.Context(), si, p)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil, &NotFoundError{What: "path", Name: p}
-		}
 		return nil, nil, err
 	}
 	return si, f, nil

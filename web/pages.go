@@ -193,7 +193,10 @@ func volumeGeometry(si *StoredImage, v imgio.Volume) []templates.KV {
 		if f := strings.Fields(short); len(f) > 3 {
 			short = strings.Join(f[:3], " ")
 		}
-		kv = append(kv, templates.KV{Key: "made by", Value: short, Title: v.Version})
+		// The superblock's version is the uname of the host whose f2fs-tools (mkfs.f2fs, fsck)
+		// last wrote the superblock, not the kernel that wrote the data.
+		kv = append(kv, templates.KV{Key: "formatted on", Value: short,
+			Title: v.Version + " — the superblock's version string: the host where f2fs-tools (mkfs.f2fs, fsck.f2fs) last wrote the superblock, not the kernel that wrote the files"})
 	}
 	return kv
 }

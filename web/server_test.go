@@ -583,3 +583,24 @@ func TestMethodNotAllowed(t *testing.T) {
 		}
 	}
 }
+
+// TestMapFollowsSymlinks: the map API finds a path as open(2) and the runs do, so a symbolic link's
+// map is its target's (the fixture's /docs/contiguous.link → ../cases/contiguous.bin, one run at
+// 22528).
+func TestMapFollowsSymlinks(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	var m struct {
+		Path    string `json:"path"`
+		Extents []struct {
+			Count uint64 `json:"count"`
+			Addr  uint32 `json:"addr"`
+		} `json:"extents"`
+	}
+	if code := ts.get(t, "/api/images/demo/map?path=/docs/contiguous.link", &m); code != 200 {
+		t.Fatalf("map of a symlink: %d", code)
+	}
+	if m.Path != "/cases/contiguous.bin" || len(m.Extents) != 1 || m.Extents[0].Addr != 22528 || m.Extents[0].Count != 1024 {
+		t.Fatalf("map of /docs/contiguous.link = %+v", m)
+	}
+}
