@@ -271,7 +271,7 @@ type StoreFullError struct {
 
 func (e *StoreFullError) Error() string {
 	if e.Need > e.Limit {
-		return fmt.Sprintf("the image takes %s on disk, more than the server stores in all (%s, zrviz serve --max-store)",
+		return fmt.Sprintf("the image needs %s or more on disk, more than the server stores in all (%s, zrviz serve --max-store)",
 			units.Bytes(e.Need), units.Bytes(e.Limit))
 	}
 	return fmt.Sprintf("the store is full: %s of uploads in use cannot be evicted to make room for %s (limit %s, zrviz serve --max-store)",

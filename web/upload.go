@@ -218,7 +218,7 @@ func (s *Server) receive(r *http.Request, body *bodyReader, prog *uploadProgress
 			}
 		},
 	}
-	dst := &recordingFile{f: part.file}
+	dst := &recordingFile{f: part.file, limit: s.cfg.MaxStore}
 	format, size, err := imgio.ExpandContext(body.ctx, dst, lr, opt)
 	body.finish()
 	switch {
@@ -234,6 +234,8 @@ func (s *Server) receive(r *http.Request, body *bodyReader, prog *uploadProgress
 		return nil, false, &ParamError{Name: "body", Msg: "upload interrupted: the client went away"}
 	case lr.readErr != nil:
 		return nil, false, &ParamError{Name: "body", Msg: "upload interrupted: " + lr.readErr.Error()}
+	case dst.over != nil:
+		return nil, false, dst.over
 	case dst.err != nil:
 		s.log.Error("storing an upload", "err", dst.err)
 		return nil, false, storageErr(dst.err)
@@ -394,13 +396,25 @@ func writeFileSync(name string, b []byte) error {
 }
 
 // recordingFile is the expansion's destination: it remembers the first write or truncate error,
-// which is the server's disk failing (full, quota, I/O) rather than the image being bad.
+// which is the server's disk failing (full, quota, I/O) rather than the image being bad. It also
+// stops an image whose data alone would not fit in the store (Config.MaxStore): imgio writes no
+// all-zero block, so what it writes is what the image takes on disk.
 type recordingFile struct {
-	f   *os.File
-	err error
+	f       *os.File
+	limit   int64 // Config.MaxStore; <= 0 none
+	written int64
+	err     error
+	over    *StoreFullError
 }
 
 func (r *recordingFile) WriteAt(p []byte, off int64) (int, error) {
+	if r.limit > 0 && r.written+int64(len(p)) > r.limit {
+		if r.over == nil {
+			r.over = &StoreFullError{Need: r.written + int64(len(p)), Limit: r.limit}
+		}
+		return 0, r.over
+	}
+	r.written += int64(len(p))
 	n, err := r.f.WriteAt(p, off)
 	if err != nil && r.err == nil {
 		r.err = err
