@@ -122,7 +122,9 @@ type wsMsg struct {
 	Step       int64  `json:"step"`
 	TotalSteps int64  `json:"totalSteps"`
 	Error      string `json:"error"`
-	State      map[string]struct {
+	// State has one entry per mode (protocol v2), per-block first.
+	State []struct {
+		Mode     string `json:"mode"`
 		Done     bool   `json:"done"`
 		Errno    string `json:"errno"`
 		Counters struct {
@@ -190,9 +192,9 @@ func (v *viewer) playToEnd(ctx context.Context) (map[string]int64, error) {
 		}
 		done := true
 		out := map[string]int64{}
-		for k, st := range m.State {
+		for _, st := range m.State {
 			done = done && st.Done
-			out[k] = st.Counters.Calls
+			out[st.Mode] = st.Counters.Calls
 		}
 		if done {
 			return out, nil
