@@ -79,7 +79,8 @@ type ImagePage struct {
 	Features     []string
 	Current      []KV
 	Files        []FileItem
-	FilesMore    int // entries left out of Files to keep the page small
+	FilesMore    int      // > 0 when paths were left out of Files to keep the page small
+	Problems     []string // what the listing stepped over (a damaged or hostile tree)
 	MainSegments uint32
 	BlocksPerSeg uint32
 }

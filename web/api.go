@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"net/http"
 	"strconv"
 	"strings"
@@ -37,30 +39,138 @@ func (s *Server) handleListImages(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// inspectBody is GET /api/images/{id}: the CLI's `inspect --json` shape
-// plus the image's identity.
+// inspectBody is GET /api/images/{id}: the CLI's `inspect --json` shape plus the image's identity,
+// a page of the paths at a time.
 type inspectBody struct {
-	ID     string        `json:"id"`
-	Name   string        `json:"name"`
-	Size   int64         `json:"size"`
-	Format imgio.Format  `json:"format"`
-	Volume imgio.Volume  `json:"volume"`
-	Files  []imgio.Entry `json:"files"`
+	ID       string        `json:"id"`
+	Name     string        `json:"name"`
+	Size     int64         `json:"size"`
+	Format   imgio.Format  `json:"format"`
+	Volume   imgio.Volume  `json:"volume"`
+	Files    []imgio.Entry `json:"files"`
+	Next     string        `json:"next,omitempty"` // more paths follow: pass as ?after=
+	Problems []listProblem `json:"problems"`       // what the listing stepped over (up to this page)
+	Dropped  int           `json:"problemsDropped,omitempty"`
 }
 
+// listProblem is an imgio.ListProblem as JSON.
+type listProblem struct {
+	Path  string `json:"path"`
+	Count int    `json:"count"`
+	Error string `json:"error"`
+}
+
+func listProblems(ps imgio.ListProblems) ([]listProblem, int) {
+	out := make([]listProblem, 0, len(ps.List))
+	for _, p := range ps.List {
+		out = append(out, listProblem{Path: p.Path, Count: p.Count, Error: p.Err.Error()})
+	}
+	return out, ps.Dropped
+}
+
+// Listing pages: a listing's memory and answer are bounded by its page, whatever the image holds.
+const (
+	defaultListPage = 10000
+	maxListPage     = 100000
+)
+
+// listLimit reads ?limit= (default def, at most most).
+func listLimit(r *http.Request, def, most int) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > most {
+		return 0, &ParamError{Name: "limit", Msg: fmt.Sprintf("%q: want 1 to %d", v, most)}
+	}
+	return n, nil
+}
+
+// errPageFull stops a walk once a page is full.
+var errPageFull = errors.New("page full")
+
+// handleInspect answers GET /api/images/{id}[?after=PATH&limit=N]: the volume and a page of the
+// image's paths in walk order ("/" first, then depth first by name), from just after PATH. A damaged
+// or hostile tree (a dentry block reached twice, a path over PATH_MAX) is listed as far as it is
+// sound, and what was stepped over is in "problems".
 func (s *Server) handleInspect(w http.ResponseWriter, r *http.Request) {
 	si, err := s.image(chi.URLParam(r, "id"))
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	files, err := si.Image.Files()
+	limit, err := listLimit(r, defaultListPage, maxListPage)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, inspectBody{ID: si.ID, Name: si.Name, Size: si.Size, Format: si.Format,
-		Volume: si.Image.Volume(), Files: files})
+	after := r.URL.Query().Get("after")
+	body := inspectBody{ID: si.ID, Name: si.Name, Size: si.Size, Format: si.Format, Volume: si.Image.Volume(),
+		Files: []imgio.Entry{}}
+	skipping := after != ""
+	probs, err := si.Image.Walk(r.Context(), func(e imgio.Entry) error {
+		if skipping {
+			skipping = e.Path != after
+			return nil
+		}
+		if len(body.Files) == limit {
+			body.Next = body.Files[limit-1].Path
+			return errPageFull
+		}
+		body.Files = append(body.Files, e)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errPageFull) {
+		s.Error(w, r, err)
+		return
+	}
+	body.Problems, body.Dropped = listProblems(probs)
+	writeJSON(w, http.StatusOK, body)
+}
+
+// dirBody is GET /api/images/{id}/dir: imgio.DirPage as JSON.
+type dirBody struct {
+	Dir      imgio.Entry   `json:"dir"`
+	Entries  []imgio.Entry `json:"entries"`
+	More     bool          `json:"more"`
+	Next     string        `json:"next,omitempty"`
+	Problems []listProblem `json:"problems"`
+	Dropped  int           `json:"problemsDropped,omitempty"`
+}
+
+// handleDir answers GET /api/images/{id}/dir?path=DIR[&after=NAME&limit=N]: one page of one
+// directory, sorted by name (the image page's tree opens directories with it).
+func (s *Server) handleDir(w http.ResponseWriter, r *http.Request) {
+	si, err := s.image(chi.URLParam(r, "id"))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	dir := q.Get("path")
+	if dir == "" {
+		dir = "/"
+	}
+	limit, err := listLimit(r, imgio.MaxDirPage, imgio.MaxDirPage)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	page, err := si.Image.ReadDir(r.Context(), dir, q.Get("after"), limit)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = &NotFoundError{What: "path", Name: dir}
+		}
+		s.Error(w, r, err)
+		return
+	}
+	body := dirBody{Dir: page.Dir, Entries: page.Entries, More: page.More, Next: page.Next}
+	if body.Entries == nil {
+		body.Entries = []imgio.Entry{}
+	}
+	body.Problems, body.Dropped = listProblems(page.Problems)
+	writeJSON(w, http.StatusOK, body)
 }
 
 // lookup resolves the image {id} and the "path" query parameter.

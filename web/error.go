@@ -118,6 +118,9 @@ func (s *Server) errorStatus(err error) (int, string) {
 		return http.StatusServiceUnavailable, "cancelled: the client left or the server is shutting down"
 	case errors.As(err, &ce):
 		return http.StatusBadRequest, err.Error()
+	case errors.Is(err, imgio.ErrNameTooLong):
+		// A path over PATH_MAX (4096 bytes) or a name over 255: the kernel says ENAMETOOLONG.
+		return http.StatusBadRequest, err.Error() + " (ENAMETOOLONG)"
 	case errors.As(err, &me):
 		return http.StatusMisdirectedRequest, err.Error()
 	case errors.As(err, &coe):

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"bytes"
 	"fmt"
 	"net/http"
@@ -117,11 +118,6 @@ func (s *Server) handleImagePage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	entries, err := si.Image.Files()
-	if err != nil {
-		s.pageError(w, r, err)
-		return
-	}
 	v := si.Image.Volume()
 	p := templates.ImagePage{
 		Layout:       s.layout(si.Name, "js/image.js", imageCrumb(si, false)),
@@ -140,15 +136,28 @@ func (s *Server) handleImagePage(w http.ResponseWriter, r *http.Request) {
 			Title: fmt.Sprintf("active log %d (CURSEG_%s)", c.Log, strings.ToUpper(strings.ReplaceAll(c.Type, "-", "_"))),
 		})
 	}
-	// A tree of a million entries would make a page no browser wants;
-	// the JSON API lists everything.
+	// The tree shows the first maxTree paths in walk order, read lazily: a listing stops when the
+	// page is full, so an image of a million files (or a crafted directory that lists millions)
+	// costs a page. The JSON API pages through the rest; a damaged tree is listed as far as it is
+	// sound, with what was stepped over said below it.
 	const maxTree = 5000
-	for i, e := range entries {
-		if i == maxTree {
-			p.FilesMore = len(entries) - maxTree
-			break
+	probs, err := si.Image.Walk(r.Context(), func(e imgio.Entry) error {
+		if len(p.Files) == maxTree {
+			p.FilesMore = 1
+			return errPageFull
 		}
 		p.Files = append(p.Files, fileItem(e))
+		return nil
+	})
+	if err != nil && !errors.Is(err, errPageFull) {
+		s.pageError(w, r, err)
+		return
+	}
+	for _, pr := range probs.List {
+		p.Problems = append(p.Problems, pr.Error())
+	}
+	if probs.Dropped > 0 {
+		p.Problems = append(p.Problems, fmt.Sprintf("and %d more problems", probs.Dropped))
 	}
 	s.render(w, r, http.StatusOK, templates.Image(p))
 }

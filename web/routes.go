@@ -67,6 +67,7 @@ func (s *Server) Handler() http.Handler {
 				r.Use(s.holdImage)
 				r.Get("/", s.handleInspect)
 				r.Delete("/", s.handleDeleteImage) // web/images.go
+				r.Get("/dir", s.handleDir)
 				r.Get("/map", s.handleMap)
 				r.Get("/dnodes", s.handleDnodes)
 				r.Get("/run", s.handleRun)

@@ -12,9 +12,12 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -602,5 +605,67 @@ func TestMapFollowsSymlinks(t *testing.T) {
 	}
 	if m.Path != "/cases/contiguous.bin" || len(m.Extents) != 1 || m.Extents[0].Addr != 22528 || m.Extents[0].Count != 1024 {
 		t.Fatalf("map of /docs/contiguous.link = %+v", m)
+	}
+}
+
+// TestListingPages: GET /api/images/{id} pages through every path in walk order with ?after=&limit=,
+// and /dir lists one directory a page at a time; together they give exactly the whole listing.
+func TestListingPages(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	var whole inspectBody
+	if code := ts.get(t, "/api/images/demo", &whole); code != 200 || len(whole.Files) < 40 || whole.Next != "" || len(whole.Problems) != 0 {
+		t.Fatalf("whole listing: %d, %d files, next %q, problems %v", code, len(whole.Files), whole.Next, whole.Problems)
+	}
+	var paged []imgio.Entry
+	after := ""
+	for {
+		var page inspectBody
+		if code := ts.get(t, "/api/images/demo?limit=7&after="+url.QueryEscape(after), &page); code != 200 {
+			t.Fatalf("page after %q: %d", after, code)
+		}
+		paged = append(paged, page.Files...)
+		if page.Next == "" {
+			break
+		}
+		if len(page.Files) != 7 || page.Next != page.Files[6].Path {
+			t.Fatalf("page after %q: %d files, next %q", after, len(page.Files), page.Next)
+		}
+		after = page.Next
+	}
+	if !reflect.DeepEqual(paged, whole.Files) {
+		t.Fatalf("pages give %d paths, the whole listing %d", len(paged), len(whole.Files))
+	}
+	var names []string
+	after = ""
+	for {
+		var d dirBody
+		if code := ts.get(t, "/api/images/demo/dir?path=/docs&limit=2&after="+url.QueryEscape(after), &d); code != 200 {
+			t.Fatalf("dir page: %d", code)
+		}
+		for _, e := range d.Entries {
+			names = append(names, e.Path)
+		}
+		if !d.More {
+			break
+		}
+		after = d.Next
+	}
+	var want []string
+	for _, e := range whole.Files {
+		if path.Dir(e.Path) == "/docs" {
+			want = append(want, e.Path)
+		}
+	}
+	if !reflect.DeepEqual(names, want) {
+		t.Fatalf("/docs by pages: %v, want %v", names, want)
+	}
+	for _, bad := range []string{"/api/images/demo?limit=0", "/api/images/demo?limit=100001", "/api/images/demo/dir?path=/docs&limit=1001"} {
+		if code := ts.get(t, bad, nil); code != 400 {
+			t.Errorf("%s: %d, want 400", bad, code)
+		}
+	}
+	if code := ts.get(t, "/api/images/demo/dir?path=/nope", nil); code != 404 {
+		t.Errorf("/dir of a missing path: %d", code)
 	}
 }

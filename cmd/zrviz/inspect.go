@@ -36,6 +36,15 @@ func openImage(ctx context.Context, name string) (*imgio.Image, error) {
 type inspectOutput struct {
 	Volume imgio.Volume  `json:"volume"`
 	Files  []imgio.Entry `json:"files"`
+	// Problems is what the listing stepped over (a dentry block reached twice, a path over
+	// PATH_MAX, an unreadable inode), as fsck.f2fs would report it.
+	Problems []inspectProblem `json:"problems"`
+}
+
+type inspectProblem struct {
+	Path  string `json:"path"`
+	Count int    `json:"count"`
+	Error string `json:"error"`
 }
 
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -53,14 +62,38 @@ func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer img.Close()
-	files, err := img.Files()
+	var files []imgio.Entry
+	probs, err := img.Walk(ctx, func(e imgio.Entry) error {
+		files = append(files, e)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return writeJSON(stdout, inspectOutput{Volume: img.Volume(), Files: files})
+	out := inspectOutput{Volume: img.Volume(), Files: files, Problems: []inspectProblem{}}
+	for _, p := range probs.List {
+		out.Problems = append(out.Problems, inspectProblem{Path: p.Path, Count: p.Count, Error: p.Err.Error()})
 	}
-	return writeInspectText(stdout, img, files)
+	if probs.Dropped > 0 {
+		out.Problems = append(out.Problems, inspectProblem{Count: probs.Dropped, Error: "more problems, not listed"})
+	}
+	if *asJSON {
+		return writeJSON(stdout, out)
+	}
+	if err := writeInspectText(stdout, img, files); err != nil {
+		return err
+	}
+	if len(out.Problems) > 0 {
+		fmt.Fprintf(stdout, "\nThe listing stepped over %d problem(s):\n", probs.Len())
+		for _, p := range out.Problems {
+			fmt.Fprintf(stdout, "  %s: %s", p.Path, p.Error)
+			if p.Count > 1 {
+				fmt.Fprintf(stdout, " (%d times)", p.Count)
+			}
+			fmt.Fprintln(stdout)
+		}
+	}
+	return nil
 }
 
 func writeJSON(w io.Writer, v any) error {
