@@ -375,12 +375,10 @@ func (s *Server) handleRunPage(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	var step int64
-	if v := q.Get("step"); v != "" {
-		if step, err = request.ParseSize("step", v); err != nil || step < 0 {
-			s.pageError(w, r, &ParamError{Name: "step", Msg: "want a non-negative integer"})
-			return
-		}
+	step, err := stepParam(q)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
 	}
 	s.renderRunPage(w, r, t, step, "")
 }
@@ -419,6 +417,19 @@ func (s *Server) renderRunPage(w http.ResponseWriter, r *http.Request, t *runTar
 	s.render(w, r, http.StatusOK, templates.Run(p))
 }
 
+// stepParam reads a view's ?step= (0 when absent).
+func stepParam(q url.Values) (int64, error) {
+	v := q.Get("step")
+	if v == "" {
+		return 0, nil
+	}
+	step, err := request.ParseSize("step", v)
+	if err != nil || step < 0 {
+		return 0, &ParamError{Name: "step", Msg: "want a non-negative integer"}
+	}
+	return step, nil
+}
+
 // handleSandboxRun serves /sandbox/run?slots=L&mode=M: the player on a sandbox slot list.
 func (s *Server) handleSandboxRun(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -427,12 +438,10 @@ func (s *Server) handleSandboxRun(w http.ResponseWriter, r *http.Request) {
 		s.pageError(w, r, err)
 		return
 	}
-	var step int64
-	if v := q.Get("step"); v != "" {
-		if step, err = request.ParseSize("step", v); err != nil || step < 0 {
-			s.pageError(w, r, &ParamError{Name: "step", Msg: "want a non-negative integer"})
-			return
-		}
+	step, err := stepParam(q)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
 	}
 	s.renderRunPage(w, r, t, step, "")
 }

@@ -203,15 +203,8 @@ func (r *room) setRunLocked(t *runTarget, o *player.Outline) error {
 	if err != nil {
 		return err
 	}
-	mem, err := r.s.budget.reserve(viewerBytes(o))
+	p, release, err := r.s.newPlayer(o, hold)
 	if err != nil {
-		hold()
-		return err
-	}
-	release := func() { mem(); hold() }
-	p, err := player.New(o)
-	if err != nil {
-		release()
 		return err
 	}
 	if r.release != nil {

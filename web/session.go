@@ -93,12 +93,10 @@ func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	var step int64
-	if v := q.Get("step"); v != "" {
-		if step, err = request.ParseSize("step", v); err != nil || step < 0 {
-			s.Error(w, r, &ParamError{Name: "step", Msg: "want a non-negative integer"})
-			return
-		}
+	step, err := stepParam(q)
+	if err != nil {
+		s.Error(w, r, err)
+		return
 	}
 	pace := q.Get("pace")
 	if pace == "" {
@@ -177,13 +175,8 @@ func (ss *session) open(ctx context.Context, t *runTarget) error {
 	if err != nil {
 		return err
 	}
-	release, err := ss.s.budget.reserve(viewerBytes(o))
+	p, release, err := ss.s.newPlayer(o, func() {})
 	if err != nil {
-		return err
-	}
-	p, err := player.New(o)
-	if err != nil {
-		release()
 		return err
 	}
 	if ss.release != nil {
@@ -192,6 +185,22 @@ func (ss *session) open(ctx context.Context, t *runTarget) error {
 	ss.t, ss.o, ss.p, ss.release, ss.tr = t, o, p, release, player.Tracker{}
 	ss.setPace(ss.pace)
 	return nil
+}
+
+// newPlayer makes a player of o within the memory budget; release gives its memory back and then
+// calls also (what else the caller held for it).
+func (s *Server) newPlayer(o *player.Outline, also func()) (p *player.Player, release func(), err error) {
+	mem, err := s.budget.reserve(viewerBytes(o))
+	if err != nil {
+		also()
+		return nil, nil, err
+	}
+	release = func() { mem(); also() }
+	if p, err = player.New(o); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return p, release, nil
 }
 
 // setPace sets the play speed from a pace: the run plays to its end in that many seconds, however
