@@ -1,8 +1,8 @@
 package web
 
 import (
-	"errors"
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
