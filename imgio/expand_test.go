@@ -289,6 +289,9 @@ func xMakeFixtures(tb testing.TB, dir, img string) []xFixture {
 // TestExpandTools expands a real F2FS image after each real tool packed it, and checks that the
 // result is byte-identical and sparse.
 func TestExpandTools(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: compresses a 64 MiB image with every tool")
+	}
 	dir := t.TempDir()
 	img := xMakeImage(t, dir, 64, 1)
 	orig, err := os.ReadFile(img)
@@ -462,6 +465,9 @@ func TestExpandExactLimit(t *testing.T) {
 // TestExpandTruncated cuts every compressed form of a real image at many offsets: each cut must give
 // an error wrapping io.ErrUnexpectedEOF, never a panic, a hang or a silent short image.
 func TestExpandTruncated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: every format cut at many offsets")
+	}
 	dir := t.TempDir()
 	img := xImagePrefix(t, dir, 8<<20)
 	type input struct {
