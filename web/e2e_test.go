@@ -238,6 +238,9 @@ func frameP95(t *testing.T, ctx context.Context) float64 {
 }
 
 func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	base := ts.ts.URL
@@ -514,4 +517,57 @@ func makeGzImage(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return gz
+}
+
+// loadAverage returns the 1-, 5- and 15-minute load averages, for the figures' context.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// TestBrowserFrameTime records the player's own 95th-percentile draw time (data-testid="frame-p95")
+// while bench64 plays in both modes at the default pace and while sparse-9g plays at full speed, at
+// 1280×720 and 1920×1080. It is a benchmark in test form: it logs the figures for
+// docs/performance.md and asserts nothing about time (the machine is shared).
+func TestBrowserFrameTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium, about two minutes of playing")
+	}
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	base := ts.ts.URL
+	for _, size := range [][2]int{{1280, 720}, {1920, 1080}} {
+		name := fmt.Sprintf("%dx%d", size[0], size[1])
+		t.Run("bench64 both default pace "+name, func(t *testing.T) {
+			ctx := tab(t)
+			do(t, ctx, chromedp.EmulateViewport(int64(size[0]), int64(size[1])),
+				chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}})))
+			waitStatus(t, ctx, 30*time.Second, "paused")
+			start := time.Now()
+			do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-play"]`)))
+			waitStatus(t, ctx, 2*time.Minute, "done")
+			played := time.Since(start)
+			p95 := frameP95(t, ctx)
+			t.Logf("frame-p95 %s bench64 both, default pace: %.2f ms over %s draws; played in %.1f s; load average %s",
+				name, p95, text(t, ctx, "frame-samples"), played.Seconds(), loadAverage())
+		})
+		t.Run("sparse-9g full speed "+name, func(t *testing.T) {
+			ctx := tab(t)
+			do(t, ctx, chromedp.EmulateViewport(int64(size[0]), int64(size[1])),
+				chromedp.Navigate(runURL(base, "/cases/sparse-9g.bin", url.Values{"mode": {"both"}})))
+			waitStatus(t, ctx, time.Minute, "paused")
+			playFull(t, ctx)
+			waitStatus(t, ctx, 3*time.Minute, "ENOSPC", "done")
+			p95 := frameP95(t, ctx)
+			t.Logf("frame-p95 %s sparse-9g both, full speed: %.2f ms over %s draws; step %s; load average %s",
+				name, p95, text(t, ctx, "frame-samples"), text(t, ctx, "step"), loadAverage())
+		})
+	}
 }
