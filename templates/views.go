@@ -128,6 +128,13 @@ type FilePage struct {
 	Dnodes  []DnodeItem
 	Presets []Preset
 	Err     string // why the map could not be read, when it could not
+	// MapNext is the file block index where the extents the page leaves out start (0: none left
+	// out); MapURL is the map API's page from there. DnodesLeft counts the dnodes not listed,
+	// DnodesURL is the API that lists them all.
+	MapNext    uint64
+	MapURL     string
+	DnodesLeft int
+	DnodesURL  string
 	// MainBlkaddr and BlocksPerSeg let the block map colour each block by
 	// its own segment.
 	MainBlkaddr  uint32

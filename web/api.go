@@ -194,30 +194,44 @@ func (s *Server) lookup(r *http.Request) (*StoredImage, *imgio.File, error) {
 	return si, f, nil
 }
 
-// mapBody is GET /api/images/{id}/map: the CLI's `map --json` shape.
+// mapBody is GET /api/images/{id}/map: the CLI's `map --json` shape, a page at a time.
 type mapBody struct {
 	Path    string         `json:"path"`
 	Ino     uint32         `json:"ino"`
 	Size    int64          `json:"size"`
+	From    uint64         `json:"from"`
 	Extents []imgio.Extent `json:"extents"`
+	Next    uint64         `json:"next,omitempty"` // more extents follow: pass as ?from=
 }
 
+// handleMap answers GET /api/images/{id}/map?path=P[&from=N&limit=L]: the file's extents from file
+// block index N (default 0), at most L of them (default defaultMapPage, at most maxMapPage), and
+// "next" when more follow (web/filemap.go).
 func (s *Server) handleMap(w http.ResponseWriter, r *http.Request) {
-	_, f, err := s.lookup(r)
+	si, f, err := s.lookup(r)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	ext, err := f.Extents()
+	limit, err := listLimit(r, defaultMapPage, maxMapPage)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	if ext == nil {
-		ext = []imgio.Extent{}
+	var from uint64
+	if v := r.URL.Query().Get("from"); v != "" {
+		if from, err = strconv.ParseUint(v, 10, 64); err != nil {
+			s.Error(w, r, &ParamError{Name: "from", Msg: strconv.Quote(v) + " is not a file block index"})
+			return
+		}
+	}
+	ext, next, err := mapPage(r.Context(), si.Image, f, from, limit)
+	if err != nil {
+		s.Error(w, r, err)
+		return
 	}
 	in := f.Inode()
-	writeJSON(w, http.StatusOK, mapBody{Path: f.Path(), Ino: in.Ino, Size: in.Size, Extents: ext})
+	writeJSON(w, http.StatusOK, mapBody{Path: f.Path(), Ino: in.Ino, Size: in.Size, From: from, Extents: ext, Next: next})
 }
 
 // dnodeInfo is one node of GET /api/images/{id}/dnodes.

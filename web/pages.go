@@ -263,17 +263,28 @@ func (s *Server) handleFilePage(w http.ResponseWriter, r *http.Request) {
 	p.Presets = presets(in.Size, v.BlockSize)
 	// A broken node is shown on the page rather than failing it: the
 	// inode and the rest of the map are still worth seeing.
+	// The page shows the first fileMapExtents extents and fileMapDnodes dnodes (web/filemap.go): a
+	// crafted file of a million extents is a page of a few MB, and the map API pages through the rest.
 	var msgs []string
-	if ext, err := f.Extents(); err != nil {
+	if ext, next, err := mapPage(r.Context(), si.Image, f, 0, fileMapExtents); err != nil {
 		msgs = append(msgs, s.pageMsg(err))
 	} else {
 		for _, e := range ext {
 			p.Extents = append(p.Extents, extentItem(v, e))
 		}
+		if next > 0 {
+			p.MapNext = next
+			p.MapURL = fmt.Sprintf("/api/images/%s/map?path=%s&from=%d", url.PathEscape(si.ID), url.QueryEscape(f.Path()), next)
+		}
 	}
 	if dn, err := f.Dnodes(); err != nil {
 		msgs = append(msgs, s.pageMsg(err))
 	} else {
+		if len(dn) > fileMapDnodes {
+			p.DnodesLeft = len(dn) - fileMapDnodes
+			p.DnodesURL = fmt.Sprintf("/api/images/%s/dnodes?path=%s", url.PathEscape(si.ID), url.QueryEscape(f.Path()))
+			dn = dn[:fileMapDnodes]
+		}
 		for _, d := range dn {
 			p.Dnodes = append(p.Dnodes, dnodeItem(f, d))
 		}
