@@ -11,9 +11,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/web"
 )
 
@@ -30,9 +32,11 @@ type serveConfig struct {
 	maxUploads, maxUploadsPerClient int
 	// uploadMinRate is the slowest accepted upload, bytes a second; 0 means no minimum.
 	uploadMinRate int64
-	allowedHosts  []string
-	images        []string
-	quiet         bool
+	// maxMemory is the memory budget of viewers, outlines and large answers; 0 means no bound.
+	maxMemory    int64
+	allowedHosts []string
+	images       []string
+	quiet        bool
 }
 
 // stringsFlag is a repeatable string flag.
@@ -48,7 +52,7 @@ func (f *stringsFlag) Set(s string) error {
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--data-dir DIR] [--max-store SIZE] [--max-upload SIZE] [--max-expanded SIZE] [--allowed-host NAME]... [--quiet] [IMG ...]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--data-dir DIR] [--max-store SIZE] [--max-upload SIZE] [--max-expanded SIZE] [--max-memory SIZE] [--allowed-host NAME]... [--quiet] [IMG ...]", stderr)
 	var cfg serveConfig
 	fs.StringVar(&cfg.addr, "addr", web.DefaultAddr, "listen `HOST:PORT`; binding beyond loopback exposes uploads to the network")
 	maxUpload := sizeFlag{n: web.DefaultMaxUpload, nonNegative: true}
@@ -62,12 +66,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&cfg.maxUploadsPerClient, "max-uploads-per-client", web.DefaultMaxUploadsPerClient, "uploads received at once from one IP address (`N`)")
 	minRate := sizeFlag{n: web.DefaultUploadMinRate, nonNegative: true}
 	fs.Var(&minRate, "upload-min-rate", "slowest accepted upload, `SIZE` per second over 30 s of waiting (default 32KiB; 0 = no minimum)")
+	maxMemory := sizeFlag{n: defaultMaxMemory(), nonNegative: true}
+	fs.Var(&maxMemory, "max-memory", fmt.Sprintf("memory `SIZE` the server may hold for viewers, outlines and large answers; past it new work gets 503 with Retry-After (default %s: a quarter of this machine's memory, at most 2GiB; 0 = no bound)", units.Bytes(maxMemory.n)))
 	fs.Var((*stringsFlag)(&cfg.allowedHosts), "allowed-host", "also answer requests for host `NAME` (or NAME:PORT): a reverse proxy's or the machine's name; repeatable. Other names get 421")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "log warnings and errors only")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg.maxUpload, cfg.maxExpanded, cfg.maxStore, cfg.uploadMinRate = maxUpload.n, maxExpanded.n, maxStore.n, minRate.n
+	cfg.maxMemory = maxMemory.n
 	if cfg.maxUploads < 1 || cfg.maxUploadsPerClient < 1 {
 		return usageError{"--max-uploads and --max-uploads-per-client must be at least 1"}
 	}
@@ -94,12 +101,15 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	}
 	wc := web.Config{Addr: cfg.addr, MaxUpload: cfg.maxUpload, DataDir: cfg.dataDir, MaxExpanded: cfg.maxExpanded,
 		MaxStore: cfg.maxStore, MaxUploads: cfg.maxUploads, MaxUploadsPerClient: cfg.maxUploadsPerClient,
-		UploadMinRate: cfg.uploadMinRate, AllowedHosts: cfg.allowedHosts, Logger: logger}
+		UploadMinRate: cfg.uploadMinRate, AllowedHosts: cfg.allowedHosts, MaxMemory: cfg.maxMemory, Logger: logger}
 	if wc.MaxStore == 0 {
 		wc.MaxStore = -1 // the flag's 0 is "no bound"; web's 0 is its default
 	}
 	if wc.UploadMinRate == 0 {
 		wc.UploadMinRate = -1
+	}
+	if wc.MaxMemory == 0 {
+		wc.MaxMemory = -1
 	}
 	srv, err := web.NewServer(wc)
 	if err != nil {
@@ -166,6 +176,27 @@ func imageID(img *imgio.Image) string {
 	h := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%d|%d|%d|%d", v.UUID, v.CheckpointVersion, v.ValidBlockCount,
 		v.ValidNodeCount, v.FreeSegmentCount, img.Size()))
 	return hex.EncodeToString(h[:6])
+}
+
+// defaultMaxMemory is --max-memory's default: a quarter of the machine's memory (MemTotal in
+// /proc/meminfo), at most web.DefaultMaxMemory and at least 256 MiB; web.DefaultMaxMemory where the
+// machine's memory is unknown.
+func defaultMaxMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return web.DefaultMaxMemory
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+			f := strings.Fields(v)
+			if len(f) == 2 && f[1] == "kB" {
+				if kb, err := strconv.ParseInt(f[0], 10, 64); err == nil && kb > 0 {
+					return min(max(kb<<10/4, 256<<20), web.DefaultMaxMemory)
+				}
+			}
+		}
+	}
+	return web.DefaultMaxMemory
 }
 
 func isLoopback(host string) bool {

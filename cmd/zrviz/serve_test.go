@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/zrviz/zrviz/web"
+)
+
+// TestServeMaxMemory: --max-memory is the server's memory budget: a run answer that needs more than
+// it is refused with 503 and Retry-After; 0 means no bound; the default is a quarter of the
+// machine's memory within [256 MiB, web.DefaultMaxMemory].
+func TestServeMaxMemory(t *testing.T) {
+	if d := defaultMaxMemory(); d < 256<<20 || d > web.DefaultMaxMemory {
+		t.Errorf("default --max-memory %d, want 256 MiB to %d", d, web.DefaultMaxMemory)
+	}
+	for _, tc := range []struct {
+		limit string
+		code  int
+	}{{"1MiB", http.StatusServiceUnavailable}, {"0", http.StatusOK}} {
+		t.Run(tc.limit, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			pr, pw := io.Pipe()
+			done := make(chan error, 1)
+			go func() {
+				done <- Main(ctx, []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--quiet", "--max-memory", tc.limit}, pw, io.Discard)
+				pw.Close()
+			}()
+			defer func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("serve: %v", err)
+				}
+			}()
+			line, err := bufio.NewReader(pr).ReadString('\n')
+			if err != nil {
+				t.Fatalf("serve printed nothing: %v", err)
+			}
+			go io.Copy(io.Discard, pr)
+			url := strings.Fields(line[strings.Index(line, "http://"):])[0]
+			// The run API reserves about 1 MiB + 48 bytes a slot per mode (16,384 slots, both modes).
+			res, err := http.Get(url + "api/images/demo/run?path=/seed/bench64.bin")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if res.StatusCode != tc.code {
+				t.Fatalf("--max-memory %s: run API %d %.200s, want %d", tc.limit, res.StatusCode, body, tc.code)
+			}
+			if tc.code == http.StatusServiceUnavailable && (res.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "memory")) {
+				t.Errorf("503 without Retry-After or a word about memory: %v %s", res.Header, body)
+			}
+		})
+	}
+}
