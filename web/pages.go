@@ -229,9 +229,9 @@ func lookupFile(si *StoredImage, r *http.Request, follow bool) (*imgio.File, err
 		return nil, &ParamError{Name: "path", Msg: "missing"}
 	}
 	if follow {
-		return si.Image.Resolve(p)
+		return si.Image.ResolveContext(r.Context(), p)
 	}
-	return si.Image.Lookup(p)
+	return si.Image.LookupContext(r.Context(), p)
 }
 
 // handleFilePage serves GET /images/{id}/file?path=: a file's block map.

@@ -189,7 +189,7 @@ func (s *Server) resolvePath(ctx context.Context, si *StoredImage, path string) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := si.Image.Resolve(path)
+	f, err := si.Image.ResolveContext(ctx, path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &NotFoundError{What: "path", Name: path}
