@@ -37,59 +37,82 @@ const (
 )
 
 // scalars is every piece of engine state that is a plain value, so a
-// checkpoint is one copy.
+// checkpoint is one copy. It is grouped by the kernel function whose
+// state each part is.
 type scalars struct {
-	step     int64
-	phase    phase
-	ret      phase
-	lastSlot uint64
-	errno    string
-	errEv    Event // the error event, for Result.Message
+	step     int64  // events emitted so far
+	lastSlot uint64 // the last event's slot
+	errno    string // the call's error so far ("" = none)
+	msg      string // its kernel log line, for Result.Message
+	phase    phase  // what the next event is
 
-	validBlocks uint64
-	validNodes  uint32
-	iBlocks     uint64
-	iSize       int64
-	newSize     int64
-	advise      uint8
-	inline      uint8
-	needFsck    bool
-	hotBlkoff   uint32
-	coldBlkoff  uint32
-	hiWater     uint64 // one past the highest slot made non-NULL
-
-	pgStart, pgEnd   uint64
-	offStart, offEnd uint32
-	index            uint64
-
-	// allocation of missing nodes on a path (chunk or fill page)
-	alloc  [3]nodeKey
-	allocN int
-	allocI int
-
-	fillIdx   uint64
-	fillStart uint32
-	fillLen   uint32
-	fillWhich uint8
-
-	chunkOrd  int32
-	inChunk   bool
-	chunk     dnodePos
-	lo, hi    uint64
-	pos       uint64
-	leaveSlot uint64
-	chunkDirt bool
-
-	blkstart, blklen uint32 // batched pending run
-	blkslot          uint64 // the slot that started it
-	vstart, vlen     uint32 // run tracking for stats, both modes
-
-	invStart, invLen, invNext uint32
-	invReason                 Action
-	invSlot                   uint64
+	counters counters   // what the call changes besides slots and SIT
+	zr       zeroRange  // f2fs_zero_range: pages and progress
+	alloc    nodeAlloc  // missing nodes of the path being resolved
+	fill     fillState  // the partial page fill_zero works on
+	chunk    chunkState // the dnode chunk f2fs_do_zero_range works on
+	run      pendingRun // batched pass 2's pending run
+	call     invCall    // the f2fs_invalidate_blocks call being made
+	track    runTrack   // contiguous invalidated blocks (Stats.Runs), both modes
 
 	stats Stats
 }
+
+// counters are the volume's and the inode's values the call changes,
+// what Result and the next request's Input report.
+type counters struct {
+	validBlocks uint64 // valid_block_count
+	iBlocks     uint64 // i_blocks
+	iSize       int64  // i_size
+	hiWater     uint64 // one past the highest slot made non-NULL
+	validNodes  uint32 // valid_node_count
+	// Next free block offsets of the hot and cold data logs (the inline
+	// conversion writes there).
+	hotBlkoff, coldBlkoff uint32
+	advise                uint8 // i_advise
+	inline                uint8 // i_inline
+	needFsck              bool  // SBI_NEED_FSCK
+}
+
+// zeroRange is f2fs_zero_range's page arithmetic (§3) and progress.
+type zeroRange struct {
+	pgStart, pgEnd   uint64
+	index            uint64 // first page of the next dnode chunk
+	newSize          int64  // i_size once the call returns (unless KEEP_SIZE)
+	offStart, offEnd uint32
+}
+
+// nodeAlloc lists the nodes ALLOC_NODE creates on one path, parents
+// first: keys[next:n] are still to come.
+type nodeAlloc struct {
+	keys    [3]nodeKey
+	n, next int
+}
+
+// fillState is fill_zero(idx, start, len) of a partial page.
+type fillState struct {
+	idx        uint64
+	start, len uint32
+	which      uint8 // fillSingle, fillHead or fillTail
+}
+
+// chunkState is f2fs_do_zero_range(dn, lo, hi) over one dnode; the
+// engine's buf holds the dnode's slots while in is set.
+type chunkState struct {
+	node   dnodePos
+	lo, hi uint64 // the chunk's slots [lo, hi)
+	pos    uint64 // pass 2's next slot
+	leave  uint64 // the slot where pass 2 stopped or ended (chunk-leave's)
+	nulls  uint32 // NULL slots in [lo, hi) before pass 1 (at most 1018)
+	ord    int32  // ordinal; -1 before the first chunk
+	in     bool   // between chunk-enter and chunk-leave
+	dirty  bool   // buf differs from the overlay's record
+}
+
+// runTrack is the physically contiguous run of invalidated blocks
+// [start, end) being counted for Stats.Runs. Empty, it is [0, 0), which no
+// invalidated block continues (block 0 is NULL_ADDR).
+type runTrack struct{ start, end uint32 }
 
 type engine struct {
 	in    Input
@@ -97,13 +120,13 @@ type engine struct {
 	mode  Mode
 	slots *slotOverlay
 	sit   *sitOverlay
-	buf   []uint32
-	fbuf  []uint32
+	buf   []uint32 // the current chunk's dnode slots
+	fbuf  []uint32 // a fill_zero page's dnode slots
 	calls CallList
 	fills []FillZero
 	s     scalars
 	err   error
-	// fastEv is the event fastSlotEvents fills and hands out.
+	// fastEv is where pass 2 builds its events (pass2.go).
 	fastEv Event
 	// onChunk, when set, is called before each chunk's first event (the
 	// checkpoint hook of a seekable Run).
@@ -122,15 +145,17 @@ func newEngine(in Input, req Request, mode Mode) (*engine, error) {
 		slots: newSlotOverlay(in.Slots, in.Inode.geom(), inline),
 		sit:   newSITOverlay(in.SIT, &in.Volume)}
 	e.s = scalars{
-		validBlocks: in.Volume.ValidBlockCount,
-		validNodes:  in.Volume.ValidNodeCount,
-		iBlocks:     in.Inode.Blocks,
-		iSize:       in.Inode.Size,
-		advise:      in.Inode.Advise,
-		inline:      in.Inode.Inline,
-		hotBlkoff:   in.Volume.HotDataBlkoff,
-		coldBlkoff:  in.Volume.ColdDataBlkoff,
-		chunkOrd:    -1,
+		counters: counters{
+			validBlocks: in.Volume.ValidBlockCount,
+			validNodes:  in.Volume.ValidNodeCount,
+			iBlocks:     in.Inode.Blocks,
+			iSize:       in.Inode.Size,
+			advise:      in.Inode.Advise,
+			inline:      in.Inode.Inline,
+			hotBlkoff:   in.Volume.HotDataBlkoff,
+			coldBlkoff:  in.Volume.ColdDataBlkoff,
+		},
+		chunk: chunkState{ord: -1},
 	}
 	return e, nil
 }
@@ -180,46 +205,36 @@ const settlePhases = 1<<phPages | 1<<phReserve | 1<<phSlots | 1<<phFinalFlush | 
 // next event.
 func (e *engine) settle() {
 	s := &e.s
+	z := &s.zr
 	for {
 		switch s.phase {
 		case phPages:
 			off, end := uint64(e.req.Offset), uint64(e.req.Offset+e.req.Length)
-			s.pgStart, s.pgEnd = off>>12, end>>12
-			s.offStart, s.offEnd = uint32(off&4095), uint32(end&4095)
-			s.newSize = s.iSize
+			z.pgStart, z.pgEnd = off>>12, end>>12
+			z.offStart, z.offEnd = uint32(off&4095), uint32(end&4095)
+			z.newSize = s.counters.iSize
 			switch {
-			case s.pgStart == s.pgEnd:
-				e.startFill(s.pgStart, s.offStart, s.offEnd-s.offStart, fillSingle)
-			case s.offStart != 0:
-				e.startFill(s.pgStart, s.offStart, blockSize-s.offStart, fillHead)
+			case z.pgStart == z.pgEnd:
+				e.startFill(z.pgStart, z.offStart, z.offEnd-z.offStart, fillSingle)
+			case z.offStart != 0:
+				e.startFill(z.pgStart, z.offStart, blockSize-z.offStart, fillHead)
 			default:
-				s.index = s.pgStart
+				z.index = z.pgStart
 				e.nextChunkOrTail()
 			}
 		case phReserve:
-			if e.countNull() == 0 {
+			if s.chunk.nulls == 0 {
 				s.phase = phSlots
 				continue
 			}
 			return
-		case phSlots:
-			if s.pos >= s.hi {
-				s.leaveSlot = s.hi - 1
-				s.phase = phChunkLeave
-				if e.mode == Batched {
-					s.phase = phFinalFlush
-				}
-				continue
-			}
-			return
-		case phFinalFlush:
-			if s.blklen == 0 {
-				s.phase = phChunkLeave
+		case phSlots, phFinalFlush:
+			if !e.settlePass2() {
 				continue
 			}
 			return
 		case phOut:
-			if s.newSize <= s.iSize {
+			if z.newSize <= s.counters.iSize {
 				s.phase = phDone
 			}
 			return
@@ -230,32 +245,21 @@ func (e *engine) settle() {
 }
 
 func (e *engine) startFill(idx uint64, start, length uint32, which uint8) {
-	s := &e.s
-	s.fillIdx, s.fillStart, s.fillLen, s.fillWhich = idx, start, length, which
-	s.phase = phFillEnter
+	e.s.fill = fillState{idx: idx, start: start, len: length, which: which}
+	e.s.phase = phFillEnter
 }
 
 func (e *engine) nextChunkOrTail() {
 	s := &e.s
+	z := &s.zr
 	switch {
-	case s.index < s.pgEnd:
+	case z.index < z.pgEnd:
 		s.phase = phChunkEnter
-	case s.offEnd != 0:
-		e.startFill(s.pgEnd, 0, s.offEnd, fillTail)
+	case z.offEnd != 0:
+		e.startFill(z.pgEnd, 0, z.offEnd, fillTail)
 	default:
 		s.phase = phOut
 	}
-}
-
-func (e *engine) countNull() int {
-	s := &e.s
-	cnt := 0
-	for _, a := range e.buf[s.lo-s.chunk.start : s.hi-s.chunk.start] {
-		if a == NullAddr {
-			cnt++
-		}
-	}
-	return cnt
 }
 
 // slotOfNext is the slot the next event will be about (after settle).
@@ -266,19 +270,17 @@ func (e *engine) slotOfNext() uint64 {
 	case phStart, phArgErr, phInline:
 		v = 0
 	case phFillEnter, phFillAlloc, phFillPage:
-		v = s.fillIdx
+		v = s.fill.idx
 	case phChunkEnter:
-		v = s.index
+		v = s.zr.index
 	case phChunkAlloc, phReserve:
-		v = s.lo
+		v = s.chunk.lo
 	case phSlots:
-		v = s.pos
-	case phFinalFlush:
-		v = s.leaveSlot
+		v = s.chunk.pos
+	case phFinalFlush, phChunkLeave:
+		v = s.chunk.leave
 	case phInvCall, phInvSeg:
-		v = s.invSlot
-	case phChunkLeave:
-		v = s.leaveSlot
+		v = s.call.slot
 	default:
 		v = s.lastSlot
 	}
@@ -301,53 +303,67 @@ func (e *engine) next(ev *Event) bool {
 	if s.phase == phChunkEnter && e.onChunk != nil {
 		e.onChunk()
 	}
-	*ev = Event{Slot: e.slotOfNext(), Chunk: s.chunkOrd}
+	if pass2Phases&(1<<s.phase) != 0 {
+		ev.clear()
+		k := sink{ev: ev, limit: s.step + 1}
+		return e.pass2(&k)
+	}
+	*ev = Event{Slot: e.slotOfNext(), Chunk: s.chunk.ord}
 	if !e.step(ev) {
 		return false
 	}
 	s.step++
 	ev.Step = s.step
-	ev.Chunk = s.chunkOrd
+	ev.Chunk = s.chunk.ord
 	s.lastSlot = ev.Slot
 	s.stats.Steps = s.step
 	return true
 }
 
+// fail makes ev the call's error (its fields for the message set).
 func (e *engine) fail(ev *Event, errno string, act Action) {
 	ev.Kind, ev.Errno, ev.Action = EvError, errno, act
 	e.s.errno = errno
-	e.s.errEv = *ev
+	e.s.msg = ev.Message()
 }
 
 // reserve is inc_valid_block_count(partial): how many of want fit.
 func (e *engine) reserve(want uint64) uint64 {
 	v := &e.in.Volume
 	avail := int64(v.UserBlockCount) - int64(v.CurrentReservedBlocks) - int64(v.RootReservedBlocks)
-	over := int64(e.s.validBlocks) + int64(want) - avail
+	over := int64(e.s.counters.validBlocks) + int64(want) - avail
 	if over > 0 {
 		want -= min(uint64(over), want)
 	}
 	return want
 }
 
+// findMissing reads which nodes of pos's path the overlay still lacks
+// into s.alloc.
+func (e *engine) findMissing(pos *dnodePos, missing int) {
+	a := &e.s.alloc
+	a.n, a.next = copy(a.keys[:], e.slots.missingNodes(pos, missing)), 0
+}
+
 func (e *engine) allocNode(ev *Event) bool {
 	s := &e.s
-	k := s.alloc[s.allocI]
-	s.allocI++
+	c := &s.counters
+	k := s.alloc.keys[s.alloc.next]
+	s.alloc.next++
 	ev.Node = k.String()
 	v := &e.in.Volume
-	if int64(s.validBlocks)+1+int64(v.CurrentReservedBlocks)+int64(v.RootReservedBlocks) > int64(v.UserBlockCount) ||
-		(v.MaxNodeCount > 0 && s.validNodes+1 > v.MaxNodeCount) {
+	if int64(c.validBlocks)+1+int64(v.CurrentReservedBlocks)+int64(v.RootReservedBlocks) > int64(v.UserBlockCount) ||
+		(v.MaxNodeCount > 0 && c.validNodes+1 > v.MaxNodeCount) {
 		e.fail(ev, "ENOSPC", ActNodeAlloc)
 		return false
 	}
 	ev.Kind = EvNodeAlloc
-	ev.Before = s.validBlocks
-	s.validBlocks++
-	s.validNodes++
-	s.iBlocks++
+	ev.Before = c.validBlocks
+	c.validBlocks++
+	c.validNodes++
+	c.iBlocks++
 	s.stats.NodesAlloc++
-	ev.After = s.validBlocks
+	ev.After = c.validBlocks
 	e.slots.allocate(k)
 	return true
 }
@@ -372,33 +388,43 @@ func (e *engine) validate(a uint32) (Action, error) {
 
 // track counts physically contiguous runs of invalidated blocks.
 func (e *engine) track(a uint32) {
-	s := &e.s
-	if s.vlen > 0 && a == s.vstart+s.vlen {
-		s.vlen++
+	if t := &e.s.track; a == t.end {
+		t.end++
 		return
 	}
+	e.newTrack(a)
+}
+
+// newTrack closes the run being counted and starts one at a. Not inlined,
+// so track (run once per invalidated block) is.
+//
+//go:noinline
+func (e *engine) newTrack(a uint32) {
 	e.closeTrack()
-	s.vstart, s.vlen = a, 1
+	e.s.track = runTrack{start: a, end: a + 1}
 }
 
 func (e *engine) closeTrack() {
 	s := &e.s
-	if s.vlen > 0 {
+	if t := s.track; t.end > t.start {
 		s.stats.Runs++
-		s.stats.RunLengths.add(s.vlen)
-		s.vlen = 0
+		s.stats.RunLengths.add(t.end - t.start)
+		s.track = runTrack{}
 	}
 }
 
 func (e *engine) markHi(idx uint64) {
-	if idx+1 > e.s.hiWater {
-		e.s.hiWater = idx + 1
+	if c := &e.s.counters; idx+1 > c.hiWater {
+		c.hiWater = idx + 1
 	}
 }
 
 // step performs the phase's work and describes it in ev.
 func (e *engine) step(ev *Event) bool {
 	s := &e.s
+	cn := &s.counters
+	z := &s.zr
+	c := &s.chunk
 	v := &e.in.Volume
 	switch s.phase {
 	case phStart:
@@ -407,7 +433,7 @@ func (e *engine) step(ev *Event) bool {
 		switch {
 		case e.argCheck() != "":
 			s.phase = phArgErr
-		case s.inline&InlineData != 0:
+		case cn.inline&InlineData != 0:
 			s.phase = phInline
 		default:
 			s.phase = phPages
@@ -418,7 +444,7 @@ func (e *engine) step(ev *Event) bool {
 	case phInline:
 		ev.Kind = EvInlineConvert
 		s.phase = phPages
-		if s.inline&InlineDataExist != 0 {
+		if cn.inline&InlineDataExist != 0 {
 			if e.reserve(1) == 0 {
 				ev.Count = 1
 				e.fail(ev, "ENOSPC", ActReserve)
@@ -427,9 +453,9 @@ func (e *engine) step(ev *Event) bool {
 			}
 			// __get_segment_type_6: a cold file goes to the cold data
 			// log before FI_HOT_DATA is looked at.
-			segno, k := v.HotDataSegno, s.hotBlkoff
-			if s.advise&AdviseCold != 0 {
-				segno, k = v.ColdDataSegno, s.coldBlkoff
+			segno, k := v.HotDataSegno, cn.hotBlkoff
+			if cn.advise&AdviseCold != 0 {
+				segno, k = v.ColdDataSegno, cn.coldBlkoff
 			}
 			st, err := e.sit.get(segno)
 			if err != nil {
@@ -450,16 +476,16 @@ func (e *engine) step(ev *Event) bool {
 			setBit(&st.disc, k)
 			st.valid++
 			st.class = classify(st.valid, st.class == SegCurrent)
-			if s.advise&AdviseCold != 0 {
-				s.coldBlkoff = k + 1
+			if cn.advise&AdviseCold != 0 {
+				cn.coldBlkoff = k + 1
 			} else {
-				s.hotBlkoff = k + 1
+				cn.hotBlkoff = k + 1
 			}
-			ev.Before = s.validBlocks
-			s.validBlocks++
-			s.iBlocks++
+			ev.Before = cn.validBlocks
+			cn.validBlocks++
+			cn.iBlocks++
 			s.stats.Reserved++
-			ev.After = s.validBlocks
+			ev.After = cn.validBlocks
 			ev.Addr = a
 			if err := e.setSlot(0, a); err != nil {
 				e.err = err
@@ -468,18 +494,17 @@ func (e *engine) step(ev *Event) bool {
 		}
 		// From here the inode's i_addr holds slots; the overlay keeps
 		// reading the old inline bytes as NULL slots.
-		s.inline &^= InlineData | InlineDataExist
+		cn.inline &^= InlineData | InlineDataExist
 	case phFillEnter:
-		pos, buf, missing, err := e.slots.read(s.fillIdx, e.fbuf)
+		pos, buf, missing, err := e.slots.read(s.fill.idx, e.fbuf)
 		e.fbuf = buf
 		if err != nil {
 			e.err = err
 			return false
 		}
-		ks := e.slots.missingNodes(&pos, missing)
-		s.allocN, s.allocI = copy(s.alloc[:], ks), 0
+		e.findMissing(&pos, missing)
 		s.phase = phFillPage
-		if s.allocN > 0 {
+		if s.alloc.n > 0 {
 			s.phase = phFillAlloc
 		}
 		return e.step(ev)
@@ -488,11 +513,12 @@ func (e *engine) step(ev *Event) bool {
 			e.stopFill()
 			break
 		}
-		if s.allocI == s.allocN {
+		if s.alloc.next == s.alloc.n {
 			s.phase = phFillPage
 		}
 	case phFillPage:
-		pos, buf, _, err := e.slots.read(s.fillIdx, e.fbuf)
+		f := &s.fill
+		pos, buf, _, err := e.slots.read(f.idx, e.fbuf)
 		e.fbuf = buf
 		if err != nil {
 			e.err = err
@@ -500,22 +526,22 @@ func (e *engine) step(ev *Event) bool {
 		}
 		a := buf[pos.ofs]
 		ev.State = stateOf(a)
-		ev.Addr, ev.Len = s.fillStart, s.fillLen
-		fz := FillZero{Index: s.fillIdx, Start: s.fillStart, Len: s.fillLen, Before: ev.State}
+		ev.Addr, ev.Len = f.start, f.len
+		fz := FillZero{Index: f.idx, Start: f.start, Len: f.len, Before: ev.State}
 		if a == NullAddr {
 			if e.reserve(1) == 0 {
 				e.fail(ev, "ENOSPC", ActFillReserve)
 				e.stopFill()
 				break
 			}
-			ev.Before = s.validBlocks
-			s.validBlocks++
-			s.iBlocks++
+			ev.Before = cn.validBlocks
+			cn.validBlocks++
+			cn.iBlocks++
 			s.stats.Reserved++
-			ev.After = s.validBlocks
+			ev.After = cn.validBlocks
 			buf[pos.ofs] = NewAddr
 			e.slots.store(pos.start, buf)
-			e.markHi(s.fillIdx)
+			e.markHi(f.idx)
 		} else if isBlock(a) {
 			fz.Addr = a
 		}
@@ -523,39 +549,35 @@ func (e *engine) step(ev *Event) bool {
 		s.stats.FillZeroPages++
 		ev.Kind = EvFillZero
 		end := uint64(e.req.Offset + e.req.Length)
-		switch s.fillWhich {
+		switch f.which {
 		case fillSingle:
-			s.newSize = max(s.newSize, int64(end))
+			z.newSize = max(z.newSize, int64(end))
 			s.phase = phOut
 		case fillHead:
-			s.pgStart++
-			s.newSize = max(s.newSize, int64(s.pgStart<<12))
-			s.index = s.pgStart
+			z.pgStart++
+			z.newSize = max(z.newSize, int64(z.pgStart<<12))
+			z.index = z.pgStart
 			e.nextChunkOrTail()
 		case fillTail:
-			s.newSize = max(s.newSize, int64(end))
+			z.newSize = max(z.newSize, int64(end))
 			s.phase = phOut
 		}
 	case phChunkEnter:
-		pos, buf, missing, err := e.slots.read(s.index, e.buf)
+		pos, buf, missing, err := e.slots.read(z.index, e.buf)
 		e.buf = buf
 		if err != nil {
 			e.err = err
 			return false
 		}
-		s.chunkOrd++
-		s.chunk = pos
-		s.inChunk = true
-		s.chunkDirt = false
-		s.lo = s.index
-		s.hi = min(s.pgEnd, pos.start+uint64(pos.cap))
-		s.pos = s.lo
-		s.blklen = 0
+		lo := z.index
+		hi := min(z.pgEnd, pos.start+uint64(pos.cap))
+		*c = chunkState{node: pos, lo: lo, hi: hi, pos: lo, leave: c.leave, ord: c.ord + 1, in: true}
+		s.run.len = 0
 		s.stats.DnodeChunks++
-		for _, a := range buf[s.lo-pos.start : s.hi-pos.start] {
+		for _, a := range buf[lo-pos.start : hi-pos.start] {
 			switch a {
 			case NullAddr:
-				s.stats.SlotsNull++
+				c.nulls++
 			case NewAddr:
 				s.stats.SlotsNew++
 			case CompressAddr:
@@ -564,167 +586,79 @@ func (e *engine) step(ev *Event) bool {
 				s.stats.SlotsAddr++
 			}
 		}
-		ks := e.slots.missingNodes(&pos, missing)
-		s.allocN, s.allocI = copy(s.alloc[:], ks), 0
+		s.stats.SlotsNull += uint64(c.nulls)
+		e.findMissing(&pos, missing)
 		ev.Kind = EvChunkEnter
-		ev.Chunk = s.chunkOrd
-		ev.Count = s.hi - s.lo
+		ev.Chunk = c.ord
+		ev.Count = hi - lo
 		ev.Node = pos.name()
 		s.phase = phReserve
-		if s.allocN > 0 {
+		if s.alloc.n > 0 {
 			s.phase = phChunkAlloc
 		}
 	case phChunkAlloc:
 		if !e.allocNode(ev) {
-			s.leaveSlot = s.lo
+			c.leave = c.lo
 			s.phase = phChunkLeave
 			break
 		}
-		if s.allocI == s.allocN {
+		if s.alloc.next == s.alloc.n {
 			s.phase = phReserve
 		}
 	case phReserve:
-		want := uint64(e.countNull())
+		want := uint64(c.nulls)
 		got := e.reserve(want)
 		ev.Count = want
 		if got == 0 {
 			e.fail(ev, "ENOSPC", ActReserve)
-			s.leaveSlot = s.lo
+			c.leave = c.lo
 			s.phase = phChunkLeave
 			break
 		}
 		ev.Kind = EvReserve
 		ev.Len = uint32(got)
-		ev.Before = s.validBlocks
-		s.validBlocks += got
-		s.iBlocks += got
+		ev.Before = cn.validBlocks
+		cn.validBlocks += got
+		cn.iBlocks += got
 		s.stats.Reserved += got
-		ev.After = s.validBlocks
+		ev.After = cn.validBlocks
 		left := got
-		for i := s.lo - s.chunk.start; left > 0 && i < s.hi-s.chunk.start; i++ {
+		for i := c.lo - c.node.start; left > 0 && i < c.hi-c.node.start; i++ {
 			if e.buf[i] == NullAddr {
 				e.buf[i] = NewAddr
-				e.markHi(s.chunk.start + i)
+				e.markHi(c.node.start + i)
 				left--
 			}
 		}
-		s.chunkDirt = true
+		c.dirty = true
 		s.phase = phSlots
-	case phSlots:
-		a := e.buf[s.pos-s.chunk.start]
-		ev.State = stateOf(a)
-		ev.Addr = a
-		if a == NewAddr {
-			ev.Kind, ev.Action = EvSlot, ActSkipNew
-			ev.Addr = 0
-			s.pos++
-			break
-		}
-		if a == NullAddr {
-			e.fail(ev, "ENOSPC", ActNullSlot)
-			e.stopChunk()
-			break
-		}
-		if e.mode == Batched && s.blklen > 0 && a != s.blkstart+s.blklen {
-			s.invReason = ActDiscontiguous
-			s.invSlot = s.pos
-			s.ret = phSlots
-			s.phase = phInvCall
-			return e.step(ev)
-		}
-		act, err := e.validate(a)
-		if err != nil {
-			e.err = err
-			return false
-		}
-		if act != ActNone {
-			e.fail(ev, "EFSCORRUPTED", act)
-			s.needFsck = true
-			e.stopChunk()
-			break
-		}
-		ev.Kind = EvSlot
-		if e.mode == PerBlock {
-			ev.Action = ActInvalidate
-			s.invStart, s.invLen, s.invReason, s.invSlot = a, 1, ActPerBlock, s.pos
-			s.ret = phSlots
-			s.phase = phInvCall
-			break
-		}
-		if s.blklen == 0 {
-			s.blkstart, s.blklen = a, 1
-			s.blkslot = s.pos
-			ev.Action = ActStartRun
-		} else {
-			s.blklen++
-			ev.Action = ActExtendRun
-		}
-		ev.Len = s.blklen
-		e.buf[s.pos-s.chunk.start] = NewAddr
-		s.chunkDirt = true
-		e.track(a)
-		s.pos++
-	case phFinalFlush:
-		s.invReason = ActEndOfChunk
-		if s.errno != "" {
-			s.invReason = ActFlushOnError
-		}
-		s.invSlot = s.leaveSlot
-		s.ret = phChunkLeave
-		s.phase = phInvCall
-		return e.step(ev)
-	case phInvCall:
-		if s.invReason != ActPerBlock {
-			s.invStart, s.invLen = s.blkstart, s.blklen
-			s.blklen = 0
-		}
-		ev.Kind, ev.Action = EvInvalidate, s.invReason
-		ev.Slot = max(ev.Slot, s.invSlot)
-		ev.Addr, ev.Len = s.invStart, s.invLen
-		e.calls.add(s.invStart, s.invLen, s.invReason)
-		s.stats.Calls++
-		s.stats.SITLockAcquisitions++
-		ev.Count = s.stats.Calls
-		s.invNext = s.invStart
-		s.phase = phInvSeg
-	case phInvSeg:
-		e.sitPiece(ev)
-		if s.invNext == s.invStart+s.invLen {
-			s.phase = s.ret
-			if s.invReason == ActPerBlock {
-				e.buf[s.pos-s.chunk.start] = NewAddr
-				s.chunkDirt = true
-				e.track(s.invStart)
-				s.pos++
-			}
-		}
 	case phChunkLeave:
 		ev.Kind = EvChunkLeave
 		ev.Errno = s.errno
-		ev.Count = s.pos - s.lo
+		ev.Count = c.pos - c.lo
 		e.closeTrack()
-		if s.chunkDirt {
-			e.slots.store(s.chunk.start, e.buf)
+		if c.dirty {
+			e.slots.store(c.node.start, e.buf)
 		}
-		s.inChunk = false
+		c.in = false
 		if s.errno != "" {
 			s.phase = phOut
 			break
 		}
-		s.index = s.hi
-		s.newSize = max(s.newSize, int64(s.index<<12))
+		z.index = c.hi
+		z.newSize = max(z.newSize, int64(z.index<<12))
 		e.nextChunkOrTail()
 	case phOut:
 		ev.Kind = EvSize
-		ev.Before = uint64(s.iSize)
+		ev.Before = uint64(cn.iSize)
 		if e.keepSize() {
 			ev.Action = ActKeepSize
-			ev.After = uint64(s.iSize)
-			s.advise |= AdviseKeepSize
+			ev.After = uint64(cn.iSize)
+			cn.advise |= AdviseKeepSize
 		} else {
 			ev.Action = ActSetSize
-			s.iSize = s.newSize
-			ev.After = uint64(s.iSize)
+			cn.iSize = z.newSize
+			ev.After = uint64(cn.iSize)
 		}
 		s.phase = phDone
 	case phDone:
@@ -735,242 +669,6 @@ func (e *engine) step(ev *Event) bool {
 		return false
 	}
 	return true
-}
-
-// stopChunk ends pass 2 at the current slot after an error.
-func (e *engine) stopChunk() {
-	s := &e.s
-	s.leaveSlot = s.pos
-	if e.mode == Batched {
-		s.phase = phFinalFlush
-	} else {
-		s.phase = phChunkLeave
-	}
-}
-
-// piece is one segment's share of an f2fs_invalidate_blocks call.
-type piece struct {
-	segno, cnt, wrong, blk uint32
-	before, after          int32
-	cb, ca                 SegClass
-}
-
-// applyPiece releases blocks [a0, a0+cnt) of one segment:
-// update_segment_mtime (not modelled: no clock), update_sit_entry(−cnt)
-// and locate_dirty_segment.
-func (e *engine) applyPiece(a0, cnt uint32) (piece, error) {
-	s := &e.s
-	v := &e.in.Volume
-	p := piece{segno: segnoOf(v, a0), cnt: cnt}
-	off := (a0 - v.Segment0Blkaddr) % blocksPerSeg
-	st, err := e.sit.get(p.segno)
-	if err != nil {
-		return p, err
-	}
-	e.sit.modify(p.segno, st)
-	p.before, p.cb = st.valid, st.class
-	for k := off; k < off+cnt; k++ {
-		m, b := &st.cur[k>>3], byte(0x80>>(k&7))
-		if *m&b != 0 {
-			*m &^= b
-		} else {
-			// "Bitmap was wrongly cleared": the kernel gives the block
-			// back to the count and goes on (production f2fs_bug_on).
-			if p.wrong == 0 {
-				p.blk = v.MainBlkaddr + p.segno*blocksPerSeg + k
-			}
-			p.wrong++
-		}
-		if d := &st.disc[k>>3]; *d&b != 0 {
-			*d &^= b
-			s.stats.DiscardBlocks++
-		}
-	}
-	st.valid -= int32(cnt - p.wrong)
-	if st.class != SegCurrent {
-		switch {
-		case st.valid <= 0:
-			if st.class != SegPrefree {
-				s.stats.SegmentsPrefree++
-			}
-			st.class = SegPrefree
-		case st.valid < blocksPerSeg:
-			st.class = SegDirty
-		default:
-			st.class = SegFull
-		}
-	}
-	p.after, p.ca = st.valid, st.class
-	s.stats.SITPieces++
-	s.stats.BlocksInvalidated += uint64(cnt - p.wrong)
-	s.stats.WronglyCleared += uint64(p.wrong)
-	return p, nil
-}
-
-// sitPiece applies the next segment piece of the current call and
-// describes it in ev.
-func (e *engine) sitPiece(ev *Event) {
-	s := &e.s
-	v := &e.in.Volume
-	a0 := s.invNext
-	off := (a0 - v.Segment0Blkaddr) % blocksPerSeg
-	cnt := min(s.invStart+s.invLen-a0, blocksPerSeg-off)
-	p, err := e.applyPiece(a0, cnt)
-	if err != nil {
-		e.err = err
-		return
-	}
-	ev.Kind = EvSITUpdate
-	ev.Segno, ev.Addr, ev.Len = p.segno, a0, cnt
-	ev.Before, ev.After = uint64(max(p.before, 0)), uint64(max(p.after, 0))
-	ev.SegBefore, ev.SegAfter = p.cb, p.ca
-	ev.Count, ev.Blk = uint64(p.wrong), p.blk
-	s.invNext = a0 + cnt
-}
-
-// fastSlotEvents is fastSlots for Walk: the same common cases, building
-// the very events the stepped path would emit and handing them to fn. It
-// returns whether it moved and whether fn asked to stop.
-func (e *engine) fastSlotEvents(fn func(*Event) bool) (moved, stop bool) {
-	s := &e.s
-	base := s.chunk.start
-	// ev lives on the heap (fn may keep the pointer for the call): fill it
-	// field by field, never touching its strings (always "" here), so no
-	// write barriers run per event.
-	ev := &e.fastEv
-	*ev = Event{}
-	set := func(kind EventKind, slot uint64, act Action, state SlotState, addr, length uint32) {
-		ev.Kind, ev.Slot, ev.Action, ev.State, ev.Addr, ev.Len = kind, slot, act, state, addr, length
-		ev.Segno, ev.Count, ev.Before, ev.After, ev.SegBefore, ev.SegAfter, ev.Blk = 0, 0, 0, 0, 0, 0, 0
-	}
-	emit := func() bool {
-		s.step++
-		ev.Step = s.step
-		ev.Chunk = s.chunkOrd
-		s.lastSlot = ev.Slot
-		s.stats.Steps = s.step
-		return fn(ev)
-	}
-	for s.pos < s.hi {
-		a := e.buf[s.pos-base]
-		if a == NewAddr {
-			set(EvSlot, s.pos, ActSkipNew, StateNew, 0, 0)
-			s.pos++
-			if !emit() {
-				return true, true
-			}
-			moved = true
-			continue
-		}
-		if !isBlock(a) || (e.mode == Batched && s.blklen > 0 && a != s.blkstart+s.blklen) {
-			break
-		}
-		if act, err := e.validate(a); err != nil || act != ActNone {
-			break
-		}
-		moved = true
-		slot := s.pos
-		if e.mode == PerBlock {
-			set(EvSlot, slot, ActInvalidate, StateAddr, a, 0)
-			if !emit() {
-				return true, true
-			}
-			e.calls.add(a, 1, ActPerBlock)
-			s.stats.Calls++
-			s.stats.SITLockAcquisitions++
-			set(EvInvalidate, slot, ActPerBlock, StateNull, a, 1)
-			ev.Count = s.stats.Calls
-			if !emit() {
-				return true, true
-			}
-			p, err := e.applyPiece(a, 1)
-			if err != nil {
-				e.err = err
-				return true, true
-			}
-			e.buf[slot-base] = NewAddr
-			s.chunkDirt = true
-			e.track(a)
-			s.pos++
-			set(EvSITUpdate, slot, ActNone, StateNull, a, 1)
-			ev.Segno, ev.Before, ev.After = p.segno, uint64(max(p.before, 0)), uint64(max(p.after, 0))
-			ev.SegBefore, ev.SegAfter, ev.Count, ev.Blk = p.cb, p.ca, uint64(p.wrong), p.blk
-			if !emit() {
-				return true, true
-			}
-			continue
-		}
-		act := ActExtendRun
-		if s.blklen == 0 {
-			s.blkstart, s.blklen = a, 1
-			s.blkslot = slot
-			act = ActStartRun
-		} else {
-			s.blklen++
-		}
-		e.buf[slot-base] = NewAddr
-		s.chunkDirt = true
-		e.track(a)
-		s.pos++
-		set(EvSlot, slot, act, StateAddr, a, s.blklen)
-		if !emit() {
-			return true, true
-		}
-	}
-	return moved, false
-}
-
-// fastSlots does pass 2's common cases without building events, exactly
-// as the stepped path would (same state, same step count): NEW slots,
-// and valid blocks that need no flush first. It stops at anything else
-// and reports whether it moved. It never takes the step count past limit.
-func (e *engine) fastSlots(limit int64) bool {
-	s := &e.s
-	base := s.chunk.start
-	moved := false
-	for s.pos < s.hi && s.step+3 <= limit {
-		a := e.buf[s.pos-base]
-		if a == NewAddr {
-			s.step++
-			s.lastSlot = s.pos
-			s.pos++
-			moved = true
-			continue
-		}
-		if !isBlock(a) || (e.mode == Batched && s.blklen > 0 && a != s.blkstart+s.blklen) {
-			break
-		}
-		if act, err := e.validate(a); err != nil || act != ActNone {
-			break
-		}
-		if e.mode == PerBlock {
-			// slot, invalidate, sit-update
-			e.calls.add(a, 1, ActPerBlock)
-			s.stats.Calls++
-			s.stats.SITLockAcquisitions++
-			if _, err := e.applyPiece(a, 1); err != nil {
-				e.err = err
-				return false
-			}
-			s.step += 3
-		} else {
-			if s.blklen == 0 {
-				s.blkstart, s.blklen = a, 1
-				s.blkslot = s.pos
-			} else {
-				s.blklen++
-			}
-			s.step++
-		}
-		e.buf[s.pos-base] = NewAddr
-		s.chunkDirt = true
-		e.track(a)
-		s.lastSlot = s.pos
-		s.pos++
-		moved = true
-	}
-	s.stats.Steps = s.step
-	return moved
 }
 
 // setSlot writes one slot through the overlay.
@@ -1015,7 +713,7 @@ func (e *engine) extents(from, to uint64) ([]Extent, error) {
 	for idx := from; idx < to; {
 		var slots []uint32
 		var pos dnodePos
-		if p := locate(idx, e.slots.geom); !(e.s.inChunk && p.start == e.s.chunk.start) {
+		if p := locate(idx, e.slots.geom); !(e.s.chunk.in && p.start == e.s.chunk.node.start) {
 			if rec := e.slots.recs[p.start]; rec != nil {
 				// Walk the compressed record instead of every slot.
 				end := min(to, p.start+uint64(p.cap))
@@ -1035,8 +733,8 @@ func (e *engine) extents(from, to uint64) ([]Extent, error) {
 				continue
 			}
 		}
-		if e.s.inChunk && idx >= e.s.chunk.start && idx < e.s.chunk.start+uint64(e.s.chunk.cap) {
-			pos, slots = e.s.chunk, e.buf
+		if c := &e.s.chunk; c.in && idx >= c.node.start && idx < c.node.start+uint64(c.node.cap) {
+			pos, slots = c.node, e.buf
 		} else {
 			var err error
 			pos, buf, _, err = e.slots.read(idx, buf)
@@ -1058,22 +756,22 @@ func (e *engine) extents(from, to uint64) ([]Extent, error) {
 func (e *engine) result() (*Result, error) {
 	s := &e.s
 	r := &Result{Mode: e.mode, Errno: s.errno, Calls: e.calls,
-		SizeBefore: e.in.Inode.Size, SizeAfter: s.iSize,
-		BlocksBefore: e.in.Inode.Blocks, BlocksAfter: s.iBlocks,
-		ValidBlocks: s.validBlocks, ValidNodes: s.validNodes,
-		Advise: s.advise, Inline: s.inline, NeedFsck: s.needFsck,
+		SizeBefore: e.in.Inode.Size, SizeAfter: s.counters.iSize,
+		BlocksBefore: e.in.Inode.Blocks, BlocksAfter: s.counters.iBlocks,
+		ValidBlocks: s.counters.validBlocks, ValidNodes: s.counters.validNodes,
+		Advise: s.counters.advise, Inline: s.counters.inline, NeedFsck: s.counters.needFsck,
 		Stats: s.stats, FillZero: e.fills, Segments: e.segmentStates(0)}
 	if r.FillZero == nil {
 		r.FillZero = []FillZero{}
 	}
-	r.Message = s.errEv.Message()
+	r.Message = s.msg
 	r.Stats.SegmentsTouched = uint64(len(e.sit.touched))
-	if e.in.Inode.Type == "file" && s.inline&(InlineData|InlineDentry) == 0 {
+	if e.in.Inode.Type == "file" && s.counters.inline&(InlineData|InlineDentry) == 0 {
 		// Only slots below the file's last non-NULL slot or the highest one the run touched can hold
 		// anything but NULL_ADDR: read those, and state the rest up to EOF as one NULL extent, so a
 		// huge (or corrupt) i_size costs nothing.
-		eof := uint64(s.iSize+blockSize-1) / blockSize
-		dataEnd := max(e.in.Inode.SlotsEnd, s.hiWater)
+		eof := uint64(s.counters.iSize+blockSize-1) / blockSize
+		dataEnd := max(e.in.Inode.SlotsEnd, s.counters.hiWater)
 		ext, err := e.extents(0, dataEnd)
 		if err != nil {
 			return nil, err
@@ -1101,19 +799,19 @@ func (e *engine) result() (*Result, error) {
 
 // nextInput is the state after the run as an Input for a further request.
 func (e *engine) nextInput() Input {
-	s := &e.s
+	c := &e.s.counters
 	next := e.in
 	next.Slots = e.slots.frozen()
 	next.SIT = e.sit.frozen()
-	next.Volume.ValidBlockCount = s.validBlocks
-	next.Volume.ValidNodeCount = s.validNodes
-	next.Volume.HotDataBlkoff = s.hotBlkoff
-	next.Volume.ColdDataBlkoff = s.coldBlkoff
-	next.Inode.Size = s.iSize
-	next.Inode.Blocks = s.iBlocks
-	next.Inode.Advise = s.advise
-	next.Inode.Inline = s.inline
-	next.Inode.SlotsEnd = max(e.in.Inode.SlotsEnd, s.hiWater)
+	next.Volume.ValidBlockCount = c.validBlocks
+	next.Volume.ValidNodeCount = c.validNodes
+	next.Volume.HotDataBlkoff = c.hotBlkoff
+	next.Volume.ColdDataBlkoff = c.coldBlkoff
+	next.Inode.Size = c.iSize
+	next.Inode.Blocks = c.iBlocks
+	next.Inode.Advise = c.advise
+	next.Inode.Inline = c.inline
+	next.Inode.SlotsEnd = max(e.in.Inode.SlotsEnd, c.hiWater)
 	return next
 }
 
@@ -1121,7 +819,7 @@ func (e *engine) nextInput() Input {
 // (no size update), the tail page goes to out, which may still grow i_size for the finished chunks.
 func (e *engine) stopFill() {
 	e.s.phase = phDone
-	if e.s.fillWhich == fillTail {
+	if e.s.fill.which == fillTail {
 		e.s.phase = phOut
 	}
 }
@@ -1134,9 +832,9 @@ func (e *engine) changed(lo, hi uint64) []Extent {
 	for start := range e.slots.recs {
 		starts = append(starts, start)
 	}
-	if s.inChunk {
-		if _, ok := e.slots.recs[s.chunk.start]; !ok {
-			starts = append(starts, s.chunk.start)
+	if s.chunk.in {
+		if _, ok := e.slots.recs[s.chunk.node.start]; !ok {
+			starts = append(starts, s.chunk.node.start)
 		}
 	}
 	slices.Sort(starts)
@@ -1148,7 +846,7 @@ func (e *engine) changed(lo, hi uint64) []Extent {
 		if from >= to {
 			continue
 		}
-		if s.inChunk && start == s.chunk.start {
+		if s.chunk.in && start == s.chunk.node.start {
 			for i := from; i < to; i++ {
 				b.add(i, e.buf[i-start])
 			}

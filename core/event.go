@@ -157,6 +157,21 @@ type Event struct {
 	Node  string `json:"node,omitempty"`
 }
 
+// clear zeroes ev for the engine to fill again. It writes its strings
+// only when set, so an event reused on the heap (the engine's fast path)
+// costs no write barriers.
+func (ev *Event) clear() {
+	ev.Step, ev.Kind, ev.Slot, ev.Chunk, ev.Action, ev.State = 0, 0, 0, 0, 0, 0
+	ev.Addr, ev.Len, ev.Segno, ev.Count, ev.Before, ev.After = 0, 0, 0, 0, 0, 0
+	ev.SegBefore, ev.SegAfter, ev.Blk = 0, 0, 0
+	if ev.Errno != "" {
+		ev.Errno = ""
+	}
+	if ev.Node != "" {
+		ev.Node = ""
+	}
+}
+
 // Message returns the kernel log line an error event prints, or "".
 func (e Event) Message() string {
 	switch {

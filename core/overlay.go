@@ -267,10 +267,17 @@ func classify(valid int32, current bool) SegClass {
 	return SegDirty
 }
 
+// get returns segment segno's state, loading it on first use. The check of
+// the last segment returned is inlined: consecutive blocks mostly share a
+// segment.
 func (s *sitOverlay) get(segno uint32) (*segState, error) {
 	if segno == s.lastNo {
 		return s.last, nil
 	}
+	return s.load(segno)
+}
+
+func (s *sitOverlay) load(segno uint32) (*segState, error) {
 	st := s.segs[segno]
 	if st == nil {
 		v, bm, err := s.src.SegmentValidMap(segno)
@@ -294,7 +301,16 @@ func (s *sitOverlay) get(segno uint32) (*segState, error) {
 }
 
 // modify journals st's state before its first change in this generation.
+// The checks are inlined; the rare work is not (it would give every caller
+// a frame holding a segState copy).
 func (s *sitOverlay) modify(segno uint32, st *segState) {
+	if (s.journal && st.gen != s.gen) || !st.touched {
+		s.firstChange(segno, st)
+	}
+}
+
+//go:noinline
+func (s *sitOverlay) firstChange(segno uint32, st *segState) {
 	if s.journal && st.gen != s.gen {
 		s.log = append(s.log, sitUndo{segno: segno, prev: *st})
 		st.gen = s.gen

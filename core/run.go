@@ -15,10 +15,8 @@ func Simulate(in Input, req Request, mode Mode) (*Result, error) {
 	}
 	var ev Event
 	for {
-		if e.s.phase == phSlots && e.fastSlots(math.MaxInt64) {
-			continue
-		}
-		if !e.next(&ev) {
+		// Pass 2 without pausing, then one stepped event.
+		if e.runPass2(math.MaxInt64, nil) || !e.next(&ev) {
 			break
 		}
 	}
@@ -37,14 +35,8 @@ func Walk(in Input, req Request, mode Mode, fn func(*Event) bool) (*Result, erro
 	}
 	var ev Event
 	for {
-		if e.s.phase == phSlots {
-			moved, stop := e.fastSlotEvents(fn)
-			if stop {
-				return nil, e.err
-			}
-			if moved {
-				continue
-			}
+		if e.runPass2(math.MaxInt64, fn) {
+			return nil, e.err
 		}
 		if !e.next(&ev) {
 			break
@@ -114,7 +106,7 @@ func NewRunOptions(in Input, req Request, mode Mode, opt RunOptions) (*Run, erro
 	e.sit.journal = true
 	r.cps = append(r.cps, r.save())
 	e.onChunk = func() {
-		if (e.s.chunkOrd+1)%chunksPerCheckpoint != 0 {
+		if (e.s.chunk.ord+1)%chunksPerCheckpoint != 0 {
 			return
 		}
 		// A new undo generation starts at every checkpoint, so the first
@@ -238,10 +230,10 @@ func (r *Run) SeekTo(step int64) error {
 		r.restore(&r.cps[i])
 	}
 	for e.s.step < step {
-		// Far from the target, skip events on the fast path; the last
-		// few are stepped so r.last is the event at step.
-		if e.s.phase == phSlots && step-e.s.step > 8 && e.fastSlots(step-4) {
-			continue
+		// Pass 2 runs without pausing up to the event before step; that
+		// one is stepped, so r.last is the event at step.
+		if e.runPass2(step-1, nil) {
+			break
 		}
 		if _, ok := r.Next(); !ok {
 			break
@@ -328,9 +320,9 @@ func (r *Run) Snapshot() Snapshot {
 	s := &e.s
 	sn := Snapshot{Mode: e.mode, Step: s.step, Done: s.phase == phEnd, Errno: s.errno,
 		Event: r.last, Slot: s.lastSlot, NextSlot: e.slotOfNext(),
-		Chunk: s.chunkOrd, ChunkStart: s.lo, ChunkEnd: s.hi, InChunk: s.inChunk,
-		ValidBlockCount: s.validBlocks, ValidNodeCount: s.validNodes, IBlocks: s.iBlocks,
-		ISize: s.iSize, NewSize: s.newSize, Advise: s.advise, Stats: s.stats,
+		Chunk: s.chunk.ord, ChunkStart: s.chunk.lo, ChunkEnd: s.chunk.hi, InChunk: s.chunk.in,
+		ValidBlockCount: s.counters.validBlocks, ValidNodeCount: s.counters.validNodes, IBlocks: s.counters.iBlocks,
+		ISize: s.counters.iSize, NewSize: s.zr.newSize, Advise: s.counters.advise, Stats: s.stats,
 		Segments: e.segmentStates(SnapshotSegments), LastCalls: e.calls.Last(SnapshotCalls)}
 	if sn.LastCalls == nil {
 		sn.LastCalls = []Call{}
@@ -338,12 +330,12 @@ func (r *Run) Snapshot() Snapshot {
 	if s.step > 0 {
 		sn.Narration = r.last.Narrate()
 	}
-	if s.chunkOrd >= 0 {
-		sn.Node = s.chunk.name()
+	if s.chunk.ord >= 0 {
+		sn.Node = s.chunk.node.name()
 	}
 	sn.Stats.SegmentsTouched = uint64(len(e.sit.touched))
-	if e.mode == Batched && s.inChunk {
-		sn.Pending = Pending{Start: s.blkstart, Len: s.blklen, Slot: s.blkslot}
+	if e.mode == Batched && s.chunk.in {
+		sn.Pending = Pending{Start: s.run.start, Len: s.run.len, Slot: s.run.slot}
 	}
 	return sn
 }
