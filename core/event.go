@@ -10,21 +10,22 @@ import (
 // EventKind says what an [Event] is about.
 type EventKind uint8
 
-// Event kinds, in the order they can occur within a run.
+// Event kinds, in the order they can occur within a run. What each field
+// means for each kind is listed at [Event].
 const (
-	EvStart         EventKind = iota // fallocate entered; Before = offset, After = length
-	EvError                          // the call fails here; Errno, Action = cause, Addr for EFSCORRUPTED
-	EvInlineConvert                  // f2fs_convert_inline_inode; Addr = block written (0: flag cleared only)
-	EvFillZero                       // fill_zero of a partial page; Addr = byte offset in page, Len = bytes
-	EvChunkEnter                     // a dnode chunk [Slot, Slot+Count) begins; Node names the dnode
-	EvNodeAlloc                      // a missing node is allocated (ALLOC_NODE); Node names it
-	EvReserve                        // pass 1: Count NULL slots, Len of them reserved
-	EvSlot                           // pass 2 visits Slot; State is what it held, Action what happens
-	EvInvalidate                     // f2fs_invalidate_blocks(Addr, Len); Action = why (flush reason)
-	EvSITUpdate                      // one segment piece of the call under the SIT lock
-	EvChunkLeave                     // the chunk ends; Count = slots processed (extent cache drop)
-	EvSize                           // i_size or the keep-size flag changes; Before/After = i_size
-	EvDone                           // the call returns Errno ("" = 0)
+	EvStart         EventKind = iota // fallocate entered
+	EvError                          // the call fails here
+	EvInlineConvert                  // f2fs_convert_inline_inode
+	EvFillZero                       // fill_zero of a partial page
+	EvChunkEnter                     // f2fs_get_dnode_of_data: a dnode chunk begins
+	EvNodeAlloc                      // a missing node is allocated (ALLOC_NODE)
+	EvReserve                        // pass 1: f2fs_reserve_new_blocks
+	EvSlot                           // pass 2 visits a slot
+	EvInvalidate                     // f2fs_invalidate_blocks is called
+	EvSITUpdate                      // one segment piece of that call, under the SIT lock
+	EvChunkLeave                     // the chunk ends
+	EvSize                           // i_size or the keep-size flag changes
+	EvDone                           // f2fs_zero_range returns
 )
 
 var eventKindNames = [...]string{"start", "error", "inline-convert", "fill-zero", "chunk-enter",
@@ -125,36 +126,60 @@ func stateOf(a uint32) SlotState {
 // Event is one step of a run. Step counts from 1; Slot is the file block
 // index the event is about (non-decreasing over a run, so two modes can be
 // stepped in lockstep by slot); Chunk is the dnode chunk's ordinal (0-based,
-// -1 before the first). The meaning of the numeric fields depends on Kind
-// (see the EventKind constants and docs/architecture.md).
+// -1 before the first).
+//
+// Every other field has one meaning per kind, and is zero (State: null,
+// Action: none) when the kind does not list it (TestEventFields checks):
+//
+//	start           Before = offset, After = length (bytes, as requested; negative ones as 0)
+//	error           Errno; Action = the cause:
+//	                  bad-args       nothing more (the VFS/f2fs argument checks)
+//	                  reserve        Count = NULL slots to reserve (1 for the inline conversion)
+//	                  node-alloc     Node = the node that could not be allocated
+//	                  null-slot      State = null (Slot is the NULL slot)
+//	                  bounds,sit-bit Addr = the block address that failed, State = its slot's state
+//	                  fill-reserve   Addr, Len, State as fill-zero's (the page's byte range, slot state)
+//	inline-convert  Addr = the block written to slot 0 (0: only the inline flag cleared);
+//	                Before, After = valid_block_count
+//	fill-zero       Slot = the page; Addr = byte offset in the page, Len = bytes zeroed;
+//	                State = the page's slot before; a NULL one is reserved:
+//	                Before, After = valid_block_count (else 0)
+//	chunk-enter     Slot = the chunk's first slot, Count = its slots; Node names the dnode
+//	node-alloc      Node; Before, After = valid_block_count
+//	reserve         Count = NULL slots in the chunk, Len = how many were reserved (< Count: partial);
+//	                Before, After = valid_block_count
+//	slot            State = the slot's value; Action = skip-new, invalidate (per-block), start-run
+//	                or extend-run (batched); Addr = the block (not for skip-new); Len = the pending
+//	                run's length after the slot (batched)
+//	invalidate      f2fs_invalidate_blocks(Addr, Len); Action = why (per-block, discontiguous,
+//	                end-of-chunk, after-error); Count = the call's number in the run, from 1
+//	sit-update      Segno; Addr = the piece's first block, Len = its blocks; Before, After = the
+//	                segment's valid blocks; SegBefore, SegAfter = its class; Count = bits found
+//	                already clear ("Bitmap was wrongly cleared"), Blk = the first of them
+//	chunk-leave     Count = slots processed (the extent cache drops them); Errno if the chunk failed
+//	size            Action = set-size (Before, After = i_size) or keep-size (i_size kept: Before =
+//	                After = i_size, FADVISE_KEEP_SIZE_BIT set)
+//	done            Errno ("" = 0)
+//
+// docs/architecture.md has the same table.
 type Event struct {
-	Step   int64     `json:"step"`
-	Kind   EventKind `json:"kind"`
-	Slot   uint64    `json:"slot"`
-	Chunk  int32     `json:"chunk"`
-	Action Action    `json:"action,omitempty"`
-	State  SlotState `json:"state"`
-	// Addr is a block address (slot, call start, SIT piece start), or the
-	// byte offset inside the page for EvFillZero.
-	Addr uint32 `json:"addr,omitempty"`
-	// Len is a call's or SIT piece's length, blocks reserved, or bytes zeroed.
-	Len   uint32 `json:"len,omitempty"`
-	Segno uint32 `json:"segno,omitempty"`
-	// Count: slots of a chunk (enter), NULL slots (reserve), slots
-	// processed (leave), call number (invalidate), wrongly cleared bits
-	// (SIT update).
-	Count uint64 `json:"count,omitempty"`
-	// Before and After: valid_block_count (reserve, node alloc, inline,
-	// fill_zero), the segment's valid blocks (SIT update), i_size (size),
-	// offset and length (start).
-	Before    uint64   `json:"before,omitempty"`
-	After     uint64   `json:"after,omitempty"`
-	SegBefore SegClass `json:"segBefore,omitempty"`
-	SegAfter  SegClass `json:"segAfter,omitempty"`
-	// Blk is the first block whose SIT bit was already clear (SIT update).
-	Blk   uint32 `json:"blk,omitempty"`
-	Errno string `json:"errno,omitempty"`
-	Node  string `json:"node,omitempty"`
+	Step      int64     `json:"step"`
+	Kind      EventKind `json:"kind"`
+	Slot      uint64    `json:"slot"`
+	Chunk     int32     `json:"chunk"`
+	Action    Action    `json:"action,omitempty"`
+	State     SlotState `json:"state"`
+	Addr      uint32    `json:"addr,omitempty"`
+	Len       uint32    `json:"len,omitempty"`
+	Segno     uint32    `json:"segno,omitempty"`
+	Count     uint64    `json:"count,omitempty"`
+	Before    uint64    `json:"before,omitempty"`
+	After     uint64    `json:"after,omitempty"`
+	SegBefore SegClass  `json:"segBefore,omitempty"`
+	SegAfter  SegClass  `json:"segAfter,omitempty"`
+	Blk       uint32    `json:"blk,omitempty"`
+	Errno     string    `json:"errno,omitempty"`
+	Node      string    `json:"node,omitempty"`
 }
 
 // clear zeroes ev for the engine to fill again. It writes its strings
