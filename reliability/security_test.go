@@ -409,8 +409,10 @@ func TestWebsocketGarbage(t *testing.T) {
 		}
 	}
 	t.Logf("%d error messages, then %v", errs, closeErr)
-	if websocket.CloseStatus(closeErr) != websocket.StatusPolicyViolation || errs < 50 {
-		t.Errorf("after %d error messages: %v, want error messages (the newest-wins mailbox may merge some), then a 1008 close after 100 bad controls", errs, closeErr)
+	// Error replies are queued, never replaced: the 100th bad control gets its reply before the
+	// close (issue 13 item 7).
+	if websocket.CloseStatus(closeErr) != websocket.StatusPolicyViolation || errs != 100 {
+		t.Errorf("after %d error messages: %v, want one per bad control, then a 1008 close after the 100th", errs, closeErr)
 	}
 	w, _, err := dialViewer(ctx, u, nil)
 	if err != nil {
