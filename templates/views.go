@@ -67,6 +67,8 @@ type FileItem struct {
 	Ino   uint32
 	Type  string // "file", "dir", "symlink", "other"
 	Size  int64
+	// Compressed is "compressed (algorithm, cluster N blocks)" for a compressed file, else "".
+	Compressed string
 }
 
 // ImagePage is the data of one image's page.
@@ -128,6 +130,8 @@ type FilePage struct {
 	Dnodes  []DnodeItem
 	Presets []Preset
 	Err     string // why the map could not be read, when it could not
+	// Compressed is "compressed (algorithm, cluster N blocks)" for a compressed file, else "".
+	Compressed string
 	// MapNext is the file block index where the extents the page leaves out start (0: none left
 	// out); MapURL is the map API's page from there. DnodesLeft counts the dnodes not listed,
 	// DnodesURL is the API that lists them all.

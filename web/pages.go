@@ -146,7 +146,9 @@ func (s *Server) handleImagePage(w http.ResponseWriter, r *http.Request) {
 			p.FilesMore = 1
 			return errPageFull
 		}
-		p.Files = append(p.Files, fileItem(e))
+		it := fileItem(e)
+		it.Compressed = treeCompression(si, v.Features, e)
+		p.Files = append(p.Files, it)
 		return nil
 	})
 	if err != nil && !errors.Is(err, errPageFull) {
@@ -259,6 +261,7 @@ func (s *Server) handleFilePage(w http.ResponseWriter, r *http.Request) {
 		Inline: in.Inline != 0,
 	}
 	p.Inode = inodeKV(in)
+	p.Compressed = compressionNote(in)
 	p.MainBlkaddr, p.BlocksPerSeg = v.MainBlkaddr, max(v.BlocksPerSeg, 1)
 	p.Presets = presets(in.Size, v.BlockSize)
 	// A broken node is shown on the page rather than failing it: the
