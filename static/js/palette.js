@@ -14,8 +14,24 @@ export const OI = Object.freeze({
 });
 
 /** Colours for addresses, cycled by segment number (vermillion and yellow
- * are kept for "invalid" and "just invalidated"). */
+ * are kept for "invalid" and "just invalidated"). The player and the file
+ * page now colour by RUN_HUES, SEGMENT_TONES or TYPE_COLOURS instead. */
 export const SEGMENT_HUES = Object.freeze([OI.blue, OI.green, OI.purple, OI.sky, OI.orange]);
+
+/** Colours of physical runs, cycled so that neighbouring runs always differ:
+ * Paul Tol's muted scheme (colour-blind safe), chosen apart from the
+ * Okabe–Ito hues that mean log types on the image page, and from yellow
+ * (just invalidated) and vermillion (invalid). A break between runs is also
+ * drawn as a dark bar, so colour is never the only sign of it. */
+export const RUN_HUES = Object.freeze(['#332288', '#44aa99', '#882255', '#999933']);
+
+/** Colouring by segment: two slate tones that alternate from segment to
+ * segment (segments are places, not categories: the tones mark where one
+ * ends), never the log-type hues. */
+export const SEGMENT_TONES = Object.freeze(['#34495e', '#8ea3b8']);
+
+/** The fill of an address whose segment's log type is unknown. */
+export const UNKNOWN_FILL = '#b8c0c8';
 
 /** Colours of the six log types (hot/warm/cold data, hot/warm/cold node). */
 export const TYPE_COLOURS = Object.freeze([OI.orange, OI.sky, OI.blue, OI.purple, OI.green, OI.yellow]);
@@ -25,10 +41,27 @@ export const TYPE_NAMES = Object.freeze(['hot data', 'warm data', 'cold data', '
 
 export const INK = '#1d232a';
 export const INK2 = '#4a5561';
+/** Muted text: 5.9:1 on white (the old #7a8591 was 3.7:1). */
+export const INK3 = '#5b6672';
 export const LINE = '#c3cbd3';
 export const NULL_FILL = '#ffffff';
 export const NEW_FILL = '#eef0f3';
 export const NEW_LINE = '#6b7682';
+
+/**
+ * Returns the fills a colouring paints addresses with, by palette index
+ * (colour.js colourIndex): runs cycle RUN_HUES, segments SEGMENT_TONES,
+ * log types TYPE_COLOURS with UNKNOWN_FILL last.
+ * @param {string} by "run", "segment" or "log"
+ * @returns {readonly string[]}
+ */
+export function fillsFor(by) {
+  if (by === 'segment') return SEGMENT_TONES;
+  if (by === 'log') return LOG_FILLS;
+  return RUN_HUES;
+}
+
+const LOG_FILLS = Object.freeze([...TYPE_COLOURS, UNKNOWN_FILL]);
 
 /**
  * Returns the colour of a segment's addresses.

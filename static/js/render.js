@@ -2,30 +2,55 @@
 // seek-bar markers. Drawing only: no fetch, no sockets, no DOM outside the
 // canvases it is given.
 import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR, FLASH_MS, testBit } from './state.js';
-import { OI, SEGMENT_HUES, hatch, INK, INK2, LINE } from './palette.js';
+import { OI, hatch, INK, INK2, INK3, LINE, fillsFor } from './palette.js';
+import { colourIndex, textOn } from './colour.js';
 import { int } from './fmt.js';
 
-/** Width of the label column of the slot panel, in CSS pixels. */
+/** Width of the label column of the slot panel, in CSS pixels (presenter mode: wider). */
 export const LABEL_W = 124;
 
-/** Slot classes for aggregation. */
+/** Slot classes for aggregation; cnt[C_BRK] says a run break lies in the span. */
 const C_NULL = 0;
 const C_NEW = 1;
 const C_ADDR = 2;
 const C_BAD = 3;
 const C_FLASH = 4;
+const C_BRK = 5;
+const NCLS = 6;
+
+/**
+ * How the player draws: set by the page (colour choice, presenter mode, quiz).
+ * @typedef {object} ViewOptions
+ * @property {import('./colour.js').ColourContext} colour
+ * @property {boolean} present large type for a projector: every canvas label at least 18 px
+ * @property {boolean} quiz hide what would give an answer away (call markers on the slider)
+ * @property {number} version bumped whenever any of the above changes
+ */
+
+/**
+ * Returns the font size to use for a label drawn at px: in presenter mode
+ * at least 18 px, and larger in proportion.
+ * @param {ViewOptions} o
+ * @param {number} px
+ * @returns {number}
+ */
+export function fontPx(o, px) {
+  return o.present ? Math.max(18, Math.round(px * 1.55)) : px;
+}
 
 /**
  * Counts the slot classes of [a, b) of the state's slots.
  * @param {import('./state.js').RunState} st
+ * @param {ViewOptions} o
  * @param {number} a
  * @param {number} b
- * @param {Uint32Array} cnt five counters, overwritten
- * @returns {number} the segment of the first address in the span, or -1
+ * @param {Uint32Array} cnt NCLS counters, overwritten
+ * @param {number} K palette size
+ * @returns {number} the palette index of the first address in the span, or -1
  */
-function classify(st, a, b, cnt) {
+function classify(st, o, a, b, cnt, K) {
   cnt.fill(0);
-  let seg = -1;
+  let key = -1;
   const s = st.slots;
   const g = st.geometry;
   const marks = st.flash.size > 0 || st.bad.size > 0;
@@ -38,10 +63,11 @@ function classify(st, a, b, cnt) {
     else if (v === COMPRESS_ADDR || v < g.mainBlkaddr || v >= g.maxBlkaddr) cnt[C_BAD]++;
     else {
       cnt[C_ADDR]++;
-      if (seg < 0) seg = Math.floor((v - g.mainBlkaddr) / g.blocksPerSeg);
+      if (key < 0) key = colourIndex(o.colour, i, v, K);
     }
   }
-  return seg;
+  if (o.colour.by === 'run' && o.colour.runs && o.colour.runs.breakIn(a, b)) cnt[C_BRK] = 1;
+  return key;
 }
 
 /**
@@ -50,9 +76,12 @@ function classify(st, a, b, cnt) {
  * (flash, invalid, address, NEW, NULL from the top), so a 1018-slot chunk
  * in 300 pixels still shows where the holes and runs are. Neighbouring
  * columns that look the same are merged into one rectangle, so a uniform
- * strip costs a few fillRect calls whatever its length.
+ * strip costs a few fillRect calls whatever its length. A column holding
+ * the start of a physical run gets a dark bar: the break between two runs
+ * shows at any zoom, and not by colour alone.
  * @param {CanvasRenderingContext2D} ctx
  * @param {CanvasPattern|string} newFill the NEW_ADDR hatch
+ * @param {readonly string[]} fills address colours by palette index
  * @param {number} x0
  * @param {number} y0
  * @param {number} w CSS px
@@ -61,9 +90,9 @@ function classify(st, a, b, cnt) {
  * @param {number} count slots in the strip
  * @param {Uint32Array} cnt scratch, filled by col
  * @param {(x: number, a: number, b: number) => number} col fills cnt for
- *   column x (slots [a, b) of the strip) and returns the segment to colour
+ *   column x (slots [a, b) of the strip) and returns the palette index
  */
-function drawStrip(ctx, newFill, x0, y0, w, h, dpr, count, cnt, col) {
+function drawStrip(ctx, newFill, fills, x0, y0, w, h, dpr, count, cnt, col) {
   const cols = Math.max(1, Math.min(count, Math.round(w * dpr)));
   const cw = w / cols;
   const perCol = count / cols;
@@ -72,13 +101,15 @@ function drawStrip(ctx, newFill, x0, y0, w, h, dpr, count, cnt, col) {
   ctx.fillStyle = '#ffffff';
   ctx.fillRect(x0, y0, w, h);
   // The run of identical columns being merged: its first column and its
-  // stack heights in device px (flash, bad, address, NEW) and hue.
+  // stack heights in device px (flash, bad, address, NEW) and colour.
   let runX = -1;
   let f0 = 0;
   let f1 = 0;
   let f2 = 0;
   let f3 = 0;
   let hue = 0;
+  /** @type {number[]} columns holding a run break */
+  const breaks = [];
   const flush = (/** @type {number} */ endX) => {
     if (runX < 0) return;
     const x = x0 + runX * cw;
@@ -86,13 +117,13 @@ function drawStrip(ctx, newFill, x0, y0, w, h, dpr, count, cnt, col) {
     let y = 0;
     if (f0) { ctx.fillStyle = OI.yellow; ctx.fillRect(x, y0, ww, (f0 / ph) * h); y += f0; }
     if (f1) { ctx.fillStyle = OI.vermillion; ctx.fillRect(x, y0 + (y / ph) * h, ww, (f1 / ph) * h); y += f1; }
-    if (f2) { ctx.fillStyle = SEGMENT_HUES[hue]; ctx.fillRect(x, y0 + (y / ph) * h, ww, (f2 / ph) * h); y += f2; }
+    if (f2) { ctx.fillStyle = fills[hue] || fills[0]; ctx.fillRect(x, y0 + (y / ph) * h, ww, (f2 / ph) * h); y += f2; }
     if (f3) { ctx.fillStyle = newFill; ctx.fillRect(x, y0 + (y / ph) * h, ww, (f3 / ph) * h); }
   };
   for (let x = 0; x < cols; x++) {
     const a = Math.floor(x * perCol);
     const b = Math.min(count, Math.max(a + 1, Math.floor((x + 1) * perCol)));
-    const seg = col(x, a, b);
+    const key = col(x, a, b);
     const tot = cnt[0] + cnt[1] + cnt[2] + cnt[3] + cnt[4];
     let hf = 0;
     let hb = 0;
@@ -108,7 +139,8 @@ function drawStrip(ctx, newFill, x0, y0, w, h, dpr, count, cnt, col) {
       if (!cnt[C_NULL]) hn = Math.max(0, ph - hf - hb - ha);
       else if (cnt[C_NEW]) hn = Math.min(ph - hf - hb - ha, Math.max(1, Math.round((cnt[C_NEW] / tot) * ph)));
     }
-    const sh = seg >= 0 ? seg % SEGMENT_HUES.length : 0;
+    if (cnt[C_BRK]) breaks.push(x);
+    const sh = key >= 0 ? key : 0;
     if (runX < 0 || hf !== f0 || hb !== f1 || ha !== f2 || hn !== f3 || (ha && sh !== hue)) {
       flush(x);
       runX = x;
@@ -120,6 +152,18 @@ function drawStrip(ctx, newFill, x0, y0, w, h, dpr, count, cnt, col) {
   if (cw >= 4) {
     ctx.fillStyle = '#ffffff';
     for (let x = 1; x < cols; x++) ctx.fillRect(x0 + x * cw - 0.5, y0, 1, h);
+  }
+  if (breaks.length) {
+    // A white halo and a dark bar, two device pixels wide: visible on any
+    // fill, at any zoom.
+    const bw = 2 / dpr;
+    for (const x of breaks) {
+      const bx = x0 + x * cw;
+      ctx.fillStyle = '#ffffff';
+      ctx.fillRect(bx - bw, y0, 3 * bw, h);
+      ctx.fillStyle = INK;
+      ctx.fillRect(bx - bw / 2, y0 - 1, bw, h + 2);
+    }
   }
   ctx.strokeStyle = LINE;
   ctx.lineWidth = 1;
@@ -133,11 +177,12 @@ function drawStrip(ctx, newFill, x0, y0, w, h, dpr, count, cnt, col) {
  * @param {import('./state.js').RunState} st
  * @param {number} from
  * @param {number} len
+ * @param {number} version the view options' version (colours)
  * @returns {number}
  */
-function rowSig(st, from, len) {
+function rowSig(st, from, len, version) {
   const s = st.slots;
-  let h = 0x811c9dc5;
+  let h = Math.imul(0x811c9dc5 ^ version, 16777619);
   for (let i = from; i < from + len; i++) h = Math.imul(h ^ s[i], 16777619);
   if (st.flash.size || st.bad.size) {
     for (let i = from; i < from + len; i++) {
@@ -158,30 +203,36 @@ class Overview {
     this.pw = 0;
     this.n = 0;
     this.counts = new Uint32Array(0);
-    this.segs = new Int32Array(0);
+    this.keys = new Int32Array(0);
+    this.brk = new Uint8Array(0);
     /** @type {Uint32Array|null} the slots array the cache was built from */
     this.of = null;
+    this.version = -1;
   }
 
   /**
    * Brings the cache up to date for width pw (device px).
    * @param {import('./state.js').RunState} st
+   * @param {ViewOptions} o
    * @param {number} pw
    * @param {Uint32Array} cnt scratch
+   * @param {number} K palette size
    */
-  update(st, pw, cnt) {
+  update(st, o, pw, cnt, K) {
     const n = st.n;
-    const full = st.changed === null || pw !== this.pw || n !== this.n || this.of !== st.slots;
+    const full = st.changed === null || pw !== this.pw || n !== this.n || this.of !== st.slots || this.version !== o.version;
     if (full) {
       this.pw = pw;
       this.n = n;
       this.of = st.slots;
-      this.counts = new Uint32Array(pw * 5);
-      this.segs = new Int32Array(pw);
+      this.version = o.version;
+      this.counts = new Uint32Array(pw * NCLS);
+      this.keys = new Int32Array(pw);
+      this.brk = new Uint8Array(pw);
       // After a full frame the slots are exactly its extents: count from
       // those (a few runs) rather than from millions of slots.
-      if (st.extentsClean && n >= pw) this.fromExtents(st);
-      else for (let x = 0; x < pw; x++) this.recount(st, x, cnt);
+      if (st.extentsClean && n >= pw) this.fromExtents(st, o, K);
+      else for (let x = 0; x < pw; x++) this.recount(st, o, x, cnt, K);
     } else if (st.changed && st.changed.length) {
       const seen = new Set();
       const per = n / pw;
@@ -192,7 +243,7 @@ class Overview {
         else if (x < pw - 1 && Math.max(Math.floor(x * per) + 1, Math.floor((x + 1) * per)) <= i) x++;
         if (seen.has(x)) continue;
         seen.add(x);
-        this.recount(st, x, cnt);
+        this.recount(st, o, x, cnt, K);
       }
     }
   }
@@ -201,15 +252,17 @@ class Overview {
    * Fills the counts from the state's extents; needs n ≥ pw, so that the
    * columns partition the slots.
    * @param {import('./state.js').RunState} st
+   * @param {ViewOptions} o
+   * @param {number} K
    */
-  fromExtents(st) {
+  fromExtents(st, o, K) {
     const n = this.n;
     const pw = this.pw;
     const per = n / pw;
     const base = st.range.start;
     const g = st.geometry;
     const c = this.counts;
-    this.segs.fill(-1);
+    this.keys.fill(-1);
     const colOf = (/** @type {number} */ i) => {
       let x = Math.min(pw - 1, Math.floor(i / per));
       while (x > 0 && Math.floor(x * per) > i) x--;
@@ -224,59 +277,73 @@ class Overview {
         const x = colOf(a);
         const end = x === pw - 1 ? b : Math.min(b, Math.floor((x + 1) * per));
         const k = end - a;
-        if (e.state === 'new') c[x * 5 + C_NEW] += k;
+        if (e.state === 'new') c[x * NCLS + C_NEW] += k;
         else if (e.state === 'addr') {
           const addr = (e.addr || 0) + (a - (e.index - base));
           // Addresses outside [main_blkaddr, MAX_BLKADDR) are invalid; a
           // run is contiguous, so only its ends can cross those bounds.
           const lo = Math.min(k, Math.max(0, g.mainBlkaddr - addr));
           const hi = Math.min(k, Math.max(lo, g.maxBlkaddr - addr));
-          c[x * 5 + C_BAD] += k - (hi - lo);
+          c[x * NCLS + C_BAD] += k - (hi - lo);
           if (hi > lo) {
-            c[x * 5 + C_ADDR] += hi - lo;
-            if (this.segs[x] < 0) this.segs[x] = Math.floor((addr + lo - g.mainBlkaddr) / g.blocksPerSeg);
+            c[x * NCLS + C_ADDR] += hi - lo;
+            if (this.keys[x] < 0) this.keys[x] = colourIndex(o.colour, a + lo, addr + lo, K);
           }
-        } else c[x * 5 + C_BAD] += k;
+        } else c[x * NCLS + C_BAD] += k;
         a = end;
       }
     }
     for (let x = 0; x < pw; x++) {
       const lo = Math.floor(x * per);
       const hi = x === pw - 1 ? n : Math.floor((x + 1) * per);
-      const o = x * 5;
-      c[o + C_NULL] = Math.max(0, hi - lo - c[o + C_NEW] - c[o + C_ADDR] - c[o + C_BAD]);
+      const q = x * NCLS;
+      c[q + C_NULL] = Math.max(0, hi - lo - c[q + C_NEW] - c[q + C_ADDR] - c[q + C_BAD]);
     }
+    const runs = o.colour.by === 'run' ? o.colour.runs : null;
+    if (runs) {
+      for (let k = 1; k < runs.starts.length; k++) {
+        const i = runs.starts[k];
+        if (i < n) this.brk[colOf(i)] = 1;
+      }
+    }
+    for (let x = 0; x < pw; x++) c[x * NCLS + C_BRK] = this.brk[x];
   }
 
   /**
    * @param {import('./state.js').RunState} st
+   * @param {ViewOptions} o
    * @param {number} x
    * @param {Uint32Array} cnt
+   * @param {number} K
    */
-  recount(st, x, cnt) {
+  recount(st, o, x, cnt, K) {
     const per = this.n / this.pw;
     const a = Math.floor(x * per);
     const b = x === this.pw - 1 ? this.n : Math.min(this.n, Math.max(a + 1, Math.floor((x + 1) * per)));
-    this.segs[x] = classify(st, a, b, cnt);
-    this.counts.set(cnt, x * 5);
+    this.keys[x] = classify(st, o, a, b, cnt, K);
+    this.brk[x] = cnt[C_BRK];
+    this.counts.set(cnt, x * NCLS);
   }
 }
 
 /**
  * Draws the slot panel: the whole range (aggregated), a readable zoom
- * around the cursor, and one strip per dnode chunk.
+ * around the cursor with the slots as they were before the run under it
+ * (the ghost strip), and one strip per dnode chunk.
  */
 export class SlotsView {
   /** @param {HTMLCanvasElement} canvas */
   constructor(canvas) {
     this.canvas = canvas;
-    this.cnt = new Uint32Array(5);
+    this.cnt = new Uint32Array(NCLS);
     this.overview = new Overview();
     /** chunk index → its strip's bitmap and the slot signature it shows */
     /** @type {Map<number, {canvas: OffscreenCanvas, octx: OffscreenCanvasRenderingContext2D, bw: number, bh: number, sig: number}>} */
     this.rows = new Map();
+    /** @type {ViewOptions} */
+    this.opts = { colour: { by: 'run', runs: null, geometry: { mainBlkaddr: 0, maxBlkaddr: 0, blocksPerSeg: 512 }, segTypes: new Map() }, present: false, quiz: false, version: 0 };
 
-    /** cell width of the zoom lane, CSS px (wheel changes it) */
+    /** cell width of the zoom lane, CSS px (wheel and +/- change it) */
     this.cell = 16;
     /** slot the zoom lane is pinned at, or null to follow the cursor */
     /** @type {number|null} */
@@ -284,8 +351,8 @@ export class SlotsView {
     /** first chunk row shown, when the user scrolled; null = follow */
     /** @type {number|null} */
     this.rowScroll = null;
-    this.layout = { w: 0, h: 0, zoomY: 0, zoomFrom: 0, zoomCount: 0, zoomH: 22, zoomLines: 1, zoomPerLine: 1, zoomStep: 48,
-      rowsY: 0, rowH: 14, firstRow: 0, rows: 0, stripW: 0 };
+    this.layout = { w: 0, h: 0, labelW: LABEL_W, zoomY: 0, zoomFrom: 0, zoomCount: 0, zoomH: 22, zoomLines: 1, zoomPerLine: 1, zoomStep: 48,
+      rowsY: 0, rowH: 14, firstRow: 0, rows: 0, stripW: 0, ovY: 12, ovH: 14 };
   }
 
   /**
@@ -295,44 +362,50 @@ export class SlotsView {
    */
   draw(st, f, now) {
     const { ctx, w, h, dpr } = f;
+    const o = this.opts;
+    const P = (/** @type {number} */ px) => fontPx(o, px);
     ctx.clearRect(0, 0, w, h);
     if (!st.ready) return;
     const n = st.n;
-    const stripX = LABEL_W;
-    const stripW = Math.max(40, w - LABEL_W - 6);
+    const labelW = o.present ? 190 : LABEL_W;
+    const stripX = labelW;
+    const stripW = Math.max(40, w - labelW - 6);
     const cur = st.cursor();
     const curOff = cur - st.range.start;
     const L = this.layout;
-    L.w = w; L.h = h; L.stripW = stripW;
-    ctx.font = '12px system-ui, sans-serif';
+    L.w = w; L.h = h; L.stripW = stripW; L.labelW = labelW;
+    const fills = fillsFor(o.colour.by);
+    const K = fills.length;
     ctx.textBaseline = 'middle';
 
     // 1. The whole range, aggregated, with the chunk boundaries.
-    const ovY = 12;
-    const ovH = 14;
+    const ovH = o.present ? 22 : 14;
+    const ovY = o.present ? 16 : 12;
+    L.ovY = ovY; L.ovH = ovH;
+    ctx.font = `${P(12)}px system-ui, sans-serif`;
     ctx.fillStyle = INK2;
     ctx.textAlign = 'left';
-    ctx.fillText(`range ${int(st.range.start)}…${int(Math.max(st.range.start, st.range.end - 1))}`, 0, ovY + ovH / 2);
+    ctx.fillText(o.present ? 'whole range' : `range ${int(st.range.start)}…${int(Math.max(st.range.start, st.range.end - 1))}`, 0, ovY + ovH / 2);
     const hp = hatch(ctx, dpr);
     if (n > 0) {
       const ov = this.overview;
       const cols = Math.max(1, Math.min(n, Math.round(stripW * dpr)));
-      ov.update(st, cols, this.cnt);
-      drawStrip(ctx, hp, stripX, ovY, stripW, ovH, dpr, n, this.cnt, (x) => {
-        this.cnt.set(ov.counts.subarray(x * 5, x * 5 + 5));
-        return ov.segs[x];
+      ov.update(st, o, cols, this.cnt, K);
+      drawStrip(ctx, hp, fills, stripX, ovY, stripW, ovH, dpr, n, this.cnt, (x) => {
+        this.cnt.set(ov.counts.subarray(x * NCLS, x * NCLS + NCLS));
+        return ov.keys[x];
       });
     }
     // Everything changed so far is now drawn.
     st.changed = [];
     if (st.chunks.length < stripW / 3) {
-      ctx.fillStyle = 'rgba(29,35,42,.55)';
+      ctx.fillStyle = 'rgba(29,35,42,.6)';
       for (const c of st.chunks) {
         const x = stripX + ((c.start - st.range.start) / Math.max(1, n)) * stripW;
         ctx.fillRect(Math.round(x), ovY - 3, 1, 3);
       }
     }
-    if (n > 0) triangle(ctx, stripX + ((curOff + 0.5) / n) * stripW, ovY - 1, 6, INK);
+    if (n > 0) triangle(ctx, stripX + ((curOff + 0.5) / n) * stripW, ovY - 1, o.present ? 9 : 6, INK);
     // The pending run over the whole range too: at this scale it shows a
     // run reaching across NEW slots and holes.
     const rs = st.runStart('batched');
@@ -353,23 +426,26 @@ export class SlotsView {
 
     // 2. The zoom lane around the cursor (or the pinned slot): one line of
     // readable cells, or several when few chunks leave room (a small file
-    // then shows whole).
-    const zY = ovY + ovH + 30;
-    const zH = Math.max(22, Math.min(34, Math.floor(h / 10)));
-    const lineStep = zH + 26;
-    const cell = this.cell;
+    // then shows whole). Under each line, a ghost strip: the same slots as
+    // they were before the run.
+    const zY = ovY + ovH + (o.present ? 44 : 30);
+    const zH = o.present ? Math.max(30, Math.min(46, Math.floor(h / 9))) : Math.max(22, Math.min(34, Math.floor(h / 10)));
+    const ghostH = o.present ? 12 : 8;
+    const tickH = P(10) + 8;
+    const lineStep = zH + 3 + ghostH + tickH;
+    const cell = o.present ? Math.max(this.cell, 26) : this.cell;
     const perLine = Math.max(1, Math.floor(stripW / cell));
     const nc0 = st.chunks.length;
-    const rowsNeed = Math.min(nc0, 12) * 16 + 30;
+    const rowsNeed = Math.min(nc0, 12) * (o.present ? 24 : 16) + 30;
     const spare = h - zY - rowsNeed;
-    let lines = Math.max(1, Math.min(6, Math.floor((spare + 26) / lineStep)));
+    let lines = Math.max(1, Math.min(6, Math.floor((spare + lineStep - zH) / lineStep)));
     lines = Math.min(lines, Math.max(1, Math.ceil(n / perLine)));
     const zCount = Math.max(1, Math.min(n, perLine * lines));
     const center = this.pin ?? curOff;
     let zFrom = Math.max(0, Math.min(n - zCount, Math.floor(center - zCount / 2)));
     // Several lines move a whole line at a time, so cells do not reflow
-    // under the viewer's eyes at every step.
-    // The cursor's line sits in the middle.
+    // under the viewer's eyes at every step. The cursor's line sits in the
+    // middle.
     if (lines > 1) {
       zFrom = Math.max(0, Math.min(n - zCount, (Math.floor(center / perLine) - Math.floor(lines / 2)) * perLine));
     }
@@ -377,22 +453,27 @@ export class SlotsView {
     L.zoomLines = lines; L.zoomPerLine = perLine; L.zoomStep = lineStep;
     ctx.fillStyle = INK2;
     ctx.textAlign = 'left';
+    ctx.font = `${P(12)}px system-ui, sans-serif`;
     const ci = st.chunkOf(st.range.start + Math.min(n - 1, Math.max(0, center)));
-    ctx.fillText(this.pin === null ? 'at the cursor' : 'pinned (click to follow)', 0, zY + zH / 2 - 7);
-    ctx.fillStyle = '#7a8591';
-    ctx.fillText(ci >= 0 ? st.chunks[ci].path : '', 0, zY + zH / 2 + 8);
+    ctx.fillText(this.pin === null ? 'at the cursor' : 'pinned', 0, zY + zH / 2 - P(12) / 2 - 1);
+    ctx.fillStyle = INK3;
+    ctx.fillText(ci >= 0 ? st.chunks[ci].path : '', 0, zY + zH / 2 + P(12) / 2 + 1, labelW - 6);
+    ctx.fillStyle = INK3;
+    ctx.font = `${P(10)}px system-ui, sans-serif`;
+    ctx.fillText('before', 0, zY + zH + 3 + ghostH / 2);
     for (let l = 0; l < lines; l++) {
       const from = zFrom + l * perLine;
       const count = Math.min(perLine, zFrom + zCount - from);
       if (count <= 0) break;
-      this.drawZoom(ctx, st, hp, stripX, zY + l * lineStep, count, cell, zH, from, now, curOff, l === 0);
+      this.drawZoom(ctx, st, hp, fills, stripX, zY + l * lineStep, count, cell, zH, ghostH, from, now, curOff, l === 0, dpr);
     }
 
     // 3. One strip per chunk.
-    const rowsY = zY + (lines - 1) * lineStep + zH + 34;
+    const rowsY = zY + (lines - 1) * lineStep + zH + 3 + ghostH + tickH + P(11) + 8;
     const avail = h - rowsY;
     const nc = st.chunks.length;
-    const rowH = Math.max(12, Math.min(24, Math.floor(avail / Math.max(1, nc))));
+    const minRow = o.present ? 22 : 12;
+    const rowH = Math.max(minRow, Math.min(o.present ? 30 : 24, Math.floor(avail / Math.max(1, nc))));
     const rows = Math.max(0, Math.min(nc, Math.floor(avail / rowH)));
     const curChunk = Math.max(0, st.chunkOf(cur));
     let first = this.rowScroll ?? Math.max(0, Math.min(nc - rows, curChunk - Math.floor(rows / 2)));
@@ -416,7 +497,7 @@ export class SlotsView {
         // Chunk strips are repainted only when their slots changed (a
         // cheap signature tells, full frames included); the others are
         // copied from their cached bitmaps.
-        const sig = rowSig(st, from, c.len);
+        const sig = rowSig(st, from, c.len, o.version);
         let e = this.rows.get(k);
         if (!e || e.bw !== bw || e.bh !== bh) {
           const canvas = new OffscreenCanvas(bw, bh);
@@ -429,70 +510,82 @@ export class SlotsView {
           e.octx.setTransform(1, 0, 0, 1, 0, 0);
           e.octx.clearRect(0, 0, bw, bh);
           e.octx.setTransform(dpr, 0, 0, dpr, 0, 0);
-          drawStrip(/** @type {any} */ (e.octx), hatch(/** @type {any} */ (e.octx), dpr), 1, 1, sw, sh, dpr, c.len, this.cnt,
-            (x, a, b) => classify(st, from + a, from + b, this.cnt));
+          drawStrip(/** @type {any} */ (e.octx), hatch(/** @type {any} */ (e.octx), dpr), fills, 1, 1, sw, sh, dpr, c.len, this.cnt,
+            (x, a, b) => classify(st, o, from + a, from + b, this.cnt, K));
         }
         ctx.drawImage(e.canvas, stripX - 1, rowsY + r * rowH - 1, bw / dpr, bh / dpr);
       }
       ctx.textAlign = 'left';
+      const fs = o.present ? Math.max(18, Math.min(22, rowH - 4)) : (rowH >= 15 ? 12 : 11);
+      ctx.font = `${fs}px ui-monospace, monospace`;
+      const maxChars = Math.max(6, Math.floor((labelW - 8) / (fs * 0.62)));
       for (let r = 0; r < rows; r++) {
         const k = first + r;
         const c = st.chunks[k];
         const y = rowsY + r * rowH;
         if (k === curChunk) {
-          ctx.fillStyle = 'rgba(86,180,233,.22)';
-          ctx.fillRect(0, y - 1, LABEL_W - 4, rowH - 1);
+          ctx.fillStyle = 'rgba(86,180,233,.25)';
+          ctx.fillRect(0, y - 1, labelW - 4, rowH - 1);
         }
         ctx.fillStyle = k === curChunk ? INK : INK2;
-        ctx.font = `${rowH >= 15 ? 12 : 11}px ui-monospace, monospace`;
         // "+": the node does not exist yet; ALLOC_NODE creates it.
         const label = `${c.path}${c.missing ? ' +' : ''}`;
-        ctx.fillText(label.length > 15 ? `${label.slice(0, 14)}…` : label, 4, y + (rowH - 3) / 2);
+        ctx.fillText(label.length > maxChars ? `${label.slice(0, maxChars - 1)}…` : label, 4, y + (rowH - 3) / 2);
         const pw = (c.len / maxLen) * stripW;
         if (k === curChunk && c.len > 0) {
           const cx = stripX + ((cur - c.start + 0.5) / c.len) * pw;
-          triangle(ctx, cx, y - 1, 5, INK);
+          triangle(ctx, cx, y - 1, o.present ? 7 : 5, INK);
         }
       }
       if (nc > rows) {
-        ctx.fillStyle = '#7a8591';
-        ctx.font = '11px system-ui, sans-serif';
+        ctx.fillStyle = INK3;
+        ctx.font = `${P(11)}px system-ui, sans-serif`;
         ctx.textAlign = 'right';
-        ctx.fillText(`chunks ${first + 1}–${first + rows} of ${int(nc)} (wheel to scroll)`, w - 4, rowsY - 10);
+        ctx.fillText(`chunks ${first + 1}–${first + rows} of ${int(nc)}`, w - 4, rowsY - P(11) / 2 - 4);
       }
     }
-    ctx.font = '11px system-ui, sans-serif';
+    ctx.font = `${P(11)}px system-ui, sans-serif`;
     ctx.textAlign = 'left';
-    ctx.fillStyle = '#7a8591';
-    ctx.fillText('dnode chunks (one f2fs_do_zero_range call each)', 0, rowsY - 10);
+    ctx.fillStyle = INK3;
+    ctx.fillText(o.present ? 'dnode chunks' : 'dnode chunks (one f2fs_do_zero_range call each)', 0, rowsY - P(11) / 2 - 4);
   }
 
   /**
-   * Draws the zoom lane: one readable cell per slot with its pattern,
-   * the pending run's bracket and the cursor.
+   * Draws one line of the zoom lane: one readable cell per slot with its
+   * pattern, a bar where a physical run begins, the ghost strip of the
+   * slots before the run, index ticks, the pending run's bracket and the
+   * cursor.
    * @param {CanvasRenderingContext2D} ctx
    * @param {import('./state.js').RunState} st
    * @param {CanvasPattern|string} hp the NEW_ADDR hatch
+   * @param {readonly string[]} fills
    * @param {number} x0
    * @param {number} y0
    * @param {number} count
    * @param {number} cell
    * @param {number} hgt
+   * @param {number} ghostH
    * @param {number} from
    * @param {number} now
    * @param {number} curOff
    * @param {boolean} firstLine label the pending run here if it starts earlier
+   * @param {number} dpr
    */
-  drawZoom(ctx, st, hp, x0, y0, count, cell, hgt, from, now, curOff, firstLine) {
+  drawZoom(ctx, st, hp, fills, x0, y0, count, cell, hgt, ghostH, from, now, curOff, firstLine, dpr) {
     const g = st.geometry;
+    const o = this.opts;
+    const K = fills.length;
     const gap = cell >= 8 ? 1 : 0;
+    const isBad = (/** @type {number} */ v) => v !== NULL_ADDR && v !== NEW_ADDR && (v === COMPRESS_ADDR || v < g.mainBlkaddr || v >= g.maxBlkaddr);
+    const runs = o.colour.by === 'run' ? o.colour.runs : null;
     ctx.lineWidth = 1;
+    const gy = y0 + hgt + 3;
     for (let k = 0; k < count; k++) {
       const i = from + k;
       const v = st.slots[i];
       const x = x0 + k * cell;
       const fl = st.flash.get(i);
-      const bad = st.bad.has(i) || (v !== NULL_ADDR && v !== NEW_ADDR && (v === COMPRESS_ADDR || v < g.mainBlkaddr || v >= g.maxBlkaddr));
+      const bad = st.bad.has(i) || isBad(v);
       if (fl !== undefined) {
         // Fade from yellow to the NEW hatch over FLASH_MS.
         ctx.fillStyle = hp;
@@ -504,57 +597,79 @@ export class SlotsView {
       } else if (bad) {
         ctx.fillStyle = OI.vermillion;
         ctx.fillRect(x + gap, y0, cell - gap, hgt);
-        if (cell >= 8) {
-          ctx.strokeStyle = '#fff';
-          ctx.lineWidth = 1.5;
-          ctx.beginPath();
-          ctx.moveTo(x + gap + 2, y0 + hgt / 2 - (cell - gap - 4) / 2);
-          ctx.lineTo(x + cell - 2, y0 + hgt / 2 + (cell - gap - 4) / 2);
-          ctx.moveTo(x + cell - 2, y0 + hgt / 2 - (cell - gap - 4) / 2);
-          ctx.lineTo(x + gap + 2, y0 + hgt / 2 + (cell - gap - 4) / 2);
-          ctx.stroke();
-          ctx.lineWidth = 1;
-        }
+        if (cell >= 8) cross(ctx, x + gap, y0, cell - gap, hgt);
       } else if (v === NULL_ADDR) {
         ctx.fillStyle = '#fff';
         ctx.fillRect(x + gap, y0, cell - gap, hgt);
-        ctx.strokeStyle = '#8b96a3';
+        ctx.strokeStyle = '#6b7682';
         ctx.strokeRect(x + gap + 0.5, y0 + 0.5, cell - gap - 1, hgt - 1);
       } else if (v === NEW_ADDR) {
         ctx.fillStyle = hp;
         ctx.fillRect(x + gap, y0, cell - gap, hgt);
       } else {
-        const seg = Math.floor((v - g.mainBlkaddr) / g.blocksPerSeg);
-        ctx.fillStyle = SEGMENT_HUES[seg % SEGMENT_HUES.length];
+        ctx.fillStyle = fills[colourIndex(o.colour, i, v, K)];
         ctx.fillRect(x + gap, y0, cell - gap, hgt);
       }
+      // The ghost: the slot before the run, in the same colours, thinner.
+      const b0 = st.initial[i];
+      if (b0 === NULL_ADDR) {
+        ctx.strokeStyle = '#6b7682';
+        ctx.strokeRect(x + gap + 0.5, gy + 0.5, cell - gap - 1, ghostH - 1);
+      } else if (b0 === NEW_ADDR) {
+        ctx.fillStyle = hp;
+        ctx.fillRect(x + gap, gy, cell - gap, ghostH);
+      } else if (isBad(b0)) {
+        ctx.fillStyle = OI.vermillion;
+        ctx.fillRect(x + gap, gy, cell - gap, ghostH);
+      } else {
+        ctx.fillStyle = fills[colourIndex(o.colour, i, b0, K)];
+        ctx.fillRect(x + gap, gy, cell - gap, ghostH);
+      }
     }
-    // Zoomed in far enough (wheel), each address cell names its block.
+    // Where a physical run begins (not the first): a dark bar through the
+    // cell row and the ghost, with a white halo.
+    if (runs) {
+      const a = runs.runAt(from);
+      const r0 = a >= 0 && runs.starts[a] >= from ? a : a + 1;
+      for (let r = Math.max(1, r0); r < runs.starts.length; r++) {
+        const i = runs.starts[r];
+        if (i >= from + count) break;
+        const bx = x0 + (i - from) * cell;
+        ctx.fillStyle = '#fff';
+        ctx.fillRect(bx - 2, y0 - 3, 4 + gap, hgt + ghostH + 6);
+        ctx.fillStyle = INK;
+        ctx.fillRect(bx - 1 + gap / 2, y0 - 3, 2.5, hgt + ghostH + 6);
+      }
+    }
+    // Zoomed in far enough, each address cell names its block.
     if (cell >= 34) {
-      ctx.font = '9px ui-monospace, monospace';
+      ctx.font = `${o.present ? 18 : 9}px ui-monospace, monospace`;
       ctx.textAlign = 'center';
       ctx.textBaseline = 'middle';
       for (let k = 0; k < count; k++) {
-        const v = st.slots[from + k];
-        if (v === NULL_ADDR || v === NEW_ADDR || v === COMPRESS_ADDR || st.flash.has(from + k)) continue;
-        const seg = st.segnoOf(v);
-        // Dark text on the light hues (sky blue, orange), white on the rest.
-        ctx.fillStyle = seg >= 0 && seg % SEGMENT_HUES.length >= 3 ? INK : '#fff';
+        const i = from + k;
+        const v = st.slots[i];
+        if (v === NULL_ADDR || v === NEW_ADDR || isBad(v) || st.flash.has(i)) continue;
+        ctx.fillStyle = textOn(fills[colourIndex(o.colour, i, v, K)], INK);
         ctx.fillText(String(v), x0 + k * cell + cell / 2, y0 + hgt / 2, cell - 3);
       }
     }
-    // Index ticks every 10 slots (or so), so a slot can be named.
+    // Index ticks every 8 slots (or so), so a slot can be named.
     ctx.fillStyle = INK2;
-    ctx.font = '10px ui-monospace, monospace';
+    const tf = fontPx(o, 10);
+    ctx.font = `${tf}px ui-monospace, monospace`;
     ctx.textAlign = 'center';
     ctx.textBaseline = 'top';
-    const every = cell >= 16 ? 8 : cell >= 10 ? 16 : 32;
+    const labelPx = tf * 0.62 * 7 + 6;
+    let every = 8;
+    while (every * cell < labelPx) every *= 2;
+    const ty = gy + ghostH + 1;
     for (let k = 0; k < count; k++) {
       const idx = st.range.start + from + k;
       if (idx % every !== 0) continue;
       const x = x0 + k * cell + cell / 2;
-      ctx.fillRect(Math.round(x), y0 + hgt + 1, 1, 3);
-      ctx.fillText(int(idx), x, y0 + hgt + 5);
+      ctx.fillRect(Math.round(x), ty, 1, 3);
+      ctx.fillText(int(idx), x, ty + 3);
     }
     ctx.textBaseline = 'middle';
     // Pending run bracket (batched): from the slot that started the run
@@ -580,17 +695,17 @@ export class SlotsView {
         ctx.lineWidth = 1;
         if (startOff >= from || firstLine) {
           ctx.fillStyle = INK;
-          ctx.font = '11px ui-monospace, monospace';
+          ctx.font = `${fontPx(o, 11)}px ui-monospace, monospace`;
           ctx.textAlign = 'left';
-          const label = `pending (${bt.pending.start}, ${bt.pending.len})`;
-          ctx.fillText(label, Math.min(Math.max(x0, xa), x0 + count * cell - ctx.measureText(label).width), y - 8);
+          const label = `pending run (${bt.pending.start}, ${bt.pending.len})`;
+          ctx.fillText(label, Math.min(Math.max(x0, xa), x0 + count * cell - ctx.measureText(label).width), y - fontPx(o, 11) / 2 - 2);
         }
       }
     }
     // Cursor.
     if (curOff >= from && curOff < from + count) {
       const x = x0 + (curOff - from) * cell + cell / 2;
-      triangle(ctx, x, y0 - 1, 7, INK);
+      triangle(ctx, x, y0 - 1, o.present ? 10 : 7, INK);
     }
   }
 
@@ -603,16 +718,17 @@ export class SlotsView {
    */
   hit(st, x, y) {
     const L = this.layout;
-    if (!st.ready || st.n === 0 || x < LABEL_W) return null;
-    const rel = x - LABEL_W;
+    if (!st.ready || st.n === 0 || x < L.labelW) return null;
+    const rel = x - L.labelW;
     const line = Math.floor((y - L.zoomY) / L.zoomStep);
-    if (y >= L.zoomY && line < L.zoomLines && y - L.zoomY - line * L.zoomStep < L.zoomH) {
-      const k = Math.floor(rel / this.cell);
+    if (y >= L.zoomY && line < L.zoomLines && y - L.zoomY - line * L.zoomStep < L.zoomH + 12) {
+      const cell = this.opts.present ? Math.max(this.cell, 26) : this.cell;
+      const k = Math.floor(rel / cell);
       const i = line * L.zoomPerLine + k;
       if (k < 0 || k >= L.zoomPerLine || i >= L.zoomCount) return null;
       return { slot: L.zoomFrom + i, where: 'zoom' };
     }
-    if (y >= 8 && y < 30) {
+    if (y >= L.ovY - 4 && y < L.ovY + L.ovH + 6) {
       return { slot: Math.min(st.n - 1, Math.floor((rel / L.stripW) * st.n)), where: 'range' };
     }
     if (y >= L.rowsY) {
@@ -627,6 +743,29 @@ export class SlotsView {
     }
     return null;
   }
+}
+
+/**
+ * Draws a white ✕ in a box.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {number} x
+ * @param {number} y
+ * @param {number} w
+ * @param {number} h
+ */
+function cross(ctx, x, y, w, h) {
+  const s = Math.min(w, h) - 4;
+  const cx = x + w / 2;
+  const cy = y + h / 2;
+  ctx.strokeStyle = '#fff';
+  ctx.lineWidth = 1.5;
+  ctx.beginPath();
+  ctx.moveTo(cx - s / 2, cy - s / 2);
+  ctx.lineTo(cx + s / 2, cy + s / 2);
+  ctx.moveTo(cx + s / 2, cy - s / 2);
+  ctx.lineTo(cx - s / 2, cy + s / 2);
+  ctx.stroke();
+  ctx.lineWidth = 1;
 }
 
 /**
@@ -650,20 +789,27 @@ function triangle(ctx, x, y, s, colour) {
 /** Status words shown next to a segment. */
 const STATUS_TEXT = { free: 'free', full: 'full', dirty: 'dirty', prefree: 'prefree', current: 'current', clean: 'clean' };
 
+/** Text colours of the status words: dark enough for 4.5:1 on white. */
+const STATUS_INK = { prefree: '#9c3d00', dirty: '#005a8c' };
+
 /**
  * Draws the SIT panel: each touched segment's valid count, class and
  * 512-bit map, newest activity first; in both mode the two engines' maps
- * side by side.
+ * side by side under column heads naming the modes.
  */
 export class SITView {
   /** @param {HTMLCanvasElement} canvas */
   constructor(canvas) {
     this.canvas = canvas;
     this.scroll = 0;
+    /** @type {ViewOptions|null} */
+    this.opts = null;
     /** @type {{segs: number[], rowH: number, textW: number, mapX: number[], cell: number, top: number, cols: number}} */
     this.layout = { segs: [], rowH: 40, textW: 120, mapX: [], cell: 4, top: 0, cols: 64 };
     /** what the last draw showed; see draw */
     this.lastKey = '';
+    /** the segments shown, first and last (1-based) */
+    this.shown = [0, 0];
     /** painted maps by "mode:segno" */
     /** @type {Map<string, {seg: object, c: number, cols: number, img: ImageData}>} */
     this.cache = new Map();
@@ -675,21 +821,25 @@ export class SITView {
    */
   draw(st, f) {
     const { ctx, w, h, dpr } = f;
-    // Redraw only when the SIT, the size or the scroll changed: the maps
-    // are the costliest part of a frame and most steps leave them alone.
-    const key = `${st.ready}:${st.sitVersion}:${w}x${h}@${dpr}:${this.scroll}`;
+    const o = this.opts;
+    const present = !!(o && o.present);
+    const P = (/** @type {number} */ px) => (present ? Math.max(18, Math.round(px * 1.55)) : px);
+    // Redraw only when the SIT, the size, the scroll or the view changed:
+    // the maps are the costliest part of a frame and most steps leave them
+    // alone.
+    const key = `${st.ready}:${st.sitVersion}:${w}x${h}@${dpr}:${this.scroll}:${o ? o.version : 0}`;
     if (key === this.lastKey && f.ctx.canvas.width > 0) return;
     this.lastKey = key;
     ctx.clearRect(0, 0, w, h);
     if (!st.ready) return;
     const modes = st.modes;
     const segs = st.segmentsByActivity();
-    const textW = modes.length > 1 ? 116 : 104;
-    const top = modes.length > 1 ? 14 : 0;
+    const textW = present ? 190 : (modes.length > 1 ? 116 : 104);
+    const top = P(11) + 6;
     const avail = (w - textW - 4 - (modes.length - 1) * 12) / modes.length;
-    // The biggest bits that still show up to 6 segments at once, as 8
+    // The biggest bits that still show up to 5 segments at once, as 8
     // rows of 64 or 16 rows of 32, whichever gives bigger cells.
-    const need = Math.max(1, Math.min(5, segs.length));
+    const need = Math.max(1, Math.min(present ? 3 : 5, segs.length));
     const perRow = (h - top) / need - 16;
     let cols = 64;
     let cell = 0;
@@ -702,19 +852,25 @@ export class SITView {
     const rowsN = 512 / cols;
     const mapW = cell * cols;
     const mapH = cell * rowsN;
-    const rowH = Math.max(mapH + 16, 36);
+    const rowH = Math.max(mapH + P(10.5) + 8, present ? 3 * P(12) + 12 : 40);
     const mapX = modes.map((_, i) => textW + i * (mapW + 12));
     this.layout = { segs, rowH, textW, mapX, cell, top, cols };
     ctx.textBaseline = 'middle';
-    if (modes.length > 1) {
-      ctx.font = '11px system-ui, sans-serif';
-      ctx.fillStyle = INK2;
-      ctx.textAlign = 'left';
-      modes.forEach((m, i) => ctx.fillText(m, mapX[i], 6));
-    }
+    // Column heads: which mode each map shows.
+    ctx.font = `600 ${P(11)}px system-ui, sans-serif`;
+    ctx.fillStyle = INK;
+    ctx.textAlign = 'left';
+    modes.forEach((m, i) => {
+      let head = `${m} mode`;
+      if (ctx.measureText(head).width > mapW + 8) head = m;
+      if (ctx.measureText(head).width > mapW + 8) head = m === 'per-block' ? 'per-blk' : 'batch';
+      ctx.fillText(head, mapX[i], top / 2);
+    });
+    ctx.fillStyle = INK2;
+    ctx.fillText('segment', 0, top / 2);
     if (segs.length === 0) {
-      ctx.font = '13px system-ui, sans-serif';
-      ctx.fillStyle = '#7a8591';
+      ctx.font = `${P(13)}px system-ui, sans-serif`;
+      ctx.fillStyle = INK3;
       ctx.textAlign = 'left';
       ctx.fillText('the run touches no segment: no block is invalidated', 0, top + 14);
       return;
@@ -727,25 +883,28 @@ export class SITView {
       const y = top + r * rowH;
       const first = st.per[modes[0]].segments.get(segno);
       ctx.textAlign = 'left';
-      ctx.font = '600 13px ui-monospace, monospace';
+      ctx.font = `600 ${P(13)}px ui-monospace, monospace`;
       ctx.fillStyle = INK;
-      ctx.fillText(`seg ${segno}`, 0, y + 8);
-      ctx.font = '11.5px ui-monospace, monospace';
+      ctx.fillText(`seg ${segno}`, 0, y + P(13) / 2 + 2);
+      ctx.font = `${P(11.5)}px ui-monospace, monospace`;
       ctx.fillStyle = INK2;
       // Valid blocks, in the modes' column order.
-      ctx.fillText(`valid ${modes.map((m) => st.per[m].segments.get(segno)?.valid ?? '?').join(' · ')}`, 0, y + 22);
+      const lineY = y + P(13) + P(11.5) / 2 + 5;
+      if (modes.length > 1 && present) {
+        modes.forEach((m, i) => ctx.fillText(`${m === 'per-block' ? 'pb' : 'bt'} ${st.per[m].segments.get(segno)?.valid ?? '?'}`, 0, lineY + i * (P(11.5) + 3)));
+      } else {
+        ctx.fillText(`valid ${modes.map((m) => st.per[m].segments.get(segno)?.valid ?? '?').join(' · ')}`, 0, lineY);
+      }
       modes.forEach((m, i) => {
         const s = st.per[m].segments.get(segno);
         if (!s) return;
         this.drawMap(ctx, `${m}:${segno}`, s, mapX[i], y + 2, cell, cols, dpr);
         // The segment's class, in words, under its map.
-        ctx.font = '10.5px system-ui, sans-serif';
-        ctx.fillStyle = s.status === 'prefree' ? OI.vermillion : s.status === 'dirty' ? OI.blue : '#7a8591';
+        ctx.font = `${P(10.5)}px system-ui, sans-serif`;
+        ctx.fillStyle = STATUS_INK[s.status] || INK2;
         ctx.textAlign = 'right';
-        ctx.fillText(STATUS_TEXT[s.status] || s.status, mapX[i] + mapW, y + mapH + 9);
+        ctx.fillText(`${s.valid}/512 ${STATUS_TEXT[s.status] || s.status}`, mapX[i] + mapW, y + mapH + P(10.5) / 2 + 4);
         ctx.textAlign = 'left';
-        ctx.font = '11.5px ui-monospace, monospace';
-        ctx.fillStyle = INK2;
       });
       if (first && first.current) {
         ctx.strokeStyle = '#111';
@@ -754,12 +913,7 @@ export class SITView {
         ctx.setLineDash([]);
       }
     }
-    if (segs.length > visible) {
-      ctx.font = '11px system-ui, sans-serif';
-      ctx.fillStyle = '#7a8591';
-      ctx.textAlign = 'right';
-      ctx.fillText(`${this.scroll + 1}–${Math.min(segs.length, this.scroll + visible)} of ${segs.length} (wheel)`, w - 2, 6);
-    }
+    this.shown = [this.scroll + 1, Math.min(segs.length, this.scroll + visible)];
   }
 
   /**
@@ -830,18 +984,20 @@ export class SITView {
     for (const m of st.modes) {
       const s = st.per[m].segments.get(segno);
       if (!s) continue;
-      lines.push(`${m}: valid ${s.valid}/512, ${s.status}${k >= 0 ? `, bit ${testBit(s.map, k) ? 'set' : 'clear'}` : ''}`);
+      lines.push(`${m}: valid ${s.validBefore} → ${s.valid} of 512, ${s.status}${k >= 0 ? `, bit ${testBit(s.map, k) ? 'set' : 'clear'}` : ''}`);
     }
     return lines.join('\n');
   }
 }
 
 /**
- * Draws the markers under the seek slider.
+ * Draws the markers under the seek slider. In a quiz only the chunk
+ * changes show: where the calls fall would give answers away.
  * @param {import('./state.js').RunState} st
  * @param {{ctx: CanvasRenderingContext2D, w: number, h: number}} f
+ * @param {boolean} [quiz]
  */
-export function drawMarkers(st, f) {
+export function drawMarkers(st, f, quiz = false) {
   const { ctx, w, h } = f;
   ctx.clearRect(0, 0, w, h);
   const total = st.totalSteps;
@@ -854,8 +1010,10 @@ export function drawMarkers(st, f) {
   for (const m of order) {
     const x = Math.round(X(m.step));
     if (m.kind === 'chunk') {
-      ctx.fillStyle = 'rgba(74,85,97,.55)';
+      ctx.fillStyle = 'rgba(74,85,97,.6)';
       ctx.fillRect(x, 0, 1, h);
+    } else if (quiz) {
+      continue;
     } else if (m.kind === 'flush') {
       ctx.fillStyle = m.mode === 'per-block' ? 'rgba(213,94,0,.35)' : OI.blue;
       ctx.beginPath();
@@ -873,6 +1031,8 @@ export function drawMarkers(st, f) {
       ctx.lineWidth = 1;
     }
   }
+  // The tour's stops, as small ticks at the top (they are where n goes).
   ctx.fillStyle = INK;
+  for (const s of st.stops) ctx.fillRect(Math.round(X(s.step)) - 1, 0, 3, 3);
   ctx.fillRect(Math.round(X(st.step)) - 1, 0, 2, h);
 }

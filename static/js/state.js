@@ -1,6 +1,7 @@
 // The player's model: the slots of the range, each mode's SIT and counters, built from the
 // websocket's hello, initial pages and frames (docs/protocol.md, version 2). No drawing and no I/O
 // here; the server says what every slot holds, the model only lays what changed over the initial map.
+import { RunMap } from './colour.js';
 
 /** Slot values with a meaning of their own (f2fs.h). */
 export const NULL_ADDR = 0;
@@ -190,6 +191,29 @@ export function groupDigits(s) {
 }
 
 /**
+ * Counts the slots of [lo, hi) by state from sorted extents; slots no extent covers are holes.
+ * @param {Extent[]} ext
+ * @param {number} lo file block index
+ * @param {number} hi
+ * @returns {{addr: number, new: number, null: number, compress: number}}
+ */
+export function countStates(ext, lo, hi) {
+  const c = { addr: 0, new: 0, null: 0, compress: 0 };
+  let covered = 0;
+  for (const e of ext) {
+    const k = Math.min(hi, e.index + e.count) - Math.max(lo, e.index);
+    if (k <= 0) continue;
+    covered += k;
+    if (e.state === 'addr') c.addr += k;
+    else if (e.state === 'new') c.new += k;
+    else if (e.state === 'compress') c.compress += k;
+    else c.null += k;
+  }
+  c.null += Math.max(0, hi - lo - covered);
+  return c;
+}
+
+/**
  * The whole client-side state of one run.
  */
 export class RunState {
@@ -248,6 +272,8 @@ export class RunState {
     this.info = { image: '', path: '', ino: 0, size: '0', offset: '0', length: '0', keepSize: false, before: /** @type {string[]} */ ([]), compressed: false, algorithm: '', clusterSize: 0 };
     this.score = { right: 0, asked: 0 };
     this.error = '';
+    /** @type {RunMap|null} the physical runs of the initial map, once it is complete */
+    this.runs = null;
   }
 
   /** @returns {number} slots in the range */
@@ -295,6 +321,7 @@ export class RunState {
     this.touched = new Uint8Array(n);
     this.initialExtents = [];
     this.initialNext = this.range.start;
+    this.runs = null;
     this.badAt = new Map();
     this.bad.clear();
     this.flash.clear();
@@ -349,6 +376,7 @@ export class RunState {
     this.initialExtents = this.initialExtents.concat(page.extents);
     this.initialNext = page.next;
     this.changed = null;
+    if (this.initialComplete) this.runs = RunMap.fromExtents(this.initialExtents, base, this.slots.length);
     this.refreshExtents();
   }
 
@@ -494,6 +522,32 @@ export class RunState {
       if (da !== db) return db - da;
       return (this.segOrder.get(a) ?? 0) - (this.segOrder.get(b) ?? 0);
     });
+  }
+
+  /**
+   * Sums the valid blocks of the touched segments, before the run and now, for mode.
+   * @param {string} mode
+   * @returns {{before: number, now: number, segments: number}}
+   */
+  sitTotals(mode) {
+    const ms = this.per[mode];
+    let before = 0;
+    let now = 0;
+    if (!ms) return { before, now, segments: 0 };
+    for (const s of ms.segments.values()) { before += s.validBefore; now += s.valid; }
+    return { before, now, segments: ms.segments.size };
+  }
+
+  /**
+   * Counts the slots of the range by state, before the run and now (null while the initial map
+   * is still arriving).
+   * @returns {{before: ReturnType<typeof countStates>, now: ReturnType<typeof countStates>}|null}
+   */
+  slotStates() {
+    if (!this.initialComplete) return null;
+    const lo = this.range.start;
+    const hi = this.range.end;
+    return { before: countStates(this.initialExtents, lo, hi), now: countStates(this.extents, lo, hi) };
   }
 
   /**
