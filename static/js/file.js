@@ -3,7 +3,8 @@
 // that fall in it.
 import { fit, Tooltip, onResize } from './canvas.js';
 import { int } from './fmt.js';
-import { segmentHue, hatch, NULL_FILL, LINE, OI } from './palette.js';
+import { hatch, NULL_FILL, LINE, OI, INK, INK3, fillsFor, legendColours } from './palette.js';
+import { RunMap, colourIndex, colourBy, COLOUR_KEY } from './colour.js';
 
 /**
  * @typedef {{index: number, count: number, state: string, addr: number, segno: number}} Extent
@@ -30,6 +31,41 @@ export function initFile(doc) {
   const id = canvas.dataset.id || '';
   /** The slot named by #slot=N (from the block inspector), or -1. */
   let selected = -1;
+  // Colouring, as the player's (and the same choice: it is kept in localStorage).
+  const sel = /** @type {HTMLSelectElement|null} */ (doc.getElementById('colour-by'));
+  let stored = null;
+  try { stored = localStorage.getItem(COLOUR_KEY); } catch { /* private mode */ }
+  /** @type {import('./colour.js').ColourContext} */
+  const colour = {
+    by: colourBy(new URLSearchParams(location.search).get('colour') || stored),
+    runs: RunMap.fromExtents(ext, 0, total),
+    geometry: { mainBlkaddr: main, maxBlkaddr: Infinity, blocksPerSeg: bps },
+    segTypes: new Map(),
+  };
+  let typesAsked = false;
+  const legend = () => {
+    const el = doc.getElementById('legend-colours');
+    if (el) legendColours(doc, el, colour.by, (t) => t);
+    const brk = doc.getElementById('legend-brk');
+    if (brk) brk.hidden = colour.by !== 'run';
+    if (sel) sel.value = colour.by;
+  };
+  // Log types come from the SIT, fetched the first time they are asked for.
+  const needTypes = () => {
+    if (colour.by !== 'log' || typesAsked) return;
+    typesAsked = true;
+    fetch(`/api/images/${encodeURIComponent(id)}/segments`).then((r) => (r.ok ? r.json() : null)).then((b) => {
+      for (const sg of (b && b.segments) || []) colour.segTypes.set(sg.segno, sg.type);
+      draw();
+    }).catch(() => { /* the map stays grey: unknown */ });
+  };
+  sel?.addEventListener('change', () => {
+    colour.by = colourBy(sel.value);
+    try { localStorage.setItem(COLOUR_KEY, colour.by); } catch { /* private mode */ }
+    legend();
+    needTypes();
+    draw();
+  });
 
   /**
    * The extent holding file block b.
@@ -57,25 +93,26 @@ export function initFile(doc) {
     ctx.clearRect(0, 0, w, h);
     const bh = h - AXIS - TOP;
     if (!total) {
-      ctx.fillStyle = '#7a8591';
+      ctx.fillStyle = INK3;
       ctx.font = '13px system-ui, sans-serif';
       ctx.fillText('no data slots (inline data or an empty file)', 4, bh / 2);
       return;
     }
     const hp = hatch(ctx, dpr);
+    const fills = fillsFor(colour.by);
     const sx = w / total;
     ctx.translate(0, TOP);
     for (const e of ext) {
       const x0 = e.index * sx;
       const x1 = Math.max(x0 + 0.75, (e.index + e.count) * sx);
       if (e.state === 'addr' && e.segno >= 0) {
-        // One piece per segment the run crosses, each in its segment's hue.
+        // One piece per segment the extent crosses (its colour may change
+        // there by segment or log type; a run's colour does not).
         let i = 0;
         while (i < e.count) {
           const a = e.addr + i;
-          const seg = Math.floor((a - main) / bps);
-          const n = Math.min(e.count - i, bps - ((a - main) % bps));
-          ctx.fillStyle = segmentHue(seg);
+          const n = colour.by === 'run' ? e.count - i : Math.min(e.count - i, bps - ((a - main) % bps));
+          ctx.fillStyle = fills[colourIndex(colour, e.index + i, a, fills.length)];
           // At least 2 px, so a few blocks in a huge sparse file still show.
           ctx.fillRect((e.index + i) * sx, 0, Math.max(2, n * sx), bh);
           i += n;
@@ -89,11 +126,17 @@ export function initFile(doc) {
         }
         ctx.fillRect(x0, 0, x1 - x0, bh);
       }
-      // Physically separate runs get a separator when wide enough to see,
-      // so "3 runs" reads as three blocks.
-      if (e.state === 'addr' && x1 - x0 > 3 && e.index > 0) {
-        ctx.fillStyle = '#1d232a';
-        ctx.fillRect(x0, 0, 1.5, bh);
+    }
+    // Where a physical run begins (not the first): a dark bar with a white
+    // halo, at any width, so "3 runs" reads as three blocks.
+    if (colour.by === 'run') {
+      const starts = colour.runs ? colour.runs.starts : [];
+      for (let k = 1; k < starts.length; k++) {
+        const x = starts[k] * sx;
+        ctx.fillStyle = '#fff';
+        ctx.fillRect(x - 1.5, 0, 3, bh);
+        ctx.fillStyle = INK;
+        ctx.fillRect(x - 0.75, 0, 1.5, bh);
       }
     }
     ctx.strokeStyle = LINE;
@@ -140,8 +183,9 @@ export function initFile(doc) {
     if (!x) return;
     canvas.style.cursor = x.state === 'addr' ? 'pointer' : 'default';
     const a = x.addr + (b - x.index);
+    const run = colour.runs ? colour.runs.runAt(b) : -1;
     const what = x.state === 'addr'
-      ? `address ${a}, segment ${Math.floor((a - main) / bps)}  (run ${x.addr}…${x.addr + x.count - 1})`
+      ? `address ${a}, segment ${Math.floor((a - main) / bps)}  (extent ${x.addr}…${x.addr + x.count - 1}${run >= 0 ? `, physical run ${run + 1} of ${colour.runs?.count}` : ''})`
       : x.state === 'new' ? 'NEW_ADDR (reserved, never written)' : x.state === 'null' ? 'NULL_ADDR (hole)' : x.state;
     const d = dnodes.find((n) => b >= n.start && b < n.start + n.len);
     tip.show(`file block ${int(b)}${d ? `  in ${d.path}` : ''}\n${what}\nextent: blocks ${int(x.index)}…${int(x.index + x.count - 1)} (${int(x.count)})`, e.clientX, e.clientY);
@@ -181,6 +225,8 @@ export function initFile(doc) {
   };
   window.addEventListener('hashchange', showSlot);
   onResize(canvas, draw);
+  legend();
+  needTypes();
   showSlot();
 }
 

@@ -132,3 +132,38 @@ export function dots(ctx, base, dot, dpr) {
   g.fill();
   return ctx.createPattern(c, 'repeat') || base;
 }
+
+/**
+ * Fills a legend element with the swatches and names of a colouring.
+ * @param {Document} doc
+ * @param {HTMLElement} el
+ * @param {string} by "run", "segment" or "log"
+ * @param {(text: string, slug: string) => Node|string} term names a glossary term (a popover
+ *   button in the player, plain text elsewhere)
+ */
+export function legendColours(doc, el, by, term) {
+  const fills = fillsFor(by);
+  /** @type {(Node|string)[]} */
+  const parts = [];
+  const sw = (/** @type {string} */ c, /** @type {string} */ title) => {
+    const s = doc.createElement('span');
+    s.className = 'sw';
+    s.style.background = c;
+    s.setAttribute('aria-hidden', 'true');
+    s.dataset.colour = c;
+    if (title) s.title = title;
+    return s;
+  };
+  if (by === 'log') {
+    TYPE_NAMES.forEach((n, i) => { parts.push(sw(fills[i], n), `${n} `); });
+    parts.push(sw(fills[6], 'unknown'), 'unknown ', term('log type', 'log-type'));
+  } else if (by === 'segment') {
+    for (const c of fills) parts.push(sw(c, ''));
+    parts.push(term('segment', 'segment'), ' (tones alternate)');
+  } else {
+    for (const c of fills) parts.push(sw(c, ''));
+    parts.push(term('physical run', 'physical-run'));
+  }
+  el.replaceChildren(...parts);
+  el.dataset.colourBy = by;
+}

@@ -15,7 +15,7 @@ import {
 } from './tour.js';
 import { COLOUR_BY, COLOUR_KEY, colourBy } from './colour.js';
 import { loadGlossary, TermMatcher, Popover, writeTerms, termButton } from './glossary.js';
-import { fillsFor, TYPE_NAMES } from './palette.js';
+import { legendColours as paintLegend } from './palette.js';
 
 /** Play speeds the custom-speed slider steps through (steps per second). */
 const SPEEDS = [0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000,
@@ -553,31 +553,7 @@ export function initRun(doc, opts = {}) {
  */
 function legendColours(doc, by) {
   const el = doc.getElementById('legend-colours');
-  if (!el) return;
-  const fills = fillsFor(by);
-  /** @type {(Node|string)[]} */
-  const parts = [];
-  const sw = (/** @type {string} */ c, /** @type {string} */ title) => {
-    const s = doc.createElement('span');
-    s.className = 'sw';
-    s.style.background = c;
-    s.setAttribute('aria-hidden', 'true');
-    s.dataset.colour = c;
-    if (title) s.title = title;
-    return s;
-  };
-  if (by === 'log') {
-    TYPE_NAMES.forEach((n, i) => { parts.push(sw(fills[i], n), `${n} `); });
-    parts.push(sw(fills[6], 'unknown'), 'unknown ', termButton(doc, 'log type', 'log-type'));
-  } else if (by === 'segment') {
-    for (const c of fills) parts.push(sw(c, ''));
-    parts.push(termButton(doc, 'segment', 'segment'), ' (tones alternate)');
-  } else {
-    for (const c of fills) parts.push(sw(c, ''));
-    parts.push(termButton(doc, 'physical run', 'physical-run'));
-  }
-  el.replaceChildren(...parts);
-  el.dataset.colourBy = by;
+  if (el) paintLegend(doc, el, by, (t, slug) => termButton(doc, t, slug));
   const brk = doc.getElementById('legend-brk');
   if (brk) brk.hidden = by !== 'run';
 }
