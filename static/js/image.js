@@ -3,7 +3,7 @@
 // that segment's valid-block bitmap.
 import { fit, Tooltip, onResize } from './canvas.js';
 import { int } from './fmt.js';
-import { TYPE_COLOURS, TYPE_NAMES, INK, LINE, dots, OI } from './palette.js';
+import { TYPE_COLOURS, TYPE_NAMES, INK, INK3, LINE, dots, OI } from './palette.js';
 
 const LABEL_W = 40; // left margin for row-start segment numbers
 
@@ -86,7 +86,7 @@ export async function initImage(doc) {
     ctx.textAlign = 'right';
     ctx.textBaseline = 'middle';
     for (let r = 0; r < rows; r++) {
-      ctx.fillStyle = '#7a8591';
+      ctx.fillStyle = INK3;
       ctx.fillText(String(r * cols), LABEL_W - 6, 1 + r * rowH + cell / 2);
     }
     for (let i = 0; i < segs.length; i++) {
@@ -243,7 +243,7 @@ async function showSegment(doc, id, segno, tip, section) {
     // Label every row when the rows are tall enough for the text.
     const every = cell >= 12 ? 1 : 2;
     for (let r = 0; r < rows; r += every) {
-      ctx.fillStyle = '#7a8591';
+      ctx.fillStyle = INK3;
       ctx.fillText(String(r * COLS), 30, r * cell + cell / 2);
     }
     for (let k = 0; k < n; k++) {
