@@ -317,7 +317,7 @@ func Images(p ImagesPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "\"><p><strong>Drop an F2FS image here</strong> or</p><p><label class=\"btn primary\" for=\"file-input\">Choose a file…</label> <input id=\"file-input\" data-testid=\"upload-input\" type=\"file\" hidden></p><p class=\"muted small\">raw, gzip (.gz), xz (.xz), zstd (.zst) or Android sparse · at most ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "\"><p><strong>Drop an F2FS image here</strong> or</p><p><button type=\"button\" class=\"btn primary\" id=\"choose-file\" data-testid=\"upload-choose\" aria-controls=\"file-input\">Choose a file…</button> <input id=\"file-input\" data-testid=\"upload-input\" type=\"file\" aria-label=\"F2FS image to upload\" hidden></p><p class=\"muted small\">raw, gzip (.gz), xz (.xz), zstd (.zst) or Android sparse · at most ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -38,6 +38,9 @@ export function initImages(doc) {
   };
 
   initDelete(doc);
+  // The picker opens from a real button, so Tab reaches it and Enter or Space opens it (a label
+  // for a hidden input takes no focus).
+  doc.getElementById('choose-file')?.addEventListener('click', () => input.click());
   input.addEventListener('change', () => start(input.files?.[0]));
   zone.addEventListener('dragover', (e) => { e.preventDefault(); zone.classList.add('over'); });
   zone.addEventListener('dragleave', () => zone.classList.remove('over'));
@@ -255,7 +258,7 @@ function initDelete(doc) {
       const r = await fetch(`/api/images/${encodeURIComponent(id)}`, { method: 'DELETE' });
       if (r.status === 204 || r.status === 404) {
         const row = b.closest('tr');
-        const next = row?.nextElementSibling?.querySelector('button, a') || doc.getElementById('file-input');
+        const next = row?.nextElementSibling?.querySelector('button, a') || doc.getElementById('choose-file');
         row?.remove();
         say('ok', `Deleted ${name}.`);
         if (next instanceof HTMLElement) next.focus();
