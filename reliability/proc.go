@@ -1,0 +1,98 @@
+package reliability
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ProcMem is a process's resident set now and at its peak (/proc/PID/status VmRSS, VmHWM), bytes.
+type ProcMem struct {
+	RSS, HWM int64
+}
+
+// ReadProcMem reads /proc/PID/status.
+func ReadProcMem(pid int) (ProcMem, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ProcMem{}, err
+	}
+	var m ProcMem
+	for _, l := range strings.Split(string(b), "\n") {
+		for _, f := range []struct {
+			name string
+			dst  *int64
+		}{{"VmRSS:", &m.RSS}, {"VmHWM:", &m.HWM}} {
+			if v, ok := strings.CutPrefix(l, f.name); ok {
+				fs := strings.Fields(v)
+				if len(fs) == 2 && fs[1] == "kB" {
+					n, err := strconv.ParseInt(fs[0], 10, 64)
+					if err != nil {
+						return ProcMem{}, fmt.Errorf("/proc/%d/status: %s: %w", pid, l, err)
+					}
+					*f.dst = n << 10
+				}
+			}
+		}
+	}
+	if m.RSS == 0 {
+		return ProcMem{}, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
+	}
+	return m, nil
+}
+
+// ResetHWM resets a process's VmHWM to its current RSS (writing 5 to /proc/PID/clear_refs), so a
+// later ReadProcMem gives the peak since now. It needs the right to write there (the process's
+// owner).
+func ResetHWM(pid int) error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+}
+
+// clockTick is USER_HZ, the unit of /proc/PID/stat's times: 100 on every Linux architecture Go
+// supports (sysconf(_SC_CLK_TCK) without cgo).
+const clockTick = 100
+
+// ReadProcCPU returns the CPU time a process has used, user and system (/proc/PID/stat utime and
+// stime), in USER_HZ resolution (10 ms).
+func ReadProcCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces and parentheses: the fields after it start at the
+	// last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	var ticks int64
+	for _, v := range f[11:13] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTick, nil
+}
+
+// LoadAverage is the first three fields of /proc/loadavg ("" when it cannot be read), for logs.
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}
