@@ -69,6 +69,11 @@ type FileItem struct {
 	Size  int64
 	// Compressed is "compressed (algorithm, cluster N blocks)" for a compressed file, else "".
 	Compressed string
+	// State is a directory's: "complete" when all its entries follow it, "partial" when the page
+	// shows only those up to After (its last name shown, "" for none) and the script fetches the
+	// rest from GET /api/images/{id}/dir when it is opened; "" for other entries.
+	State string
+	After string
 }
 
 // ImagePage is the data of one image's page.
@@ -82,6 +87,7 @@ type ImagePage struct {
 	Current      []KV
 	Files        []FileItem
 	FilesMore    int      // > 0 when paths were left out of Files to keep the page small
+	TreePage     int      // entries of a directory the tree shows, and fetches, at a time
 	Problems     []string // what the listing stepped over (a damaged or hostile tree)
 	MainSegments uint32
 	BlocksPerSeg uint32

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"path"
@@ -126,6 +127,7 @@ func (s *Server) handleImagePage(w http.ResponseWriter, r *http.Request) {
 		Features:     v.Features,
 		MainSegments: v.MainSegmentCount,
 		BlocksPerSeg: v.BlocksPerSeg,
+		TreePage:     treePerDir,
 	}
 	p.Geometry = volumeGeometry(si, v)
 	p.Counters = volumeCounters(v)
@@ -136,18 +138,48 @@ func (s *Server) handleImagePage(w http.ResponseWriter, r *http.Request) {
 			Title: fmt.Sprintf("active log %d (CURSEG_%s)", c.Log, strings.ToUpper(strings.ReplaceAll(c.Type, "-", "_"))),
 		})
 	}
-	// The tree shows the first maxTree paths in walk order, read lazily: a listing stops when the
-	// page is full, so an image of a million files (or a crafted directory that lists millions)
-	// costs a page. The JSON API pages through the rest; a damaged tree is listed as far as it is
-	// sound, with what was stepped over said below it.
+	// The tree shows the first maxTree paths in walk order, at most treePerDir entries of each
+	// directory, read lazily: a listing stops when the page is full, so an image of a million files
+	// (or a crafted directory that lists millions) costs a page. A directory not listed whole says
+	// so (State "partial", After its last name shown) and the page's script fetches the rest from
+	// GET /api/images/{id}/dir when it is opened; a damaged tree is listed as far as it is sound, with
+	// what was stepped over said below it.
 	const maxTree = 5000
+	dirs := map[string]int{}  // directory path → its index in p.Files
+	shown := map[string]int{} // directory path → entries of it shown
+	partial := func(dir string) {
+		if i, ok := dirs[dir]; ok {
+			p.Files[i].State = "partial"
+		}
+	}
 	probs, err := si.Image.Walk(r.Context(), func(e imgio.Entry) error {
+		parent := path.Dir(e.Path)
+		if e.Path != "/" && shown[parent] == treePerDir {
+			// Not entered (a directory) or the rest of the directory skipped (anything else).
+			partial(parent)
+			return fs.SkipDir
+		}
 		if len(p.Files) == maxTree {
 			p.FilesMore = 1
+			// The directories on the way to this entry are not listed whole.
+			for d := parent; ; d = path.Dir(d) {
+				partial(d)
+				if d == "/" {
+					break
+				}
+			}
 			return errPageFull
 		}
 		it := fileItem(e)
 		it.Compressed = treeCompression(si, v.Features, e)
+		if e.Path != "/" {
+			shown[parent]++
+			p.Files[dirs[parent]].After = path.Base(e.Path)
+		}
+		if e.Type == imgio.TypeDir {
+			dirs[e.Path] = len(p.Files)
+			it.State = "complete"
+		}
 		p.Files = append(p.Files, it)
 		return nil
 	})

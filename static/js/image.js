@@ -4,6 +4,7 @@
 import { fit, Tooltip, onResize } from './canvas.js';
 import { int } from './fmt.js';
 import { TYPE_COLOURS, TYPE_NAMES, INK, INK3, LINE, dots, OI } from './palette.js';
+import { initTree } from './tree.js';
 
 const LABEL_W = 40; // left margin for row-start segment numbers
 
@@ -276,3 +277,4 @@ async function showSegment(doc, id, segno, tip, section) {
 }
 
 initImage(document);
+initTree(document);
