@@ -384,10 +384,18 @@ export function initRun(doc, opts = {}) {
     /** @type {HTMLFormElement} */ (preset.form).submit();
   });
 
+  /** Reports whether a key on target t belongs to t (typing, a select's arrows, a checkbox's space). */
+  const ownsKey = (/** @type {HTMLElement} */ t, /** @type {string} */ k) => {
+    const tag = t && t.tagName;
+    if (tag === 'SELECT' || tag === 'TEXTAREA') return true;
+    if (tag !== 'INPUT') return false;
+    const type = /** @type {HTMLInputElement} */ (t).type;
+    if (type === 'checkbox') return k === ' ';
+    return type !== 'range';
+  };
   doc.addEventListener('keydown', (e) => {
     const t = /** @type {HTMLElement} */ (e.target);
-    const tag = t && t.tagName;
-    if (tag === 'SELECT' || tag === 'TEXTAREA' || (tag === 'INPUT' && /** @type {HTMLInputElement} */ (t).type !== 'range' && /** @type {HTMLInputElement} */ (t).type !== 'checkbox')) return;
+    if (ownsKey(t, e.key)) return;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     // Enter on a focused button is the button's.
     if (e.key === 'Enter') return;
@@ -415,7 +423,8 @@ export function initRun(doc, opts = {}) {
       case 'b': case 'B': setMode(MODE_CYCLE[(MODE_CYCLE.indexOf(params.mode) + 1) % MODE_CYCLE.length]); break;
       case 'c': setColour(COLOUR_BY[(COLOUR_BY.indexOf(view.colour.by) + 1) % COLOUR_BY.length]); break;
       case 'q': setQuiz(!view.quiz); break;
-      case 'g': gotoInput.focus(); gotoInput.select(); break;
+      // g moves the focus on keyup: moved now, the key's character would land in the box.
+      case 'g': break;
       case '+': case '=': slots.cell = Math.min(48, slots.cell + 4); dirty = true; break;
       case '-': slots.cell = Math.max(6, slots.cell - 4); dirty = true; break;
       default: handled = false;
@@ -425,7 +434,9 @@ export function initRun(doc, opts = {}) {
   // A focused button would also take the space bar as a click on keyup,
   // undoing the play/pause the keydown just did.
   doc.addEventListener('keyup', (e) => {
-    if (e.key === ' ' && /** @type {HTMLElement} */ (e.target)?.tagName === 'BUTTON') e.preventDefault();
+    const t = /** @type {HTMLElement} */ (e.target);
+    if (e.key === ' ' && t?.tagName === 'BUTTON') e.preventDefault();
+    if (e.key === 'g' && !e.ctrlKey && !e.metaKey && !e.altKey && !ownsKey(t, 'g')) { gotoInput.focus(); gotoInput.select(); }
   });
 
   // Pointer: hover for numbers, click to pin the zoom, wheel to zoom/scroll.
@@ -576,7 +587,7 @@ function helloDOM(doc, st) {
   const c = $('file-compressed');
   if (st.info.compressed) {
     c.hidden = false;
-    c.textContent = `compressed (${st.info.algorithm || 'unknown algorithm'}, cluster ${st.info.clusterSize} blocks)`;
+    c.textContent = compressedText(st);
   } else {
     c.hidden = true;
   }
@@ -792,6 +803,15 @@ function sitLine(st) {
 }
 
 /**
+ * Says how the run's file is compressed: "compressed (lz4, cluster 4 blocks)".
+ * @param {RunState} st
+ * @returns {string}
+ */
+function compressedText(st) {
+  return `compressed (${st.info.algorithm || 'unknown algorithm'}, cluster ${st.info.clusterSize} blocks)`;
+}
+
+/**
  * Writes the outcome line: what the run returned and why.
  * @param {Document} doc
  * @param {RunState} st
@@ -800,11 +820,13 @@ function sitLine(st) {
 function outcomeDOM(doc, st, m) {
   const el = /** @type {HTMLElement} */ (doc.getElementById('outcome'));
   let t = '';
-  if (st.done) {
+  if (st.info.compressed && !st.done) {
+    t = `This file is ${compressedText(st)}: f2fs refuses FALLOC_FL_ZERO_RANGE on compressed and pinned files, so the first step is EOPNOTSUPP.`;
+  } else if (st.done) {
     const o = st.outcome;
     if (o === 'EOPNOTSUPP') {
       t = 'EOPNOTSUPP: f2fs refuses FALLOC_FL_ZERO_RANGE on compressed and pinned files (f2fs_fallocate checks before anything changes)';
-      if (st.info.compressed) t += `, and this file is compressed (${st.info.algorithm || 'unknown algorithm'}, cluster ${st.info.clusterSize} blocks): its slots hold COMPRESS_ADDR markers, not one address per block.`;
+      if (st.info.compressed) t += `, and this file is ${compressedText(st)}: a cluster's first slot may hold COMPRESS_ADDR, the compressed-cluster marker, not an address.`;
       else t += '.';
     } else if (o && o !== 'done') {
       const msg = st.modes.map((md) => st.per[md].message).find(Boolean);
