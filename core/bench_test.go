@@ -106,6 +106,7 @@ func BenchmarkRunNext64MiB(b *testing.B) {
 	for _, mode := range Modes {
 		b.Run(mode.String(), func(b *testing.B) {
 			b.ReportAllocs()
+			cpu0 := cpuTime()
 			for b.Loop() {
 				run, err := NewRun(in, Request{Length: n * 4096}, mode)
 				if err != nil {
@@ -117,6 +118,7 @@ func BenchmarkRunNext64MiB(b *testing.B) {
 					}
 				}
 			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
@@ -159,11 +161,13 @@ func BenchmarkSeek64MiB(b *testing.B) {
 	total := run.Step()
 	r := rand.New(rand.NewPCG(1, 1))
 	b.ReportAllocs()
+	cpu0 := cpuTime()
 	for b.Loop() {
 		if err := run.SeekTo(r.Int64N(total)); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkSnapshot64MiB takes a snapshot mid-way through a 64 MiB run.
