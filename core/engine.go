@@ -306,7 +306,9 @@ func (e *engine) next(ev *Event) bool {
 	if pass2Phases&(1<<s.phase) != 0 {
 		ev.clear()
 		k := sink{ev: ev, limit: s.step + 1}
-		return e.pass2(&k)
+		ok := e.pass2(&k)
+		ev.Step, ev.Chunk = s.step, s.chunk.ord
+		return ok
 	}
 	*ev = Event{Slot: e.slotOfNext(), Chunk: s.chunk.ord}
 	if !e.step(ev) {

@@ -182,13 +182,13 @@ type Event struct {
 	Node      string    `json:"node,omitempty"`
 }
 
-// clear zeroes ev for the engine to fill again. It writes its strings
-// only when set, so an event reused on the heap (the engine's fast path)
-// costs no write barriers.
+// clear zeroes ev's payload for pass 2 to fill again: every field but
+// Step, Kind, Slot and Chunk, which every event sets. It writes the strings
+// only when set, so an event reused on the heap (Walk's) costs no write
+// barriers.
 func (ev *Event) clear() {
-	ev.Step, ev.Kind, ev.Slot, ev.Chunk, ev.Action, ev.State = 0, 0, 0, 0, 0, 0
-	ev.Addr, ev.Len, ev.Segno, ev.Count, ev.Before, ev.After = 0, 0, 0, 0, 0, 0
-	ev.SegBefore, ev.SegAfter, ev.Blk = 0, 0, 0
+	ev.Action, ev.State, ev.Addr, ev.Len, ev.Segno = 0, 0, 0, 0, 0
+	ev.Count, ev.Before, ev.After, ev.SegBefore, ev.SegAfter, ev.Blk = 0, 0, 0, 0, 0, 0
 	if ev.Errno != "" {
 		ev.Errno = ""
 	}

@@ -59,35 +59,35 @@ type sink struct {
 	// ev is where each event is built; nil: nobody looks, no event is built (an error's is,
 	// elsewhere: its fields make Result.Message).
 	ev *Event
-	// fn, when set, gets each event, after which ev is cleared for the next; false stops the run.
-	// Without fn the caller reads ev after the pause. With fn, ev must be e.fastEv.
+	// fn, when set, gets each event (then ev must be e.fastEv), after which ev is cleared for the
+	// next; false stops the run. Without fn, a sink with ev lets one event happen (limit is one
+	// step on) and the caller numbers and reads it.
 	fn    func(*Event) bool
 	limit int64 // pass 2 pauses when the step count reaches limit
 	stop  bool  // fn returned false
 }
 
-// emit ends an event: it numbers it, hands it on, and reports whether pass 2 may go on.
+// emit ends an event: it counts it, hands it to fn, and reports whether pass 2 may go on. (A sink
+// without fn has at most one event, which its caller numbers.)
 func (e *engine) emit(k *sink) bool {
 	e.s.step++
-	if k.ev != nil {
+	if k.fn != nil {
 		return e.deliver(k)
 	}
 	return e.s.step < k.limit
 }
 
-// deliver is emit's part for a built event (kept apart so emit is inlined).
+// deliver is emit's part for a callback (kept apart so emit is inlined).
 func (e *engine) deliver(k *sink) bool {
-	ev := k.ev
+	// A sink with fn builds in e.fastEv (runPass2). Passing that, not k.ev, keeps the Event of a
+	// sink without fn (next's caller's) from escaping to the heap.
+	ev := &e.fastEv
 	ev.Step, ev.Chunk = e.s.step, e.s.chunk.ord
-	if k.fn != nil {
-		// A sink with fn builds in e.fastEv (runPass2). Passing that, not k.ev, keeps the Event
-		// of a sink without fn (next's caller's) from escaping to the heap.
-		if !k.fn(&e.fastEv) {
-			k.stop = true
-			return false
-		}
-		ev.clear()
+	if !k.fn(ev) {
+		k.stop = true
+		return false
 	}
+	ev.clear()
 	return e.s.step < k.limit
 }
 
@@ -203,7 +203,8 @@ func (e *engine) visit(k *sink) {
 		if ev != nil {
 			ev.Kind, ev.Action, ev.State, ev.Addr, ev.Len = EvSlot, act, StateAddr, a, s.run.len
 		}
-		e.take(a)
+		e.take()
+		e.track(a)
 		if !e.emit(k) {
 			return
 		}
@@ -322,7 +323,8 @@ func (e *engine) sitPiece(k *sink) bool {
 	if c.next == c.start+c.len {
 		switch c.reason {
 		case ActPerBlock:
-			e.take(c.start)
+			e.take()
+			e.track(c.start)
 			s.phase = phSlots
 		case ActDiscontiguous:
 			s.phase = phSlots
@@ -333,14 +335,13 @@ func (e *engine) sitPiece(k *sink) bool {
 	return e.emit(k)
 }
 
-// take makes the slot at pos NEW_ADDR (its block a was invalidated, or joined the pending run)
-// and moves to the next slot.
-func (e *engine) take(a uint32) {
+// take makes the slot at pos NEW_ADDR (its block was invalidated, or joined the pending run) and
+// moves to the next slot. The caller counts the block with track (kept apart so both inline).
+func (e *engine) take() {
 	c := &e.s.chunk
 	e.buf[c.pos-c.node.start] = NewAddr
 	c.dirty = true
 	c.pos++
-	e.track(a)
 }
 
 // runPass2 lets pass 2 run without pausing until the chunk's pass 2 is over or the step count
