@@ -81,6 +81,13 @@ func outline(t *testing.T, ts *testServer, q url.Values) *player.Outline {
 	return o
 }
 
+// choose picks value in the select with data-testid id, as a user does: the value and its change
+// event at once (a frame drawn between the two would show the page's own value again).
+func choose(t *testing.T, ctx context.Context, id, value string) {
+	t.Helper()
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.querySelector('[data-testid=%q]'); s.value = %q; s.dispatchEvent(new Event('change')); })()`, id, value)))
+}
+
 // stepShown is the step the page shows, as a number.
 func stepShown(t *testing.T, ctx context.Context) int64 {
 	t.Helper()
@@ -209,14 +216,12 @@ func TestBrowserTeaching(t *testing.T) {
 			t.Errorf("time left at the end %q", tl)
 		}
 		// Other paces: 10 s, and one step per second (18 hours for this run).
-		do(t, ctx, chromedp.SetValue(chromedp.CSS(`[data-testid="pace"]`), "10"),
-			chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="pace"]').dispatchEvent(new Event('change'))`))
+		choose(t, ctx, "pace", "10")
 		key(t, ctx, kb.Home, false)
 		waitJS(t, ctx, `document.querySelector('[data-testid="time-left"]').textContent === '0:10 left'`, 10*time.Second)
 		key(t, ctx, "[", false) // slower: 30 s
 		waitJS(t, ctx, `document.querySelector('[data-testid="pace"]').value === '30' && document.querySelector('[data-testid="time-left"]').textContent === '0:30 left'`, 10*time.Second)
-		do(t, ctx, chromedp.SetValue(chromedp.CSS(`[data-testid="pace"]`), "step"),
-			chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="pace"]').dispatchEvent(new Event('change'))`))
+		choose(t, ctx, "pace", "step")
 		waitJS(t, ctx, `document.querySelector('[data-testid="time-left"]').textContent === '18:14:35 left'`, 10*time.Second)
 		waitJSOr(t, ctx, `new URLSearchParams(location.search).get('pace') === 'step'`, 10*time.Second, `location.search`)
 	})
@@ -275,7 +280,7 @@ func TestBrowserTeaching(t *testing.T) {
 			t.Run(q.Get("path"), func(t *testing.T) {
 				o := outline(t, ts, q)
 				ctx := tab(t)
-				do(t, ctx, chromedp.Navigate(runURL(base, q.Get("path"), url.Values{"mode": q["mode"], "offset": q["offset"], "length": q["length"]})))
+				do(t, ctx, chromedp.Navigate(runURL(base, q.Get("path"), url.Values{"mode": q["mode"], "offset": q["offset"], "length": q["length"], "colour": {"run"}})))
 				waitStatus(t, ctx, time.Minute, "paused", "done", "ENOSPC")
 				if got := text(t, ctx, "tour-count"); got != strconv.Itoa(len(o.Stops)) {
 					t.Fatalf("tour-count %s, want %d", got, len(o.Stops))
@@ -389,8 +394,7 @@ func TestBrowserTeaching(t *testing.T) {
 			t.Errorf("coloured by segment, the range shows %v", cs)
 		}
 		// By log type: the image page's hues (bench64 is warm data, sky blue).
-		do(t, ctx, chromedp.SetValue(chromedp.CSS(`[data-testid="colour-by"]`), "log"),
-			chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="colour-by"]').dispatchEvent(new Event('change'))`))
+		choose(t, ctx, "colour-by", "log")
 		time.Sleep(200 * time.Millisecond)
 		if cs = js[[]string](t, ctx, overviewColours); !has(cs, "#56b4e9") {
 			t.Errorf("coloured by log type, the range shows %v", cs)
@@ -400,8 +404,7 @@ func TestBrowserTeaching(t *testing.T) {
 		if v := js[string](t, ctx, `document.querySelector('[data-testid="colour-by"]').value`); v != "log" {
 			t.Errorf("file page colour-by %q, want the player's log", v)
 		}
-		do(t, ctx, chromedp.SetValue(chromedp.CSS(`[data-testid="colour-by"]`), "run"),
-			chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="colour-by"]').dispatchEvent(new Event('change'))`))
+		choose(t, ctx, "colour-by", "run")
 		time.Sleep(200 * time.Millisecond)
 		fileColours := js[[]string](t, ctx, `(() => { const c = document.getElementById('blockmap'); const g = c.getContext('2d'); const d = g.getImageData(0, Math.round(c.height / 3), c.width, 1).data; const s = new Set(); for (let i = 0; i < d.length; i += 4) s.add('#' + [d[i], d[i+1], d[i+2]].map((v) => v.toString(16).padStart(2, '0')).join('')); return [...s]; })()`)
 		if !has(fileColours, "#332288", "#44aa99", "#882255") {
@@ -420,7 +423,7 @@ func TestBrowserTeaching(t *testing.T) {
 			t.Fatal(err)
 		}
 		do(t, ctx, chromedp.EmulateViewport(1920, 1080),
-			chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "step": {"2056"}})))
+			chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "step": {"2056"}, "colour": {"run"}})))
 		waitStatus(t, ctx, 30*time.Second, "paused")
 		// Shift+P turns it on; the URL keeps it.
 		key(t, ctx, "P", true)
@@ -550,7 +553,7 @@ func TestBrowserTeaching(t *testing.T) {
 			t.Fatalf("bench64's tour has %d questions, want at least 2", len(qs))
 		}
 		ctx := tab(t)
-		do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "quiz": {"1"}})))
+		do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "quiz": {"1"}, "colour": {"run"}})))
 		waitStatus(t, ctx, 30*time.Second, "paused")
 		if !js[bool](t, ctx, `document.querySelector('[data-testid="quiz-toggle"]').checked`) {
 			t.Error("&quiz=1 did not turn the quiz on")
@@ -604,7 +607,7 @@ func TestBrowserTeaching(t *testing.T) {
 
 	t.Run("the end: summary and outcome", func(t *testing.T) {
 		ctx := tab(t)
-		do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "run": {"end"}})))
+		do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "run": {"end"}, "colour": {"run"}})))
 		waitStatus(t, ctx, time.Minute, "done")
 		waitJS(t, ctx, `document.querySelector('[data-testid="counters-panel"]').dataset.final === 'true'`, 5*time.Second)
 		for id, want := range map[string]string{
@@ -623,11 +626,12 @@ func TestBrowserTeaching(t *testing.T) {
 		if o := text(t, ctx, "outcome"); !strings.Contains(o, "returns 0") || !strings.Contains(o, "862× fewer SIT lock holds") {
 			t.Errorf("outcome %q", o)
 		}
+		screenshot(t, ctx, "run-end")
 		do(t, ctx, chromedp.Click(chromedp.CSS(`#cost-source-link`)))
 		if src := text(t, ctx, "cost-source"); !strings.Contains(src, "16.436") || !strings.Contains(src, "10.011") {
 			t.Errorf("the model's source %q does not name the measurement", src)
 		}
-		screenshot(t, ctx, "run-end")
+		do(t, ctx, chromedp.Click(chromedp.CSS(`#cost-source-link`)))
 		checkPageContrast(t, ctx, "player at the end")
 		fits(t, ctx)
 		do(t, ctx, chromedp.EmulateViewport(1024, 768))

@@ -5,7 +5,7 @@
 // onPresenterChange, send, onMessage).
 import { RunSocket } from './ws.js';
 import { RunState, NULL_ADDR, NEW_ADDR, COMPRESS_ADDR } from './state.js';
-import { SlotsView, SITView, drawMarkers } from './render.js';
+import { SlotsView, SITView, MarkersView } from './render.js';
 import { CanvasFit, Tooltip } from './canvas.js';
 import { int, rate } from './fmt.js';
 import { DEFAULT_PACE, isPace, timeLeftText, paceValue } from './pace.js';
@@ -27,7 +27,7 @@ const MODE_CYCLE = ['per-block', 'batched', 'both'];
 /** Paces from slowest to fastest, for [ and ]. */
 const PACE_ORDER = ['step', '180', '60', '30', '10'];
 
-/** Draw times kept for the p95: every draw since play was last pressed, up to this many. */
+/** Draw times kept for the p95: the latest draws, up to this many. */
 const FRAME_SAMPLES = 20000;
 
 /**
@@ -45,7 +45,7 @@ export class FrameMeter {
     this.samples.push(ms);
   }
 
-  /** Starts over (when play is pressed: the figure is about one playing). */
+  /** Starts over. */
   reset() { this.samples = []; }
 
   /** @returns {number} the 95th percentile of the kept draw times, ms */
@@ -121,6 +121,7 @@ export function initRun(doc, opts = {}) {
   const fitMarkers = new CanvasFit(markersCanvas);
   const slots = new SlotsView(slotsCanvas);
   const sit = new SITView(sitCanvas);
+  const markers = new MarkersView();
   sit.opts = slots.opts;
   const meter = new FrameMeter();
   const tip = new Tooltip();
@@ -262,10 +263,7 @@ export function initRun(doc, opts = {}) {
   // Controls. Moving the view by hand lets the tour follow the step again.
   const send = (/** @type {object} */ m) => { slots.rowScroll = null; sock.send(m); };
   const nav = (/** @type {object} */ m) => { tourSticky = false; send(m); changed(); };
-  const playPause = () => {
-    if (!st.playing) meter.reset();
-    nav({ type: st.playing ? 'pause' : 'play' });
-  };
+  const playPause = () => nav({ type: st.playing ? 'pause' : 'play' });
   const setSpeed = (/** @type {number} */ i) => {
     const k = Math.max(0, Math.min(SPEEDS.length - 1, i));
     speed.value = String(k);
@@ -334,6 +332,8 @@ export function initRun(doc, opts = {}) {
   };
 
   $('btn-play').addEventListener('click', playPause);
+  // The draw-time figure starts over here (benchmarks press it before they play).
+  $('frame-reset').addEventListener('click', () => { meter.reset(); $('frame-p95').textContent = '0'; $('frame-samples').textContent = '0'; });
   $('btn-step').addEventListener('click', () => nav({ type: 'step', n: 1 }));
   $('btn-back').addEventListener('click', () => nav({ type: 'step', n: -1 }));
   $('btn-flush').addEventListener('click', () => nav({ type: 'nextCall' }));
@@ -506,15 +506,14 @@ export function initRun(doc, opts = {}) {
       else if (!tourSticky) tourOpen = stopAt(st.stops, st.step);
       slots.draw(st, fitSlots.get(), now);
       sit.draw(st, fitSIT.get());
-      // The markers are few: redrawing them moves the step line with them.
-      drawMarkers(st, fitMarkers.get(), view.quiz);
+      markers.draw(st, fitMarkers.get(), view.quiz);
       markersDirty = false;
       updateDOM(doc, st, { status, notice, dragging, seek, paceSel, matcher, view, tourOpen, q, answered, verdicts, score, waitingVerdict, slots, sit });
       meter.add(performance.now() - t0);
       if (st.flash.size) dirty = true;
       speak(doc, st, spoken, verdicts);
     } else if (markersDirty) {
-      drawMarkers(st, fitMarkers.get(), view.quiz);
+      markers.draw(st, fitMarkers.get(), view.quiz);
       markersDirty = false;
     }
     if (now - lastP95 > 500) {
@@ -669,8 +668,9 @@ function updateDOM(doc, st, ui) {
     text('step-now', int(st.step));
   }
   ui.seek.setAttribute('aria-valuetext', `step ${int(st.step)} of ${int(st.totalSteps)}`);
+  // The pace the server plays at, unless the user is choosing one.
   const pv = paceValue(st.pace);
-  if (ui.paceSel.value !== pv) ui.paceSel.value = pv;
+  if (ui.paceSel.value !== pv && doc.activeElement !== ui.paceSel) ui.paceSel.value = pv;
   text('time-left', st.ready ? timeLeftText(st) : '');
   $('time-left').title = st.pace ? `time left at this pace (${rate(st.stepsPerSecond)})` : `time left at ${rate(st.stepsPerSecond)}`;
   const play = $('btn-play');

@@ -991,21 +991,71 @@ export class SITView {
 }
 
 /**
- * Draws the markers under the seek slider. In a quiz only the chunk
- * changes show: where the calls fall would give answers away.
- * @param {import('./state.js').RunState} st
- * @param {{ctx: CanvasRenderingContext2D, w: number, h: number}} f
- * @param {boolean} [quiz]
+ * Draws the markers under the seek slider: the ticks are painted once into
+ * a bitmap (a run has up to 4,096 of them) and each frame copies it and
+ * adds the step line.
  */
-export function drawMarkers(st, f, quiz = false) {
-  const { ctx, w, h } = f;
-  ctx.clearRect(0, 0, w, h);
-  const total = st.totalSteps;
-  if (!st.ready || total <= 0) return;
-  // The range input's thumb travel is inset by about half a thumb.
+export class MarkersView {
+  constructor() {
+    /** @type {OffscreenCanvas|null} */
+    this.img = null;
+    this.key = '';
+    /** @type {any[]|null} the markers the bitmap shows */
+    this.of = null;
+  }
+
+  /**
+   * @param {import('./state.js').RunState} st
+   * @param {{ctx: CanvasRenderingContext2D, w: number, h: number, dpr: number}} f
+   * @param {boolean} quiz
+   */
+  draw(st, f, quiz) {
+    const { ctx, w, h, dpr } = f;
+    ctx.clearRect(0, 0, w, h);
+    const total = st.totalSteps;
+    if (!st.ready || total <= 0) return;
+    const key = `${w}x${h}@${dpr}:${quiz}:${total}:${st.stops.length}`;
+    if (!this.img || key !== this.key || this.of !== st.markers) {
+      this.key = key;
+      this.of = st.markers;
+      this.img = new OffscreenCanvas(Math.max(1, Math.round(w * dpr)), Math.max(1, Math.round(h * dpr)));
+      const g = /** @type {OffscreenCanvasRenderingContext2D} */ (this.img.getContext('2d'));
+      g.setTransform(dpr, 0, 0, dpr, 0, 0);
+      paintMarkers(st, /** @type {any} */ (g), w, h, quiz);
+    }
+    ctx.drawImage(this.img, 0, 0, w, h);
+    ctx.fillStyle = INK;
+    ctx.fillRect(Math.round(markerX(st.step, total, w)) - 1, 0, 2, h);
+  }
+}
+
+/**
+ * The x of a step on the slider: the range input's thumb travel is inset
+ * by about half a thumb.
+ * @param {number} s
+ * @param {number} total
+ * @param {number} w
+ * @returns {number}
+ */
+function markerX(s, total, w) {
   const inset = 8;
-  const X = (/** @type {number} */ s) => inset + (s / total) * (w - 2 * inset);
-  // Per-block calls first, so the fewer batched calls stay visible on top.
+  return inset + (s / total) * (w - 2 * inset);
+}
+
+/**
+ * Paints the ticks: chunk changes, calls (per-block first, so the fewer
+ * batched calls stay visible on top), errors and the tour's stops. In a
+ * quiz only the chunk changes show: where the calls fall would give answers
+ * away.
+ * @param {import('./state.js').RunState} st
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {number} w
+ * @param {number} h
+ * @param {boolean} quiz
+ */
+function paintMarkers(st, ctx, w, h, quiz) {
+  const total = st.totalSteps;
+  const X = (/** @type {number} */ s) => markerX(s, total, w);
   const order = [...st.markers].sort((a, b) => (a.mode === 'per-block' ? 0 : 1) - (b.mode === 'per-block' ? 0 : 1));
   for (const m of order) {
     const x = Math.round(X(m.step));
@@ -1034,5 +1084,4 @@ export function drawMarkers(st, f, quiz = false) {
   // The tour's stops, as small ticks at the top (they are where n goes).
   ctx.fillStyle = INK;
   for (const s of st.stops) ctx.fillRect(Math.round(X(s.step)) - 1, 0, 3, 3);
-  ctx.fillRect(Math.round(X(st.step)) - 1, 0, 2, h);
 }
