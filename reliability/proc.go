@@ -96,3 +96,35 @@ func LoadAverage() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+// ProcIO is a process's I/O counters (/proc/PID/io): bytes passed to write(2) and friends (files,
+// pipes and sockets alike) and bytes the process caused to be sent to storage.
+type ProcIO struct {
+	WChar, WriteBytes int64
+}
+
+// ReadProcIO reads /proc/PID/io (the process's owner or root may).
+func ReadProcIO(pid int) (ProcIO, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return ProcIO{}, err
+	}
+	var io ProcIO
+	for _, l := range strings.Split(string(b), "\n") {
+		name, v, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "wchar":
+			io.WChar = n
+		case "write_bytes":
+			io.WriteBytes = n
+		}
+	}
+	return io, nil
+}
