@@ -287,9 +287,15 @@ func (c *outlineCache) get(ctx context.Context, key string, build func(context.C
 	}
 }
 
-// outline returns the shared outline of t, building it once.
+// outline returns the shared outline of t, building it once, within the memory budget
+// (web/outlinebudget.go): past it the build is refused with 503 and Retry-After.
 func (s *Server) outline(ctx context.Context, t *runTarget) (*player.Outline, error) {
 	return s.outlines.get(ctx, t.key(), func(ctx context.Context) (*player.Outline, error) {
+		release, err := s.budget.reserve(outlineBuildBytes(t.spec))
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 		return player.Build(ctx, t.spec)
 	})
 }

@@ -1,0 +1,49 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/player"
+)
+
+// TestOutlineBuildBudget: an outline build reserves about 96 bytes a page per mode while it runs: a
+// run whose build does not fit the budget is refused with 503 and Retry-After before the upgrade
+// (and nothing stays reserved), one that fits is played, and its reservation ends with the build.
+func TestOutlineBuildBudget(t *testing.T) {
+	t.Parallel()
+	spec := player.Spec{Request: core.Request{Offset: 0, Length: 64 << 20}, Modes: []core.Mode{core.PerBlock, core.Batched}}
+	if got, want := outlineBuildBytes(spec), int64(16384*2*outlineBuildPerPage); got != want {
+		t.Errorf("bench64's build: %d bytes, want %d", got, want)
+	}
+	// bench64 in both modes needs 3 MiB to build; one mode needs 1.5 MiB.
+	ts := mustOpenServer(t, Config{MaxMemory: 2 << 20})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	u := "ws" + strings.TrimPrefix(ts.ts.URL, "http") + "/ws/run?" + bench64
+	_, res, err := websocket.Dial(ctx, u+"&mode=both", nil)
+	if err == nil || res == nil || res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("a build over the budget: %v %v; want 503 with Retry-After", res, err)
+	}
+	if n := ts.budget.inUse(); n != 0 {
+		t.Errorf("%d bytes reserved after a refused build", n)
+	}
+	// One mode: 1.5 MiB to build, then the viewer's own reservation (about 1 MiB, which fits once
+	// the build's is given back).
+	c, _, err := websocket.Dial(ctx, u+"&mode=batched", nil)
+	if err != nil {
+		t.Fatalf("a build within the budget: %v", err)
+	}
+	defer c.CloseNow()
+	if _, _, err := c.Read(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := ts.budget.inUse(); n >= outlineBuildBytes(spec)/2 || n == 0 {
+		t.Errorf("%d bytes reserved while one viewer plays, want its own reservation only", n)
+	}
+}
