@@ -220,7 +220,7 @@ func runURL(base, path string, extra url.Values) string {
 func playFull(t *testing.T, ctx context.Context) {
 	t.Helper()
 	do(t, ctx,
-		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('speed'); s.value = s.max; s.dispatchEvent(new Event('input')); })()`),
+		chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('speed'); s.value = s.max; s.dispatchEvent(new Event('input')); document.getElementById('frame-reset')?.click(); })()`),
 		chromedp.Click(chromedp.CSS(`[data-testid="btn-play"]`)),
 	)
 }

@@ -337,7 +337,7 @@ export class SlotsView {
     this.canvas = canvas;
     this.cnt = new Uint32Array(NCLS);
     this.overview = new Overview();
-    /** chunk index → its strip's bitmap and the slot signature it shows */
+    /** row on screen → its strip's bitmap and the signature of what it shows */
     /** @type {Map<number, {canvas: OffscreenCanvas, octx: OffscreenCanvasRenderingContext2D, bw: number, bh: number, sig: number}>} */
     this.rows = new Map();
     /** @type {ViewOptions} */
@@ -484,7 +484,7 @@ export class SlotsView {
       // different capacity (873-slot inode, 1018-slot direct nodes) line up.
       let maxLen = 1;
       for (const c of st.chunks) maxLen = Math.max(maxLen, c.len);
-      if (this.rows.size > 4 * rows + 64) this.rows.clear();
+      if (this.rows.size > rows + 8) this.rows.clear();
       for (let r = 0; r < rows; r++) {
         const k = first + r;
         const c = st.chunks[k];
@@ -497,13 +497,16 @@ export class SlotsView {
         // Chunk strips are repainted only when their slots changed (a
         // cheap signature tells, full frames included); the others are
         // copied from their cached bitmaps.
-        const sig = rowSig(st, from, c.len, o.version);
-        let e = this.rows.get(k);
+        // The bitmaps belong to the rows on screen, not to chunks: a fast
+        // run scrolls through thousands of chunks, and a new bitmap for each
+        // would be an allocation per row per frame.
+        const sig = rowSig(st, from, c.len, o.version) ^ Math.imul(k + 1, 2654435761);
+        let e = this.rows.get(r);
         if (!e || e.bw !== bw || e.bh !== bh) {
           const canvas = new OffscreenCanvas(bw, bh);
           const octx = /** @type {OffscreenCanvasRenderingContext2D} */ (canvas.getContext('2d'));
           e = { canvas, octx, bw, bh, sig: NaN };
-          this.rows.set(k, e);
+          this.rows.set(r, e);
         }
         if (e.sig !== sig) {
           e.sig = sig;
@@ -834,7 +837,9 @@ export class SITView {
     if (!st.ready) return;
     const modes = st.modes;
     const segs = st.segmentsByActivity();
-    const textW = present ? 190 : (modes.length > 1 ? 116 : 104);
+    // The label column fits its widest line ("valid 512 · 512").
+    ctx.font = `${P(11.5)}px ui-monospace, monospace`;
+    const textW = Math.max(present ? 150 : 96, Math.ceil(ctx.measureText(modes.length > 1 && !present ? 'valid 512 · 512' : 'seg 1234567').width) + 8);
     const top = P(11) + 6;
     const avail = (w - textW - 4 - (modes.length - 1) * 12) / modes.length;
     // The biggest bits that still show up to 5 segments at once, as 8
@@ -903,7 +908,9 @@ export class SITView {
         ctx.font = `${P(10.5)}px system-ui, sans-serif`;
         ctx.fillStyle = STATUS_INK[s.status] || INK2;
         ctx.textAlign = 'right';
-        ctx.fillText(`${s.valid}/512 ${STATUS_TEXT[s.status] || s.status}`, mapX[i] + mapW, y + mapH + P(10.5) / 2 + 4);
+        const word = STATUS_TEXT[s.status] || s.status;
+        const full = `${s.valid}/512 ${word}`;
+        ctx.fillText(ctx.measureText(full).width <= mapW + 4 ? full : word, mapX[i] + mapW, y + mapH + P(10.5) / 2 + 4, mapW + 6);
         ctx.textAlign = 'left';
       });
       if (first && first.current) {
