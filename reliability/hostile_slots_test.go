@@ -187,6 +187,49 @@ func TestHostileManySlots(t *testing.T) {
 				}
 			})
 
+			t.Run("distinct runs", func(t *testing.T) {
+				// 20 viewers of 20 different ranges at once: 20 outlines to build. Each build
+				// reserves about 96 bytes a page per mode from the budget (web/outlinebudget.go); past
+				// it a viewer gets 503 with Retry-After. Without the reservation 30 such viewers took
+				// the server past 6.4 GB.
+				p := freshServer(t, e, "--max-memory", "512MiB")
+				pid := p.cmd.Process.Pid
+				peak := watchRSS(t, p, rssWatchdog)
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				defer cancel()
+				var wg sync.WaitGroup
+				var played, refused atomic.Int64
+				for k := range 20 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						q := url.Values{"image": {up.ID}, "path": {manySlotsPath}, "offset": {fmt.Sprint(k * 4096)}}
+						v, res, err := dialViewer(ctx, p.ws(q), nil)
+						if err != nil {
+							if res != nil && res.StatusCode == http.StatusServiceUnavailable && res.Header.Get("Retry-After") != "" {
+								refused.Add(1)
+							} else {
+								t.Errorf("viewer %d: %v", k, err)
+							}
+							return
+						}
+						defer v.c.CloseNow()
+						if _, _, err := readUntil(ctx, v, "hello"); err != nil {
+							t.Errorf("viewer %d: %v", k, err)
+							return
+						}
+						played.Add(1)
+					}()
+				}
+				wg.Wait()
+				mem, _ := ReadProcMem(pid)
+				hwm := max(mem.HWM, peak())
+				t.Logf("20 distinct runs with --max-memory 512MiB: %d played, %d refused (503); peak RSS %s", played.Load(), refused.Load(), mbs(hwm))
+				if played.Load() == 0 || played.Load()+refused.Load() != 20 || hwm > 1500<<20 {
+					t.Errorf("20 distinct runs: %d played, %d refused, peak %s; want some played, the rest 503, at most 1.5 GB", played.Load(), refused.Load(), mbs(hwm))
+				}
+			})
+
 			t.Run("100 viewers", func(t *testing.T) {
 				if layout == LayoutRows && os.Getenv("ZRVIZ_SOAK") == "" {
 					t.Skip("ZRVIZ_SOAK=1: the rows layout's viewers hold about 60 MB each at the end (core's SIT undo log), over the target")
