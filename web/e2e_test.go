@@ -571,8 +571,16 @@ func TestBrowserFrameTime(t *testing.T) {
 			for i := 0; i < 10; i++ {
 				waitStatus(t, ctx, 3*time.Minute, "ENOSPC", "done")
 				if i < 9 {
-					do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-play"]`)))
-					waitStatus(t, ctx, time.Minute, "playing")
+					// The next play starts over from step 0 and may end before a poll sees it
+					// playing: watch the step shown go back instead.
+					do(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+						window.__restarted = false;
+						const el = document.getElementById('step-now');
+						const end = el.textContent;
+						new MutationObserver((_, o) => { if (el.textContent !== end) { window.__restarted = true; o.disconnect(); } })
+							.observe(el, { childList: true, characterData: true, subtree: true });
+					})()`), chromedp.Click(chromedp.CSS(`[data-testid="btn-play"]`)))
+					waitJS(t, ctx, `window.__restarted === true`, time.Minute)
 				}
 			}
 			p95 := frameP95(t, ctx)
