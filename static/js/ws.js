@@ -19,7 +19,15 @@ export const MAX_FAILED_STARTS = 4;
  * @property {number} step
  * @property {string} pace
  * @property {string} [sandbox] a sandbox slot list: then image and path are not used
+ * @property {string} [trace] an attached kernel trace's id (POST /api/images/{id}/traces)
+ * @property {string} [traceOp] which of its operations to compare (1-based), "" for the server's choice
+ * @property {string} [room] the room this page presents (with token: a reloaded presenter takes it back)
+ * @property {string} [token] the presenter's token (sessionStorage only, never in a page URL)
+ * @property {string} [follow] a room's code: the socket is /ws/follow?code= and mirrors its presenter
  */
+
+/** Controls a follower's socket may send (docs/protocol.md, "Rooms"): the rest drive the room. */
+export const FOLLOWER_CONTROLS = new Set(['initial', 'answer']);
 
 /**
  * Returns the query of /ws/run for params.
@@ -37,7 +45,25 @@ export function runQuery(p) {
   if (p.keepSize) q.set('keepSize', 'true');
   if (p.pace) q.set('pace', p.pace);
   for (const op of p.before || []) q.append('before', op);
+  if (p.trace) {
+    q.set('trace', p.trace);
+    if (p.traceOp) q.set('traceOp', p.traceOp);
+  }
+  if (p.room && p.token) {
+    q.set('room', p.room);
+    q.set('token', p.token);
+  }
   return q;
+}
+
+/**
+ * Returns the socket's path and query: /ws/follow?code= for a follower, else /ws/run?….
+ * @param {RunParams} p
+ * @returns {string}
+ */
+export function socketPath(p) {
+  if (p.follow) return `/ws/follow?${new URLSearchParams({ code: p.follow })}`;
+  return `/ws/run?${runQuery(p)}`;
 }
 
 /**
@@ -85,7 +111,7 @@ export class RunSocket {
   /** @returns {string} the websocket URL for the current parameters */
   url() {
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    return `${proto}//${location.host}/ws/run?${runQuery(this.params)}`;
+    return `${proto}//${location.host}${socketPath(this.params)}`;
   }
 
   /** Opens the connection. */
@@ -145,6 +171,8 @@ export class RunSocket {
    * @param {object} msg
    */
   send(msg) {
+    // A follower's page does not drive: the server would refuse it anyway.
+    if (this.params.follow && !FOLLOWER_CONTROLS.has(/** @type {any} */ (msg).type)) return;
     const s = JSON.stringify(msg);
     if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(s);
     else if (this.queue.length < 16) this.queue.push(s);
