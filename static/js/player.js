@@ -16,6 +16,7 @@ import {
 import { COLOUR_BY, COLOUR_KEY, colourBy } from './colour.js';
 import { loadGlossary, TermMatcher, Popover, writeTerms, termButton } from './glossary.js';
 import { legendColours as paintLegend } from './palette.js';
+import { callItem } from './calllog.js';
 
 /** Play speeds the custom-speed slider steps through (steps per second). */
 const SPEEDS = [0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000,
@@ -26,6 +27,13 @@ const MODE_CYCLE = ['per-block', 'batched', 'both'];
 
 /** Paces from slowest to fastest, for [ and ]. */
 const PACE_ORDER = ['step', '180', '60', '30', '10'];
+
+/** Keys that drive the run: a follower's page ignores them while it mirrors a presenter. */
+const DRIVE_KEYS = new Set([' ', 'ArrowRight', 'ArrowLeft', 'Home', 'End', 'PageDown', 'PageUp', 'n', 'p', '[', ']', 'b', 'B', 'q', 'g']);
+
+/** The controls that drive the run, disabled while a follower's page mirrors a presenter. */
+const DRIVE_CONTROLS = ['btn-reset', 'btn-back', 'btn-play', 'btn-step', 'btn-flush', 'btn-end', 'pace', 'speed', 'seek',
+  'goto-slot', 'goto-slot-go', 'f-mode', 'quiz-toggle'];
 
 /** Draw times kept for the p95: the latest draws, up to this many. */
 const FRAME_SAMPLES = 20000;
@@ -83,12 +91,24 @@ export class FrameMeter {
  * @property {(fn: (s: PresenterState) => void) => void} onPresenterChange fn runs after every
  *   change the user makes here (at most once an animation frame)
  * @property {(msg: object) => void} send sends a control on this page's socket
+ * @property {(change?: Partial<import('./ws.js').RunParams>) => import('./ws.js').RunParams} params
+ *   changes the socket's parameters (used from the next connection on) and returns them
+ * @property {() => void} reconnect opens a new connection with the parameters, at the step shown
+ * @property {(on: boolean) => void} setDriving off: the controls and keys that drive the run are
+ *   disabled (a follower mirroring its presenter)
+ * @property {() => {index: number, now: number, before: number, pinned: boolean}|null} focusSlot
+ *   the pinned slot, or the cursor's: file block index, its value now and before the run
  */
 
 /**
  * @typedef {object} RunOptions
  * @property {(msg: any) => void} [onMessage] gets server messages the player does not handle
- *   (rooms: "room", "answers")
+ *   (rooms: "room", "answers"), and quiz verdicts after the player has taken them
+ * @property {Partial<import('./ws.js').RunParams>} [params] socket parameters beyond the page's
+ *   (follow, room and token, trace)
+ * @property {(h: any) => void} [onHello] gets each hello after the model took it
+ * @property {(f: any) => void} [onFrame] gets each frame after the model took it
+ * @property {import('./calllog.js').CallLog} [callLog] block links and the kernel's calls in the call log
  */
 
 /**
@@ -111,6 +131,7 @@ export function initRun(doc, opts = {}) {
     pace: isPace(url.get('pace') || '') ? /** @type {string} */ (url.get('pace')) : '',
     sandbox: ds.sandbox || '',
   };
+  Object.assign(params, opts.params || {});
   let runEnd = ds.runEnd === 'true';
   const st = new RunState();
   const slotsCanvas = /** @type {HTMLCanvasElement} */ ($('slots'));
@@ -148,6 +169,7 @@ export function initRun(doc, opts = {}) {
   quizToggle.checked = view.quiz;
 
   let status = 'connecting';
+  let driving = true;
   let notice = '';
   let noticeTimer = 0;
   let dragging = false;
@@ -208,6 +230,7 @@ export function initRun(doc, opts = {}) {
       helloDOM(doc, st);
       markersDirty = true;
       dirty = true;
+      if (opts.onHello) opts.onHello(h);
     },
     other(m) {
       if (m.type === 'initial') {
@@ -227,6 +250,7 @@ export function initRun(doc, opts = {}) {
           tourSticky = true;
         }
         changed();
+        if (opts.onMessage) opts.onMessage(m);
       } else if (opts.onMessage) {
         opts.onMessage(m);
       }
@@ -245,6 +269,7 @@ export function initRun(doc, opts = {}) {
         }
       }
       dirty = true;
+      if (opts.onFrame) opts.onFrame(f);
     },
     error(e) {
       notice = e.error || 'error';
@@ -397,6 +422,7 @@ export function initRun(doc, opts = {}) {
     const t = /** @type {HTMLElement} */ (e.target);
     if (ownsKey(t, e.key)) return;
     if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (!driving && DRIVE_KEYS.has(e.key)) return;
     // Enter on a focused button is the button's.
     if (e.key === 'Enter') return;
     const onSlots = t === slotsCanvas;
@@ -508,7 +534,7 @@ export function initRun(doc, opts = {}) {
       sit.draw(st, fitSIT.get());
       markers.draw(st, fitMarkers.get(), view.quiz);
       markersDirty = false;
-      updateDOM(doc, st, { status, notice, dragging, seek, paceSel, matcher, view, tourOpen, q, answered, verdicts, score, waitingVerdict, slots, sit });
+      updateDOM(doc, st, { status, notice, dragging, seek, paceSel, matcher, view, tourOpen, q, answered, verdicts, score, waitingVerdict, slots, sit, driving, callLog: opts.callLog || null });
       meter.add(performance.now() - t0);
       if (st.flash.size) dirty = true;
       speak(doc, st, spoken, verdicts);
@@ -553,6 +579,24 @@ export function initRun(doc, opts = {}) {
     },
     onPresenterChange(fn) { watchers.push(fn); },
     send(msg) { sock.send(msg); },
+    params(change = {}) { return Object.assign(params, change); },
+    reconnect() {
+      sock.stop();
+      sock.resume();
+    },
+    setDriving(on) {
+      driving = on;
+      for (const id of DRIVE_CONTROLS) {
+        const el = /** @type {HTMLButtonElement|null} */ (doc.getElementById(id));
+        if (el) el.disabled = !on;
+      }
+      dirty = true;
+    },
+    focusSlot() {
+      if (!st.ready || st.n === 0) return null;
+      const off = Math.min(st.n - 1, Math.max(0, slots.pin ?? (st.cursor() - st.range.start)));
+      return { index: st.range.start + off, now: st.slots[off], before: st.initial[off], pinned: slots.pin !== null };
+    },
   };
 }
 
@@ -615,6 +659,7 @@ function slotText(st, off) {
   const b = st.initial[off];
   if (b !== v) lines.push(`before the run: ${slotValueText(st, off, b)}`);
   if (st.bad.has(off)) lines.push('✕ rejected by f2fs_is_valid_blkaddr');
+  if (st.info.image) lines.push('click to pin it: links to its block and its place on the file page show above the map');
   return lines.join('\n');
 }
 
@@ -652,6 +697,8 @@ function slotValueText(st, off, v) {
  * @property {number} waitingVerdict
  * @property {SlotsView} slots
  * @property {SITView} sit
+ * @property {boolean} driving false while a follower mirrors its presenter
+ * @property {import('./calllog.js').CallLog|null} callLog
  */
 
 /**
@@ -750,10 +797,10 @@ function updateDOM(doc, st, ui) {
     const ms = st.per[m];
     const last = ms.calls[ms.calls.length - 1];
     return `${m}:${ms.counters.calls}:${last ? last.join(',') : ''}:${ms.pending ? `${ms.pending.start},${ms.pending.len}` : ''}`;
-  }).join('|');
+  }).join('|') + (ui.callLog ? `|${ui.callLog.key()}` : '');
   if (lanes.dataset.key !== key) {
     lanes.dataset.key = key;
-    lanes.replaceChildren(...st.modes.map((m) => lane(doc, m, st.per[m], st.modes.length)));
+    lanes.replaceChildren(...st.modes.map((m) => lane(doc, m, st.per[m], st.modes.length, ui.callLog)));
   }
   text('slots-aside', st.ready ? `${int(st.n)} slots in ${int(st.chunks.length)} chunks${st.runs ? ` · ${int(st.runs.count)} physical run${st.runs.count === 1 ? '' : 's'}` : ''}` : '');
   const [a, b] = ui.sit.shown;
@@ -863,8 +910,8 @@ function tourDOM(doc, st, ui) {
   const stops = st.stops;
   const k = ui.tourOpen;
   text('tour-pos', tourPosition(k, stops.length));
-  /** @type {HTMLButtonElement} */ ($('tour-prev')).disabled = k <= 0;
-  /** @type {HTMLButtonElement} */ ($('tour-next')).disabled = k >= stops.length - 1;
+  /** @type {HTMLButtonElement} */ ($('tour-prev')).disabled = k <= 0 || !ui.driving;
+  /** @type {HTMLButtonElement} */ ($('tour-next')).disabled = k >= stops.length - 1 || !ui.driving;
   const s = stops[k];
   const quiz = $('quiz');
   const q = ui.view.quiz && s && s.question && (ui.q === k || ui.verdicts.has(k)) ? s.question : null;
@@ -962,9 +1009,10 @@ function speak(doc, st, spoken, verdicts) {
  * @param {string} mode
  * @param {import('./state.js').ModeState} ms
  * @param {number} lanes how many lanes the panel shows
+ * @param {import('./calllog.js').CallLog|null} log
  * @returns {HTMLElement}
  */
-function lane(doc, mode, ms, lanes) {
+function lane(doc, mode, ms, lanes, log) {
   const el = doc.createElement('div');
   el.className = 'lane';
   el.dataset.mode = mode;
@@ -988,13 +1036,10 @@ function lane(doc, mode, ms, lanes) {
   }
   h.append(p);
   const ol = doc.createElement('ol');
-  for (const [start, len, why] of ms.calls.slice(lanes > 1 ? -3 : -6).reverse()) {
-    const li = doc.createElement('li');
-    const w = doc.createElement('span');
-    w.className = 'why';
-    w.textContent = why && why !== 'per-block' ? `  ${why}` : '';
-    li.append(`f2fs_invalidate_blocks(${start}, ${len})`, w);
-    ol.append(li);
+  // The history's calls are numbered from the first call the mode made (0).
+  const first = (ms.counters.calls || 0) - ms.calls.length;
+  for (let i = ms.calls.length - 1; i >= Math.max(0, ms.calls.length - (lanes > 1 ? 3 : 6)); i--) {
+    ol.append(callItem(doc, mode, first + i, ms.calls[i], log));
   }
   el.append(h, ol);
   return el;
