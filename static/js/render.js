@@ -229,23 +229,50 @@ class Overview {
       this.counts = new Uint32Array(pw * NCLS);
       this.keys = new Int32Array(pw);
       this.brk = new Uint8Array(pw);
-      // After a full frame the slots are exactly its extents: count from
-      // those (a few runs) rather than from millions of slots.
-      if (st.extentsClean && n >= pw) this.fromExtents(st, o, K);
-      else for (let x = 0; x < pw; x++) this.recount(st, o, x, cnt, K);
+      // The slots are the model's extents (initial map and changes, kept
+      // up to date on every frame): count from those (a few runs) rather
+      // than from millions of slots, then recount only the columns holding
+      // a flash or an invalid mark, which extents do not carry.
+      if (st.initialComplete && st.extents.length + st.flash.size + st.bad.size < n && n >= pw) {
+        this.fromExtents(st, o, K);
+        const per = n / pw;
+        const seen = new Set();
+        for (const marks of [st.flash.keys(), st.bad.values()]) {
+          for (const i of marks) {
+            const x = this.colOf(i, per);
+            if (seen.has(x)) continue;
+            seen.add(x);
+            this.recount(st, o, x, cnt, K);
+          }
+        }
+      } else {
+        for (let x = 0; x < pw; x++) this.recount(st, o, x, cnt, K);
+      }
     } else if (st.changed && st.changed.length) {
       const seen = new Set();
       const per = n / pw;
       for (const i of st.changed) {
-        let x = Math.min(pw - 1, Math.floor(i / per));
-        // Float rounding can put i one column off; match recount's bounds.
-        if (x > 0 && Math.floor(x * per) > i) x--;
-        else if (x < pw - 1 && Math.max(Math.floor(x * per) + 1, Math.floor((x + 1) * per)) <= i) x++;
+        const x = this.colOf(i, per);
         if (seen.has(x)) continue;
         seen.add(x);
         this.recount(st, o, x, cnt, K);
       }
     }
+  }
+
+  /**
+   * Returns the column holding slot offset i, as recount bounds columns.
+   * @param {number} i
+   * @param {number} per slots per column
+   * @returns {number}
+   */
+  colOf(i, per) {
+    const pw = this.pw;
+    let x = Math.min(pw - 1, Math.floor(i / per));
+    // Float rounding can put i one column off; match recount's bounds.
+    if (x > 0 && Math.floor(x * per) > i) x--;
+    else if (x < pw - 1 && Math.max(Math.floor(x * per) + 1, Math.floor((x + 1) * per)) <= i) x++;
+    return x;
   }
 
   /**

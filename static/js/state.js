@@ -258,7 +258,7 @@ export class RunState {
     this.changed = null;
     /** @type {Record<string, ModeState>} */
     this.per = {};
-    /** @type {Extent[]} the slots as extents, valid while extentsClean */
+    /** @type {Extent[]} the slots as extents (flash and invalid marks aside) once the initial map is complete; extentsClean: and no mark either */
     this.extents = [];
     this.extentsClean = false;
     /** segno → first-touch order, from hello */
