@@ -130,6 +130,8 @@ export function initRun(doc, opts = {}) {
     before: /** @type {string[]} */ (JSON.parse(ds.before || '[]')),
     pace: isPace(url.get('pace') || '') ? /** @type {string} */ (url.get('pace')) : '',
     sandbox: ds.sandbox || '',
+    // A follower's page (rooms): the room code. ws.js may connect such a page to /ws/follow.
+    follow: ds.follow || '',
   };
   Object.assign(params, opts.params || {});
   let runEnd = ds.runEnd === 'true';

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  RunState, overlayExtents, writeExtents, slotValue, mergeCalls, groupDigits, hexMap, testBit,
+  RunState, overlayExtents, writeExtents, slotValue, mergeCalls, groupDigits, hexMap, testBit, countStates,
   NULL_ADDR, NEW_ADDR,
 } from '../js/state.js';
 
@@ -153,4 +153,46 @@ test('states: counters, segments classed by the server, pending run, errors mark
   assert.equal(bt.segments.get(1).status, 'dirty');
   assert.ok(st.bad.has(4));
   assert.equal(st.stopAt(0), 0);
+});
+
+test('countStates counts slots by state, uncovered slots as holes', () => {
+  const ext = [{ index: 2, count: 3, state: 'addr', addr: 100 }, { index: 5, count: 2, state: 'new' },
+    { index: 8, count: 1, state: 'compress' }, { index: 9, count: 4, state: 'null' }];
+  assert.deepEqual(countStates(ext, 0, 12), { addr: 3, new: 2, null: 6, compress: 1 });
+  assert.deepEqual(countStates(ext, 3, 6), { addr: 2, new: 1, null: 0, compress: 0 });
+  assert.deepEqual(countStates([], 10, 20), { addr: 0, new: 0, null: 10, compress: 0 });
+  // Random maps agree with the slots they spell.
+  const r = rng(3);
+  for (let k = 0; k < 200; k++) {
+    const n = 1 + Math.floor(r() * 100);
+    const e = randomExtents(r, n);
+    const slots = expand(e, 0, n);
+    const c = countStates(e, 0, n);
+    assert.equal(c.addr + c.new + c.null + c.compress, n);
+    assert.equal(c.new, slots.filter((v) => v === NEW_ADDR).length);
+  }
+});
+
+test('the physical runs, the before/after slot counts and SIT totals of a run', () => {
+  const st = new RunState();
+  // 4608…4611, two holes, then (last page) 9000…9003: two runs, the holes between do not break one.
+  st.hello(hello());
+  assert.equal(st.runs, null, 'runs wait for the whole initial map');
+  assert.equal(st.slotStates(), null);
+  st.addInitial({ from: 6, next: 10, extents: [{ index: 6, count: 4, state: 'addr', addr: 4612 }] });
+  assert.deepEqual(Array.from(st.runs.starts), [0], '4608…4611 and 4612…4615 are one run across the holes');
+  st.hello(hello());
+  st.addInitial({ from: 6, next: 10, extents: [{ index: 6, count: 4, state: 'addr', addr: 9000 }] });
+  assert.deepEqual(Array.from(st.runs.starts), [0, 6]);
+  st.frame({ step: 3, full: true, events: [], changed: [{ index: 0, count: 6, state: 'new' }],
+    state: [{ mode: 'batched', segments: [{ segno: 1, validBefore: 10, valid: 6, mapBefore: 'ff', map: '0f', classBefore: 'dirty', class: 'dirty' }] }] }, 0);
+  assert.deepEqual(st.slotStates(), {
+    before: { addr: 8, new: 0, null: 2, compress: 0 },
+    now: { addr: 4, new: 6, null: 0, compress: 0 },
+  });
+  assert.deepEqual(st.sitTotals('batched'), { before: 10, now: 6, segments: 1 });
+  assert.deepEqual(st.sitTotals('per-block'), { before: 10, now: 10, segments: 1 });
+  assert.deepEqual(st.sitTotals('none'), { before: 0, now: 0, segments: 0 });
+  // The runs stay those of the map before the run, whatever it does.
+  assert.deepEqual(Array.from(st.runs.starts), [0, 6]);
 });
