@@ -15,14 +15,14 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		pkg string
 		bad []string
 	}{
-		{"./core", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/sim"}, transport...)},
-		{"./imgio", append([]string{"github.com/zrviz/zrviz/core", "github.com/zrviz/zrviz/sim"}, transport...)},
-		{"./sim", transport},
-		{"./player", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/sim", "github.com/zrviz/zrviz/web"}, transport...)},
-		{"./request", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/sim", "github.com/zrviz/zrviz/web"}, transport...)},
+		{"./core", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/source"}, transport...)},
+		{"./imgio", append([]string{"github.com/zrviz/zrviz/core", "github.com/zrviz/zrviz/source"}, transport...)},
+		{"./source", transport},
+		{"./player", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/source", "github.com/zrviz/zrviz/web"}, transport...)},
+		{"./request", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/source", "github.com/zrviz/zrviz/web"}, transport...)},
 		{"./internal/units", append([]string{"github.com/zrviz/zrviz/core", "github.com/zrviz/zrviz/imgio"}, transport...)},
-		{"./ktrace", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/sim", "github.com/zrviz/zrviz/web"}, transport...)},
-		{"./sandbox", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/sim", "github.com/zrviz/zrviz/web"}, transport...)},
+		{"./ktrace", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/source", "github.com/zrviz/zrviz/web"}, transport...)},
+		{"./sandbox", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/source", "github.com/zrviz/zrviz/web"}, transport...)},
 		{"./exercise", append([]string{"github.com/zrviz/zrviz/web"}, transport...)},
 		{"./templates", []string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/web", "github.com/coder/websocket"}},
 		{"./web", []string{"github.com/zrviz/zrviz/cmd"}},

@@ -18,7 +18,7 @@ import (
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/sandbox"
-	"github.com/zrviz/zrviz/sim"
+	"github.com/zrviz/zrviz/source"
 )
 
 // Kind is what an exercise is about.
@@ -239,7 +239,7 @@ func (e *Exercise) pickFile(rng *rand.Rand, img *imgio.Image) error {
 		files = big
 	}
 	f := files[rng.IntN(len(files))]
-	in, err := sim.Input(img, f.Path)
+	in, err := source.Input(img, f.Path)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/ktrace"
 	"github.com/zrviz/zrviz/request"
-	"github.com/zrviz/zrviz/sim"
+	"github.com/zrviz/zrviz/source"
 )
 
 const casesDir = "../core/testdata/kernel-cases"
@@ -176,7 +176,7 @@ func runCase(t testing.TB, img *imgio.Image, kc kcase, mode core.Mode) []caseRun
 	var out []caseRun
 	var prev *core.Result
 	for _, op := range kc.ops {
-		in, err := sim.Input(img, op.Path)
+		in, err := source.Input(img, op.Path)
 		if err != nil {
 			t.Fatal(err)
 		}

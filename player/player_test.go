@@ -10,7 +10,7 @@ import (
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
-	"github.com/zrviz/zrviz/sim"
+	"github.com/zrviz/zrviz/source"
 )
 
 // demoSpec builds the spec of a whole-file run on the embedded demo image (the kernel fixture).
@@ -21,12 +21,12 @@ func demoSpec(t testing.TB, path string, modes ...core.Mode) Spec {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := sim.FileInput(img, f)
+	in, err := source.FileInput(img, f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return Spec{Input: in, Request: core.Request{Length: max(in.Inode.Size, 1)}, Modes: modes,
-		Describe: sim.NewDescriber(img, f)}
+		Describe: source.NewDescriber(img, f)}
 }
 
 var demo *imgio.Image

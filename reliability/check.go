@@ -9,7 +9,7 @@ import (
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
-	"github.com/zrviz/zrviz/sim"
+	"github.com/zrviz/zrviz/source"
 )
 
 // Outcome is what one corrupt image did.
@@ -180,7 +180,7 @@ func Exercise(r io.ReaderAt, size int64, lim Limits) (out Outcome, v *Violation)
 			continue
 		}
 		stage = "input"
-		in, err := sim.FileInput(img, f)
+		in, err := source.FileInput(img, f)
 		if err != nil {
 			if viol := note(stage, err); viol != nil {
 				return out, viol

@@ -10,7 +10,7 @@ import (
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
-	"github.com/zrviz/zrviz/sim"
+	"github.com/zrviz/zrviz/source"
 )
 
 // demoBase analyses the demo once per test.
@@ -64,7 +64,7 @@ func runPatched(t *testing.T, b *Base, ps []Patch, path string, off, length int6
 			o.err = err
 			return
 		}
-		in, err := sim.Input(img, path)
+		in, err := source.Input(img, path)
 		if err != nil {
 			o.err = err
 			return

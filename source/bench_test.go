@@ -1,10 +1,10 @@
-package sim_test
+package source_test
 
 import (
 	"testing"
 
 	"github.com/zrviz/zrviz/core"
-	"github.com/zrviz/zrviz/sim"
+	"github.com/zrviz/zrviz/source"
 )
 
 // BenchmarkDemoBench64 runs kernel case 1 (the demo's 64 MiB file, 17
@@ -12,7 +12,7 @@ import (
 // handed to a callback.
 func BenchmarkDemoBench64(b *testing.B) {
 	img := openDemo(b)
-	in, err := sim.Input(img, "/seed/bench64.bin")
+	in, err := source.Input(img, "/seed/bench64.bin")
 	if err != nil {
 		b.Fatal(err)
 	}

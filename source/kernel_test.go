@@ -1,4 +1,4 @@
-package sim_test
+package source_test
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
-	"github.com/zrviz/zrviz/sim"
+	"github.com/zrviz/zrviz/source"
 )
 
 const casesDir = "../core/testdata/kernel-cases"
@@ -168,7 +168,7 @@ func TestKernelCases(t *testing.T) {
 		c := strings.TrimSuffix(name, ".ops")
 		t.Run(filepath.Base(c), func(t *testing.T) {
 			ops := readOps(t, name)
-			in, err := sim.Input(img, ops[0].path)
+			in, err := source.Input(img, ops[0].path)
 			if err != nil {
 				t.Fatal(err)
 			}

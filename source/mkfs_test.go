@@ -1,4 +1,4 @@
-package sim_test
+package source_test
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
-	"github.com/zrviz/zrviz/sim"
+	"github.com/zrviz/zrviz/source"
 )
 
 // needTool fails under CI and skips otherwise when a tool is missing.
@@ -63,7 +63,7 @@ func TestMkfsExtraAttr(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer im.Close()
-	in, err := sim.Input(im, "/d/big.bin")
+	in, err := source.Input(im, "/d/big.bin")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
-// Package sim binds the image reader to the zero-range engine: given an
-// *imgio.Image and a path it builds the core.Input the engine runs on.
-package sim
+// Package source builds the zero-range engine's sources from an image: given an *imgio.Image and a
+// path it makes the core.Input the engine runs on (the file's dnode slots, the SIT, the volume's
+// geometry and counters, the inode's facts), and names the image's nodes and logs for a player.
+// It simulates nothing itself: core does.
+package source
 
 import (
 	"fmt"
@@ -31,7 +33,7 @@ func FileInput(img *imgio.Image, f *imgio.File) (core.Input, error) {
 		Slots: f, SIT: img}
 	end, err := slotsEnd(f)
 	if err != nil {
-		return core.Input{}, fmt.Errorf("sim: %s: %w", f.Path(), err)
+		return core.Input{}, fmt.Errorf("source: %s: %w", f.Path(), err)
 	}
 	in.Inode.SlotsEnd = end
 	return in, nil

@@ -15,7 +15,7 @@ import (
 	"github.com/zrviz/zrviz/player"
 	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/sandbox"
-	"github.com/zrviz/zrviz/sim"
+	"github.com/zrviz/zrviz/source"
 )
 
 // FieldBefore is the query field that carries operations run before the played one: repeated, each
@@ -123,7 +123,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	if err != nil {
 		return nil, err
 	}
-	in, err := sim.FileInput(si.Image, f)
+	in, err := source.FileInput(si.Image, f)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	req := run.Request(in.Inode.Size)
 	ino := f.Inode()
 	t := &runTarget{si: si, run: run, before: before, file: f,
-		spec: player.Spec{Input: in, Request: req, Modes: run.Modes, Describe: sim.NewDescriber(si.Image, f)},
+		spec: player.Spec{Input: in, Request: req, Modes: run.Modes, Describe: source.NewDescriber(si.Image, f)},
 		info: runInfo{Image: si.ID, Path: f.Path(), Ino: ino.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
 			Length: i64s(req.Length), KeepSize: req.KeepSize, Mode: run.ModeName(), Modes: modeNames(run.Modes),
 			Before: []string{}, Compressed: ino.Flags&core.FlagCompressed != 0, ClusterSize: ino.ClusterSize,

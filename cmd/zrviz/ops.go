@@ -9,7 +9,7 @@ import (
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/ktrace"
 	"github.com/zrviz/zrviz/request"
-	"github.com/zrviz/zrviz/sim"
+	"github.com/zrviz/zrviz/source"
 )
 
 // inputError is an --ops or --trace file that cannot be read or parsed; main exits with status 2.
@@ -50,7 +50,7 @@ func newMount(img *imgio.Image) *mount {
 // input is the engine's input for an operation on path: the file as the operations so far left it,
 // on the volume as they left it.
 func (m *mount) input(path string) (core.Input, error) {
-	in, err := sim.Input(m.img, path)
+	in, err := source.Input(m.img, path)
 	if err != nil || m.last == nil {
 		return in, err
 	}
