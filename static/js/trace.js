@@ -210,3 +210,226 @@ export async function uploadTrace(id, file) {
   }
   return body;
 }
+
+/**
+ * The page's kernel trace: the attach control (picker and drop), the status, the counters' box,
+ * the words in the narration, the slider's mark and the button that seeks to the divergence.
+ */
+export class TraceUI {
+  /** @param {Document} doc */
+  constructor(doc) {
+    this.doc = doc;
+    this.log = new KernelLog();
+    /** @type {TraceInfo|null} */
+    this.info = null;
+    /** @type {import('./player.js').PlayerController|null} */
+    this.ctl = null;
+    /** an upload waiting for its hello: the trace id and when the file was chosen */
+    /** @type {{id: string, t0: number}|null} */
+    this.pending = null;
+    /** @type {HTMLElement|null} */
+    this.mark = null;
+    /** @type {any} the run of the last hello */
+    this.run = null;
+    this.dragDepth = 0;
+  }
+
+  /** @param {string} id */
+  $(id) { return /** @type {HTMLElement|null} */ (this.doc.getElementById(id)); }
+
+  /**
+   * What the call log asks of the trace (calllog.js CallLog), with block links for image id.
+   * @param {() => string} image the run's image id ("" for a sandbox run)
+   * @param {(id: string, addr: number) => string} blockURL
+   * @returns {import('./calllog.js').CallLog}
+   */
+  callLog(image, blockURL) {
+    return {
+      href: (addr) => (image() ? blockURL(image(), addr) : ''),
+      note: (mode, n, call) => this.log.note(mode, n, call),
+      key: () => `${image()}:${this.log.mode}:${this.log.version}`,
+    };
+  }
+
+  /**
+   * Wires the attach controls (on an image's player; a sandbox run has none).
+   * @param {import('./player.js').PlayerController} ctl
+   */
+  attach(ctl) {
+    this.ctl = ctl;
+    const doc = this.doc;
+    const input = /** @type {HTMLInputElement|null} */ (this.$('trace-file'));
+    if (!input) return;
+    this.$('trace-attach')?.addEventListener('click', () => input.click());
+    input.addEventListener('change', () => {
+      const f = input.files && input.files[0];
+      if (f) this.upload(f);
+      input.value = '';
+    });
+    this.$('trace-goto')?.addEventListener('click', () => this.gotoDivergence());
+    this.$('trace-remove')?.addEventListener('click', () => this.remove());
+    // Drop a file anywhere on the page (not while following a room: the room's run is the
+    // presenter's).
+    const overlay = doc.createElement('div');
+    overlay.className = 'drop-overlay';
+    overlay.hidden = true;
+    overlay.textContent = 'drop a kernel trace: its f2fs_invalidate_blocks calls are held against the model';
+    doc.body.append(overlay);
+    const files = (/** @type {DragEvent} */ e) => !!e.dataTransfer && [...e.dataTransfer.types].includes('Files') && !doc.body.classList.contains('room-follower');
+    doc.addEventListener('dragenter', (e) => { if (!files(e)) return; e.preventDefault(); this.dragDepth++; overlay.hidden = false; });
+    doc.addEventListener('dragover', (e) => { if (!files(e)) return; e.preventDefault(); if (e.dataTransfer) e.dataTransfer.dropEffect = 'copy'; });
+    doc.addEventListener('dragleave', (e) => { if (!files(e)) return; if (--this.dragDepth <= 0) { this.dragDepth = 0; overlay.hidden = true; } });
+    doc.addEventListener('drop', (e) => {
+      if (!files(e)) return;
+      e.preventDefault();
+      this.dragDepth = 0;
+      overlay.hidden = true;
+      const f = e.dataTransfer && e.dataTransfer.files[0];
+      if (f) this.upload(f);
+    });
+    const seek = doc.querySelector('.controls .seek');
+    if (seek) {
+      this.mark = doc.createElement('span');
+      this.mark.className = 'divergence-mark';
+      this.mark.dataset.testid = 'divergence-mark';
+      this.mark.hidden = true;
+      this.mark.setAttribute('aria-hidden', 'true');
+      this.mark.addEventListener('click', () => this.gotoDivergence());
+      seek.append(this.mark);
+      new ResizeObserver(() => this.place()).observe(seek);
+    }
+  }
+
+  /**
+   * Uploads a trace file and reconnects the player with it.
+   * @param {File} f
+   */
+  async upload(f) {
+    const ctl = this.ctl;
+    const image = this.run ? this.run.image : '';
+    if (!ctl || !image) return;
+    const why = traceFileRefusal(f);
+    if (why) { this.say(why, true); return; }
+    const t0 = performance.now();
+    this.say(`sending ${f.name} (${bytes(f.size)})…`, false);
+    let res;
+    try {
+      res = await uploadTrace(image, f);
+    } catch (err) {
+      this.say(`${f.name}: ${/** @type {Error} */ (err).message}`, true);
+      return;
+    }
+    const n = (res.ops || []).length;
+    try { sessionStorage.setItem(opsKey(res.id), String(n)); } catch { /* storage refused */ }
+    const m = (this.run.before || []).length + 1;
+    const op = traceOpFor(n, m);
+    this.pending = { id: res.id, t0 };
+    this.say(`${f.name}: ${res.format}, ${int(n)} operation${n === 1 ? '' : 's'}, ${int((res.ops || []).reduce((s, o) => s + o.calls, 0))} calls; comparing…`, false);
+    this.setParams(res.id, op ? String(op) : '');
+    ctl.reconnect();
+  }
+
+  /**
+   * Puts the trace in the socket's parameters and the page URL (the permalink carries it).
+   * @param {string} id "" to remove
+   * @param {string} op
+   */
+  setParams(id, op) {
+    this.ctl?.params({ trace: id, traceOp: op });
+    const q = new URLSearchParams(location.search);
+    if (id) q.set('trace', id); else q.delete('trace');
+    if (id && op) q.set('traceOp', op); else q.delete('traceOp');
+    history.replaceState(null, '', `${location.pathname}?${q}${location.hash}`);
+  }
+
+  /** Removes the trace. */
+  remove() {
+    if (!this.ctl) return;
+    this.setParams('', '');
+    this.info = null;
+    this.log.clear();
+    this.ctl.reconnect();
+    this.render();
+    this.say('', false);
+    /** @type {HTMLElement|null} */ (this.$('trace-attach'))?.focus();
+  }
+
+  /** Seeks to just after the model's diverging call. */
+  gotoDivergence() {
+    if (this.ctl && this.info && this.info.step >= 0) this.ctl.send({ type: 'seek', step: this.info.step });
+  }
+
+  /**
+   * @param {string} s
+   * @param {boolean} bad
+   */
+  say(s, bad) {
+    const el = this.$('trace-status');
+    if (!el) return;
+    el.textContent = s;
+    el.classList.toggle('bad', bad);
+  }
+
+  /** @param {any} h a hello */
+  hello(h) {
+    this.run = h.run;
+    this.log.clear();
+    this.info = h.trace || null;
+    if (this.info) this.log.firstDivergence = this.info.firstDivergence ? this.info.firstDivergence.index : -1;
+    this.log.add(h.kernel);
+    const box = this.$('trace-box');
+    if (this.pending && this.info && this.info.id === this.pending.id && box) {
+      // The whole attach, from the file chosen to the comparison on the page (upload, parse,
+      // a new connection, the server's comparison and its hello).
+      const ms = performance.now() - this.pending.t0;
+      box.dataset.attachMs = ms.toFixed(1);
+      this.pending = null;
+    }
+    this.render();
+  }
+
+  /** @param {any} f a frame */
+  frame(f) {
+    this.log.add(f.kernel);
+  }
+
+  render() {
+    const doc = this.doc;
+    const t = this.info;
+    doc.body.classList.toggle('has-trace', !!t);
+    const kern = this.$('kern-box');
+    if (kern) kern.hidden = !t;
+    const kv = this.$('stat-calls-kernel');
+    if (kv) kv.textContent = t ? String(t.calls) : '–';
+    const words = this.$('narr-kernel');
+    if (words) words.hidden = !t;
+    const wt = this.$('narr-kernel-text');
+    if (wt) wt.textContent = t ? traceWords(t) : '';
+    const go = /** @type {HTMLButtonElement|null} */ (this.$('trace-goto'));
+    if (go) go.hidden = !t || t.step < 0;
+    const rm = this.$('trace-remove');
+    if (rm) rm.hidden = !t;
+    const box = this.$('trace-box');
+    if (box) box.dataset.state = t ? (t.agree ? 'agree' : 'diverge') : 'none';
+    const attach = this.$('trace-attach');
+    if (attach) attach.textContent = t ? 'another trace…' : 'attach a kernel trace…';
+    if (t) {
+      const ms = box && box.dataset.attachMs ? ` · attached in ${Math.round(Number(box.dataset.attachMs))} ms` : '';
+      this.say(`kernel trace (${t.format}, ${int(t.calls)} call${t.calls === 1 ? '' : 's'}): ${traceStatus(t)}${ms}`, !t.agree);
+    }
+    this.place();
+  }
+
+  /** Places the divergence's mark on the slider. */
+  place() {
+    const m = this.mark;
+    if (!m) return;
+    const t = this.info;
+    const total = this.ctl ? this.ctl.state.totalSteps : 0;
+    m.hidden = !t || t.step < 0 || !(total > 0);
+    if (m.hidden || !t) return;
+    const w = /** @type {HTMLElement} */ (m.parentElement).getBoundingClientRect().width;
+    m.style.left = `${Math.round(stepX(t.step, total, w))}px`;
+    m.title = `the first divergence: call ${int((t.firstDivergence ? t.firstDivergence.index : 0) + 1)}, step ${int(t.step)} (click to go there)`;
+  }
+}

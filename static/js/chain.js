@@ -1,0 +1,235 @@
+// Sequences of operations (issue 12): "then zero another range" continues from the end state of
+// the run shown. The run's own operation becomes one more `before=` line (the ops language of
+// package request: `zero PATH OFFSET LENGTH [keep_size]`, decimal, the length resolved) and the new
+// range is played on the state it leaves; the URL carries the whole sequence.
+
+import { int } from './fmt.js';
+import { groupDigits } from './state.js';
+
+/** Operations a query may carry before the played one (request.MaxOps - 1). */
+export const MAX_BEFORE = 63;
+
+/**
+ * @typedef {object} RunInfo hello.run
+ * @property {string} image
+ * @property {string} path
+ * @property {string} offset decimal string
+ * @property {string} length decimal string, resolved
+ * @property {boolean} keepSize
+ * @property {string} mode
+ * @property {string[]} before
+ * @property {string} [sandbox]
+ */
+
+/**
+ * Writes a run as a line of the ops language, as request.Run.OpLine does.
+ * @param {{path: string, offset: string, length: string, keepSize: boolean}} r
+ * @returns {string}
+ */
+export function opLine(r) {
+  return `zero ${r.path} ${r.offset} ${r.length}${r.keepSize ? ' keep_size' : ''}`;
+}
+
+/**
+ * Reads a decimal byte count typed in a field: digits with optional separators (, _ space).
+ * Kept as a string: Number() would round past 2^53.
+ * @param {string} s
+ * @returns {string} the digits without leading zeros, or "" when s is not a count
+ */
+export function decimal(s) {
+  const d = String(s).trim().replace(/[,_\s]/g, '');
+  if (!/^\d+$/.test(d) || d.length > 19) return '';
+  const v = d.replace(/^0+(?=\d)/, '');
+  // At most 2^63-1, what the server's int64 takes.
+  if (v.length === 19 && v > '9223372036854775807') return '';
+  return v;
+}
+
+/**
+ * Says why the run shown cannot be continued, or "" when it can.
+ * @param {RunInfo} run
+ * @returns {string}
+ */
+export function chainRefusal(run) {
+  if (!run || !run.image) return 'a sandbox run has no file to continue on';
+  if (/\s/.test(run.path)) return 'the ops language cannot name a path with spaces';
+  if ((run.before || []).length >= MAX_BEFORE) return `at most ${MAX_BEFORE + 1} operations in a sequence`;
+  return '';
+}
+
+/**
+ * @typedef {object} NextRange
+ * @property {string} offset decimal
+ * @property {string} length decimal
+ * @property {boolean} keepSize
+ */
+
+/**
+ * @typedef {object} TraceRef the trace the page shows, carried into the next operation
+ * @property {string} id
+ * @property {number} op the trace's operation compared now (1-based, hello.trace.op)
+ * @property {number} ops how many the trace holds (0 when unknown)
+ */
+
+/**
+ * Builds the player URL that zeroes next after the run shown: the same file and mode, the run's
+ * own operation appended to its before= lines.
+ * @param {RunInfo} run
+ * @param {NextRange} next
+ * @param {URLSearchParams} [keep] the current page's query: its view options are kept
+ *   (pace, colour, present, quiz)
+ * @param {TraceRef|null} [trace] a trace of several operations goes on with its next one
+ * @returns {string}
+ */
+export function chainURL(run, next, keep, trace) {
+  const q = new URLSearchParams();
+  q.set('path', run.path);
+  q.set('offset', next.offset);
+  q.set('length', next.length);
+  q.set('mode', run.mode || 'both');
+  if (next.keepSize) q.set('keepSize', 'true');
+  for (const op of run.before || []) q.append('before', op);
+  q.append('before', opLine(run));
+  for (const k of ['pace', 'colour', 'present', 'quiz']) {
+    const v = keep?.get(k);
+    if (v) q.set(k, v);
+  }
+  const t = nextTraceOp(trace);
+  if (t) {
+    q.set('trace', t.id);
+    q.set('traceOp', String(t.op));
+  }
+  return `/images/${encodeURIComponent(run.image)}/run?${q}`;
+}
+
+/**
+ * The trace operation the next run of a sequence compares: the one after the current, when the
+ * trace holds it; null otherwise (a trace of one operation belongs to the run it was attached to,
+ * and a trace whose size is unknown is not guessed at: the server would refuse the run).
+ * @param {TraceRef|null|undefined} trace
+ * @returns {{id: string, op: number}|null}
+ */
+export function nextTraceOp(trace) {
+  if (!trace || !trace.id || !(trace.ops > 1)) return null;
+  const op = trace.op + 1;
+  if (op > trace.ops) return null;
+  return { id: trace.id, op };
+}
+
+/**
+ * Describes the operations run before the one shown, for the page: "after 2 operations: …".
+ * @param {string[]} before
+ * @returns {string}
+ */
+export function beforeText(before) {
+  const n = (before || []).length;
+  if (!n) return '';
+  return `after ${n === 1 ? 'one operation' : `${int(n)} operations`}: ${before.map((op, i) => `${i + 1}. ${opWords(op)}`).join('; ')}`;
+}
+
+/**
+ * An ops line in words with grouped digits: "zero /a 1,048,576 +1,048,576".
+ * @param {string} op
+ * @returns {string}
+ */
+export function opWords(op) {
+  const f = op.trim().split(/\s+/);
+  if (f.length < 4 || f[0] !== 'zero') return op;
+  return `zero ${f[1]} from ${groupDigits(f[2])}, ${groupDigits(f[3])} bytes${f[4] === 'keep_size' ? ', KEEP_SIZE' : ''}`;
+}
+
+/**
+ * The page's sequence: the operations before the run shown and, once it has finished, the
+ * "then zero another range" form.
+ */
+export class ChainUI {
+  /** @param {Document} doc */
+  constructor(doc) {
+    this.doc = doc;
+    /** @type {import('./player.js').PlayerController|null} */
+    this.ctl = null;
+    /** @type {RunInfo|null} */
+    this.run = null;
+    /** @type {() => TraceRef|null} */
+    this.trace = () => null;
+    this.shown = false;
+  }
+
+  /** @param {string} id */
+  $(id) { return /** @type {HTMLElement|null} */ (this.doc.getElementById(id)); }
+
+  /**
+   * @param {import('./player.js').PlayerController} ctl
+   * @param {() => TraceRef|null} trace the trace the page shows
+   */
+  attach(ctl, trace) {
+    this.ctl = ctl;
+    this.trace = trace;
+    const form = /** @type {HTMLFormElement|null} */ (this.$('chain-form'));
+    if (!form) return;
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.submit();
+    });
+    for (const id of ['chain-offset', 'chain-length']) {
+      this.$(id)?.addEventListener('input', () => /** @type {HTMLInputElement} */ (this.$(id)).setCustomValidity(''));
+    }
+  }
+
+  /** @param {any} h a hello */
+  hello(h) {
+    this.run = h.run;
+    const el = this.$('ops-before');
+    if (el) {
+      const before = (h.run && h.run.before) || [];
+      el.hidden = before.length === 0;
+      el.textContent = beforeText(before);
+      el.title = before.map((/** @type {string} */ op, /** @type {number} */ i) => `${i + 1}. ${op}`).join('\n');
+      el.dataset.count = String(before.length);
+    }
+    this.shown = false;
+    this.frame();
+  }
+
+  /** Shows the form once the run has finished (a failed run leaves nothing to continue from). */
+  frame() {
+    const form = /** @type {HTMLFormElement|null} */ (this.$('chain-form'));
+    if (!form || !this.ctl || !this.run) return;
+    const st = this.ctl.state;
+    const show = st.done && st.outcome === 'done' && !chainRefusal(this.run) && !this.doc.body.classList.contains('room-follower');
+    if (show === !form.hidden) return;
+    form.hidden = !show;
+    if (show && !this.shown) {
+      // Suggest the next range of the same size.
+      this.shown = true;
+      const off = /** @type {HTMLInputElement} */ (this.$('chain-offset'));
+      const len = /** @type {HTMLInputElement} */ (this.$('chain-length'));
+      if (!off.value) off.value = String(BigInt(this.run.offset || '0') + BigInt(this.run.length || '0'));
+      if (!len.value) len.value = this.run.length || '0';
+    }
+  }
+
+  /** Opens the player on the sequence with the new range last. */
+  submit() {
+    if (!this.run) return;
+    const off = /** @type {HTMLInputElement} */ (this.$('chain-offset'));
+    const len = /** @type {HTMLInputElement} */ (this.$('chain-length'));
+    const keep = /** @type {HTMLInputElement} */ (this.$('chain-keep'));
+    const o = decimal(off.value);
+    const l = decimal(len.value);
+    for (const [el, v] of /** @type {Array<[HTMLInputElement, string]>} */ ([[off, o], [len, l]])) {
+      if (!v) {
+        el.setCustomValidity('a byte count: decimal digits');
+        el.reportValidity();
+        return;
+      }
+    }
+    const why = chainRefusal(this.run);
+    if (why) {
+      const e = this.$('chain-error');
+      if (e) e.textContent = why;
+      return;
+    }
+    location.assign(chainURL(this.run, { offset: o, length: l, keepSize: keep.checked }, new URLSearchParams(location.search), this.trace()));
+  }
+}

@@ -1,0 +1,150 @@
+// Links from the player into the block inspector and the file page: the same URLs as Go's
+// templates.BlockURL and templates.FileSlotURL, escaped as net/url escapes them.
+
+/**
+ * Escapes s as Go's url.QueryEscape does: everything but letters, digits and -_.~ as %XX
+ * (upper-case hex, UTF-8), a space as +.
+ * @param {string} s
+ * @returns {string}
+ */
+export function queryEscape(s) {
+  return encodeURIComponent(s)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%20/g, '+');
+}
+
+/**
+ * Escapes s as Go's url.PathEscape does for a path segment: as queryEscape, but a space is %20
+ * and $&+,:;=@ stay (url.PathEscape keeps them; ; and , are escaped).
+ * @param {string} s
+ * @returns {string}
+ */
+export function pathEscape(s) {
+  return encodeURIComponent(s)
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%(24|26|2B|3A|3D|40)/g, (_, h) => String.fromCharCode(parseInt(h, 16)));
+}
+
+/**
+ * The block inspector's page of block addr in image id (templates.BlockURL).
+ * @param {string} id
+ * @param {number} addr
+ * @returns {string}
+ */
+export function blockURL(id, addr) {
+  return `/images/${pathEscape(id)}/blocks/${addr >>> 0}`;
+}
+
+/**
+ * The file page of path in image id with file block index slot marked (templates.FileSlotURL).
+ * @param {string} id
+ * @param {string} path
+ * @param {number} slot
+ * @returns {string}
+ */
+export function fileSlotURL(id, path, slot) {
+  return `/images/${pathEscape(id)}/file?path=${queryEscape(path)}#slot=${slot}`;
+}
+
+/** Slot values that are not block addresses (f2fs.h: NULL_ADDR, NEW_ADDR, COMPRESS_ADDR). */
+const NOT_ADDRESSES = new Set([0, 0xffffffff, 0xfffffffe]);
+
+/**
+ * @typedef {object} SlotLinks
+ * @property {string} file the slot on the file page
+ * @property {string} block the block the slot points at ("" for NULL, NEW and COMPRESS_ADDR)
+ * @property {number} addr
+ */
+
+/**
+ * The links of a slot: its place on the file page and, when it holds an address, that block.
+ * @param {string} id image id ("" for a sandbox run: no links)
+ * @param {string} path
+ * @param {number} slot file block index
+ * @param {number} value the slot's content
+ * @returns {SlotLinks|null}
+ */
+export function slotLinks(id, path, slot, value) {
+  if (!id || !path || !(slot >= 0)) return null;
+  const v = value >>> 0;
+  return { file: fileSlotURL(id, path, slot), block: NOT_ADDRESSES.has(v) ? '' : blockURL(id, v), addr: v };
+}
+
+/**
+ * The slot panel's links: the pinned slot (or the cursor's) on the file page and the block it
+ * pointed at before the run, in the block inspector. Keyboard users reach them with Tab; the
+ * canvas's tooltip names the same slot.
+ */
+export class SlotLinks {
+  /** @param {Document} doc */
+  constructor(doc) {
+    this.doc = doc;
+    /** @type {import('./player.js').PlayerController|null} */
+    this.ctl = null;
+    this.key = '';
+    this.queued = false;
+    /** @type {HTMLElement|null} */
+    this.el = null;
+  }
+
+  /** @param {import('./player.js').PlayerController} ctl */
+  attach(ctl) {
+    this.ctl = ctl;
+    const h = this.doc.getElementById('slots-title');
+    if (!h) return;
+    const el = this.doc.createElement('span');
+    el.className = 'slot-links';
+    el.dataset.testid = 'slot-links';
+    h.append(el);
+    this.el = el;
+    const canvas = this.doc.getElementById('slots');
+    canvas?.addEventListener('click', () => this.schedule());
+    canvas?.addEventListener('keydown', () => this.schedule());
+  }
+
+  /** Updates after the player has drawn (a pin is taken in the same event). */
+  schedule() {
+    if (this.queued) return;
+    this.queued = true;
+    requestAnimationFrame(() => { this.queued = false; this.render(); });
+  }
+
+  render() {
+    const el = this.el;
+    const ctl = this.ctl;
+    if (!el || !ctl) return;
+    const info = ctl.state.info;
+    const f = ctl.focusSlot();
+    const links = f ? slotLinks(info.image, info.path, f.index, f.before) : null;
+    const key = links && f ? `${f.index}:${f.pinned}:${links.block}` : '';
+    if (key === this.key) return;
+    this.key = key;
+    el.hidden = !links;
+    if (!links || !f) return;
+    // The links stay the same elements while the cursor moves: one that has the focus keeps it.
+    if (!el.firstChild) {
+      const doc = this.doc;
+      const what = doc.createElement('span');
+      const block = doc.createElement('a');
+      block.dataset.testid = 'slot-block-link';
+      const sep = doc.createElement('span');
+      sep.textContent = ' · ';
+      const file = doc.createElement('a');
+      file.dataset.testid = 'slot-file-link';
+      file.textContent = 'file page';
+      el.append(what, block, sep, file);
+    }
+    const [what, block, sep, file] = /** @type {HTMLElement[]} */ ([...el.children]);
+    el.dataset.slot = String(f.index);
+    what.textContent = `${f.pinned ? 'pinned' : 'cursor'} slot ${f.index}: `;
+    block.hidden = !links.block;
+    sep.hidden = !links.block;
+    if (links.block) {
+      /** @type {HTMLAnchorElement} */ (block).href = links.block;
+      block.textContent = `block ${links.addr}`;
+      block.title = `block ${links.addr}, which slot ${f.index} held before the run, in the block inspector`;
+    }
+    /** @type {HTMLAnchorElement} */ (file).href = links.file;
+    file.title = `slot ${f.index} on the file page's block map`;
+  }
+}
