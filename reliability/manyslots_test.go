@@ -52,21 +52,12 @@ func manySlots(t *testing.T, layout SlotLayout) *manySlotsImage {
 	return &manySlotsImage{raw: raw, zst: z.Bytes(), ms: ms}
 }
 
-// TestManySlotsImage: the crafted image is what issue 13 describes and imgio accepts it, in both
-// layouts: 1,020,909 slots, each its own extent (no two addresses adjacent), every address in the
-// main area with its SIT bit set, 1,002 direct nodes; its zstd upload (about 380 KB for the rows,
-// 3.2 MB for the sequential layout) expands to the same image.
-func TestManySlotsImage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("slow: builds two 9 GiB sparse images")
-	}
-	for _, layout := range []SlotLayout{LayoutRows, LayoutSequential} {
-		t.Run(layout.String(), func(t *testing.T) { checkManySlots(t, layout) })
-	}
-}
-
-func checkManySlots(t *testing.T, layout SlotLayout) {
-	m := manySlots(t, layout)
+// checkManySlots: the crafted image is what issue 13 describes and imgio accepts it: 1,020,909
+// slots, each its own extent (no two addresses adjacent), every address in the main area with its
+// SIT bit set, 1,002 direct nodes; its zstd upload is about 380 KB (rows) or 3.2 MB (sequential).
+// TestHostileManySlots then uploads it: the server expands it back and lists it.
+func checkManySlots(t *testing.T, m *manySlotsImage) {
+	layout := m.ms.Layout
 	if m.ms.Slots != 1020909 {
 		t.Errorf("%d slots, want the issue's 1,020,909", m.ms.Slots)
 	}
@@ -119,14 +110,5 @@ func checkManySlots(t *testing.T, layout SlotLayout) {
 	}
 	if n, most := len(m.zst), map[SlotLayout]int{LayoutRows: 512 << 10, LayoutSequential: 4 << 20}[layout]; n > most {
 		t.Errorf("the zstd upload is %d bytes, want at most %d", n, most)
-	}
-	// The upload expands to the same image (imgio checks its superblock and checkpoint as it goes).
-	up, err := imgio.Load(bytes.NewReader(m.zst), "many.img.zst", &imgio.Options{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
-	if up.Size() != img.Size() || up.Volume().ValidBlockCount != v.ValidBlockCount {
-		t.Errorf("the upload expands to %d bytes, %d valid blocks; want %d, %d", up.Size(), up.Volume().ValidBlockCount, img.Size(), v.ValidBlockCount)
 	}
 }
