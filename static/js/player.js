@@ -400,6 +400,10 @@ export function initRun(doc, opts = {}) {
   });
   seek.addEventListener('change', () => {
     dragging = false;
+    // The drag's pending seek would read the slider after a frame has put the old step back in
+    // it, and seek there: the change is the last word.
+    clearTimeout(seekTimer);
+    seekTimer = 0;
     nav({ type: 'seek', step: Number(seek.value) });
   });
   const preset = /** @type {HTMLSelectElement|null} */ (doc.getElementById('preset'));
