@@ -1,6 +1,7 @@
 package core
 
 import (
+	"unsafe"
 	"fmt"
 	"maps"
 )
@@ -221,10 +222,21 @@ type segState struct {
 	gen       int32 // chunk generation of the last undo entry
 }
 
+// sitUndo is what a segment's first change in a checkpoint generation overwrites: only the parts of
+// segState a run changes (what it was before the run never changes), so a player's undo log of a
+// run that touches thousands of segments per chunk stays small.
 type sitUndo struct {
-	segno uint32
-	prev  segState
+	segno   uint32
+	valid   int32
+	gen     int32
+	class   SegClass
+	touched bool
+	cur     [64]byte
+	disc    [64]byte
 }
+
+// SITUndoBytes is the size of one entry of a Run's SIT undo log, for estimating a player's memory.
+const SITUndoBytes = int64(unsafe.Sizeof(sitUndo{})) + 8
 
 // sitOverlay holds every segment the run has read, loaded lazily.
 type sitOverlay struct {
@@ -312,7 +324,8 @@ func (s *sitOverlay) modify(segno uint32, st *segState) {
 //go:noinline
 func (s *sitOverlay) firstChange(segno uint32, st *segState) {
 	if s.journal && st.gen != s.gen {
-		s.log = append(s.log, sitUndo{segno: segno, prev: *st})
+		s.log = append(s.log, sitUndo{segno: segno, valid: st.valid, gen: st.gen, class: st.class,
+			touched: st.touched, cur: st.cur, disc: st.disc})
 		st.gen = s.gen
 	}
 	if !st.touched {
@@ -324,7 +337,8 @@ func (s *sitOverlay) firstChange(segno uint32, st *segState) {
 func (s *sitOverlay) undo(logLen, touchedLen int) {
 	for i := len(s.log) - 1; i >= logLen; i-- {
 		u := &s.log[i]
-		*s.segs[u.segno] = u.prev
+		st := s.segs[u.segno]
+		st.valid, st.gen, st.class, st.touched, st.cur, st.disc = u.valid, u.gen, u.class, u.touched, u.cur, u.disc
 	}
 	s.log = s.log[:logLen]
 	s.touched = s.touched[:touchedLen]

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -385,6 +386,57 @@ func TestInCall(t *testing.T) {
 				}
 				if was != (ev.Kind == EvSITUpdate) {
 					t.Fatalf("case %d %s: InCall was %v before a %s event", i, mode, was, ev.Kind)
+				}
+			}
+		}
+	}
+}
+
+// TestCheckpointSpacing: whatever the checkpoint spacing, seeking anywhere gives the state stepping
+// there gives; a wider spacing keeps a smaller undo log; a forward-only run keeps none and refuses to
+// seek back.
+func TestCheckpointSpacing(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for i := range 30 {
+		st, req := randomStateN(r, 6000)
+		for _, mode := range Modes {
+			ref, _ := NewRun(st.input(), req, mode)
+			var steps []Snapshot
+			for {
+				steps = append(steps, ref.Snapshot())
+				if _, ok := ref.Next(); !ok {
+					break
+				}
+			}
+			prevUndo := -1
+			for _, every := range []int{1, 4, 16, 1 << 20} {
+				run, _ := NewRunOptions(st.input(), req, mode, RunOptions{CheckpointChunks: every})
+				run.SeekTo(int64(len(steps) - 1))
+				if u := run.UndoEntries(); prevUndo >= 0 && u > prevUndo {
+					t.Fatalf("case %d: spacing %d logs %d undo entries, more than a closer spacing's %d", i, every, u, prevUndo)
+				} else {
+					prevUndo = u
+				}
+				for k := 0; k < 8; k++ {
+					n := r.IntN(len(steps))
+					if err := run.SeekTo(int64(n)); err != nil {
+						t.Fatal(err)
+					}
+					if got := run.Snapshot(); !reflect.DeepEqual(got, steps[n]) {
+						t.Fatalf("case %d %s spacing %d: seek to %d differs from stepping there", i, mode, every, n)
+					}
+				}
+			}
+			fwd, _ := NewRunOptions(st.input(), req, mode, RunOptions{Forward: true})
+			if err := fwd.SeekTo(int64(len(steps) - 1)); err != nil {
+				t.Fatal(err)
+			}
+			if fwd.UndoEntries() != 0 || !reflect.DeepEqual(fwd.Snapshot(), steps[len(steps)-1]) {
+				t.Fatalf("case %d: the forward run logged %d entries or ended elsewhere", i, fwd.UndoEntries())
+			}
+			if len(steps) > 2 {
+				if err := fwd.SeekTo(1); !errors.Is(err, ErrForward) {
+					t.Fatalf("case %d: a forward run seeking back: %v", i, err)
 				}
 			}
 		}

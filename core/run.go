@@ -51,10 +51,11 @@ func Walk(in Input, req Request, mode Mode, fn func(*Event) bool) (*Result, erro
 	return e.result()
 }
 
-// chunksPerCheckpoint spaces a Run's checkpoints: one before every
-// fourth dnode chunk keeps a 64 GiB run's checkpoints and undo log near
-// 10 MB while a seek replays at most four chunks (≈12,000 events).
-const chunksPerCheckpoint = 4
+// DefaultCheckpointChunks spaces a Run's checkpoints: one before every fourth dnode chunk keeps a
+// 64 GiB run's checkpoints and undo log near 10 MB while a seek replays at most four chunks
+// (≈12,000 events). A run whose chunks each touch hundreds of segments logs more per checkpoint and
+// is better played with a wider spacing (RunOptions.CheckpointChunks).
+const DefaultCheckpointChunks = 4
 
 // checkpoint is the engine's state just before a chunk's first event.
 type checkpoint struct {
@@ -87,6 +88,13 @@ type RunOptions struct {
 	// a player shows the latest calls, and its memory must not grow with the run. [Run.Result]
 	// then simulates afresh for the full call list.
 	CallHistory int
+	// CheckpointChunks spaces the checkpoints SeekTo restores: one before every CheckpointChunks
+	// dnode chunks (0 = DefaultCheckpointChunks). Wider spacing means a smaller undo log and longer
+	// replays after a seek.
+	CheckpointChunks int
+	// Forward is for a run that never seeks back (an outline's pass): it keeps no checkpoints and
+	// no undo log at all.
+	Forward bool
 }
 
 // NewRun prepares a run; no event has happened yet (Step 0).
@@ -102,11 +110,18 @@ func NewRunOptions(in Input, req Request, mode Mode, opt RunOptions) (*Run, erro
 	}
 	e.calls.limit = max(opt.CallHistory, 0)
 	r := &Run{e: e}
+	r.cps = append(r.cps, r.save())
+	if opt.Forward {
+		return r, nil
+	}
+	every := int32(DefaultCheckpointChunks)
+	if opt.CheckpointChunks > 0 {
+		every = int32(min(opt.CheckpointChunks, 1<<30))
+	}
 	e.slots.journal = true
 	e.sit.journal = true
-	r.cps = append(r.cps, r.save())
 	e.onChunk = func() {
-		if (e.s.chunk.ord+1)%chunksPerCheckpoint != 0 {
+		if (e.s.chunk.ord+1)%every != 0 {
 			return
 		}
 		// A new undo generation starts at every checkpoint, so the first
@@ -211,6 +226,12 @@ func (r *Run) Changed(lo, hi uint64) []Extent {
 	return r.e.changed(lo, hi)
 }
 
+// ErrForward is returned by SeekTo for a step back on a run made with RunOptions.Forward.
+var ErrForward = errors.New("core: a forward-only run cannot seek back")
+
+// UndoEntries is the number of entries in the run's SIT undo log (see SITUndoBytes).
+func (r *Run) UndoEntries() int { return len(r.e.sit.log) }
+
 // ErrSeek is returned by SeekTo for a negative step.
 var ErrSeek = errors.New("core: seek to a negative step")
 
@@ -222,6 +243,9 @@ func (r *Run) SeekTo(step int64) error {
 		return ErrSeek
 	}
 	e := r.e
+	if step < e.s.step && !e.sit.journal && len(r.cps) == 1 && e.s.step > 0 {
+		return ErrForward
+	}
 	if step < e.s.step || (step > 0 && step == e.s.step && r.last.Step != step) {
 		// The checkpoint strictly before step, so at least one event is
 		// replayed and r.last is right.

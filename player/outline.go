@@ -86,13 +86,84 @@ type Outline struct {
 	stopsAt  map[int64]int       // stop index by step
 	// stopEvents holds the event each kind of stop was made from, while Build runs.
 	stopEvents map[string]core.Event
+	// checkpointChunks spaces a viewer's engine checkpoints so its SIT undo log stays within
+	// maxViewerUndo; undoEntries is the log a viewer holds at the end with that spacing (an
+	// estimate, the larger mode's).
+	checkpointChunks int
+	undoEntries      int64
 }
+
+// maxViewerUndo bounds the SIT undo log of one viewer's engine. A run whose dnode chunks each touch
+// hundreds of segments (a crafted file whose every block lies in another segment) logs a copy of
+// every touched segment per checkpoint: its viewers checkpoint less often instead, and replay more
+// after a seek.
+const maxViewerUndo = 4 << 20
 
 // Spec returns the run the outline describes.
 func (o *Outline) Spec() Spec { return o.spec }
 
 // Modes returns the run's modes, per-block first.
 func (o *Outline) Modes() []core.Mode { return o.spec.Modes }
+
+// ViewerBytes estimates the memory one viewer's player holds: its engines' touched segments, SIT
+// undo log, checkpoints and slot records, and what a Tracker remembers — not the run's slots.
+func (o *Outline) ViewerBytes() int64 {
+	var segs uint64
+	for _, f := range o.Final {
+		segs = max(segs, f.Stats.SegmentsTouched)
+	}
+	modes := int64(len(o.spec.Modes))
+	chunks := int64(len(o.Chunks))
+	every := int64(max(o.checkpointChunks, 1))
+	return 256<<10 + modes*(int64(segs)*(400+48)+o.undoEntries*core.SITUndoBytes+chunks/every*1024+chunks*160)
+}
+
+// undoCounter estimates, during Build's pass, the SIT undo log a viewer's engine would keep: the
+// segments each mode changes within each window of DefaultCheckpointChunks chunks.
+type undoCounter struct {
+	window  []map[uint32]bool
+	entries []int64
+	last    []int32 // the window of the previous change, per mode
+}
+
+func newUndoCounter(modes int) *undoCounter {
+	u := &undoCounter{window: make([]map[uint32]bool, modes), entries: make([]int64, modes), last: make([]int32, modes)}
+	for i := range u.window {
+		u.window[i] = map[uint32]bool{}
+		u.last[i] = -1
+	}
+	return u
+}
+
+func (u *undoCounter) add(ev core.Event, i int) {
+	if ev.Kind != core.EvSITUpdate {
+		return
+	}
+	w := ev.Chunk / core.DefaultCheckpointChunks
+	if w != u.last[i] {
+		clear(u.window[i])
+		u.last[i] = w
+	}
+	if !u.window[i][ev.Segno] {
+		u.window[i][ev.Segno] = true
+		u.entries[i]++
+	}
+}
+
+// spacing picks the checkpoint spacing that keeps a viewer's undo log within maxViewerUndo, and
+// the log it then holds: a segment touched in every window is logged once per checkpoint, so the
+// log shrinks in proportion to the spacing.
+func (u *undoCounter) spacing() (chunks int, entries int64) {
+	for _, e := range u.entries {
+		entries = max(entries, e)
+	}
+	chunks = core.DefaultCheckpointChunks
+	for entries*core.SITUndoBytes > maxViewerUndo && chunks < 1<<16 {
+		chunks *= 2
+		entries = (entries + 1) / 2
+	}
+	return chunks, entries
+}
 
 // Bytes estimates the memory the outline holds, for a server's budget.
 func (o *Outline) Bytes() int64 {
@@ -111,10 +182,12 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 	}
 	o := &Outline{spec: spec, Range: PagesOf(spec.Request), Markers: []Marker{}, Chunks: []Chunk{},
 		SegTypes: map[uint32]int{}}
-	l, err := newLockstep(spec, 0)
+	// The pass never seeks back: its engines keep no undo log.
+	l, err := newLockstep(spec, core.RunOptions{Forward: true})
 	if err != nil {
 		return nil, err
 	}
+	undo := newUndoCounter(len(spec.Modes))
 	o.Errors = make([]core.Event, len(spec.Modes))
 	o.stopEvents = map[string]core.Event{}
 	tour := newTourBuilder(o)
@@ -177,6 +250,7 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 			o.Errors[i] = ev
 		}
 		tour.add(ev, i, l.step)
+		undo.add(ev, i)
 		if len(o.Markers) > 4*MaxMarkers {
 			o.Markers, o.Thinned = thinMarkers(o.Markers, MaxMarkers), true
 		}
@@ -206,6 +280,7 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 	for _, r := range l.runs {
 		o.Final = append(o.Final, r.Snapshot())
 	}
+	o.checkpointChunks, o.undoEntries = undo.spacing()
 	o.Stops = tour.finish()
 	o.stopEvents = nil
 	o.stopsAt = make(map[int64]int, len(o.Stops))

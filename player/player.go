@@ -15,10 +15,10 @@ type lockstep struct {
 	step  int64
 }
 
-func newLockstep(spec Spec, callHistory int) (*lockstep, error) {
+func newLockstep(spec Spec, opt core.RunOptions) (*lockstep, error) {
 	l := &lockstep{modes: spec.Modes}
 	for _, m := range spec.Modes {
-		r, err := core.NewRunOptions(spec.Input, spec.Request, m, core.RunOptions{CallHistory: callHistory})
+		r, err := core.NewRunOptions(spec.Input, spec.Request, m, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +85,7 @@ type Player struct {
 
 // New returns a player at step 0 of the outline's run.
 func New(o *Outline) (*Player, error) {
-	l, err := newLockstep(o.spec, CallHistory)
+	l, err := newLockstep(o.spec, core.RunOptions{CallHistory: CallHistory, CheckpointChunks: o.checkpointChunks})
 	if err != nil {
 		return nil, err
 	}

@@ -309,39 +309,66 @@ func normalise(ext []core.Extent, lo, hi uint64) []core.Extent {
 
 // TestViewerMemory is issue 13's budget: a viewer of a run over a million non-contiguous slots
 // holds memory for what it shows, not for the slots: seeking to the end and back must not grow the
-// heap by more than a few MB per viewer once the shared outline exists.
+// heap by more than a few MB per viewer once the shared outline exists. Two layouts: every slot a
+// block two apart (a dnode chunk touches four segments), and rows (each chunk's slots each in
+// another segment, so every chunk touches 1,018 segments and a viewer's SIT undo log would hold a
+// copy of each per checkpoint).
 func TestViewerMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: a million-slot run")
 	}
 	const n = 1_020_909
-	slots := make([]uint32, n)
-	for i := range slots {
-		slots[i] = 4096 + uint32(2*i) // every slot a different, non-adjacent block
+	layouts := map[string]func(i int) uint32{
+		"sequential": func(i int) uint32 { return 4096 + uint32(2*i) },
+		"rows": func(i int) uint32 {
+			c, j := i/1018, i%1018
+			return 4096 + uint32(j+1018*(c/256))*512 + uint32(2*(c%256))
+		},
 	}
-	spec := fakeSpec(slots, []core.Mode{core.PerBlock, core.Batched}, core.Request{Length: n * 4096})
-	o := build(t, spec)
-	if o.Final[1].Stats.Calls != n {
-		t.Fatalf("batched made %d calls, want one per slot", o.Final[1].Stats.Calls)
+	for name, addr := range layouts {
+		t.Run(name, func(t *testing.T) {
+			slots := make([]uint32, n)
+			for i := range slots {
+				slots[i] = addr(i)
+			}
+			spec := fakeSpec(slots, []core.Mode{core.PerBlock, core.Batched}, core.Request{Length: n * 4096})
+			o := build(t, spec)
+			if o.Final[1].Stats.Calls != n || o.Final[1].Errno != "" {
+				t.Fatalf("batched made %d calls (%q), want one per slot", o.Final[1].Stats.Calls, o.Final[1].Errno)
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			const viewers = 4
+			ps := make([]*Player, viewers)
+			for i := range ps {
+				ps[i], _ = New(o)
+				ps[i].Goto(o.Total)
+				ps[i].Goto(o.Total / 2)
+				_ = ps[i].State(&Tracker{}, true)
+				_ = ps[i].Changed(o.Range.Start, o.Range.End)
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / viewers
+			t.Logf("%s: outline ≈ %d KB; checkpoints every %d chunks; per viewer %d KB of heap after seeking to the end and back (estimate %d KB)",
+				name, o.Bytes()>>10, o.checkpointChunks, per>>10, o.ViewerBytes()>>10)
+			if per > 20<<20 {
+				t.Errorf("a viewer holds %d MB", per>>20)
+			}
+			if est := o.ViewerBytes(); per > 2*est {
+				t.Errorf("a viewer holds %d KB, over twice the %d KB its budget reservation says", per>>10, est>>10)
+			}
+			// Seeking still lands where stepping does.
+			p, _ := New(o)
+			p.Goto(o.Total / 3)
+			q, _ := New(o)
+			q.Goto(o.Total / 2)
+			q.Goto(o.Total / 3)
+			if !reflect.DeepEqual(p.State(&Tracker{}, true), q.State(&Tracker{}, true)) {
+				t.Error("a seek back with the wider checkpoint spacing lands elsewhere")
+			}
+			runtime.KeepAlive(ps)
+		})
 	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	const viewers = 4
-	ps := make([]*Player, viewers)
-	for i := range ps {
-		ps[i], _ = New(o)
-		ps[i].Goto(o.Total)
-		ps[i].Goto(o.Total / 2)
-		_ = ps[i].State(&Tracker{}, true)
-		_ = ps[i].Changed(o.Range.Start, o.Range.End)
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / viewers
-	t.Logf("outline ≈ %d KB; per viewer %d KB of heap after seeking to the end and back", o.Bytes()>>10, per>>10)
-	if per > 20<<20 {
-		t.Errorf("a viewer holds %d MB", per>>20)
-	}
-	runtime.KeepAlive(ps)
 }

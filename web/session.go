@@ -157,17 +157,8 @@ func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
 	ss.run(s.srvCtx)
 }
 
-// viewerBytes estimates the memory one viewer's player holds: its engines' segments, checkpoints
-// and overlay records, and what it remembers sending.
-func viewerBytes(o *player.Outline) int64 {
-	var segs uint64
-	for _, f := range o.Final {
-		segs = max(segs, f.Stats.SegmentsTouched)
-	}
-	modes := int64(len(o.Modes()))
-	chunks := int64(len(o.Chunks))
-	return 1<<20 + modes*(int64(segs)*(700+32)+chunks/4*800+chunks*160)
-}
+// viewerBytes is what a viewer of o reserves from the budget.
+func viewerBytes(o *player.Outline) int64 { return o.ViewerBytes() }
 
 // open builds (or finds) the outline of t and a player on it, within the memory budget.
 func (ss *session) open(ctx context.Context, t *runTarget) error {
