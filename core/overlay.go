@@ -1,9 +1,9 @@
 package core
 
 import (
-	"unsafe"
 	"fmt"
 	"maps"
+	"unsafe"
 )
 
 // slotRun is a compressed stretch of slots: n slots holding addr, addr+1, …
