@@ -574,14 +574,14 @@ func TestWSDisconnectEndsRun(t *testing.T) {
 // upgrade, and the ones already in play go on.
 func TestWSBudget(t *testing.T) {
 	t.Parallel()
-	ts := mustOpenServer(t, Config{MaxMemory: 3 << 20})
+	ts := mustOpenServer(t, Config{MaxMemory: 2 << 20})
 	a := ts.dialWS(t, bench64+"&mode=both")
 	a.readType("hello")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	u := "ws" + strings.TrimPrefix(ts.ts.URL, "http") + "/ws/run?" + bench64 + "&mode=both"
 	var res *http.Response
-	for range 4 {
+	for range 40 {
 		var c *websocket.Conn
 		var err error
 		if c, res, err = websocket.Dial(ctx, u, nil); err != nil {
