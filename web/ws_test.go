@@ -574,7 +574,7 @@ func TestWSDisconnectEndsRun(t *testing.T) {
 // upgrade, and the ones already in play go on.
 func TestWSBudget(t *testing.T) {
 	t.Parallel()
-	ts := mustOpenServer(t, Config{MaxMemory: 2 << 20})
+	ts := mustOpenServer(t, Config{MaxMemory: 4 << 20})
 	a := ts.dialWS(t, bench64+"&mode=both")
 	a.readType("hello")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
