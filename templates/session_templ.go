@@ -108,7 +108,7 @@ func followerRoom(code string) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<div class=\"room\" id=\"room-box\" data-testid=\"room-box\" data-role=\"follower\"><span class=\"k\">following room</span> <b class=\"code\" id=\"room-code\" data-testid=\"room-code\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<div class=\"room\" id=\"room-box\" data-testid=\"room-box\" data-role=\"follower\"><span class=\"k\">room</span> <b class=\"code\" id=\"room-code\" data-testid=\"room-code\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

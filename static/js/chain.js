@@ -76,8 +76,8 @@ export function chainRefusal(run) {
  * own operation appended to its before= lines.
  * @param {RunInfo} run
  * @param {NextRange} next
- * @param {URLSearchParams} [keep] the current page's query: its view options are kept
- *   (pace, colour, present, quiz)
+ * @param {URLSearchParams} [keep] the current page's query: its view options and room are kept
+ *   (pace, colour, present, quiz, room)
  * @param {TraceRef|null} [trace] a trace of several operations goes on with its next one
  * @returns {string}
  */
@@ -90,7 +90,8 @@ export function chainURL(run, next, keep, trace) {
   if (next.keepSize) q.set('keepSize', 'true');
   for (const op of run.before || []) q.append('before', op);
   q.append('before', opLine(run));
-  for (const k of ['pace', 'colour', 'present', 'quiz']) {
+  // A presenter's room goes along: its followers get the new run (the token is in sessionStorage).
+  for (const k of ['pace', 'colour', 'present', 'quiz', 'room']) {
     const v = keep?.get(k);
     if (v) q.set(k, v);
   }

@@ -274,7 +274,8 @@ export class RoomUI {
     if (this.follow && !this.detached && r.ui && this.ctl) {
       this.ctl.applyPresenterState({ stop: r.ui.stop, quiz: r.ui.quiz });
     }
-    this.render();
+    // A presenter's new room learns the page's tour stop and quiz at once.
+    this.schedule();
   }
 
   /** Follower: explore the same run on its own, from the step shown. */
