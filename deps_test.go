@@ -20,6 +20,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		{"./source", transport},
 		{"./player", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/source", "github.com/zrviz/zrviz/web"}, transport...)},
 		{"./request", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/source", "github.com/zrviz/zrviz/web"}, transport...)},
+		{"./glossary", append([]string{"github.com/zrviz/zrviz/core", "github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/web"}, transport...)},
 		{"./internal/units", append([]string{"github.com/zrviz/zrviz/core", "github.com/zrviz/zrviz/imgio"}, transport...)},
 		{"./ktrace", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/source", "github.com/zrviz/zrviz/web"}, transport...)},
 		{"./sandbox", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/source", "github.com/zrviz/zrviz/web"}, transport...)},
