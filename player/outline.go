@@ -97,7 +97,7 @@ type Outline struct {
 // hundreds of segments (a crafted file whose every block lies in another segment) logs a copy of
 // every touched segment per checkpoint: its viewers checkpoint less often instead, and replay more
 // after a seek.
-const maxViewerUndo = 4 << 20
+const maxViewerUndo = 1 << 20
 
 // Spec returns the run the outline describes.
 func (o *Outline) Spec() Spec { return o.spec }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -110,6 +111,12 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	}
 	if wc.MaxMemory == 0 {
 		wc.MaxMemory = -1
+	} else {
+		// The budget counts what the work holds live; the garbage collector lets the heap grow to
+		// twice that by default. A soft limit a little above the budget makes it collect sooner
+		// instead, so the process stays near what --max-memory says. (Only main sets it: it is the
+		// process's, not the library's.)
+		debug.SetMemoryLimit(wc.MaxMemory + 256<<20)
 	}
 	srv, err := web.NewServer(wc)
 	if err != nil {
