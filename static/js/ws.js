@@ -123,6 +123,9 @@ export class RunSocket {
     let gotHello = false;
     ws.addEventListener('open', () => this.on.status('open'));
     ws.addEventListener('message', (ev) => {
+      // A socket this page has left (stop, then a new connection) may still deliver what was in
+      // flight: it belongs to the old run.
+      if (this.ws !== ws) return;
       let msg;
       try { msg = JSON.parse(ev.data); } catch { return; }
       if (msg.v !== PROTOCOL_VERSION) {
