@@ -199,7 +199,7 @@ func kernelCount() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<div class=\"kern\" id=\"kern-box\" data-testid=\"kern-box\" hidden><div class=\"label\">kernel calls (trace)</div><div class=\"value\" data-testid=\"stat-calls-kernel\" id=\"stat-calls-kernel\">–</div></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<div class=\"kern\" id=\"kern-box\" data-testid=\"kern-box\" title=\"the f2fs_invalidate_blocks calls in the kernel's trace of this operation\" hidden><div class=\"label\">kernel calls</div><div class=\"value\" data-testid=\"stat-calls-kernel\" id=\"stat-calls-kernel\">–</div></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -118,25 +118,27 @@ export function nextTraceOp(trace) {
 }
 
 /**
- * Describes the operations run before the one shown, for the page: "after 2 operations: …".
+ * Describes the operations run before the one shown, for the page: "before this: zero /a 0 4,096",
+ * "before this, 2 operations: 1. …; 2. …".
  * @param {string[]} before
  * @returns {string}
  */
 export function beforeText(before) {
   const n = (before || []).length;
   if (!n) return '';
-  return `after ${n === 1 ? 'one operation' : `${int(n)} operations`}: ${before.map((op, i) => `${i + 1}. ${opWords(op)}`).join('; ')}`;
+  if (n === 1) return `before this: ${opWords(before[0])}`;
+  return `before this, ${int(n)} operations: ${before.map((op, i) => `${i + 1}. ${opWords(op)}`).join('; ')}`;
 }
 
 /**
- * An ops line in words with grouped digits: "zero /a 1,048,576 +1,048,576".
+ * An ops line with grouped digits: "zero /a 1,048,576 1,048,576 keep_size".
  * @param {string} op
  * @returns {string}
  */
 export function opWords(op) {
   const f = op.trim().split(/\s+/);
   if (f.length < 4 || f[0] !== 'zero') return op;
-  return `zero ${f[1]} from ${groupDigits(f[2])}, ${groupDigits(f[3])} bytes${f[4] === 'keep_size' ? ', KEEP_SIZE' : ''}`;
+  return `zero ${f[1]} ${groupDigits(f[2])} ${groupDigits(f[3])}${f[4] === 'keep_size' ? ' keep_size' : ''}`;
 }
 
 /**

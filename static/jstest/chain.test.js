@@ -80,8 +80,8 @@ test('chainRefusal: sandbox runs, paths the ops language cannot name, too many o
 test('beforeText lists the operations run first', () => {
   assert.equal(beforeText([]), '');
   assert.equal(beforeText(['zero /cases/contiguous.bin 1048576 1048576']),
-    'after one operation: 1. zero /cases/contiguous.bin from 1,048,576, 1,048,576 bytes');
+    'before this: zero /cases/contiguous.bin 1,048,576 1,048,576');
   assert.equal(beforeText(['zero /a 0 4096 keep_size', 'zero /a 4096 8192']),
-    'after 2 operations: 1. zero /a from 0, 4,096 bytes, KEEP_SIZE; 2. zero /a from 4,096, 8,192 bytes');
+    'before this, 2 operations: 1. zero /a 0 4,096 keep_size; 2. zero /a 4,096 8,192');
   assert.equal(opWords('garbage'), 'garbage');
 });
