@@ -129,7 +129,7 @@ func TestBrowserRoom(t *testing.T) {
 
 	t.Run("followers do not drive", func(t *testing.T) {
 		at := stepShown(t, pres)
-		if !js[bool](t, f1, `['btn-play', 'btn-step', 'btn-end', 'seek', 'pace', 'goto-slot', 'tour-next', 'quiz-toggle'].every((id) => document.getElementById(id).disabled)`) {
+		if !js[bool](t, f1, `['btn-play', 'btn-step', 'btn-end', 'seek', 'pace', 'goto-slot', 'tour-next', 'quiz-toggle'].every((id) => document.getElementById(id).disabled) && document.querySelector('[data-testid="goto-slot-go"]').disabled`) {
 			t.Error("a follower's controls that drive are enabled")
 		}
 		do(t, f1, chromedp.Evaluate[chromedp.Void](`document.body.focus()`))

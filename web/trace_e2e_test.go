@@ -244,6 +244,20 @@ func TestBrowserTrace(t *testing.T) {
 		if got, want := js[string](t, ctx, `document.activeElement.getAttribute('href')`), "/images/demo/file?path=%2Fcases%2Fcontiguous.bin#slot="+slot; got != want {
 			t.Errorf("slot file link %q, want %q", got, want)
 		}
+		// A click on the slots pins one: the links follow the pinned slot.
+		r := js[[]float64](t, ctx, `(() => { const r = document.querySelector('[data-testid="slots-canvas"]').getBoundingClientRect(); return [r.left, r.top, r.width]; })()`)
+		do(t, ctx, chromedp.MouseClickXY(r[0]+r[2]*0.6, r[1]+20))
+		waitJSOr(t, ctx, `/^pinned slot \d+: block \d+ · file page$/.test(document.querySelector('[data-testid="slot-links"]').textContent)`, 5*time.Second,
+			`document.querySelector('[data-testid="slot-links"]').textContent`)
+		pinned := js[string](t, ctx, `document.querySelector('[data-testid="slot-links"]').dataset.slot`)
+		if pinned == slot {
+			t.Errorf("the pinned slot's links still name the cursor's slot %s", slot)
+		}
+		if tip := js[string](t, ctx, `(document.querySelector('.tooltip') || {}).textContent || ''`); tip != "" && !strings.Contains(tip, "links to its block") {
+			t.Errorf("the slot tooltip does not say where the links are: %q", tip)
+		}
+		tabTo(t, ctx, `[data-testid="slot-file-link"]`)
+		slot = pinned
 		// Following it marks the slot on the file page; the block link opens the inspector on a
 		// data block of the same file.
 		key(t, ctx, kb.Enter, false)

@@ -33,7 +33,7 @@ const DRIVE_KEYS = new Set([' ', 'ArrowRight', 'ArrowLeft', 'Home', 'End', 'Page
 
 /** The controls that drive the run, disabled while a follower's page mirrors a presenter. */
 const DRIVE_CONTROLS = ['btn-reset', 'btn-back', 'btn-play', 'btn-step', 'btn-flush', 'btn-end', 'pace', 'speed', 'seek',
-  'goto-slot', 'goto-slot-go', 'f-mode', 'quiz-toggle'];
+  'goto-slot', 'f-mode', 'quiz-toggle'];
 
 /** Draw times kept for the p95: the latest draws, up to this many. */
 const FRAME_SAMPLES = 20000;
@@ -596,6 +596,7 @@ export function initRun(doc, opts = {}) {
         const el = /** @type {HTMLButtonElement|null} */ (doc.getElementById(id));
         if (el) el.disabled = !on;
       }
+      doc.querySelectorAll('#goto-slot-form button').forEach((b) => { /** @type {HTMLButtonElement} */ (b).disabled = !on; });
       dirty = true;
     },
     focusSlot() {
