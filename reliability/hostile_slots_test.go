@@ -181,11 +181,7 @@ func TestHostileManySlots(t *testing.T) {
 				t.Logf("ten viewers at the end: RSS %s, %s a viewer over the server before them (outline included), peak %s", mbs(ten.RSS), mbs(avg), mbs(ten.HWM))
 				if avg > viewerTarget {
 					msg := fmt.Sprintf("one viewer: RSS +%s, want at most %s (issue 13: 353 MB per hello before)", mbs(avg), mbs(viewerTarget))
-					if layout == LayoutRows {
-						t.Log("not met (docs/reliability.md, many-slots): " + msg)
-					} else {
-						t.Error(msg)
-					}
+					t.Error(msg)
 				}
 			})
 
@@ -234,7 +230,7 @@ func TestHostileManySlots(t *testing.T) {
 
 			t.Run("100 viewers", func(t *testing.T) {
 				if layout == LayoutRows && os.Getenv("ZRVIZ_SOAK") == "" {
-					t.Skip("ZRVIZ_SOAK=1: the rows layout's viewers hold about 115 MB of RSS each at the end (60 MB of heap: core's SIT undo log), over the target; 100 would pass the 4 GB watchdog")
+					t.Skip("ZRVIZ_SOAK=1: the rows layout's 100 viewers take about 45 s more (the sequential layout's run by default)")
 				}
 				p := freshServer(t, e)
 				pid := p.cmd.Process.Pid
