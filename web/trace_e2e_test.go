@@ -228,6 +228,21 @@ func TestBrowserTrace(t *testing.T) {
 		checkPageContrast(t, ctx, "a refused trace")
 	})
 
+	t.Run("a permalink whose trace has gone", func(t *testing.T) {
+		// Traces live in the server's memory: after a restart (or 64 newer ones) the id is unknown,
+		// and the page opens the run without it rather than failing to connect.
+		ctx := tab(t)
+		do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "trace": {"0123456789abcdef01"}, "step": {"5"}})))
+		waitStatus(t, ctx, 30*time.Second, "paused")
+		waitStep(t, ctx, 5, 10*time.Second)
+		if s := text(t, ctx, "trace-status"); !strings.Contains(s, "trace 0123456789abcdef01 is no longer on the server") {
+			t.Errorf("trace status %q", s)
+		}
+		if js[bool](t, ctx, `new URLSearchParams(location.search).has('trace')`) {
+			t.Error("the gone trace stays in the URL")
+		}
+	})
+
 	t.Run("links into the inspector, by keyboard", func(t *testing.T) {
 		ctx := tab(t)
 		do(t, ctx, chromedp.Navigate(runURL(base, "/cases/contiguous.bin", url.Values{"mode": {"both"}, "step": {"700"}})))

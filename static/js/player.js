@@ -103,7 +103,7 @@ export class FrameMeter {
 /**
  * @typedef {object} RunOptions
  * @property {(msg: any) => void} [onMessage] gets server messages the player does not handle
- *   (rooms: "room", "answers"), and quiz verdicts after the player has taken them
+ *   (rooms: "room", "answers"), and quiz verdicts and errors after the player has taken them
  * @property {Partial<import('./ws.js').RunParams>} [params] socket parameters beyond the page's
  *   (follow, room and token, trace)
  * @property {(h: any) => void} [onHello] gets each hello after the model took it
@@ -278,6 +278,7 @@ export function initRun(doc, opts = {}) {
       clearTimeout(noticeTimer);
       if (!e.fatal) noticeTimer = window.setTimeout(() => { notice = ''; dirty = true; }, 4000);
       dirty = true;
+      if (opts.onMessage) opts.onMessage({ ...e, type: 'error' });
     },
     status(s) { status = s; dirty = true; },
   }, () => st.step);

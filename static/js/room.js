@@ -179,6 +179,8 @@ export class RoomUI {
     this.right = new Map();
     /** @type {any} the run of the last hello (a detached follower opens it) */
     this.run = null;
+    /** a room was asked for and has not come */
+    this.starting = false;
   }
 
   /** @param {string} id */
@@ -206,6 +208,7 @@ export class RoomUI {
     const gone = doc.body.dataset.roomGone;
     if (gone) this.status(`room ${gone} has ended; start another`);
     this.$('room-start').addEventListener('click', () => {
+      this.starting = true;
       this.status('starting a room…');
       ctl.send({ type: 'room' });
     });
@@ -239,7 +242,15 @@ export class RoomUI {
 
   /** @param {any} m a message the player does not handle ("room", "answers", quiz verdicts) */
   message(m) {
-    if (m.type === 'room') this.take(m);
+    if (m.type === 'error') {
+      // The answer to a room control that failed (the server's room limit, its memory budget).
+      if (this.starting && !this.info) {
+        this.starting = false;
+        this.status(`no room: ${m.error || 'the server refused'}`);
+      }
+      return;
+    }
+    if (m.type === 'room') { this.starting = false; this.take(m); }
     else if (m.type === 'answers') {
       this.answers.set(m.stop, { counts: m.counts || {}, answered: m.answered || 0, followers: m.followers || 0 });
       this.schedule();
@@ -282,10 +293,12 @@ export class RoomUI {
   detach() {
     if (!this.ctl || this.detached || !this.run) return;
     const r = this.run;
+    const pace = this.ctl.presenterState().pace;
     this.detached = true;
     this.ctl.params({
       follow: '', image: r.image || '', path: r.path || '', offset: String(r.offset ?? '0'), length: String(r.length ?? ''),
       keepSize: !!r.keepSize, before: r.before || [], mode: r.mode || 'both', sandbox: r.sandbox || '',
+      pace: ['10', '30', '60', '180', 'step'].includes(pace) ? pace : '',
     });
     this.ctl.reconnect();
     this.ctl.setDriving(true);

@@ -3,7 +3,7 @@
 // next (chain.js), links into the block inspector (links.js).
 import { initRun } from './player.js';
 import { RoomUI, presenterRoomParams } from './room.js';
-import { TraceUI, opsKey } from './trace.js';
+import { TraceUI, opsKey, traceKept } from './trace.js';
 import { ChainUI } from './chain.js';
 import { SlotLinks, blockURL } from './links.js';
 
@@ -19,7 +19,18 @@ async function main() {
     const q = new URLSearchParams(location.search);
     params.trace = q.get('trace') || '';
     params.traceOp = q.get('traceOp') || '';
-    Object.assign(params, await presenterRoomParams(document));
+    const [kept, room] = await Promise.all([
+      params.trace ? traceKept(root.dataset.image || '', params.trace) : true, presenterRoomParams(document)]);
+    if (!kept) {
+      document.body.dataset.traceGone = params.trace;
+      params.trace = '';
+      params.traceOp = '';
+      const u = new URLSearchParams(location.search);
+      u.delete('trace');
+      u.delete('traceOp');
+      history.replaceState(null, '', `${location.pathname}?${u}${location.hash}`);
+    }
+    Object.assign(params, room);
   }
   const room = new RoomUI(document, follow);
   const trace = new TraceUI(document);

@@ -192,6 +192,22 @@ export function traceFileRefusal(f) {
   return '';
 }
 
+/**
+ * Reports whether the server still holds trace tid of image id: traces live in its memory (64 at
+ * most), so a permalink's trace may have gone; the player then opens without it.
+ * @param {string} id
+ * @param {string} tid
+ * @returns {Promise<boolean>} false only for a 404
+ */
+export async function traceKept(id, tid) {
+  try {
+    const res = await fetch(`/api/images/${encodeURIComponent(id)}/traces/${encodeURIComponent(tid)}`, { method: 'HEAD' });
+    return res.status !== 404;
+  } catch {
+    return true; // offline: the socket will say so
+  }
+}
+
 /** sessionStorage key of how many operations trace id holds (learnt at its upload). */
 export function opsKey(/** @type {string} */ id) { return `zrviz.trace.${id}.ops`; }
 
@@ -287,6 +303,8 @@ export class TraceUI {
       const f = e.dataTransfer && e.dataTransfer.files[0];
       if (f) this.upload(f);
     });
+    const gone = doc.body.dataset.traceGone;
+    if (gone) this.say(`trace ${gone} is no longer on the server (traces are kept in its memory): attach the file again`, true);
     const seek = doc.querySelector('.controls .seek');
     if (seek) {
       this.mark = doc.createElement('span');
