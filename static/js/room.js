@@ -144,7 +144,7 @@ export async function presenterRoomParams(doc) {
   }
   if (!alive) {
     q.delete('room');
-    history.replaceState(null, '', `${location.pathname}${q.size ? `?${q}` : ''}${location.hash}`);
+    history.replaceState(null, '', `${location.pathname}${String(q) ? `?${q}` : ''}${location.hash}`);
     try { sessionStorage.removeItem(tokenKey(code)); } catch { /* storage refused */ }
     if (token) doc.body.dataset.roomGone = code;
     return {};

@@ -104,3 +104,35 @@ test('a follower\'s RunSocket drops the controls that drive; detached (no follow
   sock.send({ type: 'seek', step: 3 });
   assert.deepEqual(run.sent, ['seek']);
 });
+
+test('presenterRoomParams: a reloaded presenter takes its room back with the tab\'s token; a gone room leaves the URL', async () => {
+  const { presenterRoomParams } = await import('../js/room.js');
+  const setup = (search, token, status) => {
+    const store = new Map(token ? [['zrviz.room.k4x7q2ab.token', token]] : []);
+    const calls = [];
+    globalThis.sessionStorage = /** @type {any} */ ({ getItem: (k) => store.get(k) ?? null, removeItem: (k) => store.delete(k), setItem: (k, v) => store.set(k, v) });
+    globalThis.location = /** @type {any} */ ({ search, pathname: '/images/demo/run', hash: '' });
+    globalThis.history = /** @type {any} */ ({ replaceState: (_s, _t, u) => { calls.push(u); } });
+    globalThis.fetch = /** @type {any} */ (async (u, o) => { calls.push(`${o.method} ${u}`); return { ok: status === 200, status }; });
+    const doc = /** @type {any} */ ({ body: { dataset: {} } });
+    return { store, calls, doc };
+  };
+  let e = setup('?path=%2Fa&mode=both', 'tok', 200);
+  assert.deepEqual(await presenterRoomParams(e.doc), {});
+  assert.deepEqual(e.calls, [], 'no room: nothing asked');
+
+  e = setup('?path=%2Fa&room=k4x7q2ab', 'tok', 200);
+  assert.deepEqual(await presenterRoomParams(e.doc), { room: 'k4x7q2ab', token: 'tok' });
+  assert.deepEqual(e.calls, ['HEAD /follow/k4x7q2ab']);
+
+  e = setup('?path=%2Fa&room=k4x7q2ab', '', 200);
+  assert.deepEqual(await presenterRoomParams(e.doc), {}, 'a shared presenter link without the token is no presenter');
+  assert.deepEqual(e.calls, ['/images/demo/run?path=%2Fa']);
+  assert.equal(e.doc.body.dataset.roomGone, undefined);
+
+  e = setup('?room=k4x7q2ab', 'tok', 404);
+  assert.deepEqual(await presenterRoomParams(e.doc), {});
+  assert.deepEqual(e.calls, ['HEAD /follow/k4x7q2ab', '/images/demo/run']);
+  assert.equal(e.store.size, 0, 'the token of a gone room is forgotten');
+  assert.equal(e.doc.body.dataset.roomGone, 'k4x7q2ab');
+});
