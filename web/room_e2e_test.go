@@ -198,15 +198,40 @@ func TestBrowserRoom(t *testing.T) {
 		waitStep(t, f2, 2000, 10*time.Second)
 	})
 
+	t.Run("presenter chains another range: the room follows", func(t *testing.T) {
+		key(t, pres, kb.End, false)
+		waitStatus(t, pres, 30*time.Second, "done")
+		waitJS(t, pres, `!document.querySelector('[data-testid="chain-form"]').hidden`, 10*time.Second)
+		if js[bool](t, f1, `!!document.querySelector('[data-testid="chain-form"]').offsetParent`) {
+			t.Error("a follower is offered the presenter's next operation")
+		}
+		do(t, pres, chromedp.SetValue(chromedp.CSS(`[data-testid="chain-offset"]`), "0"),
+			chromedp.SetValue(chromedp.CSS(`[data-testid="chain-length"]`), "1048576"),
+			chromedp.Click(chromedp.CSS(`[data-testid="chain-go"]`)))
+		waitNav(t, pres, `new URLSearchParams(location.search).getAll('before').length === 1 && new URLSearchParams(location.search).get('room') === '`+code+`'`, 10*time.Second)
+		waitStatus(t, pres, 30*time.Second, "paused")
+		waitJSOr(t, pres, fmt.Sprintf(`document.querySelector('[data-testid="room-code"]').textContent === %q`, code), 10*time.Second,
+			`document.querySelector('[data-testid="room-box"]').textContent`)
+		waitFollowers(t, pres, 2)
+		total := text(t, pres, "step-total")
+		for _, f := range []context.Context{f1, f2} {
+			waitJSOr(t, f, fmt.Sprintf(`document.querySelector('[data-testid="step-total"]').textContent === %q`, total), 10*time.Second,
+				`document.querySelector('[data-testid="step-total"]').textContent`)
+		}
+		seekTo(t, pres, 100)
+		waitStep(t, f1, 100, 10*time.Second)
+		waitStep(t, f2, 100, 10*time.Second)
+	})
+
 	t.Run("presenter reloads", func(t *testing.T) {
 		do(t, pres, chromedp.Reload())
 		waitStatus(t, pres, 30*time.Second, "paused")
 		waitJSOr(t, pres, fmt.Sprintf(`document.querySelector('[data-testid="room-code"]').textContent === %q`, code), 10*time.Second,
 			`document.querySelector('[data-testid="room-box"]').textContent`)
 		waitFollowers(t, pres, 2)
-		seekTo(t, pres, 2500)
-		waitStep(t, f1, 2500, 10*time.Second)
-		waitStep(t, f2, 2500, 10*time.Second)
+		seekTo(t, pres, 300)
+		waitStep(t, f1, 300, 10*time.Second)
+		waitStep(t, f2, 300, 10*time.Second)
 		if !regexp.MustCompile(`[?&]room=` + code + `(&|$)`).MatchString(js[string](t, pres, `location.search`)) {
 			t.Errorf("reloaded presenter URL %s lost the room", js[string](t, pres, `location.href`))
 		}
