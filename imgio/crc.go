@@ -1,13 +1,9 @@
 package imgio
 
-import "hash/crc32"
+import "github.com/zrviz/zrviz/internal/f2fscrc"
 
 // f2fsMagic is F2FS_SUPER_MAGIC; it also seeds the superblock and checkpoint CRCs.
-const f2fsMagic = 0xF2F52010
+const f2fsMagic = f2fscrc.Magic
 
-// f2fsCRC is the kernel's f2fs_crc32: reflected CRC-32 (IEEE polynomial) with the given seed and no
-// pre- or post-inversion. hash/crc32 inverts on both ends, so invert the seed going in and the result
-// coming out.
-func f2fsCRC(seed uint32, b []byte) uint32 {
-	return ^crc32.Update(^seed, crc32.IEEETable, b)
-}
+// f2fsCRC is the kernel's f2fs_crc32 (package f2fscrc).
+func f2fsCRC(seed uint32, b []byte) uint32 { return f2fscrc.Checksum(seed, b) }

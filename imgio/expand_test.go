@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zrviz/zrviz/internal/testutil"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -17,24 +18,10 @@ import (
 	"time"
 )
 
-// xNeedTool returns the path of a command-line tool the test needs. A missing tool fails the test
-// when CI=true and skips it otherwise.
-func xNeedTool(tb testing.TB, name string) string {
-	tb.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatalf("%s is required (scripts/test installs it): %v", name, err)
-		}
-		tb.Skipf("%s not installed: %v", name, err)
-	}
-	return p
-}
-
 // xRun runs a command and fails the test with its output when it fails.
 func xRun(tb testing.TB, name string, args ...string) {
 	tb.Helper()
-	cmd := exec.Command(xNeedTool(tb, name), args...)
+	cmd := exec.Command(testutil.NeedTool(tb, name), args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		tb.Fatalf("%s %q: %v\n%s", name, args, err, out)
 	}
@@ -43,7 +30,7 @@ func xRun(tb testing.TB, name string, args ...string) {
 // xPipe runs a command with stdin from the file in and stdout to the file out.
 func xPipe(tb testing.TB, in, out string, name string, args ...string) {
 	tb.Helper()
-	cmd := exec.Command(xNeedTool(tb, name), args...)
+	cmd := exec.Command(testutil.NeedTool(tb, name), args...)
 	fin, err := os.Open(in)
 	if err != nil {
 		tb.Fatal(err)

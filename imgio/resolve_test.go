@@ -2,6 +2,7 @@ package imgio
 
 import (
 	"errors"
+	"github.com/zrviz/zrviz/internal/testutil"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -38,7 +39,7 @@ func TestResolveDemoSymlink(t *testing.T) {
 // TestResolveSymlinks follows links made by sload.f2fs: relative, absolute, through a directory link,
 // dangling, and a loop.
 func TestResolveSymlinks(t *testing.T) {
-	needTool(t, "mkfs.f2fs", "sload.f2fs")
+	testutil.NeedTools(t, "mkfs.f2fs", "sload.f2fs")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	if err := os.MkdirAll(filepath.Join(src, "sub"), 0o755); err != nil {

@@ -3,6 +3,7 @@ package imgio
 import (
 	"bytes"
 	"fmt"
+	"github.com/zrviz/zrviz/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,20 +13,6 @@ import (
 	"strings"
 	"testing"
 )
-
-// needTool skips the test when an external tool is missing, or fails it when CI=true: CI must run
-// every cross-check.
-func needTool(t testing.TB, names ...string) {
-	t.Helper()
-	for _, n := range names {
-		if _, err := exec.LookPath(n); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is required (CI=true): %v", n, err)
-			}
-			t.Skipf("%s not installed", n)
-		}
-	}
-}
 
 // runTool runs a tool in dir (dump.f2fs writes its tables into the current directory) and returns
 // stdout and stderr together. A non-zero exit is tolerated: dump.f2fs asks questions and exits 1.
@@ -42,7 +29,7 @@ func runTool(t testing.TB, dir string, stdin string, name string, args ...string
 // fixtures freshly built by scripts/mkfixtures.sh.
 func toolImages(t *testing.T) map[string]string {
 	t.Helper()
-	needTool(t, "mkfs.f2fs", "sload.f2fs", "fsck.f2fs", "dump.f2fs", "zstd", "gzip")
+	testutil.NeedTools(t, "mkfs.f2fs", "sload.f2fs", "fsck.f2fs", "dump.f2fs", "zstd", "gzip")
 	dir := t.TempDir()
 	cmd := exec.Command("../scripts/mkfixtures.sh", dir)
 	cmd.Env = append(os.Environ(), "RAW=1")
@@ -434,7 +421,7 @@ func checkInode(t *testing.T, img *Image, e Entry, out string) {
 // its SIT bitmap. Both images are sparse (the 4 TiB one writes about 270 MB). The 4 TiB one is only
 // formatted: sload.f2fs and fsck -t need minutes on it.
 func TestCheckpointBitmapLayouts(t *testing.T) {
-	needTool(t, "mkfs.f2fs", "sload.f2fs", "fsck.f2fs", "dump.f2fs")
+	testutil.NeedTools(t, "mkfs.f2fs", "sload.f2fs", "fsck.f2fs", "dump.f2fs")
 	tests := []struct {
 		name  string
 		size  int64

@@ -1,9 +1,10 @@
 package reliability
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
-	"io"
+	"github.com/zrviz/zrviz/internal/f2fscrc"
 	"math/rand/v2"
 )
 
@@ -21,20 +22,7 @@ type Case struct {
 
 // Overlay returns the case as a reader over base.
 func (c *Case) Overlay(base []byte) *Overlay {
-	return &Overlay{Base: bytesReaderAt(base), Size: c.Size, Patches: c.Patches}
-}
-
-type bytesReaderAt []byte
-
-func (b bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(b)) {
-		return 0, io.EOF
-	}
-	n := copy(p, b[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
+	return &Overlay{Base: bytes.NewReader(base), Size: c.Size, Patches: c.Patches}
 }
 
 // field is a fixed-size little-endian field of an on-disk struct.
@@ -171,7 +159,7 @@ func (g *gen) superblock() {
 					sb := append([]byte(nil), g.b.Data[base:base+sbLen]...)
 					copy(sb[f.off:], le(f.size, v))
 					if co := binary.LittleEndian.Uint32(sb[32:]); co <= sbLen-4 {
-						binary.LittleEndian.PutUint32(sb[co:], F2FSCRC(f2fsMagic, sb[:co]))
+						binary.LittleEndian.PutUint32(sb[co:], f2fscrc.Checksum(f2fsMagic, sb[:co]))
 					}
 					ps = append(ps, Patch{base, sb})
 				}

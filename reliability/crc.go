@@ -2,17 +2,12 @@ package reliability
 
 import (
 	"encoding/binary"
-	"hash/crc32"
+
+	"github.com/zrviz/zrviz/internal/f2fscrc"
 )
 
 // f2fsMagic is the superblock magic, also the seed of f2fs_crc32.
-const f2fsMagic = 0xF2F52010
-
-// F2FSCRC is f2fs_crc32: reflected IEEE CRC-32 seeded with seed, without
-// the usual pre/post inversion (spec §12).
-func F2FSCRC(seed uint32, b []byte) uint32 {
-	return ^crc32.Update(^seed, crc32.IEEETable, b)
-}
+const f2fsMagic = f2fscrc.Magic
 
 // cpCRC computes a checkpoint block's CRC the way the kernel does
 // (f2fs_checkpoint_chksum): over [0, co) and, when co leaves room, the
@@ -22,9 +17,9 @@ func cpCRC(blk []byte, co uint32) (crc uint32, ok bool) {
 	if co < 192 || int(co) > len(blk)-4 {
 		return 0, false
 	}
-	crc = F2FSCRC(f2fsMagic, blk[:co])
+	crc = f2fscrc.Checksum(f2fsMagic, blk[:co])
 	if int(co) < len(blk)-4 {
-		crc = F2FSCRC(crc, blk[co+4:])
+		crc = f2fscrc.Checksum(crc, blk[co+4:])
 	}
 	return crc, true
 }

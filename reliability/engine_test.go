@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -58,7 +59,7 @@ func runPatched(t *testing.T, b *Base, ps []Patch, path string, off, length int6
 			}
 			done <- o
 		}()
-		ov := &Overlay{Base: bytesReaderAt(b.Data), Size: int64(len(b.Data)), Patches: ps}
+		ov := &Overlay{Base: bytes.NewReader(b.Data), Size: int64(len(b.Data)), Patches: ps}
 		img, err := imgio.NewImage(ov, ov.Size)
 		if err != nil {
 			o.err = err
@@ -115,7 +116,7 @@ func TestEngineOnCorruptSlots(t *testing.T) {
 		t.Fatalf("slot 0 = %d, want %d (fixture changed?)", got, A)
 	}
 	// A block of a free segment: its SIT bit is clear.
-	img, err := imgio.NewImage(bytesReaderAt(b.Data), int64(len(b.Data)))
+	img, err := imgio.NewImage(bytes.NewReader(b.Data), int64(len(b.Data)))
 	if err != nil {
 		t.Fatal(err)
 	}

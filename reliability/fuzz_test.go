@@ -70,7 +70,7 @@ func patchesFrom(b *Base, targets []int64, in []byte) (ps []Patch, trunc int64, 
 	}
 	if fixCRC {
 		head := make([]byte, blockSize)
-		(&Overlay{Base: bytesReaderAt(b.Data), Size: int64(len(b.Data)), Patches: ps}).ReadAt(head, b.CPOff)
+		(&Overlay{Base: bytes.NewReader(b.Data), Size: int64(len(b.Data)), Patches: ps}).ReadAt(head, b.CPOff)
 		fixCPCRC(head)
 		ps = append(ps, Patch{b.CPOff, head})
 	}
@@ -97,7 +97,7 @@ func FuzzImagePatches(f *testing.F) {
 	lim := Limits{MaxFiles: 32, EngineRuns: true, EngineMaxSize: 1 << 30}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ps, size, _ := patchesFrom(b, targets, in)
-		ov := &Overlay{Base: bytesReaderAt(b.Data), Size: size, Patches: ps}
+		ov := &Overlay{Base: bytes.NewReader(b.Data), Size: size, Patches: ps}
 		if _, v := Exercise(ov, size, lim); v != nil {
 			t.Fatalf("%v\n%s", v, v.Stack)
 		}

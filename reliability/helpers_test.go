@@ -3,6 +3,7 @@ package reliability
 import (
 	"bytes"
 	"compress/gzip"
+	"github.com/zrviz/zrviz/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,21 +12,6 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 )
-
-// requireTool finds a host tool: a CI run fails without it, a local run
-// skips.
-func requireTool(tb testing.TB, name string) string {
-	tb.Helper()
-	p, err := exec.LookPath(name)
-	if err == nil {
-		return p
-	}
-	if os.Getenv("CI") == "true" {
-		tb.Fatalf("%s is required (CI=true): %v", name, err)
-	}
-	tb.Skipf("%s not installed: %v", name, err)
-	return ""
-}
 
 // demoBytes is the embedded demo image, expanded once per test binary
 // (256 MiB, shared read-only by every corrupt variant).
@@ -84,7 +70,7 @@ func gunzip(name string) ([]byte, error) {
 // when src is not "". It returns the image's path.
 func mkfsImage(tb testing.TB, dir string, sizeMiB int64, src string, mkfsArgs ...string) string {
 	tb.Helper()
-	mkfs := requireTool(tb, "mkfs.f2fs")
+	mkfs := testutil.NeedTool(tb, "mkfs.f2fs")
 	img := filepath.Join(dir, "img.f2fs")
 	f, err := os.Create(img)
 	if err != nil {
@@ -99,7 +85,7 @@ func mkfsImage(tb testing.TB, dir string, sizeMiB int64, src string, mkfsArgs ..
 		tb.Fatalf("mkfs.f2fs: %v\n%s", err, out)
 	}
 	if src != "" {
-		sload := requireTool(tb, "sload.f2fs")
+		sload := testutil.NeedTool(tb, "sload.f2fs")
 		if out, err := exec.Command(sload, "-f", src, img).CombinedOutput(); err != nil {
 			tb.Fatalf("sload.f2fs: %v\n%s", err, out)
 		}

@@ -18,7 +18,7 @@ import (
 // zstdOf compresses the overlay of patches over base.
 func zstdOf(t *testing.T, base []byte, ps []Patch) []byte {
 	t.Helper()
-	o := &Overlay{Base: bytesReaderAt(base), Size: int64(len(base)), Patches: ps}
+	o := &Overlay{Base: bytes.NewReader(base), Size: int64(len(base)), Patches: ps}
 	var b bytes.Buffer
 	w, err := zstd.NewWriter(&b, zstd.WithEncoderLevel(zstd.SpeedBetterCompression))
 	if err != nil {

@@ -1,6 +1,7 @@
 package source_test
 
 import (
+	"github.com/zrviz/zrviz/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,25 +13,12 @@ import (
 	"github.com/zrviz/zrviz/source"
 )
 
-// needTool fails under CI and skips otherwise when a tool is missing.
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
-
 // TestMkfsExtraAttr runs the engine on an image made by mkfs.f2fs with
 // extra_attr (fewer slots in the inode than the demo's 873) and filled by
 // sload.f2fs, and checks the calls against ones derived independently from
 // the reader's extents and the dnode chunk boundaries.
 func TestMkfsExtraAttr(t *testing.T) {
-	mkfs, sload := needTool(t, "mkfs.f2fs"), needTool(t, "sload.f2fs")
+	mkfs, sload := testutil.NeedTool(t, "mkfs.f2fs"), testutil.NeedTool(t, "sload.f2fs")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	if err := os.MkdirAll(filepath.Join(src, "d"), 0o755); err != nil {

@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"github.com/zrviz/zrviz/internal/testutil"
 	"io"
 	"net/url"
 	"os"
@@ -31,27 +32,11 @@ const (
 	viewH = 720
 )
 
-// needTool returns the path of a program the test needs. Without it the
-// test fails under CI=true and is skipped otherwise.
-func needTool(t *testing.T, names ...string) string {
-	t.Helper()
-	for _, n := range names {
-		if p, err := exec.LookPath(n); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s not found (CI=true: install it, e.g. scripts/test does)", names[0])
-	}
-	t.Skipf("%s not found; skipping (set CI=true to make this fatal)", names[0])
-	return ""
-}
-
 // browser starts headless Chromium with a fresh profile; each call to tab
 // opens a new tab in it.
 func browser(t *testing.T) (tab func(t *testing.T) context.Context) {
 	t.Helper()
-	exe := needTool(t, "chromium", "chromium-browser", "google-chrome")
+	exe := testutil.NeedAnyTool(t, "chromium", "chromium-browser", "google-chrome")
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -474,8 +459,8 @@ func TestBrowser(t *testing.T) {
 // holding /hello/world.txt, and gzips it.
 func makeGzImage(t *testing.T) string {
 	t.Helper()
-	mkfs := needTool(t, "mkfs.f2fs")
-	sload := needTool(t, "sload.f2fs")
+	mkfs := testutil.NeedAnyTool(t, "mkfs.f2fs")
+	sload := testutil.NeedAnyTool(t, "sload.f2fs")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	if err := os.MkdirAll(filepath.Join(src, "hello"), 0o755); err != nil {

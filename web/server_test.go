@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/zrviz/zrviz/internal/testutil"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -351,13 +352,7 @@ func TestUploadCompressed(t *testing.T) {
 			return pr
 		}},
 		{"android-sparse", imgio.FormatAndroidSparse, func(t *testing.T) io.Reader {
-			tool, err := exec.LookPath("img2simg")
-			if err != nil {
-				if os.Getenv("CI") == "true" {
-					t.Fatal("img2simg (android-sdk-libsparse-utils) is required in CI")
-				}
-				t.Skip("img2simg not installed")
-			}
+			tool := testutil.NeedTool(t, "img2simg") // android-sdk-libsparse-utils
 			dir := t.TempDir()
 			raw, simg := filepath.Join(dir, "demo.img"), filepath.Join(dir, "demo.simg")
 			f, err := os.Create(raw)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/zrviz/zrviz/internal/testutil"
 	"net/url"
 	"os"
 	"os/exec"
@@ -695,8 +696,8 @@ func checkPageContrast(t *testing.T, ctx context.Context, where string) {
 // ZERO_RANGE on the file all the same.
 func addCompressedImage(t *testing.T, ts *testServer) string {
 	t.Helper()
-	mkfs := needTool(t, "mkfs.f2fs")
-	sload := needTool(t, "sload.f2fs")
+	mkfs := testutil.NeedAnyTool(t, "mkfs.f2fs")
+	sload := testutil.NeedAnyTool(t, "sload.f2fs")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src", "c")
 	if err := os.MkdirAll(src, 0o755); err != nil {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"github.com/zrviz/zrviz/internal/testutil"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,8 +19,8 @@ import (
 // /z.txt. It returns the raw image's path.
 func makeWideImage(t *testing.T) string {
 	t.Helper()
-	mkfs := needTool(t, "mkfs.f2fs")
-	sload := needTool(t, "sload.f2fs")
+	mkfs := testutil.NeedAnyTool(t, "mkfs.f2fs")
+	sload := testutil.NeedAnyTool(t, "sload.f2fs")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src")
 	sub := filepath.Join(src, "wide", "f300-sub")

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/zrviz/zrviz/internal/testutil"
 	"io"
 	"net/http"
 	"net/url"
@@ -19,19 +20,6 @@ import (
 
 	"github.com/zrviz/zrviz/imgio"
 )
-
-// requireTool fails under CI and skips otherwise when an f2fs-tools program is missing.
-func requireTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI: %v", name, err)
-		}
-		t.Skipf("%s not installed", name)
-	}
-	return p
-}
 
 // On-disk offsets (f2fs_fs.h struct f2fs_inode) the patch writes.
 const (
@@ -66,7 +54,7 @@ type compressedFile struct {
 // its blocks, NEW_ADDR for the rest), the others plain. Each file spans the inode, i_nid[0],
 // i_nid[1] and the first direct node under i_nid[2].
 func buildCompressedImage(t *testing.T) (string, []compressedFile) {
-	mkfs, sload := requireTool(t, "mkfs.f2fs"), requireTool(t, "sload.f2fs")
+	mkfs, sload := testutil.NeedTool(t, "mkfs.f2fs"), testutil.NeedTool(t, "sload.f2fs")
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src", "c")
 	if err := os.MkdirAll(src, 0o755); err != nil {
