@@ -8,7 +8,7 @@ import (
 	"github.com/zrviz/zrviz/imgio"
 )
 
-// Layout constants of the on-disk format (docs: /work/shared/spec/f2fs-format.md).
+// Layout constants of the on-disk format (the kernel's include/linux/f2fs_fs.h).
 const (
 	blockSize   = 4096
 	sbOff       = 1024 // superblock inside blocks 0 and 1

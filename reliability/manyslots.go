@@ -19,7 +19,7 @@ import (
 // (mkfs.f2fs of a sparse file large enough for twice the slots, and sload.f2fs of one small file) by
 // rewriting that file's inode, adding its direct nodes (i_nid[0], i_nid[1], and the children of the
 // indirect i_nid[2]) and the NAT entries, node footers, SIT entries and checkpoint counters that make
-// imgio accept it (docs: /work/shared/spec/f2fs-format.md §3–§9). The SSA is left as it was: only the
+// imgio accept it (the on-disk format of the kernel's include/linux/f2fs_fs.h). The SSA is left as it was: only the
 // block inspector reads it, and it then reports the blocks' owners as stale.
 //
 // The addresses are laid out in rows so that the image compresses to about 100 KB: row r holds the

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
 	"strconv"
 	"strings"
@@ -159,10 +158,7 @@ func (s *Server) handleDir(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := si.Image.ReadDir(r.Context(), dir, q.Get("after"), limit)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			err = &NotFoundError{What: "path", Name: dir}
-		}
-		s.Error(w, r, err)
+		s.Error(w, r, err) // a missing directory is imgio's fs.ErrNotExist: 404 in s.Error
 		return
 	}
 	body := dirBody{Dir: page.Dir, Entries: page.Entries, More: page.More, Next: page.Next}
@@ -312,19 +308,12 @@ func (s *Server) handleSegments(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := si.Image.Volume()
-	out := segmentsBody{BlocksPerSeg: blocksPerSeg(v), MainBlkaddr: v.MainBlkaddr,
+	out := segmentsBody{BlocksPerSeg: v.BlocksPerSeg, MainBlkaddr: v.MainBlkaddr,
 		Segment0Blkaddr: v.Segment0Blkaddr, SegsPerSec: v.SegsPerSec, Segments: make([]segmentInfo, len(segs))}
 	for i, sg := range segs {
 		out.Segments[i] = segmentInfo{Segno: sg.Segno, Valid: sg.ValidBlocks, Type: sg.Type, Current: sg.Current}
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-func blocksPerSeg(v imgio.Volume) uint32 {
-	if v.BlocksPerSeg == 0 {
-		return 512
-	}
-	return v.BlocksPerSeg
 }
 
 // segmentBody is GET /api/images/{id}/segments/{segno}: one SIT entry with
@@ -366,7 +355,7 @@ func (s *Server) handleSegment(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, segmentBody{Segno: sg.Segno, Valid: sg.ValidBlocks, Type: sg.Type,
 		Current: sg.Current, Mtime: sg.Mtime, Source: sg.Source,
-		StartAddr: v.MainBlkaddr + uint32(n)*blocksPerSeg(v),
+		StartAddr: v.MainBlkaddr + uint32(n)*v.BlocksPerSeg,
 		Map:       hex.EncodeToString(sg.Map[:]), Bits: bitString(sg.Map[:])})
 }
 

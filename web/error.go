@@ -150,8 +150,10 @@ func (s *Server) errorStatus(err error) (int, string) {
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound, err.Error()
 	case errors.Is(err, fs.ErrNotExist) && errors.As(err, &pfe):
-		// imgio.Lookup: the path inside the image does not exist.
+		// imgio's lookups: the path inside the image does not exist (the one place this is mapped).
 		return http.StatusNotFound, fmt.Sprintf("path %q not found", pfe.Path)
+	case errors.Is(err, fs.ErrNotExist):
+		return http.StatusNotFound, err.Error()
 	case errors.Is(err, imgio.ErrSymlinkLoop) && errors.As(err, &pfe):
 		return http.StatusUnprocessableEntity, fmt.Sprintf("path %q: %v (ELOOP)", pfe.Path, imgio.ErrSymlinkLoop)
 	case errors.Is(err, errClosed):

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"strings"
 	"sync"
@@ -189,14 +188,8 @@ func (s *Server) resolvePath(ctx context.Context, si *StoredImage, path string) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := si.Image.ResolveContext(ctx, path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &NotFoundError{What: "path", Name: path}
-		}
-		return nil, err
-	}
-	return f, nil
+	// A missing path is imgio's *fs.PathError wrapping fs.ErrNotExist: 404 in s.Error.
+	return si.Image.ResolveContext(ctx, path)
 }
 
 // paramError turns a request field error into the API's 400.

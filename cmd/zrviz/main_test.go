@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -420,5 +422,21 @@ func TestServeDataDir(t *testing.T) {
 	}
 	if _, err := runMain(t, "serve", "--max-uploads", "0"); err == nil {
 		t.Error("--max-uploads 0 accepted")
+	}
+}
+
+// TestServeBusyPort: a taken port names the flag that picks another.
+func TestServeBusyPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err = Main(ctx, []string{"serve", "--quiet", "--data-dir", t.TempDir(), "--addr", ln.Addr().String()}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "--addr") || !errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatalf("serve on a taken port: %v; want EADDRINUSE and a hint of --addr", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/units"
@@ -166,6 +167,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		return nil
 	}
 	if err := srv.Open(); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%w\n  %s is taken (another zrviz?): serve on another port with  zrviz serve --addr 127.0.0.1:8081", err, cfg.addr)
+		}
 		return err
 	}
 	fmt.Fprintf(stdout, "zrviz is serving %d image(s) at %s/ (Ctrl-C to stop); uploads are kept in %s\n", served, srv.URL(), srv.DataDir())
