@@ -5,6 +5,7 @@ import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR, FLASH_MS, testBit } from './state.j
 import { OI, hatch, INK, INK2, INK3, LINE, fillsFor } from './palette.js';
 import { colourIndex, textOn } from './colour.js';
 import { int } from './fmt.js';
+import { columnStart, columnOf } from './columns.js';
 
 /** Width of the label column of the slot panel, in CSS pixels (presenter mode: wider). */
 export const LABEL_W = 124;
@@ -95,7 +96,6 @@ function classify(st, o, a, b, cnt, K) {
 function drawStrip(ctx, newFill, fills, x0, y0, w, h, dpr, count, cnt, col) {
   const cols = Math.max(1, Math.min(count, Math.round(w * dpr)));
   const cw = w / cols;
-  const perCol = count / cols;
   const ph = Math.max(1, Math.round(h * dpr)); // device rows, for rounding
   const minH = Math.max(1, Math.round(ph / 4));
   ctx.fillStyle = '#ffffff';
@@ -121,8 +121,8 @@ function drawStrip(ctx, newFill, fills, x0, y0, w, h, dpr, count, cnt, col) {
     if (f3) { ctx.fillStyle = newFill; ctx.fillRect(x, y0 + (y / ph) * h, ww, (f3 / ph) * h); }
   };
   for (let x = 0; x < cols; x++) {
-    const a = Math.floor(x * perCol);
-    const b = Math.min(count, Math.max(a + 1, Math.floor((x + 1) * perCol)));
+    const a = columnStart(x, count, cols);
+    const b = columnStart(x + 1, count, cols);
     const key = col(x, a, b);
     const tot = cnt[0] + cnt[1] + cnt[2] + cnt[3] + cnt[4];
     let hf = 0;
@@ -235,11 +235,10 @@ class Overview {
       // a flash or an invalid mark, which extents do not carry.
       if (st.initialComplete && st.extents.length + st.flash.size + st.bad.size < n && n >= pw) {
         this.fromExtents(st, o, K);
-        const per = n / pw;
         const seen = new Set();
         for (const marks of [st.flash.keys(), st.bad.values()]) {
           for (const i of marks) {
-            const x = this.colOf(i, per);
+            const x = columnOf(i, n, pw);
             if (seen.has(x)) continue;
             seen.add(x);
             this.recount(st, o, x, cnt, K);
@@ -250,9 +249,8 @@ class Overview {
       }
     } else if (st.changed && st.changed.length) {
       const seen = new Set();
-      const per = n / pw;
       for (const i of st.changed) {
-        const x = this.colOf(i, per);
+        const x = columnOf(i, n, pw);
         if (seen.has(x)) continue;
         seen.add(x);
         this.recount(st, o, x, cnt, K);
@@ -260,20 +258,6 @@ class Overview {
     }
   }
 
-  /**
-   * Returns the column holding slot offset i, as recount bounds columns.
-   * @param {number} i
-   * @param {number} per slots per column
-   * @returns {number}
-   */
-  colOf(i, per) {
-    const pw = this.pw;
-    let x = Math.min(pw - 1, Math.floor(i / per));
-    // Float rounding can put i one column off; match recount's bounds.
-    if (x > 0 && Math.floor(x * per) > i) x--;
-    else if (x < pw - 1 && Math.max(Math.floor(x * per) + 1, Math.floor((x + 1) * per)) <= i) x++;
-    return x;
-  }
 
   /**
    * Fills the counts from the state's extents; needs n ≥ pw, so that the
@@ -285,24 +269,17 @@ class Overview {
   fromExtents(st, o, K) {
     const n = this.n;
     const pw = this.pw;
-    const per = n / pw;
     const base = st.range.start;
     const g = st.geometry;
     const c = this.counts;
     this.keys.fill(-1);
-    const colOf = (/** @type {number} */ i) => {
-      let x = Math.min(pw - 1, Math.floor(i / per));
-      while (x > 0 && Math.floor(x * per) > i) x--;
-      while (x < pw - 1 && Math.floor((x + 1) * per) <= i) x++;
-      return x;
-    };
     for (const e of st.extents) {
       let a = Math.max(0, e.index - base);
       const b = Math.min(n, e.index - base + e.count);
       if (b <= a || e.state === 'null') continue;
       while (a < b) {
-        const x = colOf(a);
-        const end = x === pw - 1 ? b : Math.min(b, Math.floor((x + 1) * per));
+        const x = columnOf(a, n, pw);
+        const end = Math.min(b, columnStart(x + 1, n, pw));
         const k = end - a;
         if (e.state === 'new') c[x * NCLS + C_NEW] += k;
         else if (e.state === 'addr') {
@@ -321,8 +298,8 @@ class Overview {
       }
     }
     for (let x = 0; x < pw; x++) {
-      const lo = Math.floor(x * per);
-      const hi = x === pw - 1 ? n : Math.floor((x + 1) * per);
+      const lo = columnStart(x, n, pw);
+      const hi = columnStart(x + 1, n, pw);
       const q = x * NCLS;
       c[q + C_NULL] = Math.max(0, hi - lo - c[q + C_NEW] - c[q + C_ADDR] - c[q + C_BAD]);
     }
@@ -330,7 +307,7 @@ class Overview {
     if (runs) {
       for (let k = 1; k < runs.starts.length; k++) {
         const i = runs.starts[k];
-        if (i < n) this.brk[colOf(i)] = 1;
+        if (i < n) this.brk[columnOf(i, n, pw)] = 1;
       }
     }
     for (let x = 0; x < pw; x++) c[x * NCLS + C_BRK] = this.brk[x];
@@ -344,9 +321,8 @@ class Overview {
    * @param {number} K
    */
   recount(st, o, x, cnt, K) {
-    const per = this.n / this.pw;
-    const a = Math.floor(x * per);
-    const b = x === this.pw - 1 ? this.n : Math.min(this.n, Math.max(a + 1, Math.floor((x + 1) * per)));
+    const a = columnStart(x, this.n, this.pw);
+    const b = columnStart(x + 1, this.n, this.pw);
     this.keys[x] = classify(st, o, a, b, cnt, K);
     this.brk[x] = cnt[C_BRK];
     this.counts.set(cnt, x * NCLS);
