@@ -73,6 +73,15 @@ type BlockOwner struct {
 	Nid   *uint32 `json:"nid,omitempty"`   // node block: its node id
 }
 
+// DisplayPath returns Path, or "(path not confirmed)" when the chain to the root could not be
+// confirmed: the words every view of an owner shows.
+func (o *BlockOwner) DisplayPath() string {
+	if o.Path == "" {
+		return "(path not confirmed)"
+	}
+	return o.Path
+}
+
 // Field is one decoded field of a block: Offset and Size are bytes within the block. A field of
 // size 0 describes the block as a whole (name "role").
 type Field struct {

@@ -118,10 +118,7 @@ func blockPage(s *Server, si *StoredImage, b imgio.BlockInfo) templates.BlockPag
 			Title: "struct f2fs_summary: the node that owns the block and, for data, the slot in it"})
 	}
 	if o := b.Owner; o != nil {
-		path := o.Path
-		if path == "" {
-			path = "(path not confirmed)"
-		}
+		path := o.DisplayPath()
 		switch {
 		case o.Index != nil:
 			p.OwnerText = fmt.Sprintf("%s, file block %d (inode %d)", path, *o.Index, o.Ino)

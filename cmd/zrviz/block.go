@@ -73,10 +73,7 @@ func writeBlockText(w io.Writer, b imgio.BlockInfo, withHex bool) error {
 		}
 	}
 	if o := b.Owner; o != nil {
-		path := o.Path
-		if path == "" {
-			path = "(path not confirmed)"
-		}
+		path := o.DisplayPath()
 		switch {
 		case o.Index != nil:
 			fmt.Fprintf(tw, "owner\t%s  inode %d, file block %d\n", path, o.Ino, *o.Index)
