@@ -1,0 +1,284 @@
+package imgdiff_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/zrviz/zrviz/imgdiff"
+	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/imgedit"
+	"github.com/zrviz/zrviz/internal/testutil"
+)
+
+const demo = "../imgio/demo/demo.img.zst"
+
+// contiguous.bin: inode 28, 1024 blocks from 22528.
+const ino = 28
+
+// freeBlock is the first block of the first free segment that is not a current log.
+func freeBlock(t *testing.T, img *imgio.Image) uint32 {
+	t.Helper()
+	segs, err := img.Segments()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range segs {
+		if s.ValidBlocks == 0 && !s.Current {
+			return img.Volume().MainBlkaddr + s.Segno*512
+		}
+	}
+	t.Fatal("no free segment")
+	return 0
+}
+
+// doctor makes B from the demo: contiguous.bin's inode moved to a free block (a node COW) and its
+// slot 5 made NEW with block 22533's SIT bit cleared (an invalidate).
+func doctor(t *testing.T) (a, b string, moved uint32) {
+	a = imgedit.Copy(t, demo)
+	b = imgedit.Copy(t, demo)
+	imgedit.Edit(t, b, func(e imgedit.Editor) {
+		moved = freeBlock(t, e.Img)
+		if err := e.MoveNode(ino, moved); err != nil {
+			t.Fatal(err)
+		}
+	})
+	imgedit.Edit(t, b, func(e imgedit.Editor) {
+		if err := e.SetSlot(ino, 5, imgio.NewAddr); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SetBlockValid(22533, false); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return a, b, moved
+}
+
+func compare(t *testing.T, a, b string) *imgdiff.Diff {
+	t.Helper()
+	d, err := imgdiff.Compare(context.Background(), imgedit.Open(t, a), imgedit.Open(t, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestSameImage(t *testing.T) {
+	a := imgedit.Copy(t, demo)
+	d := compare(t, a, a)
+	if !d.Empty() {
+		t.Errorf("an image against itself: %+v", d)
+	}
+}
+
+func TestDoctored(t *testing.T) {
+	a, b, moved := doctor(t)
+	d := compare(t, a, b)
+	old := imgedit.Open(t, a)
+	f, err := old.File(ino)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldAddr := f.Inode().Blkaddr
+	if len(d.NAT) != 1 || d.NAT[0] != (imgdiff.NATChange{Nid: ino, InoA: ino, InoB: ino, AddrA: oldAddr, AddrB: moved, Op: imgdiff.OpNodeCOW}) {
+		t.Errorf("NAT = %+v", d.NAT)
+	}
+	if len(d.Nodes) != 1 {
+		t.Fatalf("nodes = %+v", d.Nodes)
+	}
+	n := d.Nodes[0]
+	want := []imgdiff.SlotChange{{Index: 5, Field: "i_addr[5]", A: 22533, B: imgio.NewAddr, Op: imgdiff.OpInvalidate}}
+	if n.Kind != "inode" || n.File != "/cases/contiguous.bin" || !slices.Equal(n.Slots, want) {
+		t.Errorf("node = %+v, want the inode of /cases/contiguous.bin with slots %+v", n, want)
+	}
+	if len(d.Owners) != 1 || d.Owners[0].Addr != 22533 || d.Owners[0].A == nil || d.Owners[0].A.Index != 5 || d.Owners[0].B != nil {
+		t.Errorf("owners = %+v", d.Owners)
+	}
+	// Three SIT bits: the data block (invalidate), the old inode block and the new one (node COW).
+	got := map[uint32]imgdiff.Op{}
+	main := old.Volume().MainBlkaddr
+	for _, s := range d.Segments {
+		for i, bit := range s.Cleared {
+			got[s.FirstBlock+uint32(bit)] = s.ClearedOps[i]
+		}
+		for i, bit := range s.Set {
+			got[s.FirstBlock+uint32(bit)] = s.SetOps[i]
+		}
+		if s.FirstBlock != main+s.Segno*512 {
+			t.Errorf("segment %d: first block %d", s.Segno, s.FirstBlock)
+		}
+	}
+	wantBits := map[uint32]imgdiff.Op{22533: imgdiff.OpInvalidate, oldAddr: imgdiff.OpNodeCOW, moved: imgdiff.OpNodeCOW}
+	if fmt.Sprint(got) != fmt.Sprint(wantBits) {
+		t.Errorf("SIT bits = %v, want %v", got, wantBits)
+	}
+}
+
+func TestUnrelated(t *testing.T) {
+	mkfs := testutil.NeedTool(t, "mkfs.f2fs")
+	other := filepath.Join(t.TempDir(), "other.img")
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(other, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(mkfs, "-q", "-f", other).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.f2fs: %v\n%s", err, out)
+	}
+	_, err := imgdiff.Compare(context.Background(), imgedit.Open(t, imgedit.Copy(t, demo)), imgedit.Open(t, other))
+	var ue *imgdiff.UnrelatedError
+	if !errors.As(err, &ue) || !errors.Is(err, imgdiff.ErrUnrelated) || ue.Field != "uuid" {
+		t.Errorf("demo against another mkfs: %v, want an UnrelatedError on the uuid", err)
+	}
+}
+
+// TestAcrossFormats diffs a raw image against the Android sparse form of the doctored one.
+func TestAcrossFormats(t *testing.T) {
+	img2simg := testutil.NeedTool(t, "img2simg")
+	a, b, _ := doctor(t)
+	sparse := b + ".simg"
+	if out, err := exec.Command(img2simg, b, sparse).CombinedOutput(); err != nil {
+		t.Fatalf("img2simg: %v\n%s", err, out)
+	}
+	raw := compare(t, a, b)
+	sb, err := imgio.OpenFile(sparse, &imgio.Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	if sb.Format() != imgio.FormatAndroidSparse {
+		t.Fatalf("format %s", sb.Format())
+	}
+	d, err := imgdiff.Compare(context.Background(), imgedit.Open(t, a), sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.B, raw.B = imgdiff.Side{}, imgdiff.Side{}
+	js, _ := json.Marshal(d)
+	jr, _ := json.Marshal(raw)
+	if !bytes.Equal(js, jr) || raw.Empty() {
+		t.Errorf("raw against sparse:\n%s\nraw against raw:\n%s", js, jr)
+	}
+}
+
+// dumpSIT is what dump.f2fs -s says of every main segment: "vblocks seg_type bitmap".
+func dumpSIT(t *testing.T, dump, img string) map[uint32]string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(dump, "-s", "0~-1", img)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("dump.f2fs -s: %v\n%s", err, out)
+	}
+	f, err := os.Open(filepath.Join(dir, "dump_sit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[uint32]string{}
+	head := regexp.MustCompile(`^segno:\s+(\d+)\s+vblocks:\s*(\d+)\s+seg_type:(\d+)`)
+	var cur uint32
+	var have bool
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := head.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.ParseUint(m[1], 10, 32)
+			cur, have = uint32(n), true
+			out[cur] = m[2] + " " + m[3] + " "
+			continue
+		}
+		if strings.HasPrefix(line, "valid_blocks:") {
+			have = false // the summary after the last segment
+		}
+		if have && strings.TrimSpace(line) != "" {
+			out[cur] += strings.Join(strings.Fields(line), "")
+		}
+	}
+	return out
+}
+
+// TestSITAgainstDumpF2FS: the changed SIT entries are those dump.f2fs -s shows different.
+func TestSITAgainstDumpF2FS(t *testing.T) {
+	dump := testutil.NeedTool(t, "dump.f2fs")
+	a, b, _ := doctor(t)
+	d := compare(t, a, b)
+	sa, sb := dumpSIT(t, dump, a), dumpSIT(t, dump, b)
+	if len(sa) == 0 || len(sa) != len(sb) {
+		t.Fatalf("dump.f2fs -s: %d and %d segments", len(sa), len(sb))
+	}
+	var want, got []uint32
+	for segno, v := range sa {
+		if sb[segno] != v {
+			want = append(want, segno)
+		}
+	}
+	slices.Sort(want)
+	for _, s := range d.Segments {
+		got = append(got, s.Segno)
+	}
+	if !slices.Equal(got, want) || len(got) == 0 {
+		t.Errorf("changed segments %v, dump.f2fs -s says %v", got, want)
+	}
+}
+
+// dumpAddrs is the i_addr slots dump.f2fs -i prints for inode ino.
+func dumpAddrs(t *testing.T, dump, img string, ino uint32) map[int]uint32 {
+	t.Helper()
+	cmd := exec.Command(dump, "-i", fmt.Sprintf("%#x", ino), img)
+	cmd.Dir, cmd.Stdin = t.TempDir(), strings.NewReader("n\n")
+	out, err := cmd.CombinedOutput()
+	if err != nil && len(out) == 0 {
+		t.Fatalf("dump.f2fs -i: %v\n%s", err, out)
+	}
+	re := regexp.MustCompile(`i_addr\[0x([0-9a-f]+)\][^\[]*\[0x\s*([0-9a-f]+) : (\d+)\]`)
+	m := map[int]uint32{}
+	for _, l := range bytes.Split(out, []byte("\n")) {
+		if s := re.FindSubmatch(l); s != nil {
+			k, _ := strconv.ParseUint(string(s[1]), 16, 32)
+			v, _ := strconv.ParseUint(string(s[3]), 10, 32)
+			m[int(k)] = uint32(v)
+		}
+	}
+	if len(m) == 0 {
+		t.Fatalf("dump.f2fs -i %d printed no i_addr:\n%s", ino, out)
+	}
+	return m
+}
+
+// TestSlotsAgainstDumpF2FS: the changed inode slots are those dump.f2fs -i shows different.
+func TestSlotsAgainstDumpF2FS(t *testing.T) {
+	dump := testutil.NeedTool(t, "dump.f2fs")
+	a, b, _ := doctor(t)
+	d := compare(t, a, b)
+	da, db := dumpAddrs(t, dump, a, ino), dumpAddrs(t, dump, b, ino)
+	var want []string
+	for k := range max(len(da), len(db)) {
+		if da[k] != db[k] {
+			want = append(want, fmt.Sprintf("i_addr[%d] %d→%d", k, da[k], db[k]))
+		}
+	}
+	var got []string
+	for _, n := range d.Nodes {
+		if n.Ino == ino && n.Kind == "inode" {
+			for _, s := range n.Slots {
+				got = append(got, fmt.Sprintf("%s %d→%d", s.Field, s.A, s.B))
+			}
+		}
+	}
+	if !slices.Equal(got, want) || len(got) == 0 {
+		t.Errorf("changed slots %v, dump.f2fs -i says %v", got, want)
+	}
+}
