@@ -251,6 +251,7 @@ type differ struct {
 	// slotOps and nodeOps explain SIT bits: a block released or taken by a slot change or a node's move.
 	slotOps, nodeOps map[blockSide]Op
 	paths            map[uint32]string
+	dirsDone         map[uint32]bool
 }
 
 func (c *differ) problem(format string, args ...any) {
@@ -446,7 +447,12 @@ func (c *differ) nodes() error {
 			if w.kind == "inode" {
 				c.inode(ino, file, ch.AddrA, ch.AddrB)
 				if isDir(fa) || isDir(fb) {
-					c.dirents(file, fa, fb)
+					c.direntsOf(ino, fa, fb)
+				}
+				if fa == nil || fb == nil {
+					// A new or removed inode: its parent gained or lost the entry, even when
+					// the parent's node was written in place (f2fs-tools does so).
+					c.parentOf(fa, fb)
 				}
 			}
 		}
@@ -620,6 +626,29 @@ func (c *differ) inode(ino uint32, file string, addrA, addrB uint32) {
 	if fs := diffFields(fa, fb, keep, OpNone); len(fs) > 0 {
 		c.d.Inodes = append(c.d.Inodes, InodeChange{Ino: ino, File: file, Fields: fs})
 	}
+}
+
+// parentOf diffs the entries of the directory that holds the inode on either side (i_pino).
+func (c *differ) parentOf(fa, fb *imgio.File) {
+	for _, f := range []*imgio.File{fb, fa} {
+		if f != nil && f.Inode().Pino != 0 {
+			p := f.Inode().Pino
+			c.direntsOf(p, fileOf(c.a, p), fileOf(c.b, p))
+			return
+		}
+	}
+}
+
+// direntsOf diffs directory ino's entries once.
+func (c *differ) direntsOf(ino uint32, fa, fb *imgio.File) {
+	if c.dirsDone == nil {
+		c.dirsDone = map[uint32]bool{}
+	}
+	if c.dirsDone[ino] || (!isDir(fa) && !isDir(fb)) {
+		return
+	}
+	c.dirsDone[ino] = true
+	c.dirents(c.path(ino, fa, fb), fa, fb)
 }
 
 // dirents lists a changed directory on both sides and keeps the names added or removed.

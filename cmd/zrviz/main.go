@@ -91,6 +91,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdExercise(ctx, rest, stdout, stderr)
 	case "block":
 		return cmdBlock(ctx, rest, stdout, stderr)
+	case "diff":
+		return cmdDiff(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -115,6 +117,7 @@ Usage:
   zrviz sandbox [flags] 'SLOTS'  run both modes on a slot list typed by hand ('7200-7263 NEW 9000 | 9001')
   zrviz exercise [flags]         a seeded exercise with questions; -c prints the engine's answers
   zrviz block [flags] ADDR       what block ADDR is, who owns it, its fields (ADDR decimal or 0x hex)
+  zrviz diff [flags] A B         what differs between two images of one filesystem, field by field
 
 Images may be raw, gzip, xz, zstd or Android sparse; the format is detected from the content.
 Without --image the embedded demo image (a 256 MiB image written by Linux 6.12) is used.
