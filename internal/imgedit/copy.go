@@ -1,6 +1,7 @@
 package imgedit
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -29,7 +30,29 @@ func Copy(tb testing.TB, src string) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := io.Copy(out, d); err != nil {
+	// Only the blocks that are not all zero are written: the copy is sparse, like the image.
+	buf := make([]byte, 1<<20)
+	zero := make([]byte, 4096)
+	var off int64
+	for {
+		n, err := io.ReadFull(d, buf)
+		for i := 0; i < n; i += 4096 {
+			b := buf[i:min(i+4096, n)]
+			if !bytes.Equal(b, zero[:len(b)]) {
+				if _, err := out.WriteAt(b, off+int64(i)); err != nil {
+					tb.Fatal(err)
+				}
+			}
+		}
+		off += int64(n)
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := out.Truncate(off); err != nil {
 		tb.Fatal(err)
 	}
 	if err := out.Close(); err != nil {

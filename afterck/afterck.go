@@ -1,0 +1,483 @@
+// Package afterck holds the model's after-state of a sequence of zero-range operations against an
+// image the kernel left (an after-image): for every zeroed file i_size, i_blocks and every slot;
+// for every segment the SIT valid count and bit map; the checkpoint's valid block and node counts.
+//
+// What the kernel does after the call and before the image was taken is explained, not hidden: a
+// partial page written back in place (f2fs_inplace_write_data) or out of place
+// (f2fs_outplace_write_data: its slot moved, the old block's bit cleared, the new one's set), a
+// reserved page written to a fresh block, the node blocks of a zeroed file rewritten elsewhere
+// (f2fs_do_write_node_page: NAT entries and node segments change), a checkpoint (prefree segments
+// become free). Each explanation names the kernel function; anything else is a difference.
+package afterck
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"math/bits"
+	"slices"
+
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/imgdiff"
+	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/request"
+	"github.com/zrviz/zrviz/source"
+)
+
+// Op is one zero-range operation as the model ran it: the file (path and inode number) and the
+// engine's result, in the order the operations ran on one mount.
+type Op struct {
+	Path   string
+	Ino    uint32
+	Result *core.Result
+}
+
+// MaxDifferences bounds the differences a report lists; Report.Total counts them all.
+const MaxDifferences = 1000
+
+// Report is the verdict: JSON {"agree","explained":[...],"differences":[...],"total"}.
+type Report struct {
+	Agree       bool          `json:"agree"`
+	Explained   []Explanation `json:"explained"`
+	Differences []Difference  `json:"differences"`
+	Total       int           `json:"total"` // differences found, listed or not
+}
+
+// Explanation is something the kernel did after the call that the model does not do, and which
+// kernel function does it.
+type Explanation struct {
+	Kind  string  `json:"kind"` // writeback-in-place, writeback-out-of-place, writeback-new, node-cow, node-alloc, checkpoint
+	Func  string  `json:"func"`
+	Text  string  `json:"text"`
+	File  string  `json:"file,omitempty"`
+	Index *uint64 `json:"index,omitempty"`
+	Nid   *uint32 `json:"nid,omitempty"`
+	From  *uint32 `json:"from,omitempty"` // the block before
+	To    *uint32 `json:"to,omitempty"`   // the block after
+}
+
+// Difference is one value the model and the image disagree on.
+type Difference struct {
+	// What: "slot", "i_size", "i_blocks", "i_inline", "file", "sit-bit", "valid_block_count",
+	// "valid_node_count", "nat".
+	What  string  `json:"what"`
+	File  string  `json:"file,omitempty"`
+	Ino   uint32  `json:"ino,omitempty"`
+	Index *uint64 `json:"index,omitempty"` // slot: the file block index
+	Field string  `json:"field,omitempty"` // slot: i_addr[k] or addr[k] of the dnode that holds it
+	Segno *uint32 `json:"segno,omitempty"` // sit-bit
+	Bit   *int    `json:"bit,omitempty"`   // sit-bit: block offset in the segment
+	Addr  *uint32 `json:"addr,omitempty"`  // sit-bit: the block address
+	Nid   *uint32 `json:"nid,omitempty"`
+	Model string  `json:"model"`
+	Image string  `json:"image"`
+}
+
+// String says the difference in one line.
+func (d Difference) String() string {
+	switch d.What {
+	case "slot":
+		return fmt.Sprintf("%s file block %d (%s): model %s, image %s", d.File, *d.Index, d.Field, d.Model, d.Image)
+	case "sit-bit":
+		return fmt.Sprintf("segment %d bit %d (block %d): model %s, image %s", *d.Segno, *d.Bit, *d.Addr, d.Model, d.Image)
+	case "nat":
+		return fmt.Sprintf("NAT nid %d (%s): model %s, image %s", *d.Nid, d.File, d.Model, d.Image)
+	case "valid_block_count", "valid_node_count":
+		return fmt.Sprintf("checkpoint %s: model %s, image %s", d.What, d.Model, d.Image)
+	}
+	return fmt.Sprintf("%s %s: model %s, image %s", d.File, d.What, d.Model, d.Image)
+}
+
+type checker struct {
+	ctx           context.Context
+	before, after *imgio.Image
+	rep           *Report
+	// sit is the expected after-state of every segment: the before image's, with the model's
+	// changes and the explained ones applied.
+	sit map[uint32][64]byte
+	// moved holds the blocks the explanations take or release (for SIT).
+	main uint32
+}
+
+func (c *checker) differ(d Difference) {
+	c.rep.Total++
+	if len(c.rep.Differences) < MaxDifferences {
+		c.rep.Differences = append(c.rep.Differences, d)
+	}
+}
+
+func (c *checker) explain(e Explanation) { c.rep.Explained = append(c.rep.Explained, e) }
+
+func u64(v uint64) *uint64 { return &v }
+func u32(v uint32) *uint32 { return &v }
+
+// Check holds ops' model after-state against after, the image the kernel left when it ran them on
+// before. The error wraps [imgdiff.ErrUnrelated] when after is not of before's filesystem; it is
+// otherwise for ctx or an unreadable table.
+func Check(ctx context.Context, before, after *imgio.Image, ops []Op) (*Report, error) {
+	if err := imgdiff.Related(before, after); err != nil {
+		return nil, err
+	}
+	c := &checker{ctx: ctx, before: before, after: after, rep: &Report{}, sit: map[uint32][64]byte{}, main: before.Volume().MainBlkaddr}
+	segs, err := before.Segments()
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range segs {
+		c.sit[s.Segno] = s.Map
+	}
+	// The model's SIT: each touched segment as the last operation touching it left it.
+	prefree := map[uint32]bool{}
+	for _, op := range ops {
+		for _, s := range op.Result.Segments {
+			m, err := hex.DecodeString(s.Map)
+			if err != nil || len(m) != 64 {
+				return nil, fmt.Errorf("afterck: segment %d: bad model map", s.Segno)
+			}
+			c.sit[s.Segno] = [64]byte(m)
+			prefree[s.Segno] = s.Class == core.SegPrefree
+		}
+	}
+	// Files: the last operation on each.
+	last := map[uint32]int{}
+	var inos []uint32
+	for i, op := range ops {
+		if _, ok := last[op.Ino]; !ok {
+			inos = append(inos, op.Ino)
+		}
+		last[op.Ino] = i
+	}
+	for _, ino := range inos {
+		if err := c.file(ino, ops, last[ino]); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.nodes(inos, ops); err != nil {
+		return nil, err
+	}
+	var pf []uint32
+	for s, p := range prefree {
+		if p {
+			pf = append(pf, s)
+		}
+	}
+	slices.Sort(pf)
+	if len(pf) > 0 {
+		c.explain(Explanation{Kind: "checkpoint", Func: "f2fs_write_checkpoint → f2fs_clear_prefree_segments",
+			Text: fmt.Sprintf("%d segments the call made prefree (%v) are free after the checkpoint of the unmount: their SIT entries hold 0 valid blocks either way", len(pf), short(pf))})
+	}
+	if err := c.segments(); err != nil {
+		return nil, err
+	}
+	if len(ops) > 0 {
+		r := ops[len(ops)-1].Result
+		v := after.Volume()
+		if r.ValidBlocks != v.ValidBlockCount {
+			c.differ(Difference{What: "valid_block_count", Model: fmt.Sprint(r.ValidBlocks), Image: fmt.Sprint(v.ValidBlockCount)})
+		}
+		if r.ValidNodes != v.ValidNodeCount {
+			c.differ(Difference{What: "valid_node_count", Model: fmt.Sprint(r.ValidNodes), Image: fmt.Sprint(v.ValidNodeCount)})
+		}
+	}
+	c.rep.Agree = c.rep.Total == 0
+	return c.rep, nil
+}
+
+func short(s []uint32) any {
+	if len(s) > 8 {
+		return fmt.Sprintf("%v …", s[:8])
+	}
+	return s
+}
+
+// slotMap expands extents lazily: the value of index k.
+type slotMap struct {
+	ext []core.Extent
+}
+
+func (m slotMap) at(k uint64) uint32 {
+	i, _ := slices.BinarySearchFunc(m.ext, k, func(e core.Extent, k uint64) int {
+		switch {
+		case e.Index+e.Count <= k:
+			return -1
+		case e.Index > k:
+			return 1
+		}
+		return 0
+	})
+	if i >= len(m.ext) || m.ext[i].Index > k {
+		return imgio.NullAddr
+	}
+	e := m.ext[i]
+	switch e.State {
+	case "new":
+		return imgio.NewAddr
+	case "compress":
+		return imgio.CompressAddr
+	case "addr":
+		return e.Addr + uint32(k-e.Index)
+	}
+	return imgio.NullAddr
+}
+
+// boundaries are the indexes where either map may change value.
+func boundaries(a, b []core.Extent) []uint64 {
+	var out []uint64
+	for _, l := range [][]core.Extent{a, b} {
+		for _, e := range l {
+			out = append(out, e.Index, e.Index+e.Count)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func fromImgio(x []imgio.Extent) []core.Extent {
+	out := make([]core.Extent, len(x))
+	for i, e := range x {
+		out[i] = core.Extent{Index: e.Index, Count: e.Count, State: e.State, Addr: e.Addr}
+	}
+	return out
+}
+
+// file compares one zeroed file.
+func (c *checker) file(ino uint32, ops []Op, lastOp int) error {
+	op := ops[lastOp]
+	r := op.Result
+	af, err := c.after.File(ino)
+	if err != nil {
+		c.differ(Difference{What: "file", File: op.Path, Ino: ino, Model: "inode " + fmt.Sprint(ino), Image: err.Error()})
+		return nil
+	}
+	in := af.Inode()
+	if uint64(in.Size) != uint64(r.SizeAfter) {
+		c.differ(Difference{What: "i_size", File: op.Path, Ino: ino, Model: fmt.Sprint(r.SizeAfter), Image: fmt.Sprint(in.Size)})
+	}
+	if in.Blocks != r.BlocksAfter {
+		c.differ(Difference{What: "i_blocks", File: op.Path, Ino: ino, Model: fmt.Sprint(r.BlocksAfter), Image: fmt.Sprint(in.Blocks)})
+	}
+	const inlineBits = core.InlineData | core.InlineDentry
+	if in.Inline&inlineBits != r.Inline&inlineBits {
+		c.differ(Difference{What: "i_inline", File: op.Path, Ino: ino, Model: fmt.Sprintf("%#x", r.Inline), Image: fmt.Sprintf("%#x", in.Inline)})
+	}
+	ie, err := af.Extents()
+	if err != nil {
+		c.differ(Difference{What: "file", File: op.Path, Ino: ino, Model: "a readable slot map", Image: err.Error()})
+		return nil
+	}
+	// The partial pages fill_zero dirtied, by every operation on this file: the kernel writes
+	// them back at the latest at unmount.
+	fills := map[uint64]core.FillZero{}
+	for i := 0; i <= lastOp; i++ {
+		if ops[i].Ino == ino {
+			for _, f := range ops[i].Result.FillZero {
+				fills[f.Index] = f
+			}
+		}
+	}
+	model, image := slotMap{r.After.Extents}, slotMap{fromImgio(ie)}
+	bs := boundaries(model.ext, image.ext)
+	for i := 0; i+1 < len(bs); i++ {
+		// Between two boundaries each side is one extent: equal at the first index, equal
+		// throughout (both constant, or both addr, addr+1, … from the same start).
+		if model.at(bs[i]) == image.at(bs[i]) {
+			continue
+		}
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+		for k := bs[i]; k < bs[i+1]; k++ {
+			mv, iv := model.at(k), image.at(k)
+			if f, ok := fills[k]; ok && c.writeback(op.Path, k, f, mv, iv) {
+				continue
+			}
+			d := Difference{What: "slot", File: op.Path, Ino: ino, Index: u64(k), Model: imgdiff.AddrWord(mv), Image: imgdiff.AddrWord(iv)}
+			if len(c.rep.Differences) < MaxDifferences {
+				d.Field = c.field(af, k) // a node read: only for the differences listed
+			}
+			c.differ(d)
+		}
+	}
+	idx := make([]uint64, 0, len(fills))
+	for k := range fills {
+		idx = append(idx, k)
+	}
+	slices.Sort(idx)
+	for _, k := range idx {
+		if mv := model.at(k); mv == image.at(k) && isAddr(mv) && fills[k].Before == core.StateAddr {
+			c.explain(Explanation{Kind: "writeback-in-place", Func: "f2fs_inplace_write_data", File: op.Path, Index: u64(k), To: u32(mv),
+				Text: fmt.Sprintf("partial page %d, zeroed in the page cache, was written back in place at %d (ipu_policy FORCE: the block keeps its address)", k, mv)})
+		}
+	}
+	return nil
+}
+
+// field names the slot that holds file block k as the block inspector does.
+func (c *checker) field(f *imgio.File, k uint64) string {
+	d, err := f.Dnode(k)
+	if err != nil {
+		return "?"
+	}
+	if d.Kind == "inode" {
+		return fmt.Sprintf("i_addr[%d]", int(f.Inode().ExtraISize)/4+int(k-d.Start))
+	}
+	return fmt.Sprintf("%s addr[%d]", d.Path, k-d.Start)
+}
+
+func isAddr(a uint32) bool {
+	return a != imgio.NullAddr && a != imgio.NewAddr && a != imgio.CompressAddr
+}
+
+// writeback explains a partial page's slot that differs from the model's: written back out of place
+// (the model kept it in place), or a reserved page written to a fresh block.
+func (c *checker) writeback(path string, k uint64, f core.FillZero, mv, iv uint32) bool {
+	switch {
+	case isAddr(mv) && isAddr(iv):
+		c.explain(Explanation{Kind: "writeback-out-of-place", Func: "f2fs_outplace_write_data", File: path, Index: u64(k), From: u32(mv), To: u32(iv),
+			Text: fmt.Sprintf("partial page %d was written back out of place: its slot moved %d → %d, the old block freed in the allocator", k, mv, iv)})
+		c.setBit(mv, false)
+		c.setBit(iv, true)
+		return true
+	case mv == imgio.NewAddr && isAddr(iv):
+		c.explain(Explanation{Kind: "writeback-new", Func: "f2fs_outplace_write_data → f2fs_allocate_data_block", File: path, Index: u64(k), To: u32(iv),
+			Text: fmt.Sprintf("partial page %d, reserved NEW by fill_zero, was written back to a newly allocated block %d", k, iv)})
+		c.setBit(iv, true)
+		return true
+	}
+	return false
+}
+
+// setBit changes the expected SIT bit of block addr.
+func (c *checker) setBit(addr uint32, on bool) {
+	if addr < c.main {
+		return
+	}
+	r := addr - c.main
+	segno, bit := r/512, r%512
+	m, ok := c.sit[segno]
+	if !ok {
+		return
+	}
+	if on {
+		m[bit/8] |= 0x80 >> (bit % 8)
+	} else {
+		m[bit/8] &^= 0x80 >> (bit % 8)
+	}
+	c.sit[segno] = m
+}
+
+// nodes explains the NAT entries that moved: the node blocks of a zeroed file written elsewhere
+// (copy-on-write), or allocated for the operation. Any other NAT change is a difference.
+func (c *checker) nodes(inos []uint32, ops []Op) error {
+	touched := map[uint32]string{}
+	allocs := uint64(0)
+	for _, op := range ops {
+		touched[op.Ino] = op.Path
+		allocs += op.Result.Stats.NodesAlloc
+	}
+	n := min(c.before.NATBlockCount(), c.after.NATBlockCount())
+	for b := range n {
+		if b%256 == 0 {
+			if err := c.ctx.Err(); err != nil {
+				return err
+			}
+		}
+		na, err := c.before.NATBlock(b)
+		if err != nil {
+			return err
+		}
+		nb, err := c.after.NATBlock(b)
+		if err != nil {
+			return err
+		}
+		if na.Journal == 0 && nb.Journal == 0 && string(na.Raw) == string(nb.Raw) {
+			continue
+		}
+		for k := range na.Entries {
+			ea, eb := na.Entries[k], nb.Entries[k]
+			if ea.BlockAddr == eb.BlockAddr && ea.Ino == eb.Ino {
+				continue
+			}
+			path, ok := touched[eb.Ino]
+			switch {
+			case ok && ea.Ino == eb.Ino && isAddr(ea.BlockAddr) && isAddr(eb.BlockAddr):
+				c.explain(Explanation{Kind: "node-cow", Func: "f2fs_write_node_page → f2fs_do_write_node_page", File: path, Nid: u32(eb.Nid),
+					From: u32(ea.BlockAddr), To: u32(eb.BlockAddr),
+					Text: fmt.Sprintf("node %d of %s was rewritten elsewhere (copy-on-write): NAT %d → %d, the old block's SIT bit cleared, the new one's set", eb.Nid, path, ea.BlockAddr, eb.BlockAddr)})
+				c.setBit(ea.BlockAddr, false)
+				c.setBit(eb.BlockAddr, true)
+			case ok && ea.BlockAddr == imgio.NullAddr && isAddr(eb.BlockAddr) && allocs > 0:
+				allocs--
+				c.explain(Explanation{Kind: "node-alloc", Func: "f2fs_new_node_page, then f2fs_do_write_node_page", File: path, Nid: u32(eb.Nid), To: u32(eb.BlockAddr),
+					Text: fmt.Sprintf("node %d of %s, allocated by the call, was written at %d", eb.Nid, path, eb.BlockAddr)})
+				c.setBit(eb.BlockAddr, true)
+			default:
+				file := touched[ea.Ino]
+				if file == "" {
+					file = fmt.Sprintf("ino %d, which no operation touched", max(ea.Ino, eb.Ino))
+				}
+				c.differ(Difference{What: "nat", Nid: u32(eb.Nid), File: file,
+					Model: fmt.Sprintf("ino %d block %s", ea.Ino, imgdiff.AddrWord(ea.BlockAddr)),
+					Image: fmt.Sprintf("ino %d block %s", eb.Ino, imgdiff.AddrWord(eb.BlockAddr))})
+			}
+		}
+	}
+	return nil
+}
+
+// segments compares the expected SIT with the image's, bit by bit.
+func (c *checker) segments() error {
+	segs, err := c.after.Segments()
+	if err != nil {
+		return err
+	}
+	for _, s := range segs {
+		want, ok := c.sit[s.Segno]
+		if !ok || want == s.Map {
+			continue
+		}
+		for w := 0; w < 64; w++ {
+			x := want[w] ^ s.Map[w]
+			for x != 0 {
+				i := bits.LeadingZeros8(x)
+				x &^= 0x80 >> i
+				bit := w*8 + i
+				model, image := "clear", "set"
+				if want[w]&(0x80>>i) != 0 {
+					model, image = "set", "clear"
+				}
+				c.differ(Difference{What: "sit-bit", Segno: u32(s.Segno), Bit: &bit, Addr: u32(c.main + s.Segno*512 + uint32(bit)), Model: model, Image: image})
+			}
+		}
+	}
+	return nil
+}
+
+// Model runs the operations in order on one mount in one mode, each on the state the previous one
+// left (as `zrviz run --ops` does), and returns them as Check takes them.
+func Model(img *imgio.Image, runs []request.Run, mode core.Mode) ([]Op, error) {
+	var last *core.Input
+	files := map[uint32]core.Input{}
+	ops := make([]Op, 0, len(runs))
+	for i, run := range runs {
+		in, err := source.Input(img, run.Path)
+		if err != nil {
+			return nil, fmt.Errorf("afterck: operation %d: %w", i+1, err)
+		}
+		ino := in.Inode.Ino
+		if last != nil {
+			if f, ok := files[ino]; ok {
+				in = f
+			}
+			in = last.WithFile(in)
+		}
+		res, err := core.Simulate(in, run.Request(in.Inode.Size), mode)
+		if err != nil {
+			return nil, fmt.Errorf("afterck: operation %d: %w", i+1, err)
+		}
+		next := res.NextInput()
+		last, files[ino] = &next, next
+		ops = append(ops, Op{Path: in.Path, Ino: ino, Result: res})
+	}
+	return ops, nil
+}

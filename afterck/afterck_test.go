@@ -1,0 +1,336 @@
+package afterck_test
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zrviz/zrviz/afterck"
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/imgdiff"
+	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/imgedit"
+	"github.com/zrviz/zrviz/internal/testutil"
+	"github.com/zrviz/zrviz/request"
+)
+
+const (
+	demo  = "../imgio/demo/demo.img.zst"
+	cases = "../core/testdata/kernel-cases"
+)
+
+func readOps(t *testing.T, name string) []request.Run {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	runs, err := request.ParseOps(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+func model(t *testing.T, img *imgio.Image, n int, mode core.Mode) []afterck.Op {
+	t.Helper()
+	ops, err := afterck.Model(img, readOps(t, filepath.Join(cases, fmt.Sprintf("%d.ops", n))), mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ops
+}
+
+// apply writes the model's after-state into the raw image name, in place: what a kernel that
+// wrote nothing but what the call itself changes would leave (slots in their dnodes, i_size,
+// i_blocks, the SIT entries, the checkpoint's counts).
+func apply(t *testing.T, name string, ops []afterck.Op) {
+	t.Helper()
+	imgedit.Edit(t, name, func(e imgedit.Editor) {
+		for _, op := range ops {
+			r := op.Result
+			for _, x := range r.After.Extents {
+				for k := x.Index; k < x.Index+x.Count; k++ {
+					want := imgio.NullAddr
+					switch x.State {
+					case "new":
+						want = imgio.NewAddr
+					case "addr":
+						want = x.Addr + uint32(k-x.Index)
+					}
+					cur, err := e.Slot(op.Ino, k)
+					if err != nil {
+						if want == imgio.NullAddr {
+							continue // no dnode holds it, and none is needed
+						}
+						t.Fatal(err)
+					}
+					if cur != want {
+						if err := e.SetSlot(op.Ino, k, want); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+			}
+			if err := e.SetInode(op.Ino, imgedit.ISize, uint64(r.SizeAfter)); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.SetInode(op.Ino, imgedit.IBlocks, r.BlocksAfter); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range r.Segments {
+				m, _ := hex.DecodeString(s.Map)
+				if err := e.SetSIT(s.Segno, [64]byte(m)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		r := ops[len(ops)-1].Result
+		if err := e.SetCheckpoint(imgedit.CPValidBlockCount, r.ValidBlocks); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SetCheckpoint(imgedit.CPValidNodeCount, uint64(r.ValidNodes)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// after makes a model after-image of case n in mode and returns the before image, its name, the
+// operations and the after-image's name.
+func after(t *testing.T, n int, mode core.Mode) (*imgio.Image, []afterck.Op, string) {
+	t.Helper()
+	before := imgedit.Open(t, imgedit.Copy(t, demo))
+	ops := model(t, before, n, mode)
+	name := imgedit.Copy(t, demo)
+	apply(t, name, ops)
+	return before, ops, name
+}
+
+func check(t *testing.T, before *imgio.Image, ops []afterck.Op, name string) *afterck.Report {
+	t.Helper()
+	rep, err := afterck.Check(context.Background(), before, imgedit.Open(t, name), ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func wantAgree(t *testing.T, rep *afterck.Report) {
+	t.Helper()
+	if !rep.Agree || rep.Total != 0 {
+		t.Errorf("agree %v, %d differences: %v", rep.Agree, rep.Total, rep.Differences)
+	}
+}
+
+// TestModelAfterImage: an after-image holding exactly the model's after-state agrees, in both modes.
+func TestModelAfterImage(t *testing.T) {
+	for _, n := range []int{1, 6, 7, 9} {
+		for _, mode := range core.Modes {
+			t.Run(fmt.Sprintf("%d/%s", n, mode), func(t *testing.T) {
+				before, ops, name := after(t, n, mode)
+				wantAgree(t, check(t, before, ops, name))
+			})
+		}
+	}
+}
+
+func one(t *testing.T, rep *afterck.Report) afterck.Difference {
+	t.Helper()
+	if rep.Agree || rep.Total != 1 || len(rep.Differences) != 1 {
+		t.Fatalf("want one difference, got agree %v, %d: %v", rep.Agree, rep.Total, rep.Differences)
+	}
+	return rep.Differences[0]
+}
+
+// TestDoctored: one SIT bit, one slot, one i_size changed in an agreeing after-image are each
+// reported as what they are.
+func TestDoctored(t *testing.T) {
+	before, ops, name := after(t, 6, core.PerBlock) // /cases/fragmented.bin, 256 blocks from 5634
+	const ino = 30
+	t.Run("sit-bit", func(t *testing.T) {
+		doc := copyFile(t, name)
+		// Block 5634 was invalidated: set its bit again.
+		imgedit.Edit(t, doc, func(e imgedit.Editor) {
+			if err := e.SetBlockValid(5634, true); err != nil {
+				t.Fatal(err)
+			}
+		})
+		d := one(t, check(t, before, ops, doc))
+		seg, bit := uint32((5634-4096)/512), (5634-4096)%512
+		if d.What != "sit-bit" || *d.Segno != seg || *d.Bit != bit || *d.Addr != 5634 || d.Model != "clear" || d.Image != "set" {
+			t.Errorf("got %s, want segment %d bit %d model clear image set", d, seg, bit)
+		}
+	})
+	t.Run("slot", func(t *testing.T) {
+		doc := copyFile(t, name)
+		imgedit.Edit(t, doc, func(e imgedit.Editor) {
+			if err := e.SetSlot(ino, 17, imgio.NullAddr); err != nil {
+				t.Fatal(err)
+			}
+		})
+		d := one(t, check(t, before, ops, doc))
+		if d.What != "slot" || d.Ino != ino || *d.Index != 17 || d.Field != "i_addr[17]" || d.Model != "NEW" || d.Image != "NULL" {
+			t.Errorf("got %s, want /cases/fragmented.bin block 17 (i_addr[17]) model NEW image NULL", d)
+		}
+	})
+	t.Run("i_size", func(t *testing.T) {
+		doc := copyFile(t, name)
+		imgedit.Edit(t, doc, func(e imgedit.Editor) {
+			if err := e.SetInode(ino, imgedit.ISize, 4096); err != nil {
+				t.Fatal(err)
+			}
+		})
+		d := one(t, check(t, before, ops, doc))
+		if d.What != "i_size" || d.Ino != ino || d.Model != "1048576" || d.Image != "4096" {
+			t.Errorf("got %s, want i_size model 1048576 image 4096", d)
+		}
+	})
+	t.Run("another-case", func(t *testing.T) {
+		_, _, other := after(t, 7, core.PerBlock) // holes.bin zeroed instead
+		rep := check(t, before, ops, other)
+		if rep.Agree {
+			t.Fatal("another case's after-image agrees")
+		}
+		var slots, nat int
+		for _, d := range rep.Differences {
+			switch {
+			case d.What == "slot" && d.Ino == ino:
+				slots++
+			case d.What == "nat":
+				nat++
+			}
+		}
+		// fragmented.bin untouched there: all 256 slots hold their blocks, not NEW.
+		if slots != 256 {
+			t.Errorf("%d slot differences of fragmented.bin, want 256: %v", slots, rep.Differences[:min(5, len(rep.Differences))])
+		}
+	})
+	t.Run("before-image", func(t *testing.T) {
+		rep := check(t, before, ops, imgedit.Copy(t, demo))
+		var slots, bits, counts int
+		for _, d := range rep.Differences {
+			switch d.What {
+			case "slot":
+				slots++
+			case "sit-bit":
+				bits++
+			case "valid_block_count":
+				counts++
+			}
+		}
+		if rep.Agree || slots != 256 || bits != 256 || counts != 0 {
+			t.Errorf("the before-image: %d slots, %d SIT bits, %d counts differ; want 256, 256, 0 (zeroing keeps valid_block_count: a NEW slot counts)", slots, bits, counts)
+		}
+	})
+}
+
+// TestExplained: what the kernel does after the call — a reserved partial page written to a new
+// block, the file's inode rewritten elsewhere — is explained, and the image agrees.
+func TestExplained(t *testing.T) {
+	// Case 3: contiguous.bin (inode 28) zeroed past EOF; page 1028 partial, reserved NEW.
+	before, ops, name := after(t, 3, core.Batched)
+	const ino = 28
+	var free uint32
+	imgedit.Edit(t, name, func(e imgedit.Editor) {
+		segs, err := e.Img.Segments()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range segs {
+			if s.ValidBlocks == 0 && !s.Current {
+				free = e.Img.Volume().MainBlkaddr + s.Segno*512
+				break
+			}
+		}
+		if err := e.SetSlot(ino, 1028, free); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SetBlockValid(free, true); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.MoveNode(ino, free+1); err != nil {
+			t.Fatal(err)
+		}
+	})
+	rep := check(t, before, ops, name)
+	wantAgree(t, rep)
+	kinds := map[string]bool{}
+	for _, x := range rep.Explained {
+		kinds[x.Kind] = true
+		if x.Func == "" || x.Text == "" {
+			t.Errorf("explanation without its kernel function or words: %+v", x)
+		}
+	}
+	if !kinds["writeback-new"] || !kinds["node-cow"] {
+		t.Errorf("explained %+v, want writeback-new and node-cow", rep.Explained)
+	}
+}
+
+func TestUnrelated(t *testing.T) {
+	mkfs := testutil.NeedTool(t, "mkfs.f2fs")
+	other := filepath.Join(t.TempDir(), "other.img")
+	if err := os.WriteFile(other, make([]byte, 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(other, 256<<20); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(mkfs, "-q", "-f", other).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.f2fs: %v\n%s", err, out)
+	}
+	before := imgedit.Open(t, imgedit.Copy(t, demo))
+	_, err := afterck.Check(context.Background(), before, imgedit.Open(t, other), model(t, before, 6, core.PerBlock))
+	if !errors.Is(err, imgdiff.ErrUnrelated) {
+		t.Errorf("another filesystem: %v, want ErrUnrelated", err)
+	}
+}
+
+// TestKernelAfterImages: every after-image the kernel wrote for a fixture case agrees in both modes.
+func TestKernelAfterImages(t *testing.T) {
+	found := 0
+	for n := 1; n <= 12; n++ {
+		for _, mode := range core.Modes {
+			suffix := ".after.img.zst"
+			if mode == core.Batched {
+				suffix = ".after.batched.img.zst"
+			}
+			img := filepath.Join(cases, fmt.Sprint(n)+suffix)
+			if _, err := os.Stat(img); err != nil {
+				continue
+			}
+			found++
+			t.Run(fmt.Sprintf("%d/%s", n, mode), func(t *testing.T) {
+				before := imgedit.Open(t, imgedit.Copy(t, demo))
+				ops := model(t, before, n, mode)
+				rep := check(t, before, ops, imgedit.Copy(t, img))
+				if !rep.Agree {
+					var b strings.Builder
+					for _, d := range rep.Differences[:min(10, len(rep.Differences))] {
+						fmt.Fprintln(&b, " ", d)
+					}
+					t.Errorf("%d differences:\n%s", rep.Total, b.String())
+				}
+			})
+		}
+	}
+	if found == 0 {
+		t.Skip("no kernel after-image in " + cases + " yet (the oracle's N.after.img.zst)")
+	}
+}
+
+func copyFile(t *testing.T, name string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "doc.img")
+	// cp keeps the holes of the sparse copy.
+	if b, err := exec.Command("cp", "--sparse=always", name, out).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, b)
+	}
+	return out
+}
