@@ -57,13 +57,15 @@ type opsOutput struct {
 	Ops []runOutput `json:"ops"`
 }
 
-const runSynopsis = `run [--image IMG] [--json] [--mode per-block|batched|both] [--offset N] [--length N] [--keep-size] [--trace FILE] PATH
-       zrviz run --ops FILE [--image IMG] [--json] [--mode per-block|batched|both] [--trace FILE]`
+const runSynopsis = `run [--image IMG] [--json] [--mode per-block|batched|both] [--offset N] [--length N] [--keep-size] [--trace FILE] [--after AFTER] PATH
+       zrviz run --ops FILE [--image IMG] [--json] [--mode per-block|batched|both] [--trace FILE] [--after AFTER]`
 
 const runExitStatus = `
 Exit status: 0 when the run(s) finished (with --trace: every operation agrees with the kernel's
-trace); 3 with --trace when an operation diverges from it; 2 for a usage error or an unreadable
---ops or --trace file; 1 for any other error (an unreadable image, a path that does not exist).
+trace; with --after: the after-image agrees with the model); 3 with --trace when an operation
+diverges from it, with --after when the after-image differs; 2 for a usage error, an unreadable
+--ops or --trace file, or an --after image that is unreadable or of another filesystem; 1 for any
+other error (an unreadable image, a path that does not exist).
 `
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -81,6 +83,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	traceFile := fs.String("trace", "", "compare the kernel's f2fs_invalidate_blocks calls recorded in `FILE` "+
 		"(ftrace text of a kprobe, or ADDR [LEN] lines; zr_op markers split operations) with the model's "+
 		"for --mode, which must be per-block or batched; see the README's \"Check your kernel\"")
+	afterFile := fs.String("after", "", afterUsage)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -126,6 +129,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
+	if *afterFile != "" && len(modes) != 1 {
+		return usageError{"--after holds the kernel's after-image against one mode: add --mode per-block (a stock kernel) or --mode batched (a kernel with the patch)"}
+	}
 	img, err := openImage(ctx, *image)
 	if err != nil {
 		return err
@@ -134,6 +140,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	outs, err := runSequence(ctx, img, runs, tr)
 	if err != nil {
 		return err
+	}
+	if *afterFile != "" {
+		rep, err := checkAfter(ctx, img, *afterFile, outs)
+		if err != nil {
+			return err
+		}
+		if err := writeRunsAfter(stdout, outs, tr, *opsFile != "", *asJSON, rep); err != nil {
+			return err
+		}
+		return afterVerdict(rep, outs)
 	}
 	if err := writeRuns(stdout, outs, tr, *opsFile != "", *asJSON); err != nil {
 		return err

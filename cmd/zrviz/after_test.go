@@ -1,0 +1,93 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zrviz/zrviz/internal/imgedit"
+)
+
+// TestRunAfter: the before-image held as its own after-image differs (exit 3, the first difference
+// names the file and slot); a doctored copy of the model's state is caught; another filesystem is 2.
+func TestRunAfter(t *testing.T) {
+	demo := demoRaw(t)
+	ops := caseFile(6, "ops")
+	out, err := runMain(t, "run", "--image", demo, "--ops", ops, "--mode", "per-block", "--after", demo, "--json")
+	if exitCode(err) != 3 {
+		t.Fatalf("the before-image as after-image: %v (exit %d), want exit 3", err, exitCode(err))
+	}
+	var got struct {
+		Ops   []json.RawMessage `json:"ops"`
+		After struct {
+			Agree       bool `json:"agree"`
+			Explained   []any
+			Differences []struct {
+				What, File, Field, Model, Image string
+				Index                           *uint64
+			} `json:"differences"`
+		} `json:"after"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %.300s", err, out)
+	}
+	d := got.After.Differences
+	if got.After.Agree || len(got.Ops) != 1 || len(d) == 0 || d[0].What != "slot" || d[0].File != "/cases/fragmented.bin" ||
+		*d[0].Index != 0 || d[0].Field != "i_addr[0]" || d[0].Model != "NEW" || d[0].Image != "5634" {
+		t.Errorf("after = %+v", got.After)
+	}
+	text, err := runMain(t, "run", "--image", demo, "--mode", "batched", "--after", demo, "/cases/fragmented.bin")
+	if exitCode(err) != 3 || !strings.Contains(text, "/cases/fragmented.bin file block 0 (i_addr[0]): model NEW, image 5634") {
+		t.Errorf("text: exit %d\n%s", exitCode(err), text)
+	}
+	if _, err := runMain(t, "run", "--image", demo, "--mode", "both", "--after", demo, "/cases/fragmented.bin"); exitCode(err) != 2 {
+		t.Errorf("--after with both modes: %v, want a usage error", err)
+	}
+	if _, err := runMain(t, "run", "--image", demo, "--mode", "batched", "--after", filepath.Join(t.TempDir(), "none"), "/cases/fragmented.bin"); exitCode(err) != 2 {
+		t.Errorf("a missing after-image: %v, want exit 2", err)
+	}
+}
+
+// TestDiffCommand: zrviz diff of the demo and a copy with one slot and its SIT bit changed lists
+// that segment and slot, in text and JSON.
+func TestDiffCommand(t *testing.T) {
+	a := demoRaw(t)
+	b := imgedit.Copy(t, filepath.Join("..", "..", "imgio", "demo", "demo.img.zst"))
+	imgedit.Edit(t, b, func(e imgedit.Editor) {
+		if err := e.MoveNode(28, 4096+100*512); err != nil { // segment 100 is free in the demo
+			t.Fatal(err)
+		}
+	})
+	imgedit.Edit(t, b, func(e imgedit.Editor) {
+		if err := e.SetSlot(28, 3, 0xFFFFFFFF); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SetBlockValid(22531, false); err != nil {
+			t.Fatal(err)
+		}
+	})
+	text := mustRunMain(t, "diff", a, b)
+	for _, want := range []string{"nid 28 (ino 28): block", "file block 3 (i_addr[3]): 22531 → NEW   [invalidate: f2fs_invalidate_blocks]",
+		"cleared 1 bit: 22531 invalidate", "segment 100: valid 0 → 1"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("diff text lacks %q:\n%s", want, text)
+		}
+	}
+	var d struct {
+		Segments []struct{ Segno uint32 } `json:"segments"`
+		Nodes    []struct {
+			File  string
+			Slots []struct{ Index uint64 }
+		} `json:"nodes"`
+	}
+	if err := json.Unmarshal([]byte(mustRunMain(t, "diff", "--json", a, b)), &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Segments) != 3 || len(d.Nodes) != 1 || d.Nodes[0].File != "/cases/contiguous.bin" || len(d.Nodes[0].Slots) != 1 {
+		t.Errorf("diff --json: %+v", d)
+	}
+	if _, err := runMain(t, "diff", a); exitCode(err) != 2 {
+		t.Errorf("diff with one image: %v, want a usage error", err)
+	}
+}
