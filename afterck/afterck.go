@@ -390,11 +390,11 @@ func (c *checker) nodes(inos []uint32, ops []Op) error {
 		if err != nil {
 			return err
 		}
-		if na.Journal == 0 && nb.Journal == 0 && string(na.Raw) == string(nb.Raw) {
+		if len(na.Journal) == 0 && len(nb.Journal) == 0 && string(na.Raw) == string(nb.Raw) {
 			continue
 		}
-		for k := range na.Entries {
-			ea, eb := na.Entries[k], nb.Entries[k]
+		for k := range imgio.NATEntriesPerBlock {
+			ea, eb := na.Entry(k), nb.Entry(k)
 			if ea.BlockAddr == eb.BlockAddr && ea.Ino == eb.Ino {
 				continue
 			}

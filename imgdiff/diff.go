@@ -332,11 +332,11 @@ func (c *differ) nat() error {
 		if err != nil {
 			return err
 		}
-		if na.Journal == 0 && nb.Journal == 0 && bytes.Equal(na.Raw, nb.Raw) {
+		if len(na.Journal) == 0 && len(nb.Journal) == 0 && bytes.Equal(na.Raw, nb.Raw) {
 			continue
 		}
-		for k := range na.Entries {
-			ea, eb := na.Entries[k], nb.Entries[k]
+		for k := range imgio.NATEntriesPerBlock {
+			ea, eb := na.Entry(k), nb.Entry(k)
 			if ea.Ino == eb.Ino && ea.BlockAddr == eb.BlockAddr && ea.Version == eb.Version {
 				continue
 			}

@@ -26,14 +26,26 @@ type NATEntry struct {
 	Journal   bool   `json:"journal"` // read from the NAT journal
 }
 
-// NATBlock is one NAT block of the live copy: its address, its bytes and the entries of its nids
-// with the journal laid over.
+// NATBlock is one NAT block of the live copy: its address, its bytes and the journal entries of its
+// nids.
 type NATBlock struct {
 	Index   uint32     // nids Index·455 onwards
 	Addr    uint32     // the live copy's block address
 	Raw     []byte     // the block as on disk (the journal not applied)
-	Entries []NATEntry // NATEntriesPerBlock entries, journal applied
-	Journal int        // how many of Entries came from the journal
+	Journal []NATEntry // the NAT journal's entries for nids of this block, which override Raw
+}
+
+// Entry returns the entry of the block's k-th nid (Index·455 + k), the journal's when it has one.
+func (nb NATBlock) Entry(k int) NATEntry {
+	nid := nb.Index*NATEntriesPerBlock + uint32(k)
+	for _, j := range nb.Journal {
+		if j.Nid == nid {
+			return j
+		}
+	}
+	e := nb.Raw[k*natEntrySize:]
+	le := binary.LittleEndian
+	return NATEntry{Nid: nid, Version: e[0], Ino: le.Uint32(e[1:]), BlockAddr: le.Uint32(e[5:])}
 }
 
 // NATBlockCount is the number of NAT blocks in one copy of the table.
@@ -63,16 +75,10 @@ func (img *Image) NATBlock(b uint32) (NATBlock, error) {
 		return NATBlock{}, err
 	}
 	per := img.bs / natEntrySize
-	nb := NATBlock{Index: b, Addr: addr, Raw: raw, Entries: make([]NATEntry, per)}
-	le := binary.LittleEndian
-	for k := range per {
-		e := raw[k*natEntrySize:]
-		nb.Entries[k] = NATEntry{Nid: b*per + k, Version: e[0], Ino: le.Uint32(e[1:]), BlockAddr: le.Uint32(e[5:])}
-	}
+	nb := NATBlock{Index: b, Addr: addr, Raw: raw}
 	for nid, e := range img.cp.natJournal {
 		if nid/per == b {
-			nb.Entries[nid%per] = NATEntry{Nid: nid, Version: e.Version, Ino: e.Ino, BlockAddr: e.BlockAddr, Journal: true}
-			nb.Journal++
+			nb.Journal = append(nb.Journal, NATEntry{Nid: nid, Version: e.Version, Ino: e.Ino, BlockAddr: e.BlockAddr, Journal: true})
 		}
 	}
 	return nb, nil
