@@ -607,18 +607,23 @@ func (c *differ) owner(addr uint32, a, b *Owner) {
 
 // inode diffs an inode's fields as the block inspector names them, slots and footer aside.
 func (c *differ) inode(ino uint32, file string, addrA, addrB uint32) {
-	var fa, fb []imgio.Field
-	if readNode(c.a, addrA) != nil {
-		bi, err := c.a.Block(c.ctx, addrA)
-		if err == nil {
-			fa = bi.Fields
+	// The block inspector decodes the fields (its kind comes from the block's summary entry): a
+	// side it does not read as an inode, or a new or removed inode, is left out rather than listed
+	// field by field as absent.
+	fields := func(img *imgio.Image, addr uint32, side string) []imgio.Field {
+		if readNode(img, addr) == nil {
+			return nil
 		}
+		bi, err := img.Block(c.ctx, addr)
+		if err != nil || bi.Kind != imgio.KindInode {
+			c.problem("%s: block %d of inode %d is not read as an inode by the block inspector: its fields are not compared", side, addr, ino)
+			return nil
+		}
+		return bi.Fields
 	}
-	if readNode(c.b, addrB) != nil {
-		bi, err := c.b.Block(c.ctx, addrB)
-		if err == nil {
-			fb = bi.Fields
-		}
+	fa, fb := fields(c.a, addrA, "A"), fields(c.b, addrB, "B")
+	if fa == nil && fb == nil {
+		return
 	}
 	keep := func(n string) bool {
 		return !strings.HasPrefix(n, "i_addr[") && !strings.HasPrefix(n, "footer.") && !strings.HasPrefix(n, "i_nid[")

@@ -304,33 +304,43 @@ func Images(p ImagesPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</tbody></table><div class=\"msg\" id=\"images-msg\" data-testid=\"images-message\" role=\"status\" aria-live=\"polite\" hidden></div></section><section class=\"panel\" data-testid=\"upload\"><h2>Upload an image</h2><div class=\"dropzone\" id=\"dropzone\" data-testid=\"dropzone\" data-max-upload=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</tbody></table><div class=\"msg\" id=\"images-msg\" data-testid=\"images-message\" role=\"status\" aria-live=\"polite\" hidden></div>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if len(p.Images) > 1 {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<p class=\"small mt\"><a href=\"/diff\" data-testid=\"diff-link\">Compare two images ▸</a> <span class=\"muted\">pick a before and an after: what differs in the checkpoint, SIT, NAT and node slots</span></p>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "</section><section class=\"panel\" data-testid=\"upload\"><h2>Upload an image</h2><div class=\"dropzone\" id=\"dropzone\" data-testid=\"dropzone\" data-max-upload=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var18 string
 			templ_7745c5c3_Var18, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.MaxUpload)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/images.templ`, Line: 64, Col: 97}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/images.templ`, Line: 67, Col: 97}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var18)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "\"><p><strong>Drop an F2FS image here</strong> or</p><p><button type=\"button\" class=\"btn primary\" id=\"choose-file\" data-testid=\"upload-choose\" aria-controls=\"file-input\">Choose a file…</button> <input id=\"file-input\" data-testid=\"upload-input\" type=\"file\" aria-label=\"F2FS image to upload\" hidden></p><p class=\"muted small\">raw, gzip (.gz), xz (.xz), zstd (.zst) or Android sparse · at most ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "\"><p><strong>Drop an F2FS image here</strong> or</p><p><button type=\"button\" class=\"btn primary\" id=\"choose-file\" data-testid=\"upload-choose\" aria-controls=\"file-input\">Choose a file…</button> <input id=\"file-input\" data-testid=\"upload-input\" type=\"file\" aria-label=\"F2FS image to upload\" hidden></p><p class=\"muted small\">raw, gzip (.gz), xz (.xz), zstd (.zst) or Android sparse · at most ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var19 string
 			templ_7745c5c3_Var19, templ_7745c5c3_Err = templ.JoinStringErrs(Bytes(p.MaxUpload))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/images.templ`, Line: 70, Col: 116}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/images.templ`, Line: 73, Col: 116}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var19))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "</p><div class=\"progress\" id=\"progress\" data-testid=\"upload-progress\" hidden><div class=\"small\" id=\"progress-label\">Uploading…</div><div class=\"bar\" id=\"progress-bar\"><div></div></div></div><div class=\"msg\" id=\"upload-msg\" data-testid=\"upload-message\" role=\"status\" hidden></div></div></section></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "</p><div class=\"progress\" id=\"progress\" data-testid=\"upload-progress\" hidden><div class=\"small\" id=\"progress-label\">Uploading…</div><div class=\"bar\" id=\"progress-bar\"><div></div></div></div><div class=\"msg\" id=\"upload-msg\" data-testid=\"upload-message\" role=\"status\" hidden></div></div></section></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -57,6 +57,7 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/sandbox/run", s.handleSandboxRun)   // web/pages.go: the player on a slot list
 		r.Get("/exercise", s.handleExercisePage)    // web/exercise.go
 		r.Get("/glossary", s.handleGlossaryPage)    // web/glossary.go
+		r.Get("/diff", s.handleDiffPage)            // web/diff.go: two images compared
 
 		// Embedded ES modules and CSS; versioned URLs are cached for a year.
 		r.Handle("/static/*", http.StripPrefix("/static/", s.assets))

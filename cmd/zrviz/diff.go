@@ -215,6 +215,10 @@ func bitsLine(w io.Writer, what string, first uint32, bits []uint16, ops []imgdi
 		}
 		parts = append(parts, s)
 		i = j + 1
+		if len(parts) == 12 && i < len(bits) {
+			parts = append(parts, fmt.Sprintf("… %s more", plural(len(bits)-i, "bit")))
+			break
+		}
 	}
 	fmt.Fprintf(w, "    %s %s: %s\n", what, plural(len(bits), "bit"), strings.Join(parts, ", "))
 }

@@ -187,6 +187,16 @@ func (e Editor) MoveNode(nid, to uint32) error {
 	if err := e.SetNAT(nid, to); err != nil {
 		return err
 	}
+	// The new block's summary entry (struct f2fs_summary: nid, version, ofs_in_node) in its
+	// segment's SSA block, as the kernel writes it: the block inspector reads a block's kind there.
+	v := e.Img.Volume()
+	r := to - v.MainBlkaddr
+	sum := make([]byte, 7)
+	binary.LittleEndian.PutUint32(sum, nid)
+	sum[4] = ne.Version
+	if err := e.write(int64(v.SSABlkaddr+r/512)*4096+int64(r%512)*7, sum); err != nil {
+		return err
+	}
 	if err := e.SetBlockValid(ne.BlockAddr, false); err != nil {
 		return err
 	}

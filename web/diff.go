@@ -1,0 +1,216 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/zrviz/zrviz/imgdiff"
+	"github.com/zrviz/zrviz/templates"
+)
+
+// diffPer is how many changes of each listing the diff page shows at a time (and how many slots of
+// each file, and bits of each segment).
+const diffPer = 50
+
+// diffMapCells is the most cells a file's block map on the diff page has.
+const diffMapCells = 512
+
+// handleDiffPage serves GET /diff?a=ID&b=ID&page=P: the semantic diff of two stored images (the
+// picker alone without both).
+func (s *Server) handleDiffPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	p := templates.DiffPage{Layout: s.layout("Compare two images", "", templates.Crumb{Href: "/", Label: "images"}, templates.Crumb{Label: "diff"})}
+	for _, si := range s.images() {
+		p.Images = append(p.Images, templates.ImageItem{ID: si.ID, Name: si.Name, Size: si.Size, Format: string(si.Format)})
+	}
+	aID, bID := q.Get("a"), q.Get("b")
+	if aID == "" || bID == "" {
+		if len(p.Images) > 1 {
+			p.B.ID = p.Images[1].ID // preselect two different images
+		}
+		s.render(w, r, http.StatusOK, templates.Diff(p))
+		return
+	}
+	if v := q.Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 1<<20 {
+			s.pageError(w, r, &ParamError{Name: "page", Msg: "a page number from 0"})
+			return
+		}
+		p.Page = n
+	}
+	sa, relA, err := s.acquire(aID)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	defer relA()
+	sb, relB, err := s.acquire(bID)
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	defer relB()
+	p.A = templates.DiffSide{ID: sa.ID, Name: sa.Name, Format: string(sa.Format)}
+	p.B = templates.DiffSide{ID: sb.ID, Name: sb.Name, Format: string(sb.Format)}
+	d, err := imgdiff.Compare(r.Context(), sa.Image, sb.Image)
+	if errors.Is(err, imgdiff.ErrUnrelated) {
+		p.Error = "These images cannot be compared: " + err.Error() + ". Pick two images of one filesystem (a copy taken before and after)."
+		s.render(w, r, http.StatusUnprocessableEntity, templates.Diff(p))
+		return
+	}
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	diffView(&p, d, sa.Image.Volume().MainSegmentCount)
+	s.render(w, r, http.StatusOK, templates.Diff(p))
+}
+
+// diffView fills the page from the diff: page p.Page of every listing.
+func diffView(p *templates.DiffPage, d *imgdiff.Diff, mainSegs uint32) {
+	p.A.Checkpoint = fmt.Sprintf("version %d, pack %d", d.A.CheckpointVersion, d.A.Pack)
+	p.B.Checkpoint = fmt.Sprintf("version %d, pack %d", d.B.CheckpointVersion, d.B.Pack)
+	p.Empty = d.Empty()
+	p.Problems = d.Problems
+	c := d.Counts()
+	for _, kv := range []struct {
+		k string
+		n int
+	}{{"checkpoint fields", c.Checkpoint}, {"SIT entries", c.Segments}, {"NAT entries", c.NAT}, {"node blocks", c.Nodes},
+		{"data slots", c.Slots}, {"inodes with changed fields", c.Inodes}, {"directory entries", c.Dirents}, {"data blocks with a new owner", c.Owners}} {
+		p.Counts = append(p.Counts, templates.KV{Key: kv.k, Value: templates.Int(kv.n)})
+	}
+	more := func(m bool) {
+		if m {
+			p.More = true
+		}
+	}
+	p.MainSegments = mainSegs
+	changed := map[uint32]imgdiff.SegmentChange{}
+	for _, s := range d.Segments {
+		changed[s.Segno] = s
+	}
+	p.SegCells = make([]templates.DiffSegCell, mainSegs)
+	for i := range p.SegCells {
+		segno := uint32(i)
+		cell := templates.DiffSegCell{Segno: segno, Title: fmt.Sprintf("segment %d: unchanged", segno)}
+		if s, ok := changed[segno]; ok {
+			cell.Changed = true
+			cell.Title = fmt.Sprintf("segment %d: valid %d → %d, %s → %s, +%d −%d bits", segno, s.ValidA, s.ValidB, s.StateA, s.StateB, len(s.Set), len(s.Cleared))
+		}
+		p.SegCells[i] = cell
+	}
+	cps, m := imgdiff.Page(d.Checkpoint, p.Page, diffPer)
+	more(m)
+	for _, f := range cps {
+		p.Checkpoint = append(p.Checkpoint, templates.DiffField{Name: f.Name, A: f.A, B: f.B, Op: string(f.Op)})
+	}
+	segs, m := imgdiff.Page(d.Segments, p.Page, diffPer)
+	more(m)
+	for _, s := range segs {
+		ds := templates.DiffSegment{Segno: s.Segno, Valid: fmt.Sprintf("%d → %d", s.ValidA, s.ValidB),
+			State: s.StateA + " → " + s.StateB, Type: fmt.Sprintf("%d → %d", s.TypeA, s.TypeB), Op: string(s.Op),
+			FirstBlock: s.FirstBlock, LastBlock: s.FirstBlock + 511}
+		if s.TypeA == s.TypeB {
+			ds.Type = strconv.Itoa(s.TypeA)
+		}
+		for i, b := range s.Set {
+			ds.Bits = append(ds.Bits, templates.DiffBit{Addr: s.FirstBlock + uint32(b), Set: true, Op: string(s.SetOps[i])})
+		}
+		for i, b := range s.Cleared {
+			ds.Bits = append(ds.Bits, templates.DiffBit{Addr: s.FirstBlock + uint32(b), Op: string(s.ClearedOps[i])})
+		}
+		if len(ds.Bits) > diffPer {
+			ds.MoreBits = len(ds.Bits) - diffPer
+			ds.Bits = ds.Bits[:diffPer]
+		}
+		p.Segments = append(p.Segments, ds)
+	}
+	nats, m := imgdiff.Page(d.NAT, p.Page, diffPer)
+	more(m)
+	for _, n := range nats {
+		p.NAT = append(p.NAT, templates.DiffNAT{Nid: n.Nid, Ino: max(n.InoA, n.InoB), AddrA: n.AddrA, AddrB: n.AddrB,
+			WordA: imgdiff.AddrWord(n.AddrA), WordB: imgdiff.AddrWord(n.AddrB), Op: string(n.Op)})
+	}
+	dents, m := imgdiff.Page(d.Dirents, p.Page, diffPer)
+	more(m)
+	for _, e := range dents {
+		dir := e.Dir
+		if dir == "/" {
+			dir = ""
+		}
+		p.Dirents = append(p.Dirents, templates.DiffDirent{Dir: dir, Name: e.Name, Ino: e.Ino, Added: e.Added})
+	}
+	p.Files = diffFiles(d, p.Page, more)
+}
+
+// diffFiles groups the changed nodes by file: each file's block map with its changed slots, its
+// nodes, page p of its changed slots and its inode fields.
+func diffFiles(d *imgdiff.Diff, page int, more func(bool)) []templates.DiffFile {
+	var files []templates.DiffFile
+	at := map[uint32]int{}
+	slots := map[uint32][]imgdiff.SlotChange{}
+	for _, n := range d.Nodes {
+		i, ok := at[n.Ino]
+		if !ok {
+			i = len(files)
+			at[n.Ino] = i
+			files = append(files, templates.DiffFile{Ino: n.Ino, Path: n.File})
+		}
+		f := &files[i]
+		dn := templates.DiffNode{Nid: n.Nid, Kind: n.Kind, Path: n.Path, AddrA: n.AddrA, AddrB: n.AddrB,
+			WordA: imgdiff.AddrWord(n.AddrA), WordB: imgdiff.AddrWord(n.AddrB), Op: string(n.Op)}
+		if n.Path == n.Kind {
+			dn.Path = ""
+		}
+		for _, x := range n.Nids {
+			dn.Nids = append(dn.Nids, templates.DiffField{Name: x.Field, A: strconv.FormatUint(uint64(x.A), 10), B: strconv.FormatUint(uint64(x.B), 10)})
+		}
+		f.Nodes = append(f.Nodes, dn)
+		slots[n.Ino] = append(slots[n.Ino], n.Slots...)
+	}
+	for _, in := range d.Inodes {
+		if i, ok := at[in.Ino]; ok {
+			for _, fc := range in.Fields {
+				files[i].Fields = append(files[i].Fields, templates.DiffField{Name: fc.Name, A: fc.A, B: fc.B})
+			}
+		}
+	}
+	for i := range files {
+		f := &files[i]
+		ss := slots[f.Ino]
+		f.SlotsTotal = len(ss)
+		if len(ss) == 0 {
+			continue
+		}
+		var last uint64
+		for _, s := range ss {
+			last = max(last, s.Index)
+		}
+		f.Slots = last + 1
+		per := max((f.Slots+diffMapCells-1)/diffMapCells, 1)
+		cells := make([]templates.DiffSlotCell, (f.Slots+per-1)/per)
+		for k := range cells {
+			cells[k] = templates.DiffSlotCell{From: uint64(k) * per, To: min(uint64(k+1)*per, f.Slots)}
+		}
+		for _, s := range ss {
+			c := &cells[s.Index/per]
+			c.Count++
+			if c.Op == "" {
+				c.Op = string(s.Op)
+			}
+		}
+		f.Cells = cells
+		pg, m := imgdiff.Page(ss, page, diffPer)
+		more(m)
+		f.MoreSlots = m
+		for _, s := range pg {
+			f.Changed = append(f.Changed, templates.DiffSlot{Index: s.Index, Field: s.Field, A: s.A, B: s.B,
+				WordA: imgdiff.AddrWord(s.A), WordB: imgdiff.AddrWord(s.B), Op: string(s.Op)})
+		}
+	}
+	return files
+}

@@ -1,0 +1,166 @@
+package web
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/chromedp/chromedp"
+	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/imgedit"
+	"github.com/zrviz/zrviz/internal/testutil"
+)
+
+// addZeroedDemo adds "after": the demo with /cases/fragmented.bin (inode 30) zeroed as the model
+// says (256 slots NEW, their SIT bits cleared) and its inode rewritten to block 55296 (segment 100)
+// as the kernel's node copy-on-write would.
+func addZeroedDemo(t *testing.T, ts *testServer) {
+	t.Helper()
+	b := imgedit.Copy(t, demoZst)
+	imgedit.Edit(t, b, func(e imgedit.Editor) {
+		f, err := e.Img.File(30)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ext, err := f.Extents()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range ext {
+			for k := x.Index; k < x.Index+x.Count; k++ {
+				if err := e.SetSlot(30, k, imgio.NewAddr); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.SetBlockValid(x.Addr+uint32(k-x.Index), false); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := e.MoveNode(30, 4096+100*512); err != nil {
+			t.Fatal(err)
+		}
+	})
+	img, err := imgio.Open(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.AddImage("after", "after.img", img); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDiffPage(t *testing.T) {
+	ts := mustOpenServer(t, Config{})
+	addZeroedDemo(t, ts)
+
+	doc, code := ts.getPage(t, "/")
+	if code != http.StatusOK || doc.Find(testid("diff-link")).AttrOr("href", "") != "/diff" {
+		t.Errorf("the images page links to /diff? status %d", code)
+	}
+	doc, code = ts.getPage(t, "/diff")
+	if code != http.StatusOK || doc.Find(testid("diff-a")+" option").Length() != 2 {
+		t.Errorf("/diff: status %d, want a picker of both images", code)
+	}
+	checkCSPSafe(t, doc)
+
+	doc, code = ts.getPage(t, "/diff?a=demo&b=after")
+	if code != http.StatusOK {
+		t.Fatalf("status %d", code)
+	}
+	checkCSPSafe(t, doc)
+	// Segment 3 (the data) lost 256 bits; segment 1 (the old inode) and 100 (the new) changed.
+	var segs []string
+	doc.Find(testid("diff-seg-changed")).Each(func(_ int, s *goquery.Selection) { segs = append(segs, s.AttrOr("data-segno", "")) })
+	if strings.Join(segs, " ") != "1 3 100" {
+		t.Errorf("changed segments on the map: %v, want 1 3 100", segs)
+	}
+	file := doc.Find(testid("diff-file"))
+	if file.AttrOr("data-ino", "") != "30" || !strings.Contains(file.Find("h2").Text(), "/cases/fragmented.bin") {
+		t.Errorf("file panel: %q", file.Find("h2").Text())
+	}
+	if n := file.Find(testid("diff-slot-changed")).Length(); n == 0 {
+		t.Error("no changed slot on the block map")
+	}
+	// The first page lists 50 of the 256 changed slots, each linked to the block inspector on A.
+	slot := file.Find(testid("diff-slot")).First()
+	if file.Find(testid("diff-slot")).Length() != diffPer || slot.AttrOr("data-index", "") != "0" ||
+		slot.Find(testid("slot-a")+" a").AttrOr("href", "") != "/images/demo/blocks/5634" ||
+		strings.TrimSpace(slot.Find(testid("slot-b")).Text()) != "NEW" {
+		t.Errorf("first slot row: %q", slot.Text())
+	}
+	if doc.Find(testid("diff-next")).AttrOr("href", "") != "/diff?a=demo&b=after&page=1" {
+		t.Error("no link to the next page")
+	}
+	bit := doc.Find(`[data-testid="diff-segment"][data-segno="100"] ` + testid("bit-b"))
+	if bit.AttrOr("href", "") != "/images/after/blocks/55296" {
+		t.Errorf("segment 100's bit links %q, want the new inode block in B", bit.AttrOr("href", ""))
+	}
+
+	doc, _ = ts.getPage(t, "/diff?a=demo&b=after&page=5")
+	if n := doc.Find(testid("diff-slot")).Length(); n != 6 {
+		t.Errorf("page 5 lists %d slots, want the last 6 of 256", n)
+	}
+	doc, _ = ts.getPage(t, "/diff?a=demo&b=demo")
+	if doc.Find(testid("diff-empty")).Length() != 1 {
+		t.Error("an image against itself is not said to be equal")
+	}
+}
+
+func TestDiffPageRefusesAnotherFilesystem(t *testing.T) {
+	mkfs := testutil.NeedTool(t, "mkfs.f2fs")
+	ts := mustOpenServer(t, Config{})
+	other := filepath.Join(t.TempDir(), "other.img")
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(other, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(mkfs, "-q", "-f", other).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.f2fs: %v\n%s", err, out)
+	}
+	img, err := imgio.Open(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.AddImage("other", "other.img", img); err != nil {
+		t.Fatal(err)
+	}
+	doc, code := ts.getPage(t, "/diff?a=demo&b=other")
+	if code != http.StatusUnprocessableEntity || !strings.Contains(doc.Find(testid("diff-error")).Text(), "different filesystems") {
+		t.Errorf("status %d, error %q", code, doc.Find(testid("diff-error")).Text())
+	}
+	if _, code := ts.getPage(t, "/diff?a=demo&b=nothere"); code != http.StatusNotFound {
+		t.Errorf("a missing image: %d, want 404", code)
+	}
+}
+
+func TestBrowserDiff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	addZeroedDemo(t, ts)
+	ctx := tab(t)
+	// Pick two on the images page.
+	do(t, ctx, chromedp.Navigate(ts.ts.URL+"/"), chromedp.Click(testid("diff-link")))
+	do(t, ctx, chromedp.WaitVisible(testid("diff-go")))
+	do(t, ctx, chromedp.SetValue(testid("diff-a"), "demo"), chromedp.SetValue(testid("diff-b"), "after"), chromedp.Click(testid("diff-go")))
+	do(t, ctx, chromedp.WaitVisible(testid("diff-segmap")))
+	waitJS(t, ctx, `document.querySelectorAll('[data-testid="diff-seg-changed"]').length === 3`, 10*time.Second)
+	screenshot(t, ctx, "diff")
+	do(t, ctx, chromedp.ScrollIntoView(testid("diff-file")))
+	screenshot(t, ctx, "diff-file")
+	// A changed segment's cell leads to its entry, whose bit leads into the block inspector.
+	do(t, ctx, chromedp.Click(`[data-testid="diff-seg-changed"][data-segno="100"]`))
+	waitJS(t, ctx, `location.hash === '#seg-100'`, 5*time.Second)
+	do(t, ctx, chromedp.Click(`[data-testid="diff-segment"][data-segno="100"] [data-testid="bit-b"]`))
+	do(t, ctx, chromedp.WaitVisible(`#hexdump`))
+	waitJS(t, ctx, `location.pathname === '/images/after/blocks/55296'`, 10*time.Second)
+}
