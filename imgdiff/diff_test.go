@@ -282,3 +282,79 @@ func TestSlotsAgainstDumpF2FS(t *testing.T) {
 		t.Errorf("changed slots %v, dump.f2fs -i says %v", got, want)
 	}
 }
+
+// kernelAfterImages lists the after-images the kernel wrote on the demo: kernel-seq sequences and
+// the kernel cases' N.after*.img.zst.
+func kernelAfterImages(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	seqs, _ := filepath.Glob("../core/testdata/kernel-seq/*/after*.img.zst")
+	for _, s := range seqs {
+		if b, _ := os.ReadFile(filepath.Join(filepath.Dir(s), "base")); strings.TrimSpace(string(b)) == "demo" {
+			out = append(out, s)
+		}
+	}
+	cases, _ := filepath.Glob("../core/testdata/kernel-cases/*.after*.img.zst")
+	return append(out, cases...)
+}
+
+// TestKernelPairsAgainstDumpF2FS: for every after-image the kernel wrote on the demo, the diff's
+// changed SIT entries are those dump.f2fs -s shows different, and the changed inode slots of every
+// changed file those dump.f2fs -i shows different.
+func TestKernelPairsAgainstDumpF2FS(t *testing.T) {
+	dump := testutil.NeedTool(t, "dump.f2fs")
+	afters := kernelAfterImages(t)
+	if len(afters) == 0 {
+		t.Skip("no kernel after-image yet")
+	}
+	a := imgedit.Copy(t, demo)
+	sa := dumpSIT(t, dump, a)
+	for _, name := range afters {
+		rel, _ := filepath.Rel("../core/testdata", name)
+		t.Run(rel, func(t *testing.T) {
+			b := imgedit.Copy(t, name)
+			d := compare(t, a, b)
+			sb := dumpSIT(t, dump, b)
+			var want, got []uint32
+			for segno, v := range sa {
+				if sb[segno] != v {
+					want = append(want, segno)
+				}
+			}
+			slices.Sort(want)
+			for _, s := range d.Segments {
+				// dump.f2fs -s shows the count, type and map: a change of the mtime or of the
+				// current logs alone is not in it.
+				if s.ValidA != s.ValidB || s.TypeA != s.TypeB || len(s.Set)+len(s.Cleared) > 0 {
+					got = append(got, s.Segno)
+				}
+			}
+			if !slices.Equal(got, want) || len(got) == 0 {
+				t.Errorf("changed segments %v, dump.f2fs -s says %v", got, want)
+			}
+			inodes := 0
+			for _, n := range d.Nodes {
+				if n.Kind != "inode" {
+					continue
+				}
+				inodes++
+				da, db := dumpAddrs(t, dump, a, n.Ino), dumpAddrs(t, dump, b, n.Ino)
+				var want, got []string
+				for k := range max(len(da), len(db)) {
+					if da[k] != db[k] {
+						want = append(want, fmt.Sprintf("i_addr[%d] %d→%d", k, da[k], db[k]))
+					}
+				}
+				for _, s := range n.Slots {
+					got = append(got, fmt.Sprintf("%s %d→%d", s.Field, s.A, s.B))
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("inode %d: changed slots %v, dump.f2fs -i says %v", n.Ino, got, want)
+				}
+			}
+			if inodes == 0 {
+				t.Error("no inode rewritten: the zeroed file's inode is")
+			}
+		})
+	}
+}
