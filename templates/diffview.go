@@ -25,6 +25,31 @@ type DiffPage struct {
 	Files        []DiffFile
 	Dirents      []DiffDirent
 	Problems     []string
+
+	// The after-image check: B held against the model of Ops run on A in Mode.
+	Ops, Mode string
+	Check     *DiffCheck
+}
+
+// DiffCheck is the verdict of B as the after-image of a run on A.
+type DiffCheck struct {
+	Error       string // the ops could not be read or run
+	Agree       bool
+	Total       int
+	Explained   []DiffExplained
+	Differences []DiffDifference
+}
+
+// DiffExplained is what the kernel did after the call, with its function.
+type DiffExplained struct{ Func, Text string }
+
+// DiffDifference is one value the model and the image disagree on; Addr (B's block inspector) and
+// Slot (the player's file block) when it has them.
+type DiffDifference struct {
+	Text string
+	Addr *uint32
+	File string
+	Slot *uint64
 }
 
 // DiffSide is one of the two images.
@@ -37,6 +62,7 @@ type DiffSide struct {
 type DiffSegCell struct {
 	Segno   uint32
 	Changed bool
+	Differs bool // the after-image check found a difference in it
 	Title   string
 }
 
@@ -89,7 +115,8 @@ type DiffFile struct {
 type DiffSlotCell struct {
 	From, To uint64
 	Op       string
-	Count    int // changed slots in the cell
+	Count    int  // changed slots in the cell
+	Differs  bool // the after-image check found a slot in it that differs from the model
 }
 
 // DiffNode is a node block that moved.
@@ -116,6 +143,28 @@ type DiffDirent struct {
 	Dir, Name string
 	Ino       uint32
 	Added     bool
+}
+
+func segClass(c DiffSegCell) string {
+	s := "dseg"
+	if c.Changed {
+		s += " changed"
+	}
+	if c.Differs {
+		s += " differs"
+	}
+	return s
+}
+
+func slotClass(c DiffSlotCell) string {
+	s := "dslot " + opClass(c.Op)
+	if c.Op == "" {
+		s = "dslot"
+	}
+	if c.Differs {
+		s += " differs"
+	}
+	return s
 }
 
 // DiffURL is the diff page of images a and b at page p.

@@ -4,15 +4,24 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/zrviz/zrviz/afterck"
+	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgdiff"
+	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/templates"
 )
 
 // diffPer is how many changes of each listing the diff page shows at a time (and how many slots of
 // each file, and bits of each segment).
 const diffPer = 50
+
+// checkListed is how many of the after-image check's differences the page lists (all are marked
+// on the maps; `zrviz run --after --json` lists up to afterck.MaxDifferences).
+const checkListed = 12
 
 // diffMapCells is the most cells a file's block map on the diff page has.
 const diffMapCells = 512
@@ -66,7 +75,99 @@ func (s *Server) handleDiffPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	diffView(&p, d, sa.Image.Volume().MainSegmentCount)
+	if p.Ops = q.Get("ops"); p.Ops != "" {
+		p.Mode = q.Get("mode")
+		var diffs []afterck.Difference
+		p.Check, diffs = diffCheck(r, sa, sb, p.Ops, p.Mode)
+		markCheck(&p, diffs)
+	}
 	s.render(w, r, http.StatusOK, templates.Diff(p))
+}
+
+// diffCheck holds image b against the model of the operations ops run on a in mode (stock
+// per-block unless "batched").
+func diffCheck(r *http.Request, a, b *StoredImage, ops, mode string) (*templates.DiffCheck, []afterck.Difference) {
+	m := core.PerBlock
+	if mode == "batched" {
+		m = core.Batched
+	}
+	if len(ops) > 64<<10 {
+		return &templates.DiffCheck{Error: "the operations are too long"}, nil
+	}
+	runs, err := request.ParseOps(strings.NewReader(ops))
+	if err != nil {
+		return &templates.DiffCheck{Error: err.Error()}, nil
+	}
+	model, err := afterck.Model(a.Image, runs, m)
+	if err != nil {
+		return &templates.DiffCheck{Error: err.Error()}, nil
+	}
+	rep, err := afterck.Check(r.Context(), a.Image, b.Image, model)
+	if err != nil {
+		return &templates.DiffCheck{Error: err.Error()}, nil
+	}
+	c := &templates.DiffCheck{Agree: rep.Agree, Total: rep.Total}
+	for _, x := range rep.Explained {
+		c.Explained = append(c.Explained, templates.DiffExplained{Func: x.Func, Text: x.Text})
+	}
+	for i, d := range rep.Differences {
+		if i == checkListed {
+			break
+		}
+		c.Differences = append(c.Differences, templates.DiffDifference{Text: d.String(), Addr: d.Addr, File: d.File, Slot: d.Index})
+	}
+	return c, rep.Differences
+}
+
+// markCheck marks the after-image check's differences on the segment map and the files' block
+// maps; a file with differing slots but no changed node gets a block map of its own.
+func markCheck(p *templates.DiffPage, diffs []afterck.Difference) {
+	byFile := map[uint32][]uint64{}
+	for _, d := range diffs {
+		switch {
+		case d.What == "sit-bit" && d.Segno != nil && int(*d.Segno) < len(p.SegCells):
+			c := &p.SegCells[*d.Segno]
+			c.Differs = true
+			c.Title += " · differs from the model"
+		case d.What == "slot" && d.Index != nil:
+			byFile[d.Ino] = append(byFile[d.Ino], *d.Index)
+		}
+	}
+	for ino, idx := range byFile {
+		i := slices.IndexFunc(p.Files, func(f templates.DiffFile) bool { return f.Ino == ino })
+		if i < 0 {
+			f := templates.DiffFile{Ino: ino}
+			for _, d := range diffs {
+				if d.Ino == ino {
+					f.Path = d.File
+					break
+				}
+			}
+			f.Slots = slices.Max(idx) + 1
+			f.Cells = slotCells(f.Slots)
+			p.Files = append(p.Files, f)
+			i = len(p.Files) - 1
+		}
+		f := &p.Files[i]
+		for _, k := range idx {
+			if k < f.Slots {
+				f.Cells[k/cellSpan(f.Slots)].Differs = true
+			}
+		}
+	}
+}
+
+// cellSpan is how many slots one cell of a block map of n slots covers.
+func cellSpan(n uint64) uint64 { return max((n+diffMapCells-1)/diffMapCells, 1) }
+
+// slotCells is the empty block map of n slots.
+func slotCells(n uint64) []templates.DiffSlotCell {
+	per := cellSpan(n)
+	cells := make([]templates.DiffSlotCell, (n+per-1)/per)
+	for k := range cells {
+		cells[k] = templates.DiffSlotCell{From: uint64(k) * per, To: min(uint64(k+1)*per, n)}
+	}
+	return cells
 }
 
 // diffView fills the page from the diff: page p.Page of every listing.
@@ -191,11 +292,8 @@ func diffFiles(d *imgdiff.Diff, page int, more func(bool)) []templates.DiffFile 
 			last = max(last, s.Index)
 		}
 		f.Slots = last + 1
-		per := max((f.Slots+diffMapCells-1)/diffMapCells, 1)
-		cells := make([]templates.DiffSlotCell, (f.Slots+per-1)/per)
-		for k := range cells {
-			cells[k] = templates.DiffSlotCell{From: uint64(k) * per, To: min(uint64(k+1)*per, f.Slots)}
-		}
+		per := cellSpan(f.Slots)
+		cells := slotCells(f.Slots)
 		for _, s := range ss {
 			c := &cells[s.Index/per]
 			c.Count++

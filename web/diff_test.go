@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -111,6 +112,43 @@ func TestDiffPage(t *testing.T) {
 	}
 }
 
+// TestDiffPageCheck: B held against the model of a run on A, from the diff page.
+func TestDiffPageCheck(t *testing.T) {
+	ts := mustOpenServer(t, Config{})
+	addZeroedDemo(t, ts)
+	ops := url.QueryEscape("zero /cases/fragmented.bin 0 1048576")
+	doc, code := ts.getPage(t, "/diff?a=demo&b=after&mode=per-block&ops="+ops)
+	if code != http.StatusOK || !strings.Contains(doc.Find(testid("check-verdict")).Text(), "agrees") {
+		t.Errorf("status %d, verdict %q", code, doc.Find(testid("check-verdict")).Text())
+	}
+	if !strings.Contains(doc.Find(testid("check-explained")).Text(), "f2fs_do_write_node_page") {
+		t.Errorf("the inode's move is not explained: %q", doc.Find(testid("check-explained")).Text())
+	}
+	// The demo as its own after-image: the 256 slots and SIT bits differ, marked on the maps.
+	doc, _ = ts.getPage(t, "/diff?a=demo&b=demo&mode=batched&ops="+ops)
+	if !strings.Contains(doc.Find(testid("check-verdict")).Text(), "512 differences") {
+		t.Errorf("verdict %q", doc.Find(testid("check-verdict")).Text())
+	}
+	first := doc.Find(testid("check-difference")).First()
+	if !strings.HasPrefix(first.Text(), "/cases/fragmented.bin file block 0 (i_addr[0]): model NEW, image 5634") ||
+		first.Find("a").AttrOr("href", "") != "/images/demo/file?path=%2Fcases%2Ffragmented.bin#slot=0" {
+		t.Errorf("first difference %q", first.Text())
+	}
+	if n := doc.Find(`[data-testid="diff-seg-changed"][data-differs]`).Length(); n != 0 {
+		t.Errorf("%d changed segments, want none (A against itself)", n)
+	}
+	if n := doc.Find(`.dseg.differs`).Length(); n != 1 {
+		t.Errorf("%d segments marked as differing, want 1 (segment 3)", n)
+	}
+	if n := doc.Find(testid("diff-blockmap") + " [data-differs]").Length(); n == 0 {
+		t.Error("no differing slot marked on the file's block map")
+	}
+	doc, _ = ts.getPage(t, "/diff?a=demo&b=after&ops="+url.QueryEscape("zero /nothere 0 1"))
+	if doc.Find(testid("check-error")).Length() != 1 {
+		t.Error("a path that does not exist is not said")
+	}
+}
+
 func TestDiffPageRefusesAnotherFilesystem(t *testing.T) {
 	mkfs := testutil.NeedTool(t, "mkfs.f2fs")
 	ts := mustOpenServer(t, Config{})
@@ -163,4 +201,15 @@ func TestBrowserDiff(t *testing.T) {
 	do(t, ctx, chromedp.Click(`[data-testid="diff-segment"][data-segno="100"] [data-testid="bit-b"]`))
 	do(t, ctx, chromedp.WaitVisible(`#hexdump`))
 	waitJS(t, ctx, `location.pathname === '/images/after/blocks/55296'`, 10*time.Second)
+
+	// Check B as an after-image: the demo against itself differs, marked on the maps.
+	do(t, ctx, chromedp.Navigate(ts.ts.URL+"/diff?a=demo&b=demo"), chromedp.WaitVisible(testid("check-ops")),
+		chromedp.SendKeys(testid("check-ops"), "zero /cases/fragmented.bin 0 1048576"),
+		chromedp.SetValue(testid("check-mode"), "batched"), chromedp.Click(testid("check-go")))
+	do(t, ctx, chromedp.WaitVisible(testid("check-verdict")))
+	if v := text(t, ctx, "check-verdict"); !strings.Contains(v, "512 differences") {
+		t.Errorf("verdict %q", v)
+	}
+	do(t, ctx, chromedp.ScrollIntoView(testid("diff-check")))
+	screenshot(t, ctx, "diff-check")
 }
