@@ -111,10 +111,83 @@ func (c *checker) explain(e Explanation) { c.rep.Explained = append(c.rep.Explai
 func u64(v uint64) *uint64 { return &v }
 func u32(v uint32) *uint32 { return &v }
 
+// State is the model's after-state, what Check holds against the image: every file the operations
+// touched as they left it, every segment they changed, the checkpoint's counts.
+type State struct {
+	Files []FileState
+	// SIT holds the valid maps of the segments the model changed, as it left them; Prefree those
+	// it made prefree.
+	SIT         map[uint32][64]byte
+	Prefree     []uint32
+	ValidBlocks uint64
+	ValidNodes  uint32
+	NodesAlloc  uint64 // nodes the operations allocated (their NAT entries new in the image)
+	HasCounts   bool   // ValidBlocks and ValidNodes are known
+}
+
+// FileState is one file as the model left it.
+type FileState struct {
+	Path    string
+	Ino     uint32
+	Size    int64
+	Blocks  uint64
+	Inline  uint8
+	Extents []core.Extent // the slot map, core.Result.After's form
+	// Fills are the partial pages fill_zero dirtied (by any operation on the file), which the
+	// kernel writes back by the unmount at the latest.
+	Fills []core.FillZero
+}
+
+// StateOf is the after-state of zero-range operations run in order on one mount.
+func StateOf(ops []Op) (*State, error) {
+	st := &State{SIT: map[uint32][64]byte{}}
+	prefree := map[uint32]bool{}
+	at := map[uint32]int{}
+	for _, op := range ops {
+		r := op.Result
+		for _, s := range r.Segments {
+			m, err := hex.DecodeString(s.Map)
+			if err != nil || len(m) != 64 {
+				return nil, fmt.Errorf("afterck: segment %d: bad model map", s.Segno)
+			}
+			st.SIT[s.Segno] = [64]byte(m)
+			prefree[s.Segno] = s.Class == core.SegPrefree
+		}
+		i, ok := at[op.Ino]
+		if !ok {
+			i = len(st.Files)
+			at[op.Ino] = i
+			st.Files = append(st.Files, FileState{Path: op.Path, Ino: op.Ino})
+		}
+		f := &st.Files[i]
+		f.Size, f.Blocks, f.Inline, f.Extents = r.SizeAfter, r.BlocksAfter, r.Inline, r.After.Extents
+		f.Fills = append(f.Fills, r.FillZero...)
+		st.NodesAlloc += r.Stats.NodesAlloc
+		st.ValidBlocks, st.ValidNodes, st.HasCounts = r.ValidBlocks, r.ValidNodes, true
+	}
+	for s, p := range prefree {
+		if p {
+			st.Prefree = append(st.Prefree, s)
+		}
+	}
+	slices.Sort(st.Prefree)
+	return st, nil
+}
+
 // Check holds ops' model after-state against after, the image the kernel left when it ran them on
-// before. The error wraps [imgdiff.ErrUnrelated] when after is not of before's filesystem; it is
-// otherwise for ctx or an unreadable table.
+// before: [CheckState] of [StateOf].
 func Check(ctx context.Context, before, after *imgio.Image, ops []Op) (*Report, error) {
+	st, err := StateOf(ops)
+	if err != nil {
+		return nil, err
+	}
+	return CheckState(ctx, before, after, st)
+}
+
+// CheckState holds a model after-state against after, the image the kernel left. The error wraps
+// [imgdiff.ErrUnrelated] when after is not of before's filesystem; it is otherwise for ctx or an
+// unreadable table.
+func CheckState(ctx context.Context, before, after *imgio.Image, st *State) (*Report, error) {
 	if err := imgdiff.Related(before, after); err != nil {
 		return nil, err
 	}
@@ -126,57 +199,31 @@ func Check(ctx context.Context, before, after *imgio.Image, ops []Op) (*Report, 
 	for _, s := range segs {
 		c.sit[s.Segno] = s.Map
 	}
-	// The model's SIT: each touched segment as the last operation touching it left it.
-	prefree := map[uint32]bool{}
-	for _, op := range ops {
-		for _, s := range op.Result.Segments {
-			m, err := hex.DecodeString(s.Map)
-			if err != nil || len(m) != 64 {
-				return nil, fmt.Errorf("afterck: segment %d: bad model map", s.Segno)
-			}
-			c.sit[s.Segno] = [64]byte(m)
-			prefree[s.Segno] = s.Class == core.SegPrefree
-		}
+	for segno, m := range st.SIT {
+		c.sit[segno] = m
 	}
-	// Files: the last operation on each.
-	last := map[uint32]int{}
-	var inos []uint32
-	for i, op := range ops {
-		if _, ok := last[op.Ino]; !ok {
-			inos = append(inos, op.Ino)
-		}
-		last[op.Ino] = i
-	}
-	for _, ino := range inos {
-		if err := c.file(ino, ops, last[ino]); err != nil {
+	for i := range st.Files {
+		if err := c.file(&st.Files[i]); err != nil {
 			return nil, err
 		}
 	}
-	if err := c.nodes(inos, ops); err != nil {
+	if err := c.nodes(st); err != nil {
 		return nil, err
 	}
-	var pf []uint32
-	for s, p := range prefree {
-		if p {
-			pf = append(pf, s)
-		}
-	}
-	slices.Sort(pf)
-	if len(pf) > 0 {
+	if pf := st.Prefree; len(pf) > 0 {
 		c.explain(Explanation{Kind: "checkpoint", Func: "f2fs_write_checkpoint → f2fs_clear_prefree_segments",
 			Text: fmt.Sprintf("%d segments the call made prefree (%v) are free after the checkpoint of the unmount: their SIT entries hold 0 valid blocks either way", len(pf), short(pf))})
 	}
 	if err := c.segments(); err != nil {
 		return nil, err
 	}
-	if len(ops) > 0 {
-		r := ops[len(ops)-1].Result
+	if st.HasCounts {
 		v := after.Volume()
-		if r.ValidBlocks != v.ValidBlockCount {
-			c.differ(Difference{What: "valid_block_count", Model: fmt.Sprint(r.ValidBlocks), Image: fmt.Sprint(v.ValidBlockCount)})
+		if st.ValidBlocks != v.ValidBlockCount {
+			c.differ(Difference{What: "valid_block_count", Model: fmt.Sprint(st.ValidBlocks), Image: fmt.Sprint(v.ValidBlockCount)})
 		}
-		if r.ValidNodes != v.ValidNodeCount {
-			c.differ(Difference{What: "valid_node_count", Model: fmt.Sprint(r.ValidNodes), Image: fmt.Sprint(v.ValidNodeCount)})
+		if st.ValidNodes != v.ValidNodeCount {
+			c.differ(Difference{What: "valid_node_count", Model: fmt.Sprint(st.ValidNodes), Image: fmt.Sprint(v.ValidNodeCount)})
 		}
 	}
 	c.rep.Agree = c.rep.Total == 0
@@ -240,42 +287,37 @@ func fromImgio(x []imgio.Extent) []core.Extent {
 	return out
 }
 
-// file compares one zeroed file.
-func (c *checker) file(ino uint32, ops []Op, lastOp int) error {
-	op := ops[lastOp]
-	r := op.Result
+// file compares one file the operations touched.
+func (c *checker) file(fs *FileState) error {
+	ino := fs.Ino
 	af, err := c.after.File(ino)
 	if err != nil {
-		c.differ(Difference{What: "file", File: op.Path, Ino: ino, Model: "inode " + fmt.Sprint(ino), Image: err.Error()})
+		c.differ(Difference{What: "file", File: fs.Path, Ino: ino, Model: "inode " + fmt.Sprint(ino), Image: err.Error()})
 		return nil
 	}
 	in := af.Inode()
-	if uint64(in.Size) != uint64(r.SizeAfter) {
-		c.differ(Difference{What: "i_size", File: op.Path, Ino: ino, Model: fmt.Sprint(r.SizeAfter), Image: fmt.Sprint(in.Size)})
+	if uint64(in.Size) != uint64(fs.Size) {
+		c.differ(Difference{What: "i_size", File: fs.Path, Ino: ino, Model: fmt.Sprint(fs.Size), Image: fmt.Sprint(in.Size)})
 	}
-	if in.Blocks != r.BlocksAfter {
-		c.differ(Difference{What: "i_blocks", File: op.Path, Ino: ino, Model: fmt.Sprint(r.BlocksAfter), Image: fmt.Sprint(in.Blocks)})
+	if in.Blocks != fs.Blocks {
+		c.differ(Difference{What: "i_blocks", File: fs.Path, Ino: ino, Model: fmt.Sprint(fs.Blocks), Image: fmt.Sprint(in.Blocks)})
 	}
 	const inlineBits = core.InlineData | core.InlineDentry
-	if in.Inline&inlineBits != r.Inline&inlineBits {
-		c.differ(Difference{What: "i_inline", File: op.Path, Ino: ino, Model: fmt.Sprintf("%#x", r.Inline), Image: fmt.Sprintf("%#x", in.Inline)})
+	if in.Inline&inlineBits != fs.Inline&inlineBits {
+		c.differ(Difference{What: "i_inline", File: fs.Path, Ino: ino, Model: fmt.Sprintf("%#x", fs.Inline), Image: fmt.Sprintf("%#x", in.Inline)})
 	}
 	ie, err := af.Extents()
 	if err != nil {
-		c.differ(Difference{What: "file", File: op.Path, Ino: ino, Model: "a readable slot map", Image: err.Error()})
+		c.differ(Difference{What: "file", File: fs.Path, Ino: ino, Model: "a readable slot map", Image: err.Error()})
 		return nil
 	}
 	// The partial pages fill_zero dirtied, by every operation on this file: the kernel writes
 	// them back at the latest at unmount.
 	fills := map[uint64]core.FillZero{}
-	for i := 0; i <= lastOp; i++ {
-		if ops[i].Ino == ino {
-			for _, f := range ops[i].Result.FillZero {
-				fills[f.Index] = f
-			}
-		}
+	for _, f := range fs.Fills {
+		fills[f.Index] = f
 	}
-	model, image := slotMap{r.After.Extents}, slotMap{fromImgio(ie)}
+	model, image := slotMap{fs.Extents}, slotMap{fromImgio(ie)}
 	bs := boundaries(model.ext, image.ext)
 	for i := 0; i+1 < len(bs); i++ {
 		// Between two boundaries each side is one extent: equal at the first index, equal
@@ -288,10 +330,10 @@ func (c *checker) file(ino uint32, ops []Op, lastOp int) error {
 		}
 		for k := bs[i]; k < bs[i+1]; k++ {
 			mv, iv := model.at(k), image.at(k)
-			if f, ok := fills[k]; ok && c.writeback(op.Path, k, f, mv, iv) {
+			if f, ok := fills[k]; ok && c.writeback(fs.Path, k, f, mv, iv) {
 				continue
 			}
-			d := Difference{What: "slot", File: op.Path, Ino: ino, Index: u64(k), Model: imgdiff.AddrWord(mv), Image: imgdiff.AddrWord(iv)}
+			d := Difference{What: "slot", File: fs.Path, Ino: ino, Index: u64(k), Model: imgdiff.AddrWord(mv), Image: imgdiff.AddrWord(iv)}
 			if len(c.rep.Differences) < MaxDifferences {
 				d.Field = c.field(af, k) // a node read: only for the differences listed
 			}
@@ -305,7 +347,7 @@ func (c *checker) file(ino uint32, ops []Op, lastOp int) error {
 	slices.Sort(idx)
 	for _, k := range idx {
 		if mv := model.at(k); mv == image.at(k) && isAddr(mv) && fills[k].Before == core.StateAddr {
-			c.explain(Explanation{Kind: "writeback-in-place", Func: "f2fs_inplace_write_data", File: op.Path, Index: u64(k), To: u32(mv),
+			c.explain(Explanation{Kind: "writeback-in-place", Func: "f2fs_inplace_write_data", File: fs.Path, Index: u64(k), To: u32(mv),
 				Text: fmt.Sprintf("partial page %d, zeroed in the page cache, was written back in place at %d (ipu_policy FORCE: the block keeps its address)", k, mv)})
 		}
 	}
@@ -368,12 +410,11 @@ func (c *checker) setBit(addr uint32, on bool) {
 
 // nodes explains the NAT entries that moved: the node blocks of a zeroed file written elsewhere
 // (copy-on-write), or allocated for the operation. Any other NAT change is a difference.
-func (c *checker) nodes(inos []uint32, ops []Op) error {
+func (c *checker) nodes(st *State) error {
 	touched := map[uint32]string{}
-	allocs := uint64(0)
-	for _, op := range ops {
-		touched[op.Ino] = op.Path
-		allocs += op.Result.Stats.NodesAlloc
+	allocs := st.NodesAlloc
+	for _, f := range st.Files {
+		touched[f.Ino] = f.Path
 	}
 	n := min(c.before.NATBlockCount(), c.after.NATBlockCount())
 	for b := range n {
