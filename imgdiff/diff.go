@@ -252,6 +252,7 @@ type differ struct {
 	slotOps, nodeOps map[blockSide]Op
 	paths            map[uint32]string
 	dirsDone         map[uint32]bool
+	owners           map[uint32]int // block address → its index in d.Owners
 }
 
 func (c *differ) problem(format string, args ...any) {
@@ -590,18 +591,20 @@ func (c *differ) slot(nc *NodeChange, index uint64, field string, a, b uint32) {
 }
 
 func (c *differ) owner(addr uint32, a, b *Owner) {
-	for i := range c.d.Owners {
+	if i, ok := c.owners[addr]; ok {
 		o := &c.d.Owners[i]
-		if o.Addr == addr {
-			if a != nil {
-				o.A = a
-			}
-			if b != nil {
-				o.B = b
-			}
-			return
+		if a != nil {
+			o.A = a
 		}
+		if b != nil {
+			o.B = b
+		}
+		return
 	}
+	if c.owners == nil {
+		c.owners = map[uint32]int{}
+	}
+	c.owners[addr] = len(c.d.Owners)
 	c.d.Owners = append(c.d.Owners, OwnerChange{Addr: addr, A: a, B: b})
 }
 
