@@ -12,6 +12,7 @@ package afterck
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math/bits"
@@ -333,6 +334,10 @@ func (c *checker) file(fs *FileState) error {
 			if f, ok := fills[k]; ok && c.writeback(fs.Path, k, f, mv, iv) {
 				continue
 			}
+			if c.gcMoved(mv, iv) {
+				c.gcExplain(fs.Path, k, mv, iv)
+				continue
+			}
 			d := Difference{What: "slot", File: fs.Path, Ino: ino, Index: u64(k), Model: imgdiff.AddrWord(mv), Image: imgdiff.AddrWord(iv)}
 			if len(c.rep.Differences) < MaxDifferences {
 				d.Field = c.field(af, k) // a node read: only for the differences listed
@@ -452,6 +457,9 @@ func (c *checker) nodes(st *State) error {
 				c.explain(Explanation{Kind: "node-alloc", Func: "f2fs_new_node_page, then f2fs_do_write_node_page", File: path, Nid: u32(eb.Nid), To: u32(eb.BlockAddr),
 					Text: fmt.Sprintf("node %d of %s, allocated by the call, was written at %d", eb.Nid, path, eb.BlockAddr)})
 				c.setBit(eb.BlockAddr, true)
+			case !ok && ea.Ino == eb.Ino && isAddr(ea.BlockAddr) && isAddr(eb.BlockAddr) && c.gcNode(eb.Ino, eb.Nid, ea.BlockAddr, eb.BlockAddr):
+				// A node of a file no operation touched, rewritten because garbage collection
+				// moved its blocks (or the node itself): explained by gcNode.
 			default:
 				file := touched[ea.Ino]
 				if file == "" {
@@ -464,6 +472,78 @@ func (c *checker) nodes(st *State) error {
 		}
 	}
 	return nil
+}
+
+// gcMoved reports whether block from of the before-image was moved to block to of the after-image
+// by garbage collection: both addresses, the same bytes (move_data_block copies the block).
+func (c *checker) gcMoved(from, to uint32) bool {
+	if !isAddr(from) || !isAddr(to) || from == to {
+		return false
+	}
+	a, err := c.before.ReadBlock(from)
+	if err != nil {
+		return false
+	}
+	b, err := c.after.ReadBlock(to)
+	return err == nil && string(a) == string(b)
+}
+
+func (c *checker) gcExplain(path string, k uint64, from, to uint32) {
+	c.explain(Explanation{Kind: "gc-move", Func: "f2fs_gc → gc_data_segment → move_data_block", File: path, Index: u64(k), From: u32(from), To: u32(to),
+		Text: fmt.Sprintf("block %d of %s (file block %d) was moved to %d by garbage collection, its bytes unchanged: the old block's SIT bit cleared, the new one's set", from, path, k, to)})
+	c.setBit(from, false)
+	c.setBit(to, true)
+}
+
+// gcNode explains the move of node nid of inode ino, a file no operation touched, from block
+// from to block to: every data slot that differs moved with its bytes unchanged (garbage collection
+// moved the data, the node was rewritten with the new addresses), or none differs (the node block
+// itself was moved by gc_node_segment). Anything else leaves the move unexplained (false).
+func (c *checker) gcNode(ino, nid, from, to uint32) bool {
+	a, err := c.before.ReadBlock(from)
+	if err != nil {
+		return false
+	}
+	b, err := c.after.ReadBlock(to)
+	if err != nil {
+		return false
+	}
+	// The words that can hold data addresses: an inode's i_addr (from byte 360 up to i_nid at
+	// 4052), a direct node's 1018 addr (an indirect node's nids never change when data moves).
+	lo, hi := 0, 4*1018
+	if nid == ino {
+		lo, hi = 360, 4052
+	}
+	type move struct {
+		k        int
+		from, to uint32
+	}
+	var moves []move
+	for off := lo; off < hi; off += 4 {
+		x, y := binary.LittleEndian.Uint32(a[off:]), binary.LittleEndian.Uint32(b[off:])
+		if x == y {
+			continue
+		}
+		if !c.gcMoved(x, y) {
+			return false
+		}
+		moves = append(moves, move{(off - lo) / 4, x, y})
+	}
+	path := fmt.Sprintf("ino %d", ino)
+	for _, m := range moves {
+		c.explain(Explanation{Kind: "gc-move", Func: "f2fs_gc → gc_data_segment → move_data_block", File: path, Nid: u32(nid), From: u32(m.from), To: u32(m.to),
+			Text: fmt.Sprintf("block %d of %s (node %d slot %d) was moved to %d by garbage collection, its bytes unchanged", m.from, path, nid, m.k, m.to)})
+		c.setBit(m.from, false)
+		c.setBit(m.to, true)
+	}
+	fn, text := "f2fs_gc → gc_node_segment → f2fs_move_node_page", fmt.Sprintf("node %d of %s was moved by garbage collection: NAT %d → %d", nid, path, from, to)
+	if len(moves) > 0 {
+		fn, text = "f2fs_do_write_node_page", fmt.Sprintf("node %d of %s was rewritten elsewhere with the %d addresses garbage collection moved: NAT %d → %d", nid, path, len(moves), from, to)
+	}
+	c.explain(Explanation{Kind: "node-cow", Func: fn, File: path, Nid: u32(nid), From: u32(from), To: u32(to), Text: text})
+	c.setBit(from, false)
+	c.setBit(to, true)
+	return true
 }
 
 // segments compares the expected SIT with the image's, bit by bit.
