@@ -58,7 +58,7 @@ func listSlotsAfter(t *testing.T, l *List, r *core.Result) []uint32 {
 	}
 	out := make([]uint32, l.Len())
 	for k := range out {
-		idx, ok := l.FileIndex(uint64(k))
+		idx, ok := fileIndex(l, uint64(k))
 		if !ok {
 			t.Fatalf("list slot %d has no file block", k)
 		}
@@ -92,7 +92,7 @@ func TestSpecExamples(t *testing.T) {
 	tests := []struct {
 		row      int
 		slots    string
-		free     int64 // >= 0: InputFree(free)
+		free     int64 // >= 0: inputFree(free)
 		perBlock []call
 		batched  []call
 		errno    string
@@ -124,7 +124,7 @@ func TestSpecExamples(t *testing.T) {
 		l := mustParse(t, tc.slots)
 		in := l.Input()
 		if tc.free >= 0 {
-			in = l.InputFree(uint64(tc.free))
+			in = inputFree(l, uint64(tc.free))
 		}
 		for _, m := range core.Modes {
 			want := tc.perBlock
@@ -291,7 +291,7 @@ func TestLayout(t *testing.T) {
 			t.Errorf("%q: offset %d", tc.slots, req.Offset)
 		}
 		for k := uint64(0); k < l.Len(); k++ {
-			idx, _ := l.FileIndex(k)
+			idx, _ := fileIndex(l, k)
 			back, ok := l.ListSlot(idx)
 			if !ok || back != k {
 				t.Fatalf("%q: ListSlot(FileIndex(%d)) = %d, %v", tc.slots, k, back, ok)
