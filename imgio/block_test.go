@@ -206,7 +206,7 @@ func TestBlockAgainstF2FSTools(t *testing.T) {
 	for name, path := range toolImages(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			img, err := Open(path)
+			img, err := OpenFileContext(context.Background(), path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

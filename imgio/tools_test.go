@@ -2,6 +2,7 @@ package imgio
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"github.com/zrviz/zrviz/internal/testutil"
 	"os"
@@ -91,7 +92,7 @@ func TestAgainstF2FSTools(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// The tools mostly wait on I/O; overlapping the four images saves wall time.
 			t.Parallel()
-			img, err := Open(path)
+			img, err := OpenFileContext(context.Background(), path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -463,7 +464,7 @@ func TestCheckpointBitmapLayouts(t *testing.T) {
 				}
 				want = []string{"/ 4096", "/small.txt 6", "/sub 4096", "/sub/data.bin 819200"}
 			}
-			img, err := Open(path)
+			img, err := OpenFileContext(context.Background(), path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

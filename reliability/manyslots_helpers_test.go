@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -98,7 +99,7 @@ func BuildManySlots(name, file string, children int, layout SlotLayout) (ManySlo
 	if children < 1 || children > msPerDirect {
 		return ms, fmt.Errorf("many-slots: %d children of i_nid[2], want 1 to %d", children, msPerDirect)
 	}
-	img, err := imgio.Open(name)
+	img, err := imgio.OpenFileContext(context.Background(), name, nil)
 	if err != nil {
 		return ms, err
 	}

@@ -208,7 +208,7 @@ func addCorruptDemo(t *testing.T, ts *testServer) {
 		t.Fatal(err)
 	}
 	f.Close()
-	bad, err := imgio.Open(files[0])
+	bad, err := imgio.OpenFileContext(context.Background(), files[0], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func BenchmarkBlockPage(b *testing.B) {
 	// With ZRVIZ_BENCH_IMAGE (scripts/bench-image.sh): the 16 GiB image's /big.bin, its inode and its
 	// first indirect node.
 	if p := os.Getenv("ZRVIZ_BENCH_IMAGE"); p != "" {
-		img, err := imgio.Open(p)
+		img, err := imgio.OpenFileContext(context.Background(), p, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
