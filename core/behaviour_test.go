@@ -99,7 +99,7 @@ func TestNodeAllocation(t *testing.T) {
 	}
 }
 
-// TestENOSPCMidway reproduces the spec's 400 MiB ENOSPC shape: chunks
+// TestENOSPCMidway reproduces the 400 MiB ENOSPC shape of docs/kernel-semantics.md §11: chunks
 // finish until space runs out; the failing chunk is partly reserved and
 // i_size covers only finished chunks.
 func TestENOSPCMidway(t *testing.T) {

@@ -80,7 +80,7 @@ func (ms ManySlots) Addr(inodeSlots int, m uint64) uint32 {
 	return ms.FirstAddr + uint32(row/msRowsPerSpan)*msSpan + 2*uint32(row%msRowsPerSpan) + 256*uint32(i)
 }
 
-// Size of the layout's structures (4 KiB blocks, spec §1).
+// Size of the layout's structures (4 KiB blocks, imgio/raw.go).
 const (
 	msBlock       = 4096
 	msPerDirect   = 1018

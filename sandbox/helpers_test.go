@@ -16,5 +16,5 @@ func fileIndex(l *List, k uint64) (uint64, bool) {
 
 // inputFree is [List.Input] with exactly free blocks left for reservations (user_block_count =
 // valid_block_count + free), so a list with more NULL slots than free blocks shows the kernel's
-// partial reservation and ENOSPC (rows 13 and 14 of the spec's worked examples).
+// partial reservation and ENOSPC (rows 13 and 14 of docs/kernel-semantics.md §11).
 func inputFree(l *List, free uint64) core.Input { return l.input(int64(min(free, 1<<62))) }

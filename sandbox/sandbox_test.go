@@ -85,7 +85,7 @@ func simulate(t testing.TB, in core.Input, req core.Request, m core.Mode) *core.
 	return r
 }
 
-// The worked examples of the spec (zero-range.md §10) written in the slot language. A = 7200
+// The worked examples of docs/kernel-semantics.md §11 written in the slot language. A = 7200
 // (segment 6, blkoff 32), B = 9000, S = 7680 (segment 7), X = 100 (below the main area).
 func TestSpecExamples(t *testing.T) {
 	const A, B, S = 7200, 9000, 7680

@@ -18,7 +18,7 @@ import (
 	"github.com/zrviz/zrviz/imgio"
 )
 
-// Demo facts (shared/fixtures/README.md, checked by imgio's tests against dump.f2fs):
+// Demo facts (imgio/demo/README.md, checked by imgio's tests against dump.f2fs):
 // /cases/contiguous.bin is inode 28 at block 4625 (0x1211), its 1024 blocks start at 22528;
 // /seed/bench64.bin is inode 10, its i_nid[0] direct node (nid 11) is at block 4609.
 const (
@@ -362,7 +362,7 @@ func TestBlockLinksFromPages(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("file page: %d", code)
 	}
-	// fixtures README: 3 runs, at 34304, 6144 and 19456; 17 dnodes.
+	// imgio/demo/README.md: 3 runs, at 34304, 6144 and 19456; 17 dnodes.
 	var got []string
 	doc.Find(testid("extent-block")).Each(func(_ int, s *goquery.Selection) {
 		h, _ := s.Attr("href")

@@ -325,7 +325,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("prealloc pending run", func(t *testing.T) {
-		// fixtures/README.md: NEW_ADDR slots between the 24 written pages
+		// imgio/demo/README.md: NEW_ADDR slots between the 24 written pages
 		// do not end the batched run, so the whole file is one call.
 		ctx := tab(t)
 		do(t, ctx, chromedp.Navigate(runURL(base, "/cases/prealloc.bin", url.Values{"mode": {"batched"}, "step": {"150"}})))
