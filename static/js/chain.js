@@ -3,8 +3,7 @@
 // package request: `zero PATH OFFSET LENGTH [keep_size]`, decimal, the length resolved) and the new
 // range is played on the state it leaves; the URL carries the whole sequence.
 
-import { int } from './fmt.js';
-import { groupDigits } from './state.js';
+import { int, groupDigits } from './fmt.js';
 
 /** Operations a query may carry before the played one (request.MaxOps - 1). */
 export const MAX_BEFORE = 63;
