@@ -4,6 +4,7 @@
 // range is played on the state it leaves; the URL carries the whole sequence.
 
 import { int, groupDigits } from './fmt.js';
+import { imagePage } from './links.js';
 
 /** Operations a query may carry before the played one (request.MaxOps - 1). */
 export const MAX_BEFORE = 63;
@@ -99,7 +100,7 @@ export function chainURL(run, next, keep, trace) {
     q.set('trace', t.id);
     q.set('traceOp', String(t.op));
   }
-  return `/images/${encodeURIComponent(run.image)}/run?${q}`;
+  return `${imagePage(run.image, 'run')}?${q}`;
 }
 
 /**

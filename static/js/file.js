@@ -5,6 +5,7 @@ import { fit, Tooltip, onResize } from './canvas.js';
 import { int } from './fmt.js';
 import { hatch, NULL_FILL, LINE, OI, INK, INK3, fillsFor, legendColours } from './palette.js';
 import { RunMap, colourIndex, colourBy, COLOUR_KEY } from './colour.js';
+import { apiImage, blockURL } from './links.js';
 
 /**
  * @typedef {{index: number, count: number, state: string, addr: number, segno: number}} Extent
@@ -54,7 +55,7 @@ export function initFile(doc) {
   const needTypes = () => {
     if (colour.by !== 'log' || typesAsked) return;
     typesAsked = true;
-    fetch(`/api/images/${encodeURIComponent(id)}/segments`).then((r) => (r.ok ? r.json() : null)).then((b) => {
+    fetch(apiImage(id, 'segments')).then((r) => (r.ok ? r.json() : null)).then((b) => {
       for (const sg of (b && b.segments) || []) colour.segTypes.set(sg.segno, sg.type);
       draw();
     }).catch(() => { /* the map stays grey: unknown */ });
@@ -196,7 +197,7 @@ export function initFile(doc) {
     if (!total) return;
     const b = blockAt(e);
     const x = extentAt(b);
-    if (x && x.state === 'addr') location.assign(`/images/${encodeURIComponent(id)}/blocks/${x.addr + (b - x.index)}`);
+    if (x && x.state === 'addr') location.assign(blockURL(id, x.addr + (b - x.index)));
   });
   const info = doc.getElementById('slotinfo');
   const showSlot = () => {
@@ -212,7 +213,7 @@ export function initFile(doc) {
     if (x && x.state === 'addr') {
       const a = x.addr + (selected - x.index);
       const link = doc.createElement('a');
-      link.href = `/images/${encodeURIComponent(id)}/blocks/${a}`;
+      link.href = blockURL(id, a);
       link.textContent = `block ${a}`;
       link.dataset.testid = 'slot-block';
       info.append(link, `, segment ${Math.floor((a - main) / bps)}`);
