@@ -508,23 +508,31 @@ func (in *inspector) sitBlock() error {
 			break
 		}
 		eo := int(k * sitEntrySize)
-		e := b.Data[eo : eo+sitEntrySize]
-		vb := binary.LittleEndian.Uint16(e)
+		var se rawSITEntry
+		if _, err := binary.Decode(b.Data[eo:eo+sitEntrySize], binary.LittleEndian, &se); err != nil {
+			break
+		}
+		vb := se.VBlocks
 		note := ""
 		if _, ok := img.cp.sitJournal[segno]; ok && current {
 			note = " (superseded by the SIT journal)"
 		}
 		pop := 0
-		for _, c := range e[2:66] {
+		for _, c := range se.ValidMap {
 			for ; c != 0; c &= c - 1 {
 				pop++
 			}
 		}
-		in.field(fmt.Sprintf("segment %d vblocks", segno), eo, 2, fmt.Sprintf("%d valid, type %d (%s)%s", vb&0x3FF, vb>>10, logName(int(vb>>10)), note))
-		name := fmt.Sprintf("segment %d valid_map", segno)
-		in.field(name, eo+2, 64, fmt.Sprintf("%d bits set", pop))
-		in.link(name, img.sb.raw.MainBlkaddr+segno*blocksPerSeg)
-		in.field(fmt.Sprintf("segment %d mtime", segno), eo+66, 8, strconv.FormatUint(binary.LittleEndian.Uint64(e[66:]), 10))
+		prefix := fmt.Sprintf("segment %d ", segno)
+		in.fixed(prefix, eo, specsOf[rawSITEntry](), custom{
+			"vblocks": func(s spec, o int) {
+				in.field(prefix+s.name, o, s.size, fmt.Sprintf("%d valid, type %d (%s)%s", vb&0x3FF, vb>>10, logName(int(vb>>10)), note))
+			},
+			"valid_map": func(s spec, o int) {
+				in.field(prefix+s.name, o, s.size, fmt.Sprintf("%d bits set", pop))
+				in.link(prefix+s.name, img.sb.raw.MainBlkaddr+segno*blocksPerSeg)
+			},
+		})
 		if current && note == "" && int(vb&0x3FF) != pop {
 			in.problem([]int64{in.abs(b.Addr, eo)}, "segment %d: vblocks says %d valid, the valid map has %d bits set", segno, vb&0x3FF, pop)
 		}
