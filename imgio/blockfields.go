@@ -658,7 +658,7 @@ func (in *inspector) inodeFields(f rawFooter) {
 		ds = dec
 		extra, xattr = int(dec.ExtraISize), int(dec.InlineXattrSize)
 		if derr == nil && dec.Checksum == "bad" {
-			in.problem([]int64{in.abs(in.b.Addr, 0x170)}, "inode %d: i_inode_checksum does not match the inode", ino)
+			in.problem([]int64{in.abs(in.b.Addr, inodeAddrOff+offsetOf[rawExtraAttr]("i_inode_checksum"))}, "inode %d: i_inode_checksum does not match the inode", ino)
 		}
 	} else if blk[3]&(inlineXattr|inlineDentry) != 0 {
 		xattr = inlineXattrDef

@@ -61,3 +61,14 @@ func fmtOf(how string) fieldFmt {
 	}
 	return fmtDec
 }
+
+// offsetOf returns the offset of the field of raw struct T whose C name is name; it panics on a
+// name T does not have (a programming error, caught by the tests that reach the call).
+func offsetOf[T any](name string) int {
+	for _, s := range specsOf[T]() {
+		if s.name == name {
+			return s.off
+		}
+	}
+	panic("imgio: " + reflect.TypeFor[T]().Name() + " has no field " + name)
+}

@@ -130,3 +130,15 @@ func rawComments(t *testing.T) map[string][]rawComment {
 	})
 	return out
 }
+
+func TestOffsetOf(t *testing.T) {
+	if got := inodeAddrOff + offsetOf[rawExtraAttr]("i_inode_checksum"); got != 0x170 {
+		t.Errorf("i_inode_checksum at %#x, want 0x170", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("offsetOf of a field the struct lacks did not panic")
+		}
+	}()
+	offsetOf[rawFooter]("no_such_field")
+}
