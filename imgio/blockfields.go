@@ -384,11 +384,12 @@ func (in *inspector) journalFields(off int, nat bool) {
 		}
 		for i := range n {
 			eo := off + 2 + i*natJournalEntry
+			// struct nat_journal_entry: a nid, then its struct f2fs_nat_entry.
 			nid := binary.LittleEndian.Uint32(b[eo:])
-			ino := binary.LittleEndian.Uint32(b[eo+5:])
-			a := binary.LittleEndian.Uint32(b[eo+9:])
+			ne, _ := decodeAt[rawNATEntry](b, eo+4)
+			ino, a := ne.Ino, ne.BlockAddr
 			name := fmt.Sprintf("nat journal[%d]", i)
-			in.field(name, eo, natJournalEntry, fmt.Sprintf("nid %d: inode %d, %s, version %d", nid, ino, addrWord(a), b[eo+4]))
+			in.field(name, eo, natJournalEntry, fmt.Sprintf("nid %d: inode %d, %s, version %d", nid, ino, addrWord(a), ne.Version))
 			if in.img.validMain(a) {
 				in.link(name, a)
 			}
@@ -403,7 +404,9 @@ func (in *inspector) journalFields(off int, nat bool) {
 	for i := range n {
 		eo := off + 2 + i*sitJournalEntry
 		segno := binary.LittleEndian.Uint32(b[eo:])
-		vb := binary.LittleEndian.Uint16(b[eo+4:])
+		// struct sit_journal_entry: a segment number, then its struct f2fs_sit_entry.
+		se, _ := decodeAt[rawSITEntry](b, eo+4)
+		vb := se.VBlocks
 		name := fmt.Sprintf("sit journal[%d]", i)
 		in.field(name, eo, sitJournalEntry, fmt.Sprintf("segment %d: %d valid, type %d (%s)", segno, vb&0x3FF, vb>>10, logName(int(vb>>10))))
 		if segno < in.img.sb.raw.SegmentCountMain {
@@ -427,9 +430,8 @@ func (in *inspector) summaryFields(segno uint32, natJ, sitJ bool) {
 	inMain := segno < in.img.sb.raw.SegmentCountMain
 	for k := range blocksPerSeg {
 		eo := k * sumEntrySize
-		e := b[eo : eo+sumEntrySize]
-		nid := binary.LittleEndian.Uint32(e)
-		if nid == 0 && e[4] == 0 && binary.LittleEndian.Uint16(e[5:]) == 0 {
+		e, _ := decodeAt[rawSummary](b, eo)
+		if e == (rawSummary{}) {
 			continue
 		}
 		name := fmt.Sprintf("entry[%d]", k)
@@ -438,7 +440,7 @@ func (in *inspector) summaryFields(segno uint32, natJ, sitJ bool) {
 			where = fmt.Sprintf("block %d: ", start+uint32(k))
 			in.link(name, start+uint32(k))
 		}
-		in.field(name, eo, sumEntrySize, fmt.Sprintf("%snid %d, ofs_in_node %d, version %d", where, nid, binary.LittleEndian.Uint16(e[5:]), e[4]))
+		in.field(name, eo, sumEntrySize, fmt.Sprintf("%snid %d, ofs_in_node %d, version %d", where, e.Nid, e.OfsInNode, e.Version))
 	}
 	switch {
 	case natJ:
@@ -469,10 +471,10 @@ func (in *inspector) compactFields(l *packLayout) {
 			if err != nil || blk != in.b.Addr {
 				continue
 			}
-			e := b[off : off+sumEntrySize]
+			e, _ := decodeAt[rawSummary](b, off)
 			name := fmt.Sprintf("%s entry[%d]", logNames[t], j)
 			addr := main + segno*blocksPerSeg + j
-			in.field(name, off, sumEntrySize, fmt.Sprintf("block %d: nid %d, ofs_in_node %d, version %d", addr, binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint16(e[5:]), e[4]))
+			in.field(name, off, sumEntrySize, fmt.Sprintf("block %d: nid %d, ofs_in_node %d, version %d", addr, e.Nid, e.OfsInNode, e.Version))
 			if segno < in.img.sb.raw.SegmentCountMain {
 				in.link(name, addr)
 			}
@@ -560,10 +562,9 @@ func (in *inspector) natBlock() error {
 	}
 	for k := range perBlock {
 		eo := int(k * natEntrySize)
-		e := b.Data[eo : eo+natEntrySize]
-		ino := binary.LittleEndian.Uint32(e[1:])
-		a := binary.LittleEndian.Uint32(e[5:])
-		if ino == 0 && a == 0 && e[0] == 0 {
+		e, _ := decodeAt[rawNATEntry](b.Data, eo)
+		ino, a := e.Ino, e.BlockAddr
+		if e == (rawNATEntry{}) {
 			continue
 		}
 		nid := first + k
@@ -572,7 +573,7 @@ func (in *inspector) natBlock() error {
 			note = " (superseded by the NAT journal)"
 		}
 		name := fmt.Sprintf("nid %d", nid)
-		in.field(name, eo, natEntrySize, fmt.Sprintf("inode %d, %s, version %d%s", ino, addrWord(a), e[0], note))
+		in.field(name, eo, natEntrySize, fmt.Sprintf("inode %d, %s, version %d%s", ino, addrWord(a), e.Version, note))
 		if img.validMain(a) {
 			in.link(name, a)
 		}

@@ -72,3 +72,13 @@ func offsetOf[T any](name string) int {
 	}
 	panic("imgio: " + reflect.TypeFor[T]().Name() + " has no field " + name)
 }
+
+// decodeAt decodes raw struct T from b at byte off, as binary.Decode reads it; ok is false when T
+// does not fit.
+func decodeAt[T any](b []byte, off int) (v T, ok bool) {
+	if off < 0 || off > len(b) {
+		return v, false
+	}
+	_, err := binary.Decode(b[off:], binary.LittleEndian, &v)
+	return v, err == nil
+}

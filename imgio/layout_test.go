@@ -33,6 +33,7 @@ func TestLayoutOffsets(t *testing.T) {
 		"rawNATEntry":   {specsOf[rawNATEntry](), 0, binary.Size(rawNATEntry{})},
 		"rawSITEntry":   {specsOf[rawSITEntry](), 0, binary.Size(rawSITEntry{})},
 		"rawDirEntry":   {specsOf[rawDirEntry](), 0, binary.Size(rawDirEntry{})},
+		"rawSummary":    {specsOf[rawSummary](), 0, binary.Size(rawSummary{})},
 	}
 	comments := rawComments(t)
 	for name, l := range layouts {
@@ -141,4 +142,16 @@ func TestOffsetOf(t *testing.T) {
 		}
 	}()
 	offsetOf[rawFooter]("no_such_field")
+}
+
+func TestDecodeAt(t *testing.T) {
+	b := []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if e, ok := decodeAt[rawSummary](b, 1); !ok || e != (rawSummary{Nid: 0x04030201, Version: 5, OfsInNode: 0x0706}) {
+		t.Errorf("decodeAt(1) = %+v, %v", e, ok)
+	}
+	for _, off := range []int{-1, 5, 12} {
+		if _, ok := decodeAt[rawSummary](b, off); ok {
+			t.Errorf("decodeAt(%d) of %d bytes fit a 7-byte struct", off, len(b))
+		}
+	}
 }

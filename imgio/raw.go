@@ -165,6 +165,13 @@ type rawSITEntry struct {
 	Mtime    uint64   `f2fs:"mtime"`     // 0x42 mtime
 }
 
+// rawSummary is struct f2fs_summary, 7 bytes: the node and slot that own one block of a segment.
+type rawSummary struct {
+	Nid       uint32 `f2fs:"nid"`         // 0x0 nid
+	Version   uint8  `f2fs:"version"`     // 0x4 version
+	OfsInNode uint16 `f2fs:"ofs_in_node"` // 0x5 ofs_in_node
+}
+
 // rawDirEntry is struct f2fs_dir_entry, 11 bytes.
 type rawDirEntry struct {
 	HashCode uint32 `f2fs:"hash_code"` // 0x0 hash_code

@@ -28,6 +28,7 @@ func TestRawSizes(t *testing.T) {
 		{"f2fs_sit_entry", rawSITEntry{}, sitEntrySize},
 		{"f2fs_dir_entry", rawDirEntry{}, dentrySize},
 		{"f2fs_extent", rawExtent{}, 12},
+		{"f2fs_summary", rawSummary{}, sumEntrySize},
 		{"f2fs_orphan_block (after ino[1020])", rawOrphanTail{}, 4096 - 4*1020},
 	}
 	for _, tc := range tests {
