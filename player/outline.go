@@ -35,7 +35,8 @@ type Spec struct {
 }
 
 // Range is the file block indices [Start, End) of the request's pages: the whole pages the dnode
-// loop walks and the partial head and tail pages fill_zero handles.
+// loop walks and the partial head and tail pages fill_zero handles, up to where the run can reach
+// (see [PagesOf]).
 type Range struct {
 	Start uint64 `json:"start"`
 	End   uint64 `json:"end"`
@@ -180,7 +181,7 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 	if len(spec.Modes) == 0 || len(spec.Modes) > 2 {
 		return nil, ErrNoModes
 	}
-	o := &Outline{spec: spec, Range: PagesOf(spec.Request), Markers: []Marker{}, Chunks: []Chunk{},
+	o := &Outline{spec: spec, Range: PagesOf(spec), Markers: []Marker{}, Chunks: []Chunk{},
 		SegTypes: map[uint32]int{}}
 	// The pass never seeks back: its engines keep no undo log.
 	l, err := newLockstep(spec, core.RunOptions{Forward: true})
@@ -290,17 +291,13 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 	return o, nil
 }
 
-// PagesOf is the request's pages [offset>>12, ceil((offset+length)/4096)), empty for a request the
-// kernel refuses before looking at pages.
-func PagesOf(req core.Request) Range {
-	if req.Offset < 0 || req.Length <= 0 || req.Offset > (1<<63-1)-req.Length {
-		return Range{}
-	}
-	lo := uint64(req.Offset) >> 12
-	hi := (uint64(req.Offset) + uint64(req.Length) + 4095) >> 12
-	// No file has more blocks than f2fs's largest (about 2^32): beyond it the kernel says EFBIG.
-	const maxBlocks = 1 << 33
-	return Range{Start: min(lo, maxBlocks), End: min(hi, maxBlocks)}
+// PagesOf is the pages of spec's request a run can reach: [core.PagesOf] (empty when the kernel
+// refuses the request's arguments) up to [core.Pages.Reach] (a range past the volume's free space
+// ends with ENOSPC long before its end). The outline, a viewer's page and the server's budget all
+// use it, so they agree on what the run really walks.
+func PagesOf(spec Spec) Range {
+	p := core.PagesOf(spec.Input, spec.Request).Reach(spec.Input)
+	return Range{Start: p.Start, End: p.End}
 }
 
 // thinMarkers keeps chunk and error markers first, then spreads the rest evenly.

@@ -1,0 +1,55 @@
+package web
+
+import (
+	"net/http"
+	"testing"
+)
+
+// TestHugeLengthIsENOSPC: a zero-range of 1 TiB from a 4 MiB file walks the file's 1,024 blocks,
+// then reserves holes until the volume's free blocks run out: the kernel's answer is ENOSPC, which
+// the socket and the API give at once. The range the hello carries (what the page allocates) and
+// what the budget reserves stop where the run can reach, not at 2^28 pages (core.Pages.Reach).
+func TestHugeLengthIsENOSPC(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{MaxMemory: 256 << 20})
+	q := "image=demo&path=/cases/contiguous.bin&offset=0&length=1TiB&mode=both"
+	w := ts.dialWS(t, q)
+	h := w.readType("hello")
+	if n := h.Range.End - h.Range.Start; n == 0 || n > 1<<17 {
+		t.Fatalf("range %+v: %d pages", h.Range, n)
+	}
+	w.send(ctl{"type": "end"})
+	f := w.readType("frame")
+	for _, m := range []string{"per-block", "batched"} {
+		if st := f.mode(m); st.Errno != "ENOSPC" || st.Counters.BlocksInvalidated != 1024 {
+			t.Errorf("%s: errno %q, %d blocks invalidated; want ENOSPC after the file's 1,024", m, st.Errno, st.Counters.BlocksInvalidated)
+		}
+	}
+	var res struct {
+		Results []struct {
+			Mode  string `json:"mode"`
+			Errno string `json:"errno"`
+			Stats struct {
+				BlocksInvalidated uint64 `json:"blocksInvalidated"`
+			} `json:"stats"`
+		} `json:"results"`
+	}
+	if code := ts.get(t, "/api/images/demo/run?path=/cases/contiguous.bin&length=1TiB", &res); code != http.StatusOK {
+		t.Fatalf("API: %d", code)
+	}
+	for _, r := range res.Results {
+		if r.Errno != "ENOSPC" || r.Stats.BlocksInvalidated != 1024 {
+			t.Errorf("API %s: %q, %d blocks invalidated", r.Mode, r.Errno, r.Stats.BlocksInvalidated)
+		}
+	}
+	// A huge offset is refused by vfs_fallocate (offset+len > s_maxbytes): EFBIG, no page.
+	w2 := ts.dialWS(t, "image=demo&path=/cases/contiguous.bin&offset=999999999999999&length=4096")
+	h2 := w2.readType("hello")
+	if h2.Range.End != h2.Range.Start {
+		t.Errorf("EFBIG: range %+v", h2.Range)
+	}
+	w2.send(ctl{"type": "end"})
+	if st := w2.readType("frame").mode("per-block"); st.Errno != "EFBIG" {
+		t.Errorf("huge offset: errno %q, want EFBIG", st.Errno)
+	}
+}
