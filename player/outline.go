@@ -8,6 +8,7 @@ package player
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -85,6 +86,8 @@ type Outline struct {
 	prefix   []uint64            // prefix[i] = slots of the chunks before chunk i
 	cps      [][]int64           // engine steps at player step k·cpEvery (two modes)
 	stopsAt  map[int64]int       // stop index by step
+	segBase  []segKey            // Segments[k] before the run
+	sit      []SITTotals         // per mode: the SIT totals over every segment the run touches
 	// stopEvents holds the event each kind of stop was made from, while Build runs.
 	stopEvents map[string]core.Event
 	// checkpointChunks spaces a viewer's engine checkpoints so its SIT undo log stays within
@@ -278,8 +281,21 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 		}
 		o.SegTypes[sg.Segno] = t
 	}
+	o.segBase = make([]segKey, len(o.Segments))
+	for k, sg := range o.Segments {
+		var m [64]byte
+		if _, err := hex.Decode(m[:], []byte(sg.MapBefore)); err != nil {
+			return nil, fmt.Errorf("player: segment %d: %w", sg.Segno, err)
+		}
+		o.segBase[k] = keyOf(int32(sg.ValidBefore), sg.ClassBefore, &m)
+		// What a listed segment is before the run, whatever the engine says of it now.
+		sg.Valid, sg.Map, sg.Class = int32(sg.ValidBefore), sg.MapBefore, sg.ClassBefore
+		o.Segments[k] = sg
+	}
 	for _, r := range l.runs {
 		o.Final = append(o.Final, r.Snapshot())
+		before, _, touched := r.SITTotals()
+		o.sit = append(o.sit, SITTotals{Before: before, Segments: touched})
 	}
 	o.checkpointChunks, o.undoEntries = undo.spacing()
 	o.Stops = tour.finish()

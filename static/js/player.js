@@ -812,10 +812,27 @@ function updateDOM(doc, st, ui) {
   }
   text('slots-aside', st.ready ? `${int(st.n)} slots in ${int(st.chunks.length)} chunks${st.runs ? ` · ${int(st.runs.count)} physical run${st.runs.count === 1 ? '' : 's'}` : ''}` : '');
   const [a, b] = ui.sit.shown;
-  text('sit-aside', st.ready ? `${st.segOrder.size} segment${st.segOrder.size === 1 ? '' : 's'}${b < st.segOrder.size && b > 0 ? ` (${a}–${b} shown: ↑ ↓)` : ''}` : '');
+  text('sit-aside', st.ready ? sitAside(st, a, b) : '');
   text('slots-desc', st.ready && st.n > 0 ? cursorLine(st, ui.slots) : '');
   text('sit-desc', st.ready ? sitLine(st) : '');
   tourDOM(doc, st, ui);
+}
+
+/**
+ * The SIT panel's heading aside: how many segments the run touches, how many are listed.
+ * @param {RunState} st
+ * @param {number} a first shown (1-based)
+ * @param {number} b last shown
+ * @returns {string}
+ */
+function sitAside(st, a, b) {
+  const listed = st.segOrder.size;
+  const all = st.modes.length ? st.sitTotals(st.modes[0]).segments : listed;
+  const n = Math.max(all, listed);
+  let t = `${int(n)} segment${n === 1 ? '' : 's'}`;
+  if (n > listed) t += ` (the first ${int(listed)} listed; totals count all)`;
+  if (b < listed && b > 0) t += ` (${a}–${b} shown: ↑ ↓)`;
+  return t;
 }
 
 /**
