@@ -53,3 +53,26 @@ func (p Pages) Reach(in Input) Pages {
 	}
 	return p
 }
+
+// ReturnedBy names the kernel function whose return value ends the request: "open" when open(2)
+// already fails (a directory cannot be opened for writing: -EISDIR; a symbolic link with
+// O_NOFOLLOW: -ELOOP), "vfs_fallocate" for the VFS's checks (fs/open.c: offset < 0 or len ≤ 0
+// -EINVAL, flags it does not take -EOPNOTSUPP, an immutable or append-only inode -EPERM, not a
+// regular file -ENODEV, offset+len past s_maxbytes -EFBIG), "f2fs_fallocate" for f2fs's own
+// (a checkpoint error -EIO, a compressed or pinned file -EOPNOTSUPP), else "f2fs_zero_range".
+func ReturnedBy(in Input, req Request) string {
+	switch ArgCheck(in, req) {
+	case "":
+		return "f2fs_zero_range"
+	case "EISDIR", "ELOOP":
+		return "open"
+	case "EIO":
+		return "f2fs_fallocate"
+	case "EOPNOTSUPP":
+		if req.ExtraFlags&^fallocKeepSize != 0 {
+			return "vfs_fallocate"
+		}
+		return "f2fs_fallocate"
+	}
+	return "vfs_fallocate"
+}

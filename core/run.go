@@ -353,6 +353,10 @@ func (r *Run) Snapshot() Snapshot {
 	}
 	if s.step > 0 {
 		sn.Narration = r.last.Narrate()
+		if r.last.Kind == EvDone && s.errno != "" {
+			// A request refused before f2fs_zero_range is the VFS's or open(2)'s answer.
+			sn.Narration = ReturnedBy(e.in, e.req) + " returns -" + s.errno
+		}
 	}
 	if s.chunk.ord >= 0 {
 		sn.Node = s.chunk.node.name()

@@ -232,14 +232,17 @@ type SITTotals struct {
 
 // ModeState is one engine's state at the player's step, ready to encode.
 type ModeState struct {
-	Mode        core.Mode     `json:"mode"`
-	Step        int64         `json:"step"` // the engine's own event count
-	Done        bool          `json:"done"`
-	Errno       string        `json:"errno"`
-	Message     string        `json:"message,omitempty"` // the kernel's log line for an error
-	Cursor      uint64        `json:"cursor"`            // file block index of the engine's next event
-	Chunk       int32         `json:"chunk"`             // index into Outline.Chunks, -1 before the first
-	Pending     *core.Pending `json:"pending"`           // the batched mode's run, nil when none
+	Mode    core.Mode `json:"mode"`
+	Step    int64     `json:"step"` // the engine's own event count
+	Done    bool      `json:"done"`
+	Errno   string    `json:"errno"`
+	Message string    `json:"message,omitempty"` // the kernel's log line for an error
+	// ReturnedBy names the function whose errno ends the run (core.ReturnedBy: open, vfs_fallocate,
+	// f2fs_fallocate or f2fs_zero_range), when Errno is set.
+	ReturnedBy  string        `json:"returnedBy,omitempty"`
+	Cursor      uint64        `json:"cursor"`  // file block index of the engine's next event
+	Chunk       int32         `json:"chunk"`   // index into Outline.Chunks, -1 before the first
+	Pending     *core.Pending `json:"pending"` // the batched mode's run, nil when none
 	Counters    Counters      `json:"counters"`
 	SIT         SITTotals     `json:"sit"`
 	ISize       int64         `json:"iSize"`
@@ -300,6 +303,7 @@ func (p *Player) State(t *Tracker, full bool) []ModeState {
 				SegmentsPrefree: sn.Stats.SegmentsPrefree}}
 		if sn.Done && sn.Errno != "" {
 			st.Message = p.o.Errors[i].Message()
+			st.ReturnedBy = core.ReturnedBy(p.o.spec.Input, p.o.spec.Request)
 		}
 		if sn.Pending.Len > 0 {
 			pd := sn.Pending

@@ -902,7 +902,9 @@ function outcomeDOM(doc, st, m) {
       else t += '.';
     } else if (o && o !== 'done') {
       const msg = st.modes.map((md) => st.per[md].message).find(Boolean);
-      t = `f2fs_zero_range returns -${o}${msg ? `: the kernel logs "${msg}"` : ''}.`;
+      // A request refused before f2fs (length 0, a directory) is the VFS's or open(2)'s answer.
+      const by = st.modes.map((md) => st.per[md].returnedBy).find(Boolean) || 'f2fs_zero_range';
+      t = `${by} returns -${o}${msg ? `: the kernel logs "${msg}"` : ''}.`;
     } else if (o === 'done') {
       const pb = st.per['per-block'];
       const bt = st.per.batched;

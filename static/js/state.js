@@ -41,6 +41,7 @@ export const MODES = Object.freeze(['per-block', 'batched']);
  * @property {boolean} done
  * @property {string} errno
  * @property {string} message
+ * @property {string} [returnedBy] the function whose errno ends the run (open, vfs_fallocate, f2fs_fallocate, f2fs_zero_range)
  * @property {number} cursor
  * @property {number} chunk
  * @property {{start: number, len: number, slot: number}|null} pending
@@ -482,6 +483,7 @@ export class RunState {
       ms.done = !!s.done;
       ms.errno = s.errno || '';
       ms.message = s.message || '';
+      ms.returnedBy = s.returnedBy || '';
       ms.cursor = s.cursor ?? ms.cursor;
       ms.chunk = s.chunk ?? ms.chunk;
       ms.pending = s.pending && s.pending.len > 0 ? s.pending : null;
