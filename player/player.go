@@ -1,8 +1,10 @@
 package player
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
+	"slices"
 
 	"github.com/zrviz/zrviz/core"
 )
@@ -197,6 +199,25 @@ func (p *Player) GotoSlot(slot uint64) error {
 		}
 	}
 	return p.Goto(lo)
+}
+
+// Follow moves p to the point of from's run that from shows, for a mode switch (from and p play
+// the same request in other modes): the start to the start, the end to the end, a dnode chunk's
+// first step to the same chunk's, and otherwise the first step whose cursor reaches from's cursor
+// (the same slot). So a switch at the end stays at the end, and switching back and forth at a
+// chunk boundary comes back to the same step.
+func (p *Player) Follow(from *Player) error {
+	fo, s := from.o, from.Step()
+	switch {
+	case s <= 0:
+		return p.Goto(0)
+	case s >= fo.Total:
+		return p.Goto(p.o.Total)
+	}
+	if k, ok := slices.BinarySearchFunc(fo.Chunks, s, func(c Chunk, s int64) int { return cmp.Compare(c.Step, s) }); ok && k < len(p.o.Chunks) {
+		return p.Goto(p.o.Chunks[k].Step)
+	}
+	return p.GotoSlot(from.Cursor())
 }
 
 // Changed returns what the run has written so far over [lo, hi) (the first mode's engine: both

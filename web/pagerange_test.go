@@ -53,3 +53,34 @@ func TestHugeLengthIsENOSPC(t *testing.T) {
 		t.Errorf("huge offset: errno %q, want EFBIG", st.Errno)
 	}
 }
+
+// TestWSModeSwitchKeepsThePoint: b at the end of bench64 (both) gives per-block's end (49,188),
+// and three switches come back to 65,675; mid-run the new hello's step has the same slot cursor.
+func TestWSModeSwitchKeepsThePoint(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	w := ts.dialWS(t, bench64+"&mode=both")
+	w.readType("hello")
+	w.send(ctl{"type": "end"})
+	w.readType("frame")
+	steps := []int64{}
+	for _, m := range []string{"per-block", "batched", "both"} {
+		w.send(ctl{"type": "mode", "mode": m})
+		h := w.readType("hello")
+		steps = append(steps, h.Step)
+		if h.Step != h.TotalSteps {
+			t.Errorf("%s after the end: step %d of %d", m, h.Step, h.TotalSteps)
+		}
+	}
+	if steps[0] != 49188 || steps[2] != 65675 {
+		t.Errorf("steps %v, want 49,188 … 65,675", steps)
+	}
+	w.send(ctl{"type": "seek", "step": 3501})
+	f := w.readType("frame")
+	cursor := min(f.mode("per-block").Cursor, f.mode("batched").Cursor) // the player's cursor: the engine behind
+	w.send(ctl{"type": "mode", "mode": "batched"})
+	h := w.readType("hello")
+	if st := h.mode("batched"); st == nil || st.Cursor < cursor || h.Step == 0 || h.Step == h.TotalSteps {
+		t.Errorf("mid-run: batched at step %d, state %+v; both's cursor was %d", h.Step, st, cursor)
+	}
+}

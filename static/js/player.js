@@ -13,6 +13,7 @@ import { MODEL, MEASURED, modelMs, fmtTime, formula } from './cost.js';
 import {
   stopAt, stopStep, nextStop, prevStop, tourPosition, openQuestion, passedQuestion, verdictText, scoreText,
 } from './tour.js';
+import { nextMode, tourAfterHello } from './modeswitch.js';
 import { COLOUR_BY, COLOUR_KEY, colourBy } from './colour.js';
 import { loadGlossary, TermMatcher, Popover, writeTerms, termButton } from './glossary.js';
 import { legendColours as paintLegend } from './palette.js';
@@ -23,8 +24,6 @@ const SPEEDS = [0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
   20000, 50000, 100000, 200000, 500000, 1000000];
 
 /** Modes in the order the b key cycles through them. */
-const MODE_CYCLE = ['per-block', 'batched', 'both'];
-
 /** Paces from slowest to fastest, for [ and ]. */
 const PACE_ORDER = ['step', '180', '60', '30', '10'];
 
@@ -213,8 +212,10 @@ export function initRun(doc, opts = {}) {
 
   const sock = new RunSocket(params, {
     hello(h) {
+      const before = st.ready ? st.mode : null;
       st.hello(h);
       params.mode = st.mode;
+      ({ open: tourOpen, sticky: tourSticky } = tourAfterHello(before, st.mode, st.stops, st.step, tourOpen, tourSticky));
       if (modeSel) modeSel.value = st.mode;
       seek.max = String(st.totalSteps);
       $('step-total').textContent = int(st.totalSteps);
@@ -453,7 +454,7 @@ export function initRun(doc, opts = {}) {
       case 'P': setPresent(!view.present); break;
       case '[': stepPace(-1); break;
       case ']': stepPace(1); break;
-      case 'b': case 'B': setMode(MODE_CYCLE[(MODE_CYCLE.indexOf(params.mode) + 1) % MODE_CYCLE.length]); break;
+      case 'b': case 'B': setMode(nextMode(params.mode)); break;
       case 'c': setColour(COLOUR_BY[(COLOUR_BY.indexOf(view.colour.by) + 1) % COLOUR_BY.length]); break;
       case 'q': setQuiz(!view.quiz); break;
       // g moves the focus on keyup: moved now, the key's character would land in the box.
