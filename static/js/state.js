@@ -373,7 +373,8 @@ export class RunState {
     this.initialExtents = this.initialExtents.concat(page.extents);
     this.initialNext = page.next;
     this.changed = null;
-    if (this.initialComplete) this.runs = RunMap.fromExtents(this.initialExtents, base, this.slots.length);
+    // The physical runs over the chunks the loop walks (core.RunStarts's rule).
+    if (this.initialComplete) this.runs = RunMap.fromExtents(this.initialExtents, base, this.slots.length, this.chunks.map((c) => /** @type {[number, number]} */ ([c.start, c.start + c.len])));
     this.refreshExtents();
   }
 
