@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"testing"
 )
 
@@ -82,5 +83,30 @@ func TestWSModeSwitchKeepsThePoint(t *testing.T) {
 	h := w.readType("hello")
 	if st := h.mode("batched"); st == nil || st.Cursor < cursor || h.Step == 0 || h.Step == h.TotalSteps {
 		t.Errorf("mid-run: batched at step %d, state %+v; both's cursor was %d", h.Step, st, cursor)
+	}
+}
+
+// TestRunResolvedOnce: a player page with an earlier operation simulates it once; its websocket
+// (and a mode switch) reuse the input it left.
+func TestRunResolvedOnce(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	q := "path=/cases/contiguous.bin&offset=524288&length=2097152&before=" + url.QueryEscape("zero /cases/contiguous.bin 1048576 1048576")
+	if _, code := ts.getPage(t, "/images/demo/run?"+q); code != http.StatusOK {
+		t.Fatalf("page: %d", code)
+	}
+	w := ts.dialWS(t, "image=demo&"+q+"&mode=both")
+	w.readType("hello")
+	w.send(ctl{"type": "mode", "mode": "batched"})
+	h := w.readType("hello")
+	w.send(ctl{"type": "end"})
+	if st := w.readType("frame").mode("batched"); st.Counters.BlocksInvalidated != 256 || h.Run.Mode != "batched" {
+		t.Errorf("kernel case 9 after the switch: %+v", st.Counters)
+	}
+	ts.resolved.mu.Lock()
+	misses := ts.resolved.misses
+	ts.resolved.mu.Unlock()
+	if misses != 1 {
+		t.Errorf("the earlier operation was simulated %d times for one view", misses)
 	}
 }
