@@ -216,6 +216,8 @@ export function initRun(doc, opts = {}) {
       st.hello(h);
       params.mode = st.mode;
       ({ open: tourOpen, sticky: tourSticky } = tourAfterHello(before, st.mode, st.stops, st.step, tourOpen, tourSticky));
+      // Verdicts are kept by stop index, and another mode has other stops.
+      if (before !== null && before !== st.mode) { verdicts.clear(); answered.clear(); waitingVerdict = -1; }
       if (modeSel) modeSel.value = st.mode;
       seek.max = String(st.totalSteps);
       $('step-total').textContent = int(st.totalSteps);
@@ -511,6 +513,11 @@ export function initRun(doc, opts = {}) {
     dirty = true;
   }, { passive: false });
   new ResizeObserver(() => { dirty = true; markersDirty = true; }).observe(doc.body);
+  // A panel that grows or shrinks inside a body of the same size (a mode switch hides a lane)
+  // shows another number of rows: draw again, as a fresh load would.
+  const redraw = new ResizeObserver(() => { dirty = true; });
+  redraw.observe(slotsCanvas);
+  redraw.observe(sitCanvas);
 
   $('cost-formula').textContent = formula(MODEL);
   $('cost-source').textContent = `t = a × blocks + b × calls, fitted exactly through two points: ${MEASURED.source}. `
@@ -944,7 +951,7 @@ function tourDOM(doc, st, ui) {
   const quiz = $('quiz');
   const q = ui.view.quiz && s && s.question && (ui.q === k || ui.verdicts.has(k)) ? s.question : null;
   const asking = q && ui.q === k;
-  const key = `${k}:${asking}:${ui.verdicts.get(k) || ''}:${ui.waitingVerdict}:${ui.view.quiz}`;
+  const key = `${st.hellos}:${k}:${asking}:${ui.verdicts.get(k) || ''}:${ui.waitingVerdict}:${ui.view.quiz}`;
   const body = $('tour-body');
   if (body.dataset.key !== key) {
     body.dataset.key = key;

@@ -273,6 +273,8 @@ export class RunState {
     this.sitVersion = 0;
     this.info = { image: '', path: '', ino: 0, size: '0', offset: '0', length: '0', keepSize: false, before: /** @type {string[]} */ ([]), compressed: false, algorithm: '', clusterSize: 0 };
     this.score = { right: 0, asked: 0 };
+    /** hellos taken: a new one may bring another run's stops and chunks */
+    this.hellos = 0;
     this.error = '';
     /** @type {RunMap|null} the physical runs of the initial map, once it is complete */
     this.runs = null;
@@ -300,6 +302,7 @@ export class RunState {
    */
   hello(h) {
     this.ready = true;
+    this.hellos++;
     this.error = '';
     const r = h.run || {};
     this.info = {
