@@ -245,7 +245,7 @@ func badArgsNarration(errno string) string {
 func (e Event) Narrate() string {
 	switch e.Kind {
 	case EvStart:
-		return fmt.Sprintf("fallocate(FALLOC_FL_ZERO_RANGE) enters f2fs_fallocate for offset %s, length %s", units.Group(e.Before), units.Group(e.After))
+		return fmt.Sprintf("fallocate(FALLOC_FL_ZERO_RANGE) for offset %s, length %s: vfs_fallocate checks the arguments before f2fs_fallocate sees them", units.Group(e.Before), units.Group(e.After))
 	case EvError:
 		switch e.Action {
 		case ActBounds, ActSITBit:

@@ -93,3 +93,20 @@ func TestRefusedBeforeF2FS(t *testing.T) {
 		t.Errorf("no runs: %+v", end)
 	}
 }
+
+// TestStartNarrationNamesTheVFS: the first step of every run says the VFS checks come first
+// (vfs_fallocate in fs/open.c), so a refused request never claims to have entered f2fs.
+func TestStartNarrationNamesTheVFS(t *testing.T) {
+	spec := demoSpec(t, "/cases/contiguous.bin", core.PerBlock)
+	spec.Request = core.Request{Length: 0}
+	p, err := New(build(t, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Goto(1); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.State(&Tracker{}, true)[0].Narration; !strings.Contains(n, "vfs_fallocate checks the arguments before f2fs_fallocate") {
+		t.Errorf("step 1: %q", n)
+	}
+}
