@@ -1,0 +1,221 @@
+package gc_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/zrviz/zrviz/gc"
+	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/source"
+)
+
+// The kernel fixtures (testdata/README.md): an image, an ops file run on it by Linux 6.12 with
+// zr-oracle, and what the kernel did: each op's result, the f2fs_get_victim tracepoint's picks
+// and the in-memory segment_info at each snap.
+var kernelCases = []struct{ name, image, ops string }{
+	{"a-fg", "a.img.zst", "fg.ops"},
+	{"a-bg", "a.img.zst", "bg.ops"},
+	{"b-fg", "b.img.zst", "fg.ops"},
+	{"b-bg", "b.img.zst", "bg.ops"},
+	{"empty", "empty.img.zst", "empty.ops"},
+}
+
+// testdataDir is where the fixtures are; ZRVIZ_GC_TESTDATA points elsewhere (a fresh
+// make-fixtures.sh run before its output is copied in).
+func testdataDir() string {
+	if d := os.Getenv("ZRVIZ_GC_TESTDATA"); d != "" {
+		return d
+	}
+	return "testdata"
+}
+
+// kernelPick is one f2fs_get_victim event of GC (LFS mode).
+type kernelPick struct {
+	op     int
+	typ    string // "FG" or "BG"
+	policy string
+	victim uint32
+	cost   uint32
+}
+
+var victimRE = regexp.MustCompile(`f2fs_get_victim: .*policy = \((Foreground|Background) GC, LFS-mode, ([A-Za-z-]+)\), victim = (\d+), cost = (\d+),`)
+var opRE = regexp.MustCompile(`zr_op (\d+|end)`)
+
+func readTrace(t *testing.T, name string) map[int][]kernelPick {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[int][]kernelPick{}
+	op := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := opRE.FindStringSubmatch(line); m != nil && strings.Contains(line, "tracing_mark_write") {
+			if m[1] == "end" {
+				op = -1
+			} else {
+				op, _ = strconv.Atoi(m[1])
+			}
+			continue
+		}
+		m := victimRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		v, _ := strconv.ParseUint(m[3], 10, 32)
+		c, _ := strconv.ParseUint(m[4], 10, 32)
+		p := kernelPick{op: op, typ: "BG", policy: "cost-benefit", victim: uint32(v), cost: uint32(c)}
+		if m[1] == "Foreground" {
+			p.typ = "FG"
+		}
+		if m[2] == "Greedy" {
+			p.policy = "greedy"
+		}
+		out[op] = append(out[op], p)
+	}
+	return out
+}
+
+// readResults returns each op's line and result (OK, ENODATA, ...), by op number.
+func readResults(t *testing.T, name string) map[int][2]string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int][2]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			t.Fatalf("%s: bad line %q", name, line)
+		}
+		n, _ := strconv.Atoi(f[0])
+		out[n] = [2]string{f[3], f[1]}
+	}
+	return out
+}
+
+// readSegmentInfo reads /proc/fs/f2fs/DEV/segment_info: type|valid of every main segment.
+func readSegmentInfo(t *testing.T, name string) (types, valid []int) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n")[2:] {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		for _, tv := range f[1:] {
+			a, c, ok := strings.Cut(tv, "|")
+			if !ok {
+				t.Fatalf("%s: bad entry %q", name, tv)
+			}
+			x, _ := strconv.Atoi(a)
+			y, _ := strconv.Atoi(c)
+			types, valid = append(types, x), append(valid, y)
+		}
+	}
+	return types, valid
+}
+
+func mountImage(t *testing.T, name string) *gc.State {
+	t.Helper()
+	img, err := imgio.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer img.Close()
+	v, err := source.GCVolume(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := gc.Mount(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestKernelPicks replays every fixture's ops on the model and holds each op against what Linux
+// 6.12 did: every gc call's victim, policy and cost (the tracepoint's) and errno, in order, and
+// the valid blocks of every segment at each snap (the kernel's in-memory SIT after the moves).
+func TestKernelPicks(t *testing.T) {
+	dir := testdataDir()
+	for _, kc := range kernelCases {
+		t.Run(kc.name, func(t *testing.T) {
+			img := filepath.Join(dir, kc.image)
+			if _, err := os.Stat(img); err != nil {
+				t.Skipf("fixture %s not made", img)
+			}
+			s := mountImage(t, img)
+			results := readResults(t, filepath.Join(dir, kc.name+".result.txt"))
+			picks := readTrace(t, filepath.Join(dir, kc.name+".trace"))
+			checked := 0
+			for n := 1; n <= len(results); n++ {
+				line, res := results[n][0], results[n][1]
+				f := strings.Fields(line)
+				switch f[0] {
+				case "snap":
+					_, kvalid := readSegmentInfo(t, filepath.Join(dir, kc.name+".snap", fmt.Sprintf("%d.segment_info", n)))
+					if len(kvalid) != int(s.Segments()) {
+						t.Fatalf("op %d: segment_info has %d segments, the model %d", n, len(kvalid), s.Segments())
+					}
+					for segno, kv := range kvalid {
+						if mv := s.Segment(uint32(segno)).Valid; int(mv) != kv {
+							t.Errorf("op %d (snap): segment %d: model %d valid blocks, kernel %d", n, segno, mv, kv)
+						}
+					}
+					continue
+				case "sleep":
+					continue
+				}
+				op, err := gc.ParseOp(f)
+				if err != nil {
+					t.Fatalf("op %d %q: %v", n, line, err)
+				}
+				got := s.Apply(op)
+				if op.Verb != "gc" {
+					continue
+				}
+				p := got.(*gc.Pick)
+				var kp []kernelPick
+				for _, k := range picks[n] {
+					kp = append(kp, k)
+				}
+				errno := "OK"
+				if p.Errno != nil {
+					errno = *p.Errno
+				}
+				if errno != res {
+					t.Errorf("op %d %s: model %s, kernel %s", n, line, errno, res)
+				}
+				switch {
+				case p.Victim == nil && len(kp) != 0:
+					t.Errorf("op %d %s: model picks nothing, kernel picks %d (cost %d)", n, line, kp[0].victim, kp[0].cost)
+				case p.Victim != nil && len(kp) != 1:
+					t.Errorf("op %d %s: model picks %d, kernel %d picks %v", n, line, *p.Victim, len(kp), kp)
+				case p.Victim != nil:
+					k := kp[0]
+					if *p.Victim != k.victim || p.Cost != k.cost || p.Type != k.typ || p.Policy != k.policy {
+						t.Errorf("op %d %s: model %s %s victim %d cost %d, kernel %s %s victim %d cost %d",
+							n, line, p.Type, p.Policy, *p.Victim, p.Cost, k.typ, k.policy, k.victim, k.cost)
+					} else {
+						checked++
+					}
+				}
+			}
+			t.Logf("%d picks agree with the kernel", checked)
+		})
+	}
+}
