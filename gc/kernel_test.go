@@ -177,7 +177,7 @@ func TestKernelPicks(t *testing.T) {
 						}
 					}
 					continue
-				case "sleep":
+				case "sleep", "sysctl":
 					continue
 				}
 				op, err := gc.ParseOp(f)
@@ -216,6 +216,70 @@ func TestKernelPicks(t *testing.T) {
 				}
 			}
 			t.Logf("%d picks agree with the kernel", checked)
+		})
+	}
+}
+
+// TestKernelAfterImage holds the model's SIT after a foreground series, a checkpoint and the
+// unmount's checkpoint against the SIT the kernel wrote (the after-image): every data segment's
+// valid map bit for bit, and the node segments' valid blocks in total (the unmount rewrites the
+// dnodes the moves dirtied, which the model does not place).
+func TestKernelAfterImage(t *testing.T) {
+	dir := testdataDir()
+	for _, kc := range kernelCases {
+		if !strings.HasSuffix(kc.name, "-fg") {
+			continue
+		}
+		t.Run(kc.name, func(t *testing.T) {
+			img := filepath.Join(dir, kc.image)
+			if _, err := os.Stat(img); err != nil {
+				t.Skipf("fixture %s not made", img)
+			}
+			s := mountImage(t, img)
+			f, err := os.Open(filepath.Join(dir, kc.ops))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ops, _, err := gc.ParseOps(f, false)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, op := range ops {
+				s.Apply(op)
+			}
+			s.Sync() // umount: sync_filesystem, then the last checkpoint
+			after, err := imgio.Open(filepath.Join(dir, kc.name+".after.img.zst"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer after.Close()
+			segs, err := after.Segments()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var kNode, mNode uint32
+			data := 0
+			for _, k := range segs {
+				m := s.Segment(k.Segno)
+				isNode := func(typ int) bool { return typ >= gc.HotNode && typ <= gc.ColdNode }
+				if k.ValidBlocks > 0 && isNode(k.Type) {
+					kNode += k.ValidBlocks
+				}
+				if m.Valid > 0 && isNode(m.Type) {
+					mNode += m.Valid
+				}
+				if (k.ValidBlocks > 0 && !isNode(k.Type)) || (m.Valid > 0 && !isNode(m.Type)) {
+					data++
+					if k.ValidBlocks != m.Valid || k.Map != m.Map {
+						t.Errorf("data segment %d: model %d valid, kernel %d (maps equal: %v)", k.Segno, m.Valid, k.ValidBlocks, k.Map == m.Map)
+					}
+				}
+			}
+			if kNode != mNode {
+				t.Errorf("node segments hold %d valid blocks in the model, %d in the kernel's image", mNode, kNode)
+			}
+			t.Logf("%d data segments agree bit for bit; %d node blocks", data, kNode)
 		})
 	}
 }

@@ -77,7 +77,7 @@ func ParseArgs(args []string) ([]Op, error) {
 }
 
 // ParseOps reads an ops file: one op per line, # comments. Lines with other verbs are returned
-// in skipped (1-based line numbers) when lenient, an error otherwise; the oracle's "snap" and
+// in skipped (1-based line numbers) when lenient, an error otherwise; the oracle's "snap", "sysctl" and
 // "sleep" are always skipped (sleep moves the clock, which the model takes from "now").
 func ParseOps(r io.Reader, lenient bool) (ops []Op, skipped []int, err error) {
 	sc := bufio.NewScanner(r)
@@ -94,7 +94,7 @@ func ParseOps(r io.Reader, lenient bool) (ops []Op, skipped []int, err error) {
 		}
 		op, err := ParseOp(f)
 		if err != nil {
-			if lenient || f[0] == "snap" || f[0] == "sleep" {
+			if lenient || f[0] == "snap" || f[0] == "sleep" || f[0] == "sysctl" {
 				skipped = append(skipped, line)
 				continue
 			}
