@@ -40,6 +40,14 @@
 // with atgc is not handled), SSR allocation (the model assumes the free space LFS needs; a volume
 // short of free sections would make the kernel run a checkpoint or SSR inside f2fs_gc), mode=
 // fragment, the dnodes a data move dirties (their node blocks are rewritten at the next
-// checkpoint; the model does not place them), and the order writeback moves background-marked
-// data in (the model moves it in the victim's block order).
+// checkpoint; the model does not place them, nor change any file's dnode slots, so a zero range
+// after a move would still see the old address), and the order writeback moves background-marked
+// data in (the model moves it in the victim's block order). The model's foreground calls always
+// free their section, so it never gives EAGAIN; the kernel does when it skips blocks it cannot
+// move (an inode's i_gc_rwsem contended, atomic or pinned files, pages under writeback). Node
+// blocks go back to the log their segment belongs to, which is where __get_segment_type_6 sends
+// them unless something other than the kernel's own allocator placed them.
+//
+// The kernel-written fixtures in testdata (its README) hold every pick of foreground and
+// background series on images with 1 and 4 segments per section against the model.
 package gc

@@ -188,3 +188,8 @@ func TestPickJSON(t *testing.T) {
 		t.Errorf("JSON %s", b)
 	}
 }
+
+// A State is the core engine's SIT source (core.SITSource's method, checked without importing core).
+var _ interface {
+	SegmentValidMap(segno uint32) (uint32, [64]byte, error)
+} = (*State)(nil)

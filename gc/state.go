@@ -415,3 +415,13 @@ func (s *State) Sync() (freed []uint32, moved []Move) {
 }
 
 func isNodeType(t int) bool { return t >= HotNode && t <= ColdNode }
+
+// SegmentValidMap returns segment segno's valid count and map as the model holds them, so a
+// State can serve as the core engine's SITSource for a zero range after GC ops (the SIT side
+// only: the moved blocks' new addresses are not in any file's dnode slots, see the package doc).
+func (s *State) SegmentValidMap(segno uint32) (valid uint32, bitmap [64]byte, err error) {
+	if segno >= s.mainSegs {
+		return 0, bitmap, fmt.Errorf("gc: segment %d: %w (main area has %d)", segno, ErrVolume, s.mainSegs)
+	}
+	return s.segs[segno].Valid, s.segs[segno].Map, nil
+}
