@@ -425,3 +425,6 @@ func (s *State) SegmentValidMap(segno uint32) (valid uint32, bitmap [64]byte, er
 	}
 	return s.segs[segno].Valid, s.segs[segno].Map, nil
 }
+
+// SegsPerSec returns the segments of a section.
+func (s *State) SegsPerSec() uint32 { return s.segsPerSec }
