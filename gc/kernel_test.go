@@ -13,8 +13,10 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/gc"
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/source"
 )
 
@@ -187,6 +189,92 @@ func mountImage(t *testing.T, name string) *gc.State {
 	return s
 }
 
+// replay runs the ops of series name (its result.txt) on s and checks every gc op and snap
+// against the kernel's; hook, if not nil, sees each op first and returns true for one it handled.
+func replay(t *testing.T, s *gc.State, dir, name string, hook func(n int, f []string) bool) {
+	t.Helper()
+	results := readResults(t, filepath.Join(dir, name+".result.txt"))
+	picks := readTrace(t, filepath.Join(dir, name+".trace"))
+	snapFiles := readSnaps(t, filepath.Join(dir, name+".snaps.zst"))
+	checked, enodata, snaps := 0, 0, 0
+	for n := 1; n <= len(results); n++ {
+		line, res := results[n][0], results[n][1]
+		f := strings.Fields(line)
+		if hook != nil && hook(n, f) {
+			continue
+		}
+		switch f[0] {
+		case "snap":
+			sn := fmt.Sprintf("%d.segment_info", n)
+			_, kvalid := parseSegmentInfo(t, sn, snapFiles[sn])
+			if len(kvalid) != int(s.Segments()) {
+				t.Fatalf("op %d: segment_info has %d segments, the model %d", n, len(kvalid), s.Segments())
+			}
+			snaps++
+			// victim_bits: one digit per section (victim_secmap), ten to a line after a header.
+			vb := fmt.Sprintf("%d.victim_bits", n)
+			secno := uint32(0)
+			for _, line := range strings.Split(snapFiles[vb], "\n")[1:] {
+				f := strings.Fields(line)
+				for _, d := range f[min(1, len(f)):] {
+					if k, m := d == "1", s.VictimMarked(secno*segsPerSec(s)); k != m {
+						t.Errorf("op %d (snap): section %d: model marked %v, kernel %v", n, secno, m, k)
+					}
+					secno++
+				}
+			}
+			if secno*segsPerSec(s) != s.Segments() {
+				t.Errorf("op %d (snap): victim_bits has %d sections", n, secno)
+			}
+			for segno, kv := range kvalid {
+				if mv := s.Segment(uint32(segno)).Valid; int(mv) != kv {
+					t.Errorf("op %d (snap): segment %d: model %d valid blocks, kernel %d", n, segno, mv, kv)
+				}
+			}
+			continue
+		case "sleep", "sysctl":
+			continue
+		}
+		op, err := gc.ParseOp(f)
+		if err != nil {
+			t.Fatalf("op %d %q: %v", n, line, err)
+		}
+		got := s.Apply(op)
+		if op.Verb != "gc" {
+			continue
+		}
+		p := got.(*gc.Pick)
+		var kp []kernelPick
+		for _, k := range picks[n] {
+			kp = append(kp, k)
+		}
+		errno := "OK"
+		if p.Errno != nil {
+			errno = *p.Errno
+		}
+		if errno != res {
+			t.Errorf("op %d %s: model %s, kernel %s", n, line, errno, res)
+		} else if errno == gc.ENODATA {
+			enodata++
+		}
+		switch {
+		case p.Victim == nil && len(kp) != 0:
+			t.Errorf("op %d %s: model picks nothing, kernel picks %d (cost %d)", n, line, kp[0].victim, kp[0].cost)
+		case p.Victim != nil && len(kp) != 1:
+			t.Errorf("op %d %s: model picks %d, kernel %d picks %v", n, line, *p.Victim, len(kp), kp)
+		case p.Victim != nil:
+			k := kp[0]
+			if *p.Victim != k.victim || p.Cost != k.cost || p.Type != k.typ || p.Policy != k.policy {
+				t.Errorf("op %d %s: model %s %s victim %d cost %d, kernel %s %s victim %d cost %d",
+					n, line, p.Type, p.Policy, *p.Victim, p.Cost, k.typ, k.policy, k.victim, k.cost)
+			} else {
+				checked++
+			}
+		}
+	}
+	t.Logf("%d picks (victim, policy, cost), %d ENODATA and %d SIT snapshots agree with the kernel", checked, enodata, snaps)
+}
+
 // TestKernelPicks replays every fixture's ops on the model and holds each op against what Linux
 // 6.12 did: every gc call's victim, policy and cost (the tracepoint's) and errno, in order, and
 // the valid blocks of every segment at each snap (the kernel's in-memory SIT after the moves).
@@ -201,84 +289,7 @@ func TestKernelPicks(t *testing.T) {
 			if _, err := os.Stat(img); err != nil {
 				t.Skipf("fixture %s not made", img)
 			}
-			s := mountImage(t, img)
-			results := readResults(t, filepath.Join(dir, kc.name+".result.txt"))
-			picks := readTrace(t, filepath.Join(dir, kc.name+".trace"))
-			snapFiles := readSnaps(t, filepath.Join(dir, kc.name+".snaps.zst"))
-			checked, enodata, snaps := 0, 0, 0
-			for n := 1; n <= len(results); n++ {
-				line, res := results[n][0], results[n][1]
-				f := strings.Fields(line)
-				switch f[0] {
-				case "snap":
-					sn := fmt.Sprintf("%d.segment_info", n)
-					_, kvalid := parseSegmentInfo(t, sn, snapFiles[sn])
-					if len(kvalid) != int(s.Segments()) {
-						t.Fatalf("op %d: segment_info has %d segments, the model %d", n, len(kvalid), s.Segments())
-					}
-					snaps++
-					// victim_bits: one digit per section (victim_secmap), ten to a line after a header.
-					vb := fmt.Sprintf("%d.victim_bits", n)
-					secno := uint32(0)
-					for _, line := range strings.Split(snapFiles[vb], "\n")[1:] {
-						f := strings.Fields(line)
-						for _, d := range f[min(1, len(f)):] {
-							if k, m := d == "1", s.VictimMarked(secno*segsPerSec(s)); k != m {
-								t.Errorf("op %d (snap): section %d: model marked %v, kernel %v", n, secno, m, k)
-							}
-							secno++
-						}
-					}
-					if secno*segsPerSec(s) != s.Segments() {
-						t.Errorf("op %d (snap): victim_bits has %d sections", n, secno)
-					}
-					for segno, kv := range kvalid {
-						if mv := s.Segment(uint32(segno)).Valid; int(mv) != kv {
-							t.Errorf("op %d (snap): segment %d: model %d valid blocks, kernel %d", n, segno, mv, kv)
-						}
-					}
-					continue
-				case "sleep", "sysctl":
-					continue
-				}
-				op, err := gc.ParseOp(f)
-				if err != nil {
-					t.Fatalf("op %d %q: %v", n, line, err)
-				}
-				got := s.Apply(op)
-				if op.Verb != "gc" {
-					continue
-				}
-				p := got.(*gc.Pick)
-				var kp []kernelPick
-				for _, k := range picks[n] {
-					kp = append(kp, k)
-				}
-				errno := "OK"
-				if p.Errno != nil {
-					errno = *p.Errno
-				}
-				if errno != res {
-					t.Errorf("op %d %s: model %s, kernel %s", n, line, errno, res)
-				} else if errno == gc.ENODATA {
-					enodata++
-				}
-				switch {
-				case p.Victim == nil && len(kp) != 0:
-					t.Errorf("op %d %s: model picks nothing, kernel picks %d (cost %d)", n, line, kp[0].victim, kp[0].cost)
-				case p.Victim != nil && len(kp) != 1:
-					t.Errorf("op %d %s: model picks %d, kernel %d picks %v", n, line, *p.Victim, len(kp), kp)
-				case p.Victim != nil:
-					k := kp[0]
-					if *p.Victim != k.victim || p.Cost != k.cost || p.Type != k.typ || p.Policy != k.policy {
-						t.Errorf("op %d %s: model %s %s victim %d cost %d, kernel %s %s victim %d cost %d",
-							n, line, p.Type, p.Policy, *p.Victim, p.Cost, k.typ, k.policy, k.victim, k.cost)
-					} else {
-						checked++
-					}
-				}
-			}
-			t.Logf("%d picks (victim, policy, cost), %d ENODATA and %d SIT snapshots agree with the kernel", checked, enodata, snaps)
+			replay(t, mountImage(t, img), dir, kc.name, nil)
 		})
 	}
 }
@@ -347,5 +358,99 @@ func TestKernelAfterImage(t *testing.T) {
 			}
 			t.Logf("%d data segments agree bit for bit; %d node blocks", data, kNode)
 		})
+	}
+}
+
+// TestKernelZeroSeries: zero ranges in the same mount (the core engine's f2fs_invalidate_blocks
+// calls, per-block mode, handed to State.Invalidate), then background calls, a checkpoint,
+// foreground calls, more background calls: a-zero's picks, costs and snapshots. The clock of each
+// op is the kernel's: clock.txt's CLOCK_BOOTTIME seconds before the op minus mounted_time_sec.
+func TestKernelZeroSeries(t *testing.T) {
+	dir := testdataDir()
+	name := filepath.Join(dir, "a.img.zst")
+	if _, err := os.Stat(name); err != nil {
+		t.Skipf("fixture %s not made", name)
+	}
+	img, err := imgio.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer img.Close()
+	v, err := source.GCVolume(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := gc.Mount(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mounted uint64
+	show, err := os.ReadFile(filepath.Join(dir, "a-zero.show.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := strings.Fields(string(show)); len(f) != 3 || f[1] != "mounted_time_sec" {
+		t.Fatalf("a-zero.show.txt: %q", show)
+	} else if mounted, err = strconv.ParseUint(f[2], 10, 64); err != nil {
+		t.Fatal(err)
+	}
+	clock := map[int]uint64{}
+	cb, err := os.ReadFile(filepath.Join(dir, "a-zero.clock.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(cb)), "\n") {
+		var n int
+		var before, after uint64
+		if _, err := fmt.Sscanf(line, "%d\t%d\t%d", &n, &before, &after); err != nil {
+			t.Fatalf("a-zero.clock.txt %q: %v", line, err)
+		}
+		clock[n] = before - mounted
+	}
+	main := img.Volume().MainBlkaddr
+	var last *core.Input
+	files := map[uint32]core.Input{}
+	zeros := 0
+	replay(t, s, dir, "a-zero", func(n int, f []string) bool {
+		s.Now = clock[n]
+		switch f[0] {
+		case "show":
+			return true
+		case "zero":
+		default:
+			return false
+		}
+		run, err := request.ParseOp(strings.Join(f, " "))
+		if err != nil {
+			t.Fatalf("op %d: %v", n, err)
+		}
+		in, err := source.Input(img, run.Path)
+		if err != nil {
+			t.Fatalf("op %d: %v", n, err)
+		}
+		if last != nil {
+			if fi, ok := files[in.Inode.Ino]; ok {
+				in = fi
+			}
+			in = last.WithFile(in)
+		}
+		res, err := core.Simulate(in, run.Request(in.Inode.Size), core.PerBlock)
+		if err != nil || res.Errno != "" {
+			t.Fatalf("op %d: %v %s", n, err, res.Errno)
+		}
+		for c := range res.Calls.All() {
+			for a := c.Start; a < c.Start+c.Len; a++ {
+				if err := s.Invalidate((a-main)/gc.BlocksPerSeg, (a-main)%gc.BlocksPerSeg); err != nil {
+					t.Fatalf("op %d: %v", n, err)
+				}
+			}
+		}
+		next := res.NextInput()
+		last, files[next.Inode.Ino] = &next, next
+		zeros++
+		return true
+	})
+	if zeros != 4 {
+		t.Errorf("%d zero ops, want 4", zeros)
 	}
 }

@@ -3,7 +3,7 @@
 # zr-oracle (Linux 6.12.117, stock f2fs module), all three sets by default. One qemu at a time.
 # Stage 1 writes files of different ages and zeroes parts of them (stage1-*.ops, from
 # gen-stage1.sh) on a fresh mkfs.f2fs image: a = 512 MiB, 1 segment per section; b = 2 GiB,
-# 4 segments per section (-s 4). Stage 2 runs the gc series (fg.ops, bg.ops) on stage 1's
+# 4 segments per section (-s 4). Stage 2 runs the gc series (fg.ops, bg.ops; zero.ops for a) on stage 1's
 # after-image; empty.ops runs on a fresh 128 MiB image. background_gc=off keeps the kernel's own
 # GC thread out of the series. WORK=DIR keeps the runs; with KEEP_STAGE1=1 an existing stage 1
 # in WORK is reused.
@@ -22,6 +22,7 @@ keep() { # outdir name: the ops' results, the victim trace, the snapshots and (f
 	case $2 in *-fg) zstd -q -19 -f "$1/after.img" -o "$here/$2.after.img.zst" ;; esac
 	cp "$1/result.txt" "$here/$2.result.txt"
 	grep -E 'f2fs_get_victim|zr_op|f2fs_gc_end' "$1/log/trace.raw" | sed 's/^ *//' >"$here/$2.trace" || true
+	for f in show clock; do if [ -f "$1/log/$f.txt" ]; then cp "$1/log/$f.txt" "$here/$2.$f.txt"; fi; done
 	(cd "$1/log/snap" && for f in $(ls | grep -v status | sort -n); do echo "== $f"; cat "$f"; done) | zstd -q -19 -f -o "$here/$2.snaps.zst"
 }
 for g in $sets; do
@@ -42,7 +43,9 @@ for g in $sets; do
 	fi
 	zstd -q -19 -f "$w/s1-$g/after.img" -o "$here/$g.img.zst"
 	cp "$w/s1-$g/result.txt" "$here/stage1-$g.result.txt"
-	for s in fg bg; do
+	series="fg bg"
+	[ $g = a ] && series="fg bg zero"
+	for s in $series; do
 		run "$w/s1-$g/after.img" "$here/$s.ops" "$w/$g-$s"
 		keep "$w/$g-$s" "$g-$s"
 	done
