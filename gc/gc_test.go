@@ -151,7 +151,7 @@ func TestLargeSection(t *testing.T) {
 }
 
 func TestParseArgs(t *testing.T) {
-	ops, err := ParseArgs(strings.Fields("gc 1 gc 0 checkpoint now 30 sync"))
+	ops, err := ParseArgs(strings.Fields("gc 1 gc 0 checkpoint now 30 sync tune max_victim_search 3"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,10 +159,10 @@ func TestParseArgs(t *testing.T) {
 	for _, o := range ops {
 		words = append(words, o.String())
 	}
-	if got := strings.Join(words, ","); got != "gc 1,gc 0,checkpoint,now 30,sync" {
+	if got := strings.Join(words, ","); got != "gc 1,gc 0,checkpoint,now 30,sync,tune max_victim_search 3" {
 		t.Errorf("ops %s", got)
 	}
-	for _, bad := range []string{"gc", "gc 2", "zero /a 0 1", "now x"} {
+	for _, bad := range []string{"gc", "gc 2", "zero /a 0 1", "now x", "tune max_victim_search 0", "tune ipu_policy 1"} {
 		if _, err := ParseArgs(strings.Fields(bad)); err == nil {
 			t.Errorf("%q parsed", bad)
 		}

@@ -16,12 +16,14 @@ import (
 //	gc 0         F2FS_IOC_GARBAGE_COLLECT, sync = 0: background, cost-benefit
 //	sync         sync(2): background-marked data written, then a checkpoint
 //	now SECONDS  set the clock: the seconds since mount from here on
+//	tune max_victim_search N   sysfs max_victim_search: how many dirty sections a background
+//	             call looks at (default 4096)
 //
 // These are the oracle's guest helper's words (zrhelper), so a fixture's ops file runs as is.
 type Op struct {
-	Verb string `json:"op"`             // "checkpoint", "gc", "sync", "now"
+	Verb string `json:"op"`             // "checkpoint", "gc", "sync", "now", "tune"
 	Sync int    `json:"sync"`           // gc: 1 foreground, 0 background
-	Secs uint64 `json:"secs,omitempty"` // now
+	Secs uint64 `json:"secs,omitempty"` // now; tune: the value
 }
 
 // String returns the op as a line of the language.
@@ -31,12 +33,14 @@ func (o Op) String() string {
 		return "gc " + strconv.Itoa(o.Sync)
 	case "now":
 		return "now " + strconv.FormatUint(o.Secs, 10)
+	case "tune":
+		return "tune max_victim_search " + strconv.FormatUint(o.Secs, 10)
 	}
 	return o.Verb
 }
 
 // ErrOp reports a line that is not an op of the language.
-var ErrOp = errors.New("gc: not an op (want checkpoint, gc 1, gc 0, sync or now SECONDS)")
+var ErrOp = errors.New("gc: not an op (want checkpoint, gc 1, gc 0, sync, now SECONDS or tune max_victim_search N)")
 
 // ParseOp reads one op from its fields.
 func ParseOp(f []string) (Op, error) {
@@ -51,6 +55,12 @@ func ParseOp(f []string) (Op, error) {
 			return Op{}, fmt.Errorf("%w: %q: %v", ErrOp, strings.Join(f, " "), err)
 		}
 		return Op{Verb: "now", Secs: v}, nil
+	case len(f) == 3 && f[0] == "tune" && f[1] == "max_victim_search":
+		v, err := strconv.ParseUint(f[2], 10, 32)
+		if err != nil || v == 0 {
+			return Op{}, fmt.Errorf("%w: %q: want a count of at least 1", ErrOp, strings.Join(f, " "))
+		}
+		return Op{Verb: "tune", Secs: v}, nil
 	}
 	return Op{}, fmt.Errorf("%w: %q", ErrOp, strings.Join(f, " "))
 }
@@ -60,8 +70,11 @@ func ParseArgs(args []string) ([]Op, error) {
 	var out []Op
 	for i := 0; i < len(args); {
 		n := 1
-		if args[i] == "gc" || args[i] == "now" {
+		switch args[i] {
+		case "gc", "now":
 			n = 2
+		case "tune":
+			n = 3
 		}
 		if i+n > len(args) {
 			return nil, fmt.Errorf("%w: %q", ErrOp, strings.Join(args[i:], " "))
@@ -139,6 +152,9 @@ func (s *State) Apply(op Op) any {
 	case "now":
 		s.Now = op.Secs
 		return map[string]any{"op": "now", "secs": op.Secs}
+	case "tune":
+		s.MaxVictimSearch = uint32(op.Secs)
+		return map[string]any{"op": "tune", "max_victim_search": op.Secs}
 	}
 	return nil
 }

@@ -45,6 +45,11 @@ type Volume struct {
 	Segments    []Segment
 	Current     [NumLogs]CurSeg
 	ElapsedTime uint64
+	// MountSeconds is how many seconds the mount took from build_sit_info, which takes
+	// mounted_time (segment.c:4765), to init_min_max_mtime, which sets max_mtime = get_mtime()
+	// (segment.c:5502): 0 normally, but a slow mount that crosses a second boundary starts
+	// max_mtime one higher, and every cost-benefit age with it.
+	MountSeconds uint64
 }
 
 // The victim policies (gc_mode, enum in segment.h:153): GC_CB = 0, GC_GREEDY = 1; last_victim
@@ -189,7 +194,7 @@ func Mount(v Volume) (*State, error) {
 			s.minMtime = m
 		}
 	}
-	s.maxMtime = s.mtimeNow()
+	s.maxMtime = s.elapsed + v.MountSeconds
 	return s, nil
 }
 

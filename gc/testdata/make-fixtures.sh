@@ -3,7 +3,7 @@
 # zr-oracle (Linux 6.12.117, stock f2fs module), all three sets by default. One qemu at a time.
 # Stage 1 writes files of different ages and zeroes parts of them (stage1-*.ops, from
 # gen-stage1.sh) on a fresh mkfs.f2fs image: a = 512 MiB, 1 segment per section; b = 2 GiB,
-# 4 segments per section (-s 4). Stage 2 runs the gc series (fg.ops, bg.ops; zero.ops for a) on stage 1's
+# 4 segments per section (-s 4). Stage 2 runs the gc series (fg.ops, bg.ops, rr.ops; zero.ops for a) on stage 1's
 # after-image; empty.ops runs on a fresh 128 MiB image. background_gc=off keeps the kernel's own
 # GC thread out of the series. WORK=DIR keeps the runs; with KEEP_STAGE1=1 an existing stage 1
 # in WORK is reused.
@@ -43,8 +43,8 @@ for g in $sets; do
 	fi
 	zstd -q -19 -f "$w/s1-$g/after.img" -o "$here/$g.img.zst"
 	cp "$w/s1-$g/result.txt" "$here/stage1-$g.result.txt"
-	series="fg bg"
-	[ $g = a ] && series="fg bg zero"
+	series="fg bg rr"
+	if [ $g = a ]; then series="fg bg rr zero"; fi
 	for s in $series; do
 		run "$w/s1-$g/after.img" "$here/$s.ops" "$w/$g-$s"
 		keep "$w/$g-$s" "$g-$s"
