@@ -9,7 +9,9 @@
 // maps, dirty_secmap and victim_secmap, last_victim per policy, min/max mtime, the free segment
 // map), and changes it only through the ops. The clock is a parameter: the seconds since mount
 // ([State.Now], 0 by default), which decide the mtime update_segment_mtime writes and so, once
-// the SIT has changed in the session, cost-benefit's ages.
+// the SIT has changed in the session, cost-benefit's ages. max_mtime starts at the checkpoint's
+// elapsed_time ([Volume.MountSeconds] more if the mount itself crossed a second boundary, which a
+// slow mount does now and then).
 //
 // Victim selection follows f2fs_get_victim (gc.c:786–974) exactly: select_policy (gc.c:275) with
 // the section as the unit (ofs_unit = segs_per_sec; dirty_secmap for large sections, the DIRTY
