@@ -90,7 +90,7 @@ func ParseArgs(args []string) ([]Op, error) {
 }
 
 // ParseOps reads an ops file: one op per line, # comments. Lines with other verbs are returned
-// in skipped (1-based line numbers) when lenient, an error otherwise; the oracle's "snap", "sysctl" and
+// in skipped (1-based line numbers) when lenient, an error otherwise; the oracle's "snap", "show", "sysctl" and
 // "sleep" are always skipped (sleep moves the clock, which the model takes from "now").
 func ParseOps(r io.Reader, lenient bool) (ops []Op, skipped []int, err error) {
 	sc := bufio.NewScanner(r)
@@ -107,7 +107,7 @@ func ParseOps(r io.Reader, lenient bool) (ops []Op, skipped []int, err error) {
 		}
 		op, err := ParseOp(f)
 		if err != nil {
-			if lenient || f[0] == "snap" || f[0] == "sleep" || f[0] == "sysctl" {
+			if lenient || f[0] == "snap" || f[0] == "sleep" || f[0] == "sysctl" || f[0] == "show" {
 				skipped = append(skipped, line)
 				continue
 			}

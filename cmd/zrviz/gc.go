@@ -24,6 +24,7 @@ OPs, in order, on the state a mount of the image leaves (after --after-ops, if g
   gc 0         F2FS_IOC_GARBAGE_COLLECT background: cost-benefit victim, its blocks marked
   sync         sync(2): marked data written to the cold data log, then a checkpoint
   now SECONDS  the seconds since mount from here on
+  tune max_victim_search N   how many dirty sections a background call searches (default 4096)
 Victims are chosen as Linux 6.12's f2fs_get_victim does; see package gc's documentation.
 `
 
@@ -40,7 +41,7 @@ func cmdGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	image := imageFlag(fs)
 	afterOps := fs.String("after-ops", "", "first run the zero ops of `FILE` (zrviz run --ops lines) in the same mount: their "+
 		"f2fs_invalidate_blocks calls (per-block mode) change the SIT and its mtimes")
-	opsFile := fs.String("ops", "", "read the OPs from `FILE`, one a line, # comments (the oracle's snap and sleep lines are skipped)")
+	opsFile := fs.String("ops", "", "read the OPs from `FILE`, one a line, # comments (the oracle's snap, show, sleep and sysctl lines are skipped)")
 	now := fs.Uint64("now", 0, "seconds since mount `SECONDS`: the clock update_segment_mtime and cost-benefit's ages read")
 	asJSON := fs.Bool("json", false, "print JSON: {\"now\",\"ops\":[{\"op\":\"gc\",\"type\",\"policy\",\"victim\",\"cost\",\"errno\",\"moved\",\"candidates\"}|{\"op\":\"checkpoint\",\"freed\",\"moved\"},...]}")
 	if err := parseFlags(fs, args); err != nil {
