@@ -153,7 +153,7 @@ func TestAcrossFormats(t *testing.T) {
 		t.Fatalf("img2simg: %v\n%s", err, out)
 	}
 	raw := compare(t, a, b)
-	sb, err := imgio.OpenFile(sparse, &imgio.Options{TempDir: t.TempDir()})
+	sb, err := imgio.OpenFileContext(context.Background(), sparse, &imgio.Options{TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"os"
@@ -46,7 +47,7 @@ func addZeroedDemo(t *testing.T, ts *testServer) {
 			t.Fatal(err)
 		}
 	})
-	img, err := imgio.Open(b)
+	img, err := imgio.OpenFileContext(context.Background(), b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +163,7 @@ func TestDiffPageRefusesAnotherFilesystem(t *testing.T) {
 	if out, err := exec.Command(mkfs, "-q", "-f", other).CombinedOutput(); err != nil {
 		t.Fatalf("mkfs.f2fs: %v\n%s", err, out)
 	}
-	img, err := imgio.Open(other)
+	img, err := imgio.OpenFileContext(context.Background(), other, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

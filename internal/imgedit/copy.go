@@ -2,6 +2,7 @@ package imgedit
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -83,7 +84,7 @@ func Edit(tb testing.TB, name string, fn func(e Editor)) {
 // Open opens a raw image, closed at the end of the test.
 func Open(tb testing.TB, name string) *imgio.Image {
 	tb.Helper()
-	img, err := imgio.Open(name)
+	img, err := imgio.OpenFileContext(context.Background(), name, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
