@@ -14,9 +14,11 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgdiff"
@@ -574,9 +576,32 @@ func (c *checker) segments() error {
 	return nil
 }
 
-// Model runs the operations in order on one mount in one mode, each on the state the previous one
-// left (as `zrviz run --ops` does), and returns them as Check takes them.
-func Model(img *imgio.Image, runs []request.Run, mode core.Mode) ([]Op, error) {
+// ErrNotModelled is returned by [Model] for an operation other than zero: the after-check models
+// zero-range sequences (writes, fsync, sync and tunables belong to a sequence model).
+var ErrNotModelled = errors.New("afterck: only zero operations are modelled")
+
+// Model reads operations in the ops language (zero PATH OFFSET LENGTH [keep_size], one a line; a
+// # at the start of a line or after white space starts a comment), runs them in order on one
+// mount in one mode, each on the state the previous one left (as `zrviz run --ops` does), and
+// returns them as Check takes them. A line of another operation is [ErrNotModelled].
+func Model(img *imgio.Image, text string, mode core.Mode) ([]Op, error) {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		for k := 0; k < len(l); k++ {
+			if l[k] == '#' && (k == 0 || l[k-1] == ' ' || l[k-1] == '\t') {
+				l = l[:k]
+				break
+			}
+		}
+		lines[i] = l
+		if f := strings.Fields(l); len(f) > 0 && f[0] != "zero" {
+			return nil, fmt.Errorf("line %d (%q): %w", i+1, strings.TrimSpace(l), ErrNotModelled)
+		}
+	}
+	runs, err := request.ParseOps(strings.NewReader(strings.Join(lines, "\n")))
+	if err != nil {
+		return nil, err
+	}
 	var last *core.Input
 	files := map[uint32]core.Input{}
 	ops := make([]Op, 0, len(runs))

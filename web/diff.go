@@ -6,12 +6,10 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/zrviz/zrviz/afterck"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgdiff"
-	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/templates"
 )
 
@@ -94,11 +92,7 @@ func diffCheck(r *http.Request, a, b *StoredImage, ops, mode string) (*templates
 	if len(ops) > 64<<10 {
 		return &templates.DiffCheck{Error: "the operations are too long"}, nil
 	}
-	runs, err := request.ParseOps(strings.NewReader(ops))
-	if err != nil {
-		return &templates.DiffCheck{Error: err.Error()}, nil
-	}
-	model, err := afterck.Model(a.Image, runs, m)
+	model, err := afterck.Model(a.Image, ops, m)
 	if err != nil {
 		return &templates.DiffCheck{Error: err.Error()}, nil
 	}

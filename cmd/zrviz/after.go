@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/zrviz/zrviz/afterck"
+	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/ktrace"
 	"github.com/zrviz/zrviz/source"
@@ -37,8 +40,9 @@ func (e afterDiffers) Error() string {
 // ExitCode is main's exit status for it.
 func (afterDiffers) ExitCode() int { return 3 }
 
-// checkAfter opens the after-image and holds the operations' results (one mode) against it.
-func checkAfter(ctx context.Context, before *imgio.Image, name string, outs []runOutput) (*afterck.Report, error) {
+// checkAfter opens the after-image and holds the operations' results (one mode) against it: with
+// --ops the model of the ops file (afterck.Model), else the one run's result.
+func checkAfter(ctx context.Context, before *imgio.Image, name string, outs []runOutput, opsFile string, mode core.Mode) (*afterck.Report, error) {
 	after, err := imgio.OpenFileContext(ctx, name, nil)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -47,13 +51,24 @@ func checkAfter(ctx context.Context, before *imgio.Image, name string, outs []ru
 		return nil, afterError{fmt.Errorf("--after %s: %w", name, err)}
 	}
 	defer after.Close()
-	ops := make([]afterck.Op, 0, len(outs))
-	for _, out := range outs {
-		in, err := source.Input(before, out.Path)
+	var ops []afterck.Op
+	if opsFile != "" {
+		text, err := os.ReadFile(opsFile)
+		if err != nil {
+			return nil, inputError{fmt.Errorf("--ops: %w", err)}
+		}
+		if ops, err = afterck.Model(before, string(text), mode); err != nil {
+			if errors.Is(err, afterck.ErrNotModelled) {
+				return nil, usageError{fmt.Sprintf("--after: %v (write, fsync, sync and tune are not modelled by the after-check)", err)}
+			}
+			return nil, err
+		}
+	} else {
+		in, err := source.Input(before, outs[0].Path)
 		if err != nil {
 			return nil, err
 		}
-		ops = append(ops, afterck.Op{Path: out.Path, Ino: in.Inode.Ino, Result: out.Results[0]})
+		ops = []afterck.Op{{Path: outs[0].Path, Ino: in.Inode.Ino, Result: outs[0].Results[0]}}
 	}
 	rep, err := afterck.Check(ctx, before, after, ops)
 	if err != nil && ctx.Err() == nil {

@@ -142,7 +142,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if *afterFile != "" {
-		rep, err := checkAfter(ctx, img, *afterFile, outs)
+		rep, err := checkAfter(ctx, img, *afterFile, outs, *opsFile, modes[0])
 		if err != nil {
 			return err
 		}
