@@ -110,3 +110,21 @@ test('contrast is WCAG 2\'s; text on a fill picks the readable ink', () => {
   assert.equal(textOn('#332288', '#1d232a'), '#ffffff');
   assert.equal(textOn('#f0e442', '#1d232a'), '#1d232a');
 });
+
+test('the physical runs of the shared vectors (core.RunStarts has the same)', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const v = JSON.parse(await readFile(new URL('./testdata/runs.json', import.meta.url), 'utf8'));
+  assert.ok(v.cases.length >= 5);
+  for (const c of v.cases) {
+    const base = 0;
+    const n = Math.max(0, ...c.extents.map((e) => e.index + e.count), ...c.spans.map((s) => s[1]));
+    const m = RunMap.fromExtents(c.extents, base, n, c.spans);
+    assert.deepEqual(Array.from(m.starts).map((o) => o + base), c.want, c.name);
+    // The same with the range starting further on (offsets are relative to it).
+    const b2 = Math.min(...c.spans.map((s) => s[0]), n);
+    if (b2 > 0 && b2 < n) {
+      const m2 = RunMap.fromExtents(c.extents, b2, n - b2, c.spans);
+      assert.deepEqual(Array.from(m2.starts).map((o) => o + b2), c.want, `${c.name}, base ${b2}`);
+    }
+  }
+});
