@@ -502,7 +502,11 @@ export class RunState {
       if (full) ms.segments = new Map(this.segBase);
       if (Array.isArray(s.segments)) {
         for (const w of s.segments) {
-          ms.segments.set(w.segno, this.seg(w));
+          const seg = this.seg(w);
+          // What a segment was before the run is the hello's (states leave the map out).
+          const base = this.segBase.get(w.segno);
+          if (base) Object.assign(seg, { validBefore: base.validBefore, mapBefore: base.mapBefore, statusBefore: base.statusBefore });
+          ms.segments.set(w.segno, seg);
           if (!this.segOrder.has(w.segno)) this.segOrder.set(w.segno, this.segOrder.size);
         }
       }
