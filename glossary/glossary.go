@@ -1,7 +1,5 @@
 package glossary
 
-import "strings"
-
 // Entry is one term. Text is one or two plain sentences; OnDisk says what the term is in the image
 // (a value or a structure, with the C names of include/linux/f2fs_fs.h); Source names the kernel
 // function or field it comes from (fs/f2fs/).
@@ -44,20 +42,6 @@ func Lookup(slug string) (Entry, bool) {
 
 // Anchor returns the id of slug's entry on the glossary page and its data-testid: "term-" + slug.
 func Anchor(slug string) string { return "term-" + slug }
-
-// ValidSlug reports whether s is a slug: lower-case letters and digits in words joined by single
-// hyphens.
-func ValidSlug(s string) bool {
-	if s == "" || strings.HasPrefix(s, "-") || strings.HasSuffix(s, "-") || strings.Contains(s, "--") {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 // All returns every entry, grouped as [Groups] orders them, a fresh copy on every call.
 func All() []Entry {

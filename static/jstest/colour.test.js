@@ -7,7 +7,7 @@ const NEW = 0xffffffff;
 const isAddr = (v) => v !== 0 && v !== NEW && v !== 0xfffffffe;
 
 test('bench64 is three physical runs, across its 17 dnode chunks', () => {
-  // /seed/bench64.bin: 34304…34815, 6144…18943, 19456…22527 (fixtures/README.md, case 1), one
+  // /seed/bench64.bin: 34304…34815, 6144…18943, 19456…22527 (imgio/demo/README.md; kernel case 1), one
   // extent per dnode chunk as the server pages them.
   const runs = [[34304, 512], [6144, 12800], [19456, 3072]];
   const ext = [];
