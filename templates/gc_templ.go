@@ -412,7 +412,7 @@ func GC(p GCPage) templ.Component {
 							return templ_7745c5c3_Err
 						}
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "</table><p class=\"sub small\">Greedy takes the fewest valid blocks; cost-benefit the most (100 − u)·age/(100 + u), shown as UINT_MAX minus it, as the kernel compares. Ties go to the first found from last_victim on.</p>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "</table><p class=\"sub small\"><a href=\"/glossary#term-greedy\">Greedy</a> takes the fewest valid blocks; <a href=\"/glossary#term-cost-benefit\">cost-benefit</a> the most (100 − u)·<a href=\"/glossary#term-age\">age</a>/(100 + u), shown as UINT_MAX minus it, as the kernel compares. Ties go to the first found from last_victim on. See <a href=\"/glossary#term-victim\">victim</a>, <a href=\"/glossary#term-section\">section</a>, <a href=\"/glossary#term-checkpoint\">checkpoint</a>.</p>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
