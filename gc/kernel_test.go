@@ -2,6 +2,7 @@ package gc_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -178,7 +179,7 @@ func segsPerSec(s *gc.State) uint32 { return s.SegsPerSec() }
 
 func mountImage(t *testing.T, name string, mountSeconds uint64) *gc.State {
 	t.Helper()
-	img, err := imgio.Open(name)
+	img, err := imgio.OpenFileContext(context.Background(), name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +392,7 @@ func TestKernelAfterImage(t *testing.T) {
 				s.Apply(op)
 			}
 			s.Sync() // umount: sync_filesystem, then the last checkpoint
-			after, err := imgio.Open(filepath.Join(dir, kc.name+".after.img.zst"))
+			after, err := imgio.OpenFileContext(context.Background(), filepath.Join(dir, kc.name+".after.img.zst"), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -436,7 +437,7 @@ func TestKernelZeroSeries(t *testing.T) {
 	if _, err := os.Stat(name); err != nil {
 		t.Skipf("fixture %s not made", name)
 	}
-	img, err := imgio.Open(name)
+	img, err := imgio.OpenFileContext(context.Background(), name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
