@@ -291,6 +291,9 @@ func TestUnrelated(t *testing.T) {
 
 // TestKernelAfterImages: every after-image the kernel wrote for a fixture case agrees in both modes.
 func TestKernelAfterImages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: a copy of a 256 MiB image per after-image")
+	}
 	found := 0
 	for n := 1; n <= 12; n++ {
 		for _, mode := range core.Modes {
