@@ -520,13 +520,21 @@ func (c *differ) nodeBody(nc *NodeChange, fa, fb *imgio.File, w where) {
 		if fb != nil {
 			ib = fb.Inode()
 		}
+		// An inline inode's i_addr holds data or dentries, not addresses: its slots are NULL (an
+		// inline file converted by the call goes from no slot to slot 0).
 		inline := func(in imgio.Inode) bool { return in.Inline&(0x02|0x04) != 0 }
-		if !inline(ia) && !inline(ib) {
+		if !inline(ia) || !inline(ib) {
 			n := max(ia.AddrsPerInode, ib.AddrsPerInode)
 			extra := int(max(ia.ExtraISize, ib.ExtraISize))
 			base := 360 + extra
 			for k := range n {
-				x, y := word(ba, base+4*k), word(bb, base+4*k)
+				var x, y uint32
+				if !inline(ia) {
+					x = word(ba, base+4*k)
+				}
+				if !inline(ib) {
+					y = word(bb, base+4*k)
+				}
 				if x != y {
 					c.slot(nc, uint64(k), fmt.Sprintf("i_addr[%d]", extra/4+k), x, y)
 				}
