@@ -48,3 +48,28 @@ func (b *budget) inUse() int64 {
 }
 
 func mib(n int64) string { return strconv.FormatInt((n+(1<<20)-1)>>20, 10) + " MiB" }
+
+// take charges n bytes unless that would pass the limit (with force: even then), reporting whether
+// it did. It allocates nothing, for the hot paths (a connection's queue); a nil budget takes all.
+func (b *budget) take(n int64, force bool) bool {
+	if b == nil || n <= 0 {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !force && b.limit > 0 && b.used+n > b.limit {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// give returns n bytes taken with take.
+func (b *budget) give(n int64) {
+	if b == nil || n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+}

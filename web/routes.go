@@ -35,8 +35,9 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/api/images", s.handleUpload)
 	// The websocket holds its image (?image=) for as long as the connection lives, so --max-store
 	// never evicts an image being viewed and a deleted one stays open until the viewer leaves.
-	r.With(s.holdImageParam).Get("/ws/run", s.handleWSRun)
-	r.Get("/ws/follow", s.handleWSFollow) // web/rooms.go; the room holds its image
+	// checkWS refuses a plain request (426) and a foreign Origin (403) before any work is done.
+	r.With(s.checkWS, s.holdImageParam).Get("/ws/run", s.handleWSRun)
+	r.With(s.checkWS).Get("/ws/follow", s.handleWSFollow) // web/rooms.go; the room holds its image
 
 	r.Group(func(r chi.Router) {
 		r.Use(middleware.Timeout(requestTimeout))
