@@ -19,7 +19,7 @@ func benchSession(b *testing.B, ts *testServer, query string) *session {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ts.outlines = newOutlineCache()
+	ts.outlines = newOutlineCache(nil)
 	ss := &session{s: ts.Server, t: t, c: &conn{box: newMailbox(nil), log: ts.log}, pace: "30", done: map[int]bool{}}
 	if err := ss.open(context.Background(), t); err != nil {
 		b.Fatal(err)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
@@ -205,81 +203,6 @@ func paramError(err error) error {
 	return err
 }
 
-// Outline cache limits.
-const (
-	maxOutlines = 16
-	// outlineTimeout bounds the lockstep pass of one run (a 64 GiB file in both modes takes
-	// seconds); past it the request fails rather than holding a core forever.
-	outlineTimeout = 2 * time.Minute
-)
-
-// outlineCache keeps recent outlines so reconnects, mode switches and the viewers of one run pay for
-// the pass once. Concurrent requests for the same run wait for one pass, which is cancelled when
-// every one of them has gone.
-type outlineCache struct {
-	mu    sync.Mutex
-	m     map[string]*outlineEntry
-	order []string // oldest first
-}
-
-type outlineEntry struct {
-	done    chan struct{}
-	o       *player.Outline
-	err     error
-	waiters int
-	cancel  context.CancelFunc
-}
-
-func newOutlineCache() *outlineCache { return &outlineCache{m: map[string]*outlineEntry{}} }
-
-func (c *outlineCache) get(ctx context.Context, key string, build func(context.Context) (*player.Outline, error)) (*player.Outline, error) {
-	c.mu.Lock()
-	e, ok := c.m[key]
-	if !ok {
-		bctx, cancel := context.WithTimeout(context.Background(), outlineTimeout)
-		e = &outlineEntry{done: make(chan struct{}), cancel: cancel}
-		c.m[key] = e
-		c.order = append(c.order, key)
-		if len(c.order) > maxOutlines {
-			delete(c.m, c.order[0])
-			c.order = c.order[1:]
-		}
-		go func() {
-			defer cancel()
-			e.o, e.err = build(bctx)
-			if e.err != nil {
-				c.mu.Lock()
-				if c.m[key] == e {
-					delete(c.m, key)
-				}
-				c.mu.Unlock()
-			}
-			close(e.done)
-		}()
-	}
-	e.waiters++
-	c.mu.Unlock()
-	select {
-	case <-e.done:
-		c.mu.Lock()
-		e.waiters--
-		c.mu.Unlock()
-		return e.o, e.err
-	case <-ctx.Done():
-		c.mu.Lock()
-		e.waiters--
-		if e.waiters == 0 {
-			// Nobody wants it any more: stop the pass, and let a later request start afresh.
-			e.cancel()
-			if c.m[key] == e {
-				delete(c.m, key)
-			}
-		}
-		c.mu.Unlock()
-		return nil, ctx.Err()
-	}
-}
-
 // outline returns the shared outline of t, building it once, within the memory budget
 // (web/outlinebudget.go): past it the build is refused with 503 and Retry-After.
 func (s *Server) outline(ctx context.Context, t *runTarget) (*player.Outline, error) {
@@ -289,6 +212,11 @@ func (s *Server) outline(ctx context.Context, t *runTarget) (*player.Outline, er
 			return nil, err
 		}
 		defer release()
+		done, err := s.heavyWork(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
 		return player.Build(ctx, t.spec)
 	})
 }

@@ -119,7 +119,13 @@ func (s *Server) handleSandboxAPI(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
+	done, err := s.heavyWork(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
 	out, err := sandbox.Simulate(l, modes)
+	done()
 	if err != nil {
 		s.Error(w, r, err)
 		return
