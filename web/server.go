@@ -117,6 +117,8 @@ type Server struct {
 	srvCancel context.CancelFunc
 	runs      sync.WaitGroup // websocket run goroutines
 
+	// requestTimeoutFor overrides requestTimeout's write deadline (tests shorten it).
+	requestTimeoutFor time.Duration
 	// wsWriteTimeout overrides wsWriteTimeout (tests shorten it).
 	wsWriteTimeout time.Duration
 
