@@ -414,7 +414,8 @@ func (s *Server) prepareDataDir() error {
 		p := filepath.Join(s.uploadsDir(), name)
 		switch {
 		case !e.IsDir():
-			// Not ours.
+			// Not ours (a file, a FIFO, a socket, a symbolic link, which is not followed).
+			s.log.Warn("skipping a data dir entry that is not a directory", "entry", p, "type", e.Type().String())
 		case strings.HasPrefix(name, partialPrefix), strings.HasPrefix(name, removingPrefix):
 			if err := removeEntryDir(p); err != nil {
 				s.log.Warn("could not remove an unfinished upload", "entry", p, "err", err)
@@ -505,13 +506,8 @@ func openEntry(dir string) (*StoredImage, error) {
 	if m.ID != filepath.Base(dir) {
 		return nil, fmt.Errorf("%s: id %q does not match the directory", entryMeta, m.ID)
 	}
-	f, err := os.Open(filepath.Join(dir, entryImage))
+	f, st, err := openRegular(filepath.Join(dir, entryImage))
 	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	if st.Size() != m.Size {
@@ -529,9 +525,27 @@ func openEntry(dir string) (*StoredImage, error) {
 		lastUsed: mt, touched: mt}, nil
 }
 
+// openRegular opens a file of a stored entry: never through a symbolic link, never blocking (a FIFO
+// named meta.json would hang start-up), and only a regular file.
+func openRegular(name string) (*os.File, fs.FileInfo, error) {
+	f, err := openNoFollow(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file (%s)", filepath.Base(name), st.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
 // readMeta reads and checks an entry's meta.json.
 func readMeta(name string) (*storedMeta, error) {
-	f, err := os.Open(name)
+	f, _, err := openRegular(name)
 	if err != nil {
 		return nil, err
 	}
