@@ -128,6 +128,7 @@ type store struct {
 	closed   bool  // after removeAll: an upload finishing late is refused
 	maxStore int64 // bound on the uploads' bytes on disk; <= 0 none
 	onDisk   int64 // sum of onDisk over the uploads in images
+	writing  int64 // bytes the uploads in flight have reserved to write (reserveWrite)
 	now      func() time.Time
 	log      func(msg string, args ...any)
 }
@@ -274,12 +275,56 @@ func (e *StoreFullError) Error() string {
 		return fmt.Sprintf("the image needs %s or more on disk, more than the server stores in all (%s, zrviz serve --max-store)",
 			units.Bytes(e.Need), units.Bytes(e.Limit))
 	}
-	return fmt.Sprintf("the store is full: %s of uploads in use cannot be evicted to make room for %s (limit %s, zrviz serve --max-store)",
+	return fmt.Sprintf("the store is full: %s of uploads in use or being received cannot be evicted to make room for %s (limit %s, zrviz serve --max-store)",
 		units.Bytes(e.InUse), units.Bytes(e.Need), units.Bytes(e.Limit))
 }
 
 // Is makes a StoreFullError larger than the bound by itself match ErrTooLarge (413).
 func (e *StoreFullError) Is(target error) bool { return target == ErrTooLarge && e.Need > e.Limit }
+
+// uploadStep is how much an upload in flight reserves at a time against Config.MaxStore.
+const uploadStep = 8 << 20
+
+// reserveWrite reserves step bytes of the store (or, when they do not fit, the need bytes the write
+// at hand takes) for an upload in flight, before it writes them, and returns how much: the
+// uploads in flight together, with the uploads in use (never evicted), stay under maxStore, so
+// concurrent uploads cannot grow the data dir past it while they stream (each is also bounded by
+// maxStore alone). Unused uploads count as free: commit evicts them.
+// total is what the upload will have written with this write: past maxStore alone, it is too
+// large (413) whatever else is stored.
+func (st *store) reserveWrite(total, need, step int64) (int64, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.maxStore <= 0 {
+		st.writing += step
+		return step, nil
+	}
+	if total > st.maxStore {
+		return 0, &StoreFullError{Need: total, Limit: st.maxStore}
+	}
+	var inUse int64
+	for _, si := range st.images {
+		if si.Upload && si.refs > 0 {
+			inUse += si.onDisk
+		}
+	}
+	n := step
+	if inUse+st.writing+n > st.maxStore {
+		n = need
+	}
+	if inUse+st.writing+n > st.maxStore {
+		return 0, &StoreFullError{Need: min(n+st.writing, st.maxStore), Limit: st.maxStore, InUse: inUse + st.writing}
+	}
+	st.writing += n
+	return n, nil
+}
+
+// releaseWrite gives back what reserveWrite reserved.
+func (st *store) releaseWrite(n int64) {
+	st.mu.Lock()
+	st.writing -= n
+	st.mu.Unlock()
+}
 
 // makeRoomLocked picks the uploads to evict, least recently used first and never one in use, so
 // that need more bytes fit under maxStore. It forgets them and returns them; the caller removes their
