@@ -68,10 +68,10 @@ type counters struct {
 	validNodes  uint32 // valid_node_count
 	// Next free block offsets of the hot and cold data logs (the inline
 	// conversion writes there).
-	hotBlkoff, coldBlkoff uint32
-	advise                uint8 // i_advise
-	inline                uint8 // i_inline
-	needFsck              bool  // SBI_NEED_FSCK
+	hotBlkoff, coldBlkoff, warmBlkoff uint32
+	advise                            uint8 // i_advise
+	inline                            uint8 // i_inline
+	needFsck                          bool  // SBI_NEED_FSCK
 }
 
 // zeroRange is f2fs_zero_range's page arithmetic (§3) and progress.
@@ -154,6 +154,7 @@ func newEngine(in Input, req Request, mode Mode) (*engine, error) {
 			inline:      in.Inode.Inline,
 			hotBlkoff:   in.Volume.HotDataBlkoff,
 			coldBlkoff:  in.Volume.ColdDataBlkoff,
+			warmBlkoff:  in.Volume.WarmDataBlkoff,
 		},
 		chunk: chunkState{ord: -1},
 	}
@@ -712,11 +713,31 @@ func (e *engine) statesOf(t []uint32) []SegmentState {
 func (e *engine) extents(from, to uint64) ([]Extent, error) {
 	var b extentBuilder
 	var buf []uint32
+	starts := e.slots.recStarts()
+	if c := &e.s.chunk; c.in {
+		if k, found := slices.BinarySearch(starts, c.node.start); !found {
+			starts = slices.Insert(starts, k, c.node.start)
+		}
+	}
 	for idx := from; idx < to; {
 		var slots []uint32
 		var pos dnodePos
 		if p := locate(idx, e.slots.geom); !(e.s.chunk.in && p.start == e.s.chunk.node.start) {
-			if rec := e.slots.recs[p.start]; rec != nil {
+			rec := e.slots.recs[p.start]
+			if rec == nil {
+				// Nodes that do not exist hold only NULL slots: skip their subtree at once.
+				end, err := e.slots.holeEnd(idx, starts)
+				if err != nil {
+					return nil, err
+				}
+				if end > idx {
+					end = min(end, to)
+					b.addSame(idx, NullAddr, end-idx)
+					idx = end
+					continue
+				}
+			}
+			if rec != nil {
 				// Walk the compressed record instead of every slot.
 				end := min(to, p.start+uint64(p.cap))
 				i := p.start
@@ -809,11 +830,19 @@ func (e *engine) nextInput() Input {
 	next.Volume.ValidNodeCount = c.validNodes
 	next.Volume.HotDataBlkoff = c.hotBlkoff
 	next.Volume.ColdDataBlkoff = c.coldBlkoff
+	next.Volume.WarmDataBlkoff = c.warmBlkoff
 	next.Inode.Size = c.iSize
 	next.Inode.Blocks = c.iBlocks
 	next.Inode.Advise = c.advise
 	next.Inode.Inline = c.inline
 	next.Inode.SlotsEnd = max(e.in.Inode.SlotsEnd, c.hiWater)
+	next.Volume.NeedFsck = e.in.Volume.NeedFsck || c.needFsck
+	// fill_zero's pages are dirty in the page cache until writeback; whole pages of the range
+	// were written back before the walk (filemap_write_and_wait_range) and dropped by it.
+	next.Inode.Dirty = addDirty(e.in.Inode.Dirty, e.fills)
+	if segs := e.sit.prefreeNow(); len(segs) > 0 {
+		next.Volume.Prefree = addSegs(e.in.Volume.Prefree, segs)
+	}
 	return next
 }
 

@@ -54,6 +54,8 @@ func Volume(v imgio.Volume) core.Volume {
 		switch c.Type {
 		case "hot-data":
 			cv.HotDataSegno, cv.HotDataBlkoff = c.Segno, uint32(c.Blkoff)
+		case "warm-data":
+			cv.WarmDataSegno, cv.WarmDataBlkoff = c.Segno, uint32(c.Blkoff)
 		case "cold-data":
 			cv.ColdDataSegno, cv.ColdDataBlkoff = c.Segno, uint32(c.Blkoff)
 		}
