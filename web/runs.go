@@ -26,7 +26,7 @@ const FieldBefore = "before"
 type runTarget struct {
 	si     *StoredImage // nil for a sandbox run
 	run    request.Run
-	before []request.Run
+	before []request.Op
 	file   *imgio.File // nil for a sandbox run
 	spec   player.Spec
 	info   runInfo
@@ -100,7 +100,7 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 	if err != nil {
 		return nil, paramError(err)
 	}
-	var before []request.Run
+	var before []request.Op
 	if ops := q[FieldBefore]; len(ops) > 0 {
 		if len(ops) >= request.MaxOps {
 			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("more than %d operations", request.MaxOps-1)}
@@ -117,7 +117,7 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 }
 
 // resolve builds the engine's input for run on si after the operations before it.
-func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, before []request.Run) (*runTarget, error) {
+func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, before []request.Op) (*runTarget, error) {
 	f, err := s.resolvePath(ctx, si, run.Path)
 	if err != nil {
 		return nil, err
@@ -126,24 +126,45 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	if err != nil {
 		return nil, err
 	}
+	// The player plays one file; operations on it (and sync, tune) run first, each on the state the
+	// previous one left, as on one mount (core.Seq: dirty pages, writeback). Both modes leave the
+	// same slots and SIT: run per-block.
+	q := core.NewSeq(core.PerBlock)
 	for k, op := range before {
-		// The player plays one file; operations on it run first, each on the state the previous
-		// one left, as on one mount. Both modes leave the same slots and SIT: run per-block.
-		of, err := s.resolvePath(ctx, si, op.Path)
+		if op.Path != "" {
+			of, err := s.resolvePath(ctx, si, op.Path)
+			if err != nil {
+				return nil, err
+			}
+			if of.Inode().Ino != f.Inode().Ino {
+				return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d is on %s, not %s: a player plays one file", k+1, op.Path, run.Path)}
+			}
+		}
+		var err error
+		switch op.Kind {
+		case request.OpZero:
+			_, _, _, err = q.Zero(in, op.Request(q.File(in).Inode.Size))
+		case request.OpWrite:
+			_, err = q.Write(in, op.Offset, op.Length)
+		case request.OpFsync:
+			_, err = q.Fsync(in)
+		case request.OpSync:
+			_, err = q.Sync()
+		case request.OpTune:
+			err = q.Tune(op.Name, op.Value)
+		}
 		if err != nil {
 			return nil, err
 		}
-		if of.Inode().Ino != f.Inode().Ino {
-			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d zeroes %s, not %s: a player plays one file", k+1, op.Path, run.Path)}
-		}
-		res, err := core.Simulate(in, op.Request(in.Inode.Size), core.PerBlock)
-		if err != nil {
-			return nil, err
-		}
-		in = res.NextInput()
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+	}
+	// What the played zero walks: the file after the operations and after
+	// filemap_write_and_wait_range wrote back the dirty pages of its range.
+	in, _, err = q.PrepareZero(in, run.Request(q.File(in).Inode.Size))
+	if err != nil {
+		return nil, err
 	}
 	req := run.Request(in.Inode.Size)
 	ino := f.Inode()
