@@ -714,6 +714,11 @@ func (e *engine) extents(from, to uint64) ([]Extent, error) {
 	var b extentBuilder
 	var buf []uint32
 	starts := e.slots.recStarts()
+	var exist []uint64
+	listed := false
+	if l, ok := e.slots.base.(DnodeLister); ok {
+		exist, listed = l.DnodeStarts()
+	}
 	if c := &e.s.chunk; c.in {
 		if k, found := slices.BinarySearch(starts, c.node.start); !found {
 			starts = slices.Insert(starts, k, c.node.start)
@@ -725,10 +730,24 @@ func (e *engine) extents(from, to uint64) ([]Extent, error) {
 		if p := locate(idx, e.slots.geom); !(e.s.chunk.in && p.start == e.s.chunk.node.start) {
 			rec := e.slots.recs[p.start]
 			if rec == nil {
-				// Nodes that do not exist hold only NULL slots: skip their subtree at once.
-				end, err := e.slots.holeEnd(idx, starts)
-				if err != nil {
-					return nil, err
+				// Nodes that do not exist hold only NULL slots: skip to the next dnode that may hold
+				// another, or past the missing subtree.
+				var end uint64
+				if listed {
+					end = ^uint64(0)
+					if k, found := slices.BinarySearch(exist, p.start); found {
+						end = idx
+					} else if k < len(exist) {
+						end = exist[k]
+					}
+					if k, _ := slices.BinarySearch(starts, idx); k < len(starts) {
+						end = max(min(end, starts[k]), idx)
+					}
+				} else {
+					var err error
+					if end, err = e.slots.holeEnd(idx, starts); err != nil {
+						return nil, err
+					}
 				}
 				if end > idx {
 					end = min(end, to)

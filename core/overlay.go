@@ -153,6 +153,27 @@ func (o *slotOverlay) holeEnd(index uint64, recStarts []uint64) (uint64, error) 
 	return end, nil
 }
 
+// DnodeStarts lists the dnodes of the base that exist and those the overlay has records of:
+// every dnode that may hold a slot other than NULL_ADDR (one allocated but never written holds
+// none). A frozen overlay is thus a DnodeLister for the next request.
+func (o *slotOverlay) DnodeStarts() ([]uint64, bool) {
+	l, ok := o.base.(DnodeLister)
+	if !ok {
+		return nil, false
+	}
+	base, ok := l.DnodeStarts()
+	if !ok {
+		return nil, false
+	}
+	out := slices.Clone(base)
+	for start := range o.recs {
+		if k, found := slices.BinarySearch(out, start); !found {
+			out = slices.Insert(out, k, start)
+		}
+	}
+	return out, true
+}
+
 // recStarts lists the first slots of the dnodes the overlay has records of, sorted.
 func (o *slotOverlay) recStarts() []uint64 {
 	out := slices.Collect(maps.Keys(o.recs))

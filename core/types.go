@@ -106,6 +106,14 @@ type DnodeSource interface {
 	DnodeSlots(index uint64) (start uint64, slots []uint32, missing int, err error)
 }
 
+// DnodeLister is optionally implemented by a [DnodeSource]: DnodeStarts lists the file block
+// index of slot 0 of every dnode that exists, in increasing order (ok false: not known). A walk
+// over holes then jumps from one existing dnode to the next, as the kernel's node lookups find
+// them, instead of asking for each missing one.
+type DnodeLister interface {
+	DnodeStarts() (starts []uint64, ok bool)
+}
+
 // SITSource gives a main-area segment's valid block count and its 512-bit
 // valid map as stored on disk (bit k of the segment is byte k/8, mask
 // 0x80>>(k%8), as f2fs_test_bit reads it). *imgio.Image satisfies it.

@@ -16,7 +16,8 @@ import (
 //	sync                                  sync(2)
 //	tune ipu_policy N                     echo N > /sys/fs/f2fs/<dev>/ipu_policy
 //
-// on PATH opened O_RDWR. Blank lines and lines starting with # are ignored; OFFSET, LENGTH and N
+// on PATH opened O_RDWR. Blank lines are ignored, and so is everything from a # at the start of a
+// line or after white space; OFFSET, LENGTH and N
 // take the syntax of [ParseSize]. Each operation runs on the state the previous one left.
 
 // Op kinds.
@@ -61,8 +62,8 @@ func ParseOps(r io.Reader) ([]Op, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
+		text := strings.TrimSpace(stripComment(sc.Text()))
+		if text == "" {
 			continue
 		}
 		op, err := ParseOp(text)
@@ -81,6 +82,17 @@ func ParseOps(r io.Reader) ([]Op, error) {
 		return nil, &FieldError{Field: "ops", Msg: "no operation (want lines of: " + opForms + ")"}
 	}
 	return out, nil
+}
+
+// stripComment drops a comment: from a # at the start of the line or after white space to the end
+// (the oracle's ops files comment their lines).
+func stripComment(line string) string {
+	for i := 0; i < len(line); i++ {
+		if line[i] == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') {
+			return line[:i]
+		}
+	}
+	return line
 }
 
 // opForms lists the operations for error messages.

@@ -116,7 +116,7 @@ func TestParseOps(t *testing.T) {
 
 // TestParseOpsKinds: the operations besides zero, and OpLine writing each back.
 func TestParseOpsKinds(t *testing.T) {
-	in := "zero /h.bin 67584 195560\nsync\nwrite /h.bin 4096 0x2000\nfsync /h.bin\ntune ipu_policy 16\nzero /h.bin 0 512KiB keep_size\n"
+	in := "zero /h.bin 67584 195560   # partial pages\nsync\t# then\nwrite /h.bin 4096 0x2000\nfsync /h.bin\ntune ipu_policy 16\nzero /h.bin 0 512KiB keep_size\n"
 	got, err := ParseOps(strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)

@@ -79,3 +79,53 @@ func BenchmarkMaxBytesSequence(b *testing.B) {
 		})
 	}
 }
+
+// maxBytesFixture is the operations of the kernel fixture kernel-seq/f-maxbytes (the page below
+// s_maxbytes of the 9 GiB sparse file, EFBIG just past it, the data at 9 GiB, the same page of
+// /cases/contiguous.bin with KEEP_SIZE, sync, the page again); sync is an empty op string.
+var maxBytesFixture = []struct {
+	path string
+	req  core.Request
+}{
+	{"/cases/sparse-9g.bin", core.Request{Offset: 4329687101440, Length: 4096}},
+	{"/cases/sparse-9g.bin", core.Request{Offset: 4329687105536, Length: 4096}},
+	{"/cases/sparse-9g.bin", core.Request{Offset: 4329687101440, Length: 8192}},
+	{"/cases/sparse-9g.bin", core.Request{Offset: 9663676416, Length: 1052672}},
+	{"/cases/contiguous.bin", core.Request{Offset: 4329687101440, Length: 4096, KeepSize: true}},
+	{"", core.Request{}},
+	{"/cases/sparse-9g.bin", core.Request{Offset: 4329687101440, Length: 4096}},
+}
+
+// BenchmarkMaxBytesFixture runs maxBytesFixture on one core.Seq per mode, as zrviz run --ops does.
+func BenchmarkMaxBytesFixture(b *testing.B) {
+	img := openDemo(b)
+	files := map[string]core.Input{}
+	for _, op := range maxBytesFixture {
+		if op.path != "" && files[op.path].Path == "" {
+			in, err := source.Input(img, op.path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			files[op.path] = in
+		}
+	}
+	for _, mode := range core.Modes {
+		b.Run(mode.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				q := core.NewSeq(mode)
+				for _, op := range maxBytesFixture {
+					if op.path == "" {
+						if _, err := q.Sync(); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					if _, _, _, err := q.Zero(files[op.path], op.req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
