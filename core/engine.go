@@ -808,13 +808,28 @@ func (e *engine) result() (*Result, error) {
 	}
 	r.Message = s.msg
 	r.Stats.SegmentsTouched = uint64(len(e.sit.touched))
+	ext, err := e.afterExtents()
+	if err != nil {
+		return nil, err
+	}
+	r.After.Extents = ext
+	r.nextFn = e.nextInput
+	return r, nil
+}
+
+// afterExtents is the file's slot map as the engine leaves it, in after.txt's span:
+// 0 .. max(ceil(i_size/4096), last non-NULL slot + 1).
+func (e *engine) afterExtents() ([]Extent, error) {
+	s := &e.s
+	ext := []Extent{}
 	if e.in.Inode.Type == "file" && s.counters.inline&(InlineData|InlineDentry) == 0 {
 		// Only slots below the file's last non-NULL slot or the highest one the run touched can hold
 		// anything but NULL_ADDR: read those, and state the rest up to EOF as one NULL extent, so a
 		// huge (or corrupt) i_size costs nothing.
 		eof := uint64(s.counters.iSize+blockSize-1) / blockSize
 		dataEnd := max(e.in.Inode.SlotsEnd, s.counters.hiWater)
-		ext, err := e.extents(0, dataEnd)
+		var err error
+		ext, err = e.extents(0, dataEnd)
 		if err != nil {
 			return nil, err
 		}
@@ -830,13 +845,22 @@ func (e *engine) result() (*Result, error) {
 		if k := len(ext) - 1; k >= 0 && ext[k].State == "null" && ext[k].Index+ext[k].Count > eof {
 			ext[k].Count = eof - ext[k].Index
 		}
-		r.After.Extents = ext
 	}
-	if r.After.Extents == nil {
-		r.After.Extents = []Extent{}
+	if ext == nil {
+		ext = []Extent{}
 	}
-	r.nextFn = e.nextInput
-	return r, nil
+	return ext, nil
+}
+
+// SlotMap is in's file's slot map over 0 .. max(ceil(i_size/4096), last non-NULL slot + 1), as
+// Result.After gives it after a run: for the state a sequence left (a Seq's File after Unmount is
+// what an image shows).
+func SlotMap(in Input) ([]Extent, error) {
+	e, err := newEngine(in, Request{}, PerBlock)
+	if err != nil {
+		return nil, err
+	}
+	return e.afterExtents()
 }
 
 // nextInput is the state after the run as an Input for a further request.

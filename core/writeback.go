@@ -22,6 +22,7 @@ const (
 	smallVolumeSegments       = 16 * 512 // SMALL_VOLUME_SEGMENTS
 	minIPUUtil                = 70       // DEF_MIN_IPU_UTIL
 	minFsyncBlocks            = 8        // DEF_MIN_FSYNC_BLOCKS
+	minHotBlocks              = 16       // DEF_MIN_HOT_BLOCKS
 	adviseHot           uint8 = 0x20     // FADVISE_HOT_BIT
 )
 
@@ -68,6 +69,7 @@ type PageWrite struct {
 type wbMode struct {
 	sync    bool // WB_SYNC_ALL (REQ_SYNC): filemap_write_and_wait_range, fsync
 	needIPU bool // FI_NEED_IPU: an fsync with at most min_fsync_blocks dirty pages
+	hot     bool // FI_HOT_DATA: f2fs_write_cache_pages found at most min_hot_blocks dirty pages
 }
 
 // writeback writes in's dirty pages with index in [lo, hi] as f2fs_write_cache_pages does, in
@@ -84,6 +86,9 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 	if len(pages) == 0 {
 		return in, nil, nil
 	}
+	// f2fs_write_cache_pages: a file with few dirty pages (all of its pages, not the range's) is
+	// written to the hot data log.
+	m.hot = len(in.Inode.Dirty) <= minHotBlocks
 	e, err := newEngine(in, Request{}, PerBlock)
 	if err != nil {
 		return in, nil, err
@@ -177,14 +182,16 @@ func (e *engine) inPlace(m wbMode) bool {
 	return false
 }
 
-// dataLog is __get_segment_type_6 for a data page: cold files to the cold log; hot files and
-// pages written under FI_NEED_IPU to the hot log; the rest to the warm log (no write hint).
+// dataLog is __get_segment_type_6 for a data page (6.12): cold files to the cold log; hot files
+// and FI_HOT_DATA (set by f2fs_write_cache_pages for a file of at most min_hot_blocks dirty pages)
+// to the hot log; the rest to the warm log (no write hint). Not modelled: age extent cache
+// (a mount option), atomic and COW files.
 func (e *engine) dataLog(m wbMode) uint8 {
 	adv := e.s.counters.advise
 	switch {
 	case adv&AdviseCold != 0:
 		return logColdData
-	case adv&adviseHot != 0 || m.needIPU:
+	case adv&adviseHot != 0 || m.hot:
 		return logHotData
 	}
 	return logWarmData

@@ -10,7 +10,7 @@ import (
 // TestSeqDirtyPagesWrittenBack: fill_zero dirties page 16 (over data) and page 64 (a hole, reserved
 // NEW) of /cases/holes.bin; a second zero over both writes them back first, as
 // filemap_write_and_wait_range does: page 16 in place (the demo is a small volume: ipu_policy FORCE),
-// page 64 out of place to the warm data log's next free block, which the walk then invalidates.
+// page 64 out of place to the hot data log's next free block (a file with at most 16 dirty pages), which the walk then invalidates.
 // Under ipu_policy 16 page 16 goes out of place too, and the walk names its new block.
 func TestSeqDirtyPagesWrittenBack(t *testing.T) {
 	img := openDemo(t)
@@ -19,7 +19,8 @@ func TestSeqDirtyPagesWrittenBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := f.Volume
-	warm := v.MainBlkaddr + v.WarmDataSegno*512 + v.WarmDataBlkoff
+	// Two dirty pages: f2fs_write_cache_pages sets FI_HOT_DATA (at most 16), so the hot data log.
+	hot := v.MainBlkaddr + v.HotDataSegno*512 + v.HotDataBlkoff
 	for _, tc := range []struct {
 		name  string
 		ipu   int64 // -1: the default
@@ -27,7 +28,7 @@ func TestSeqDirtyPagesWrittenBack(t *testing.T) {
 		first uint32 // the call for slot 16
 	}{
 		{"default", -1, 18, 0},
-		{"ipu_policy 16", 16, 18, warm},
+		{"ipu_policy 16", 16, 18, hot},
 	} {
 		for _, mode := range core.Modes {
 			q := core.NewSeq(mode)
@@ -51,9 +52,9 @@ func TestSeqDirtyPagesWrittenBack(t *testing.T) {
 			if len(in2.Inode.Dirty) != 0 {
 				t.Errorf("%s %s: dirty after writeback %v", tc.name, mode, in2.Inode.Dirty)
 			}
-			want16, want64 := old16, warm
+			want16, want64 := old16, hot
 			if tc.ipu == 16 {
-				want16, want64 = warm, warm+1
+				want16, want64 = hot, hot+1
 			}
 			if pages[0].New != want16 || pages[1].New != want64 {
 				t.Errorf("%s %s: pages written to %d, %d; want %d, %d", tc.name, mode, pages[0].New, pages[1].New, want16, want64)
