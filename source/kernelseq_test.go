@@ -279,6 +279,28 @@ func TestKernelSeq(t *testing.T) {
 				if !ok {
 					t.Fatal("no state after the operations")
 				}
+				// A segment the model changed that the after-image does not list was left as it was
+				// by the kernel: the model must leave it so too.
+				listed := map[uint32]bool{}
+				for _, sg := range after.segs {
+					listed[sg.segno] = true
+				}
+				for _, no := range q.Touched() {
+					if listed[no] {
+						continue
+					}
+					valid, bm, err := vol.SIT.SegmentValidMap(no)
+					if err != nil {
+						t.Fatal(err)
+					}
+					v0, bm0, err := img.SegmentValidMap(no)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if valid != v0 || bm != bm0 {
+						t.Errorf("%s: segment %d: the model changed it (%d → %d valid); the kernel did not", mode, no, v0, valid)
+					}
+				}
 				for _, sg := range after.segs {
 					if sg.segType > 2 {
 						continue // a node segment
