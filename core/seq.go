@@ -21,7 +21,8 @@ type Seq struct {
 	order []uint32         // files with dirty pages, in the order they were first dirtied
 	// Touched lists every segment an operation changed, in first-touch order.
 	touched []uint32
-	ipu     *uint32 // tuned before the first operation
+	ipu     *uint32 // ipu_policy as tuned
+	rsv     *uint64 // reserved_blocks written and not yet applied (before the first operation)
 }
 
 // NewSeq starts a mount whose zero-range walks run in mode.
@@ -34,9 +35,8 @@ func (q *Seq) Mode() Mode { return q.mode }
 // operations so far left it, on the volume as they left it.
 func (q *Seq) File(f Input) Input {
 	if q.vol == nil {
-		if q.ipu != nil {
-			f.Volume.IPUTuned, f.Volume.IPUPolicy = true, *q.ipu
-		}
+		q.tune(&f.Volume)
+		q.vol = &f
 		return f
 	}
 	if g, ok := q.files[f.Inode.Ino]; ok {
@@ -202,20 +202,47 @@ func (q *Seq) checkpoint(res *WriteResult) {
 	}
 }
 
-// Tune sets a sysfs tunable of the mount: only ipu_policy (a bit mask of F2FS_IPU_*, below 256).
-func (q *Seq) Tune(name string, value uint64) error {
-	if name != "ipu_policy" {
-		return fmt.Errorf("%w: tunable %q", ErrUnmodelled, name)
+// Tune writes a sysfs tunable of the mount (/sys/fs/f2fs/<dev>/NAME): ipu_policy (a bit mask of
+// F2FS_IPU_*, below 256) or reserved_blocks (current_reserved_blocks becomes
+// min(N, user_block_count − valid_block_count); more than user_block_count is EINVAL). The result's
+// Errno is the write's.
+func (q *Seq) Tune(name string, value uint64) (*WriteResult, error) {
+	res := &WriteResult{Op: "tune", Pages: []PageWrite{}}
+	switch name {
+	case "ipu_policy":
+		if value >= 1<<8 {
+			res.Errno = "EINVAL"
+			return res, nil
+		}
+		v := uint32(value)
+		q.ipu = &v
+	case "reserved_blocks":
+		q.rsv = &value
+	default:
+		return nil, fmt.Errorf("%w: tunable %q", ErrUnmodelled, name)
 	}
-	if value >= 1<<8 {
-		return fmt.Errorf("core: ipu_policy %d: the kernel refuses values of %d and more (EINVAL)", value, 1<<8)
-	}
-	v := uint32(value)
-	q.ipu = &v
 	if q.vol != nil {
-		q.vol.Volume.IPUTuned, q.vol.Volume.IPUPolicy = true, v
+		if !q.tune(&q.vol.Volume) {
+			res.Errno = "EINVAL"
+		}
 	}
-	return nil
+	return res, nil
+}
+
+// tune applies the tunables written so far to v; false when reserved_blocks exceeds the space.
+func (q *Seq) tune(v *Volume) bool {
+	if q.ipu != nil {
+		v.IPUTuned, v.IPUPolicy = true, *q.ipu
+	}
+	if q.rsv != nil {
+		t := *q.rsv
+		q.rsv = nil
+		if t > v.UserBlockCount-v.RootReservedBlocks {
+			return false
+		}
+		v.CurrentReservedBlocks = min(t, v.UserBlockCount-min(v.ValidBlockCount, v.UserBlockCount))
+	}
+	return true
 }
 
 // touchedOf lists the segments a writeback changed: where pages went, where their old blocks were.

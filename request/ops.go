@@ -15,6 +15,7 @@ import (
 //	fsync PATH                            fsync(2)
 //	sync                                  sync(2)
 //	tune ipu_policy N                     echo N > /sys/fs/f2fs/<dev>/ipu_policy
+//	tune reserved_blocks N                echo N > /sys/fs/f2fs/<dev>/reserved_blocks
 //
 // on PATH opened O_RDWR. Blank lines are ignored, and so is everything from a # at the start of a
 // line or after white space; OFFSET, LENGTH and N
@@ -96,7 +97,7 @@ func stripComment(line string) string {
 }
 
 // opForms lists the operations for error messages.
-const opForms = "zero PATH OFFSET LENGTH [keep_size], write PATH OFFSET LENGTH, fsync PATH, sync, tune ipu_policy N"
+const opForms = "zero PATH OFFSET LENGTH [keep_size], write PATH OFFSET LENGTH, fsync PATH, sync, tune ipu_policy|reserved_blocks N"
 
 // ParseOp reads one operation line.
 func ParseOp(text string) (Op, error) {
@@ -130,8 +131,8 @@ func ParseOp(text string) (Op, error) {
 		}
 		return op, nil
 	case OpTune:
-		if len(f) != 3 || f[1] != "ipu_policy" {
-			return bad("tune ipu_policy N")
+		if len(f) != 3 || (f[1] != "ipu_policy" && f[1] != "reserved_blocks") {
+			return bad("tune ipu_policy N or tune reserved_blocks N")
 		}
 		op.Name = f[1]
 		v, err := ParseSize("value", f[2])

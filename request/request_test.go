@@ -101,7 +101,7 @@ func TestParseOps(t *testing.T) {
 	}
 	for _, bad := range []string{"", "# only\n", "punch /a 0 1\n", "zero /a 0\n", "zero a 0 1\n", "zero /a 0 1 keep\n",
 		"sync now\n", "fsync\n", "fsync a\n", "write /a 0\n", "write /a 0 1 keep_size\n", "tune ipu_policy\n",
-		"tune min_ipu_util 5\n", "tune ipu_policy x\n",
+		"tune min_ipu_util 5\n", "tune reserved_blocks\n", "tune ipu_policy x\n",
 		"zero /a x 1\n", "zero /a 0 1\n" + strings.Repeat("zero /a 0 1\n", MaxOps)} {
 		if _, err := ParseOps(strings.NewReader(bad)); err == nil {
 			t.Errorf("ParseOps(%.30q) accepted", bad)

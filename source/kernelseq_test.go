@@ -218,8 +218,7 @@ func TestKernelSeq(t *testing.T) {
 						case request.OpSync:
 							w, err = q.Sync()
 						case request.OpTune:
-							err = q.Tune(op.Name, op.Value)
-							w = &core.WriteResult{}
+							w, err = q.Tune(op.Name, op.Value)
 						}
 						if err != nil {
 							t.Fatalf("%s: op %d (%s): %v", mode, i+1, op.OpLine(0), err)

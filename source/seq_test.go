@@ -33,7 +33,7 @@ func TestSeqDirtyPagesWrittenBack(t *testing.T) {
 		for _, mode := range core.Modes {
 			q := core.NewSeq(mode)
 			if tc.ipu >= 0 {
-				if err := q.Tune("ipu_policy", uint64(tc.ipu)); err != nil {
+				if _, err := q.Tune("ipu_policy", uint64(tc.ipu)); err != nil {
 					t.Fatal(err)
 				}
 			}

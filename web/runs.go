@@ -151,7 +151,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 		case request.OpSync:
 			_, err = q.Sync()
 		case request.OpTune:
-			err = q.Tune(op.Name, op.Value)
+			_, err = q.Tune(op.Name, op.Value)
 		}
 		if err != nil {
 			return nil, err

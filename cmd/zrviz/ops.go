@@ -91,8 +91,7 @@ func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes 
 				case request.OpSync:
 					w, err = q.Sync()
 				case request.OpTune:
-					err = q.Tune(op.Name, op.Value)
-					w = &core.WriteResult{Op: request.OpTune, Pages: []core.PageWrite{}}
+					w, err = q.Tune(op.Name, op.Value)
 				}
 				if err != nil {
 					return nil, opError(len(ops), i, op, err)
