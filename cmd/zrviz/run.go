@@ -105,7 +105,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	usage := fs.Usage
 	fs.Usage = func() { usage(); fmt.Fprint(stderr, runExitStatus) }
 	image := imageFlag(fs)
-	asJSON := fs.Bool("json", false, "print JSON: {\"path\",\"offset\",\"length\",\"keepSize\",\"results\":[...]}, one result per mode; with --ops {\"ops\":[...]}, one such object per operation")
+	asJSON := fs.Bool("json", false, "print JSON: {\"op\":\"zero\",\"path\",\"offset\",\"length\",\"keepSize\",\"results\":[...]}, one result per mode; with --ops {\"ops\":[...]}, one object per operation (a zero as above, with \"writeback\" when dirty pages were written back first; write, fsync, sync, tune as {\"op\",\"path\",\"results\":[{\"errno\",\"pages\",...}]})")
 	mode := fs.String("mode", "both", "`MODE`: per-block (upstream), batched (the patch) or both")
 	offset := fs.String("offset", "", "byte offset `N` of the range: decimal, 0x hex or with a unit (4096, 0x1000, 1MiB; default 0)")
 	length := fs.String("length", "", "byte length `N` of the range, same syntax (default: to the end of the file; 0 when the offset is at or past it, which the kernel refuses with EINVAL)")
