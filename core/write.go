@@ -100,7 +100,7 @@ func bufferedWrite(in Input, off, length int64) (Input, *WriteResult, error) {
 	e.s.counters.iSize = max(e.s.counters.iSize, off+written)
 	next := e.nextInput()
 	if written > 0 {
-		d := slices2(in.Inode.Dirty, first, uint64(off+written-1)>>12)
+		d := addDirtyRange(in.Inode.Dirty, first, uint64(off+written-1)>>12)
 		next.Inode.Dirty = d
 	}
 	res.Written, res.SizeAfter, res.BlocksAfter = written, next.Inode.Size, next.Inode.Blocks
@@ -133,7 +133,7 @@ func (e *engine) reserveRange(idx, hi uint64) (uint64, bool, error) {
 	if got == 0 {
 		return end, false, nil
 	}
-	e.take2(got)
+	e.countReserved(got)
 	for i := idx; got > 0 && i < end; i++ {
 		if buf[i-pos.start] == NullAddr {
 			buf[i-pos.start] = NewAddr
@@ -159,15 +159,15 @@ func (e *engine) reservePage(p uint64) (bool, error) {
 	if !e.allocPath(&pos, missing) || e.reserve(1) == 0 {
 		return false, nil
 	}
-	e.take2(1)
+	e.countReserved(1)
 	buf[pos.ofs] = NewAddr
 	e.markHi(p)
 	e.slots.store(pos.start, buf)
 	return true, nil
 }
 
-// take2 counts n reserved blocks (inc_valid_block_count).
-func (e *engine) take2(n uint64) {
+// countReserved counts n reserved blocks (inc_valid_block_count).
+func (e *engine) countReserved(n uint64) {
 	c := &e.s.counters
 	c.validBlocks += n
 	c.iBlocks += n
@@ -187,8 +187,8 @@ func (e *engine) allocPath(pos *dnodePos, missing int) bool {
 	return true
 }
 
-// slices2 adds the pages [lo, hi] to a dirty list.
-func slices2(dirty []uint64, lo, hi uint64) []uint64 {
+// addDirtyRange adds the pages [lo, hi] to a dirty list.
+func addDirtyRange(dirty []uint64, lo, hi uint64) []uint64 {
 	out := make([]uint64, 0, len(dirty)+int(min(hi-lo+1, 1<<20)))
 	i := 0
 	for ; i < len(dirty) && dirty[i] < lo; i++ {
