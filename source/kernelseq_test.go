@@ -18,6 +18,15 @@ import (
 
 const seqDir = "../core/testdata/kernel-seq"
 
+// seqGC names the cases whose after-image shows the kernel's foreground garbage collection, which the
+// model does not do: their calls and errnos are checked op by op, their after-state is not (each
+// entry says what the kernel did, read from the case's ftrace: f2fs_submit_page_write with the old
+// and new address of every block moved).
+var seqGC = map[string]string{
+	"g1-enospc-nearly-full": "during op 1 f2fs_balance_fs ran foreground GC: segment 11's 448 valid blocks " +
+		"(of /holes.bin, /k.bin, /fill.bin) moved to the cold data log's segment 5",
+}
+
 // seqAfter is a kernel-seq case's after.txt: per file its i_size, i_blocks and listed slots, and
 // the SIT entries of the segments the operations touched.
 type seqAfter struct {
@@ -78,7 +87,9 @@ func readSeqAfter(t *testing.T, name string) seqAfter {
 			n, _ = strconv.ParseUint(f[5], 10, 32)
 			sg.valid = uint32(n)
 			sg.segType, _ = strconv.Atoi(f[9])
-			if i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "map") {
+			if i+1 < len(lines) && strings.TrimSpace(lines[i+1]) == "map (no entry)" {
+				i++ // dump.f2fs shows no entry: no valid block, an empty map
+			} else if i+1 < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[i+1]), "map") {
 				i++
 				hx := strings.Join(strings.Fields(strings.TrimPrefix(strings.TrimSpace(lines[i]), "map")), "")
 				m, err := hex.DecodeString(hx)
@@ -247,6 +258,10 @@ func TestKernelSeq(t *testing.T) {
 				if _, err := q.Unmount(); err != nil {
 					t.Fatal(err)
 				}
+				why, gc := seqGC[filepath.Base(dir)]
+				if gc {
+					t.Logf("%s: slots and SIT not compared: %s (not modelled); i_size and i_blocks are", mode, why)
+				}
 				after := readSeqAfter(t, filepath.Join(dir, "after"+sfx+".txt"))
 				if len(after.files) == 0 {
 					t.Fatalf("%s: after%s.txt lists no file", mode, sfx)
@@ -263,6 +278,9 @@ func TestKernelSeq(t *testing.T) {
 					fin := q.File(f)
 					if fin.Inode.Size != want.size || fin.Inode.Blocks != want.blocks {
 						t.Errorf("%s: %s: i_size %d i_blocks %d, kernel %d %d", mode, p, fin.Inode.Size, fin.Inode.Blocks, want.size, want.blocks)
+					}
+					if gc {
+						continue
 					}
 					ext, err := core.SlotMap(fin)
 					if err != nil {
@@ -284,6 +302,9 @@ func TestKernelSeq(t *testing.T) {
 				vol, _, ok := q.State()
 				if !ok {
 					t.Fatal("no state after the operations")
+				}
+				if gc {
+					continue
 				}
 				// A segment the model changed that the after-image does not list was left as it was
 				// by the kernel: the model must leave it so too.
