@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"text/tabwriter"
 
@@ -262,10 +263,18 @@ func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
 		}
 	}
 	for i, pages := range out.Writeback {
-		if len(pages) > 0 {
-			fmt.Fprintf(w, "\n%s: before the walk, filemap_write_and_wait_range wrote back %s:\n", out.Modes[i], plural(len(pages), "dirty page"))
-			writePages(w, pages)
+		if len(pages) == 0 {
+			continue
 		}
+		who := out.Modes[i].String()
+		if len(out.Writeback) == 2 && slices.Equal(out.Writeback[0], out.Writeback[1]) {
+			if i == 1 {
+				break
+			}
+			who = "both modes"
+		}
+		fmt.Fprintf(w, "\n%s: before the walk, filemap_write_and_wait_range wrote back %s:\n", who, plural(len(pages), "dirty page"))
+		writePages(w, pages)
 	}
 	for _, r := range out.Results {
 		writeCalls(w, r, 8)
@@ -302,9 +311,13 @@ func writeOtherText(w io.Writer, out runOutput) {
 	}
 }
 
-// writePages lists the dirty pages writeback wrote.
+// writePages lists the dirty pages writeback wrote (the first 8, then how many more).
 func writePages(w io.Writer, pages []core.PageWrite) {
-	for _, p := range pages {
+	for i, p := range pages {
+		if i == 8 {
+			fmt.Fprintf(w, "    … %s more\n", units.Group(len(pages)-8))
+			break
+		}
 		switch p.How {
 		case core.WroteInPlace:
 			fmt.Fprintf(w, "    %s page %s written back in place at block %d\n", p.Path, units.Group(p.Index), p.New)
