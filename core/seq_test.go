@@ -155,3 +155,81 @@ func TestSeqReservedBlocks(t *testing.T) {
 		t.Errorf("reserved_blocks past the user blocks: %q", w.Errno)
 	}
 }
+
+// countingFile counts DnodeSlots calls; listed makes it a DnodeLister of the memFile's nodes.
+type countingFile struct {
+	*memFile
+	calls  int
+	listed bool
+}
+
+func (f *countingFile) DnodeSlots(index uint64) (uint64, []uint32, int, error) {
+	f.calls++
+	return f.memFile.DnodeSlots(index)
+}
+
+func (f *countingFile) DnodeStarts() ([]uint64, bool) {
+	if !f.listed {
+		return nil, false
+	}
+	var out []uint64
+	for k := range f.nodes {
+		if p := nodeStart(k, f.geom()); p != nil && !slices.Contains(out, *p) {
+			out = append(out, *p)
+		}
+	}
+	out = append(out, 0)
+	slices.Sort(out)
+	return slices.Compact(out), true
+}
+
+// nodeStart is the first slot of a direct node's key (nil for an indirect node).
+func nodeStart(k nodeKey, g dnodeGeom) *uint64 {
+	var idx uint64
+	ind := g.apb * nidsPerBlock
+	switch {
+	case k.top < 2:
+		idx = g.api + uint64(k.top)*g.apb
+	case k.top < 4 && k.a >= 0:
+		idx = g.api + 2*g.apb + uint64(k.top-2)*ind + uint64(k.a)*g.apb
+	case k.top == 4 && k.b >= 0:
+		idx = g.api + 2*g.apb + 2*ind + uint64(k.a)*ind + uint64(k.b)*g.apb
+	default:
+		return nil
+	}
+	return &idx
+}
+
+// TestHugeOffsetCostsNodes: zeroing the last page below s_maxbytes, twice in a sequence, asks the
+// source for a few dozen dnodes when it lists its dnodes (as source's files do), and at most a few
+// thousand when it does not — never one per missing dnode up to the new i_size (over a million): the
+// slot map jumps between listed dnodes, or skips each missing subtree at once.
+func TestHugeOffsetCostsNodes(t *testing.T) {
+	for _, listed := range []bool{false, true} {
+		st := newState([]uint32{7200, 7201}, 2)
+		f := &countingFile{memFile: st.file, listed: listed}
+		in := st.input()
+		in.Slots = f
+		last := int64(maxFileBlocks-1) * 4096
+		q := NewSeq(PerBlock)
+		for i := range 2 {
+			r, _, _, err := q.Zero(in, Request{Offset: last, Length: 4096})
+			if err != nil || r.Errno != "" || r.SizeAfter != maxBytes {
+				t.Fatalf("listed %v, zero %d: %v %+v", listed, i, err, r)
+			}
+			if n := len(r.After.Extents); n < 3 || r.After.Extents[n-1].Index != maxFileBlocks-1 {
+				t.Fatalf("listed %v: slot map %v", listed, r.After.Extents)
+			}
+		}
+		// Listed: the dnodes that exist. Not listed: one probe per missing sibling of an allocated
+		// indirect node (at most 1,018 per level per slot map), never one per missing dnode.
+		bound := 50
+		if !listed {
+			bound = 4 * 2 * nidsPerBlock
+		}
+		if f.calls > bound {
+			t.Errorf("listed %v: %d DnodeSlots calls for two one-page zeros at s_maxbytes, want ≤ %d", listed, f.calls, bound)
+		}
+		t.Logf("listed %v: %d DnodeSlots calls", listed, f.calls)
+	}
+}
