@@ -7,15 +7,19 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 K=$(realpath "$1"); shift
+[ $# -gt 0 ] || set -- 1 2 3 4 5 6 7 8 9 10 11 12
 W=${ZR_SEQ_WORK:-/tmp/zr-seq}/kc; mkdir -p "$W"
 [ -f "$W/demo.img" ] || zstd -qdf "${ZR_DEMO_IMG:-/work/shared/fixtures/demo.img.zst}" -o "$W/demo.img"
 export ZR_KPROBE='p:zr f2fs_invalidate_blocks addr=%si:u32 len=%dx:u32' ZR_EVENTS=
 KO=${ZR_BATCHED_KO:-$here/build/f2fs-batched/fs/f2fs/f2fs.ko}
-for n in "${@:-1 2 3 4 5 6 7 8 9 10 11 12}"; do
+for n in "$@"; do
 	for mode in stock batched; do
 		o=$W/$n-$mode
-		if [ $mode = stock ]; then "$here/zr-oracle" "$W/demo.img" "$K/$n.ops" "$o" || true
-		else ZR_F2FS_KO=$KO "$here/zr-oracle" "$W/demo.img" "$K/$n.ops" "$o" || true; fi
+		ko=; [ $mode = batched ] && ko=$KO
+		for try in 1 2 3; do
+			ZR_F2FS_KO=$ko "$here/zr-oracle" "$W/demo.img" "$K/$n.ops" "$o" && break
+			echo "$n $mode: zr-oracle failed (try $try)"
+		done
 		last=$(tail -n1 "$o/result.txt" | cut -f1)
 		if [ $mode = stock ]; then
 			awk -v op="op=$last" '$1 == op {sub("addr=", "", $2); print $2}' "$o/trace.txt" >"$o/last.trace"
