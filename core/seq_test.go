@@ -233,3 +233,35 @@ func TestHugeOffsetCostsNodes(t *testing.T) {
 		t.Logf("listed %v: %d DnodeSlots calls", listed, f.calls)
 	}
 }
+
+// TestSeqWriteInline: a write that fits the inode's inline area stays inline (no slot, no block);
+// one that does not converts the file first — slot 0 gets the hot log's next block, written at
+// once — and then reserves and dirties its pages.
+func TestSeqWriteInline(t *testing.T) {
+	st := newState(nil, 0)
+	in := st.input()
+	in.Inode.Inline = InlineData | InlineDataExist
+	in.Inode.Size, in.Inode.SlotsEnd = 12, 0
+	q := NewSeq(PerBlock)
+	w, err := q.Write(in, 12, 100)
+	if err != nil || w.Errno != "" || w.SizeAfter != 112 || w.Reserved != 0 {
+		t.Fatalf("inline write: %v %+v", err, w)
+	}
+	if f := q.File(in); f.Inode.Inline&InlineData == 0 || len(f.Inode.Dirty) != 0 {
+		t.Fatalf("after an inline write: inline %#x, dirty %v", f.Inode.Inline, f.Inode.Dirty)
+	}
+	w, err = q.Write(in, 4096, 8192)
+	if err != nil || w.Errno != "" || w.Reserved != 3 {
+		t.Fatalf("converting write: %v %+v", err, w)
+	}
+	f := q.File(in)
+	hot := in.Volume.MainBlkaddr + in.Volume.HotDataSegno*512 + in.Volume.HotDataBlkoff
+	ext, err := SlotMap(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Inode.Inline&InlineData != 0 || !slices.Equal(f.Inode.Dirty, []uint64{1, 2}) || len(ext) < 2 ||
+		ext[0] != (Extent{Index: 0, Count: 1, State: "addr", Addr: hot}) || ext[1].State != "new" || ext[1].Count != 2 {
+		t.Errorf("after conversion: inline %#x, dirty %v, slots %v (slot 0 want %d)", f.Inode.Inline, f.Inode.Dirty, ext, hot)
+	}
+}

@@ -53,10 +53,7 @@ func bufferedWrite(in Input, off, length int64) (Input, *WriteResult, error) {
 	if ino.Flags&FlagCompressed != 0 {
 		return in, nil, errUnmodelled("a write to a compressed file")
 	}
-	if ino.Inline&InlineData != 0 {
-		if off+length > maxInlineData(ino) {
-			return in, nil, errUnmodelled("a write that converts an inline file")
-		}
+	if ino.Inline&InlineData != 0 && off+length <= maxInlineData(ino) {
 		// The data stays in the inode (f2fs_write_inline_data at writeback): no slot, no SIT.
 		next := in
 		next.Inode.Size = max(ino.Size, off+length)
@@ -67,6 +64,20 @@ func bufferedWrite(in Input, off, length int64) (Input, *WriteResult, error) {
 	e, err := newEngine(in, Request{}, PerBlock)
 	if err != nil {
 		return in, nil, err
+	}
+	if ino.Inline&InlineData != 0 {
+		// f2fs_preallocate_blocks → f2fs_convert_inline_inode, as a zero's conversion: with
+		// DATA_EXIST slot 0 is reserved and page 0 written out of place to the hot log at once.
+		e.s.phase = phInline
+		var ev Event
+		if !e.step(&ev) {
+			return in, nil, e.err
+		}
+		if ev.Kind == EvError {
+			res.Errno = ev.Errno
+			res.SizeAfter, res.BlocksAfter = ino.Size, ino.Blocks
+			return in, res, nil
+		}
 	}
 	first, last := uint64(off)>>12, uint64(off+length-1)>>12
 	// f2fs_preallocate_blocks: the whole pages [F2FS_BLK_ALIGN(pos), (pos+count)>>12).
