@@ -39,13 +39,14 @@ func readOps(name string) ([]request.Op, error) {
 // modes), each mode on its own mount (core.Seq: the state the previous operations left, dirty
 // pages included), and holds the trace, if any, against them: trace operation i against
 // operation i, whatever its kind.
-func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes []core.Mode, tr *ktrace.Trace) ([]runOutput, error) {
+func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes []core.Mode, tr *ktrace.Trace) ([]runOutput, []*core.WriteResult, error) {
 	outs := make([]runOutput, len(ops))
+	var unmounts []*core.WriteResult
 	for mi, mode := range modes {
 		q := core.NewSeq(mode)
 		for i, op := range ops {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			out := &outs[i]
 			if mi == 0 {
@@ -55,7 +56,7 @@ func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes 
 			if op.Path != "" {
 				f, err := source.Input(img, op.Path)
 				if err != nil {
-					return nil, opError(len(ops), i, op, err)
+					return nil, nil, opError(len(ops), i, op, err)
 				}
 				in = f
 			}
@@ -69,7 +70,7 @@ func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes 
 				var pages []core.PageWrite
 				res, walked, pages, err = q.Zero(in, req)
 				if err != nil {
-					return nil, opError(len(ops), i, op, err)
+					return nil, nil, opError(len(ops), i, op, err)
 				}
 				if mi == 0 {
 					out.Path, out.Offset, out.Length, out.KeepSize = walked.Path, req.Offset, req.Length, req.KeepSize
@@ -94,7 +95,7 @@ func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes 
 					w, err = q.Tune(op.Name, op.Value)
 				}
 				if err != nil {
-					return nil, opError(len(ops), i, op, err)
+					return nil, nil, opError(len(ops), i, op, err)
 				}
 				out.Others = append(out.Others, w)
 				if tr != nil {
@@ -102,15 +103,22 @@ func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes 
 				}
 			}
 			if err != nil {
-				return nil, opError(len(ops), i, op, err)
+				return nil, nil, opError(len(ops), i, op, err)
 			}
 			if rep != nil {
 				out.Traces = append(out.Traces, rep)
 			}
 			out.Modes = append(out.Modes, mode)
 		}
+		// What a clean unmount would write back: the pages still dirty after the last operation
+		// (what an after-image of the sequence holds).
+		u, err := q.Unmount()
+		if err != nil {
+			return nil, nil, fmt.Errorf("unmount after the operations: %w", err)
+		}
+		unmounts = append(unmounts, u)
 	}
-	return outs, nil
+	return outs, unmounts, nil
 }
 
 // opError names the operation that failed when there are several.

@@ -90,6 +90,13 @@ func (o runOutput) MarshalJSON() ([]byte, error) {
 // opsOutput is `zrviz run --ops FILE --json`: one runOutput per operation, in order.
 type opsOutput struct {
 	Ops []runOutput `json:"ops"`
+	// Unmount is, per mode, what a clean unmount after the last operation writes back.
+	Unmount []unmountOutput `json:"unmount"`
+}
+
+type unmountOutput struct {
+	Mode core.Mode `json:"mode"`
+	*core.WriteResult
 }
 
 const runSynopsis = `run [--image IMG] [--json] [--mode per-block|batched|both] [--offset N] [--length N] [--keep-size] [--trace FILE] PATH
@@ -167,22 +174,26 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer img.Close()
-	outs, err := runSequence(ctx, img, runs, modes, tr)
+	outs, unmounts, err := runSequence(ctx, img, runs, modes, tr)
 	if err != nil {
 		return err
 	}
-	if err := writeRuns(stdout, outs, tr, *opsFile != "", *asJSON); err != nil {
+	if err := writeRuns(stdout, outs, unmounts, tr, *opsFile != "", *asJSON); err != nil {
 		return err
 	}
 	return traceVerdict(outs)
 }
 
 // writeRuns prints the operations' outputs: one run object, or {"ops":[...]} with --ops.
-func writeRuns(w io.Writer, outs []runOutput, tr *ktrace.Trace, ops, asJSON bool) error {
+func writeRuns(w io.Writer, outs []runOutput, unmounts []*core.WriteResult, tr *ktrace.Trace, ops, asJSON bool) error {
 	if asJSON {
 		// Compact: a per-block call list over a large file is long.
 		if ops {
-			return json.NewEncoder(w).Encode(opsOutput{Ops: outs})
+			o := opsOutput{Ops: outs, Unmount: []unmountOutput{}}
+			for i, u := range unmounts {
+				o.Unmount = append(o.Unmount, unmountOutput{Mode: outs[0].Modes[i], WriteResult: u})
+			}
+			return json.NewEncoder(w).Encode(o)
 		}
 		return json.NewEncoder(w).Encode(outs[0])
 	}
@@ -203,6 +214,10 @@ func writeRuns(w io.Writer, outs []runOutput, tr *ktrace.Trace, ops, asJSON bool
 			return err
 		}
 		writeTraceText(w, out)
+	}
+	if ops && len(unmounts) > 0 && len(unmounts[0].Pages) > 0 {
+		fmt.Fprintf(w, "\n── at unmount ──\nthe pages still dirty are written back (what an image taken after the operations holds):\n")
+		writePages(w, unmounts[0].Pages)
 	}
 	return nil
 }

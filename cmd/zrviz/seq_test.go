@@ -40,6 +40,10 @@ func TestRunOpsSequenceTrace(t *testing.T) {
 				} `json:"pages"`
 			} `json:"results"`
 		} `json:"ops"`
+		Unmount []struct {
+			Mode  string            `json:"mode"`
+			Pages []json.RawMessage `json:"pages"`
+		} `json:"unmount"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
@@ -51,6 +55,9 @@ func TestRunOpsSequenceTrace(t *testing.T) {
 		if len(r.Pages) != 2 || r.Pages[0].Index != 16 || r.Pages[1].Index != 64 {
 			t.Errorf("sync %s wrote %+v, want pages 16 and 64", r.Mode, r.Pages)
 		}
+	}
+	if len(got.Unmount) != 2 || got.Unmount[0].Mode != "per-block" || len(got.Unmount[0].Pages) != 0 {
+		t.Errorf("unmount %+v: nothing is dirty after the last zero (whole pages)", got.Unmount)
 	}
 	if r := got.Ops[2].Results; len(r) != 2 || len(r[0].Writeback) != 0 {
 		t.Errorf("the zero after sync wrote back %+v; the pages were clean", r)
