@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -74,7 +75,7 @@ func (q *Seq) State() (Input, []Input, bool) {
 	for _, f := range q.files {
 		files = append(files, q.vol.WithFile(f))
 	}
-	slices.SortFunc(files, func(a, b Input) int { return int(a.Inode.Ino) - int(b.Inode.Ino) })
+	slices.SortFunc(files, func(a, b Input) int { return cmp.Compare(a.Inode.Ino, b.Inode.Ino) })
 	return *q.vol, files, true
 }
 
@@ -144,9 +145,6 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 	}
 	if res.Errno != "" || len(in.Inode.Dirty) == 0 {
 		res.SizeAfter, res.BlocksAfter = in.Inode.Size, in.Inode.Blocks
-		if q.vol == nil {
-			q.done(in, nil)
-		}
 		return res, nil
 	}
 	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{sync: true, needIPU: len(in.Inode.Dirty) <= minFsyncBlocks})
