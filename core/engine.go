@@ -639,7 +639,10 @@ func (e *engine) step(ev *Event) bool {
 		ev.Kind = EvChunkLeave
 		ev.Errno = s.errno
 		ev.Count = c.pos - c.lo
-		e.closeTrack()
+		if s.errno != "" || c.hi >= z.pgEnd {
+			// A physical run may go on in the next chunk (core/runs.go): close it only at the end.
+			e.closeTrack()
+		}
 		if c.dirty {
 			e.slots.store(c.node.start, e.buf)
 		}

@@ -1,7 +1,5 @@
 package glossary
 
-import "strings"
-
 // Entry is one term. Text is one or two plain sentences; OnDisk says what the term is in the image
 // (a value or a structure, with the C names of include/linux/f2fs_fs.h); Source names the kernel
 // function or field it comes from (fs/f2fs/).
@@ -44,20 +42,6 @@ func Lookup(slug string) (Entry, bool) {
 
 // Anchor returns the id of slug's entry on the glossary page and its data-testid: "term-" + slug.
 func Anchor(slug string) string { return "term-" + slug }
-
-// ValidSlug reports whether s is a slug: lower-case letters and digits in words joined by single
-// hyphens.
-func ValidSlug(s string) bool {
-	if s == "" || strings.HasPrefix(s, "-") || strings.HasSuffix(s, "-") || strings.Contains(s, "--") {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 // All returns every entry, grouped as [Groups] orders them, a fresh copy on every call.
 func All() []Entry {
@@ -240,9 +224,9 @@ func All() []Entry {
 			Source: "f2fs_zero_range(): without KEEP_SIZE it ends with f2fs_i_size_write(), with it file_set_keep_isize().",
 			Match:  []string{"FALLOC_FL_KEEP_SIZE", "KEEP_SIZE"}, See: []string{"fill-zero"}},
 		{Slug: "fill-zero", Term: "fill_zero (partial page)", Group: GroupOutcomes,
-			Text:   "A page the range covers only in part is zeroed in the page cache by fill_zero, not released: no f2fs_invalidate_blocks call, and the page is written back later, out of place.",
+			Text:   "A page the range covers only in part is zeroed in the page cache by fill_zero, not released: no f2fs_invalidate_blocks call. Writeback later rewrites a page that has a block in place on a volume of at most 16 GB (ipu_policy F2FS_IPU_FORCE, as on the demo image), out of place on a larger one (the allocator then releases the old block); a hole gets a new block, or stays NEW_ADDR past i_size with KEEP_SIZE.",
 			OnDisk: "nothing until writeback; a hole is reserved first (NULL_ADDR becomes NEW_ADDR).",
-			Source: "fill_zero() in fs/f2fs/file.c: f2fs_get_new_data_page(), zero_user().",
+			Source: "fill_zero() in fs/f2fs/file.c: f2fs_get_new_data_page(), zero_user(); f2fs_tuning_parameters() in fs/f2fs/super.c sets ipu_policy = F2FS_IPU_FORCE | F2FS_IPU_HONOR_OPU_WRITE when MAIN_SEGS <= SMALL_VOLUME_SEGMENTS (16 GB).",
 			Match:  []string{"fill_zero"}, See: []string{"keep-size", "new-addr"}},
 		{Slug: "eopnotsupp", Term: "EOPNOTSUPP", Group: GroupOutcomes,
 			Text:   "Operation not supported (95): f2fs refuses FALLOC_FL_ZERO_RANGE on compressed and pinned files — and mode flags it does not know — before anything changes.",

@@ -2,6 +2,7 @@ package source_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"os"
 	"path/filepath"
@@ -168,7 +169,7 @@ func TestKernelSeq(t *testing.T) {
 			// The image the operations ran on: the demo, or the case's own before.img.zst.
 			img := demo
 			if b, err := os.ReadFile(filepath.Join(dir, "base")); err != nil || strings.TrimSpace(string(b)) != "demo" {
-				own, err := imgio.OpenFile(filepath.Join(dir, "before.img.zst"), &imgio.Options{TempDir: t.TempDir()})
+				own, err := imgio.OpenFileContext(context.Background(), filepath.Join(dir, "before.img.zst"), &imgio.Options{TempDir: t.TempDir()})
 				if err != nil {
 					t.Fatalf("no base: %v", err)
 				}

@@ -21,10 +21,6 @@ import (
 //go:embed js/*.js css/*.css
 var files embed.FS
 
-// FS returns the embedded assets as they are in the source tree
-// (js/*.js, css/*.css).
-func FS() fs.FS { return files }
-
 // Assets is the served form of the embedded files: JavaScript imports are
 // rewritten to carry the version, so that a module graph loaded from one
 // hashed entry point is itself fully versioned.

@@ -74,6 +74,7 @@ func (s *Server) Handler() http.Handler {
 				r.Get("/run", s.handleRun)
 				r.Get("/segments", s.handleSegments)
 				r.Get("/segments/{segno}", s.handleSegment)
+				r.Get("/gc", s.handleGC)                 // web/gc.go: checkpoint and GC, "what happens next"
 				r.Get("/blocks/{addr}", s.handleBlock)   // web/block.go
 				r.Post("/traces", s.handleTraceUpload)   // web/traces.go
 				r.Get("/traces/{tid}", s.handleTraceGet) // web/traces.go

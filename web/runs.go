@@ -122,47 +122,59 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	if err != nil {
 		return nil, err
 	}
-	in, err := source.FileInput(si.Image, f)
-	if err != nil {
-		return nil, err
-	}
-	// The player plays one file; operations on it (and sync, tune) run first, each on the state the
-	// previous one left, as on one mount (core.Seq: dirty pages, writeback). Both modes leave the
-	// same slots and SIT: run per-block.
-	q := core.NewSeq(core.PerBlock)
 	for k, op := range before {
-		if op.Path != "" {
-			of, err := s.resolvePath(ctx, si, op.Path)
-			if err != nil {
-				return nil, err
-			}
-			if of.Inode().Ino != f.Inode().Ino {
-				return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d is on %s, not %s: a player plays one file", k+1, op.Path, run.Path)}
-			}
+		if op.Path == "" {
+			continue // sync, tune
 		}
-		var err error
-		switch op.Kind {
-		case request.OpZero:
-			_, _, _, err = q.Zero(in, op.Request(q.File(in).Inode.Size))
-		case request.OpWrite:
-			_, err = q.Write(in, op.Offset, op.Length)
-		case request.OpFsync:
-			_, err = q.Fsync(in)
-		case request.OpSync:
-			_, err = q.Sync()
-		case request.OpTune:
-			_, err = q.Tune(op.Name, op.Value)
-		}
+		of, err := s.resolvePath(ctx, si, op.Path)
 		if err != nil {
 			return nil, err
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		if of.Inode().Ino != f.Inode().Ino {
+			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d is on %s, not %s: a player plays one file", k+1, op.Path, run.Path)}
 		}
+	}
+	// The page and its websocket (and reconnects, mode switches) resolve the same run: the earlier
+	// operations are simulated once (web/resolvecache.go).
+	in, err := s.resolved.get(resolvedKey(si, f.Path(), before), func() (core.Input, error) {
+		base, err := source.FileInput(si.Image, f)
+		if err != nil {
+			return base, err
+		}
+		// The player plays one file; operations on it (and sync, tune) run first, each on the
+		// state the previous one left, as on one mount (core.Seq: dirty pages, writeback). Both
+		// modes leave the same slots and SIT: run per-block.
+		q := core.NewSeq(core.PerBlock)
+		for _, op := range before {
+			switch op.Kind {
+			case request.OpZero:
+				_, _, _, err = q.Zero(base, op.Request(q.File(base).Inode.Size))
+			case request.OpWrite:
+				_, err = q.Write(base, op.Offset, op.Length)
+			case request.OpFsync:
+				_, err = q.Fsync(base)
+			case request.OpSync:
+				_, err = q.Sync()
+			case request.OpTune:
+				_, err = q.Tune(op.Name, op.Value)
+			}
+			if err != nil {
+				return base, err
+			}
+			if err := ctx.Err(); err != nil {
+				return base, err
+			}
+		}
+		return q.File(base), nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	// What the played zero walks: the file after the operations and after
 	// filemap_write_and_wait_range wrote back the dirty pages of its range.
-	in, _, err = q.PrepareZero(in, run.Request(q.File(in).Inode.Size))
+	// The state after the operations carries the volume (ipu_policy, logs) and the dirty pages: a
+	// fresh mount of it writes back the same pages.
+	in, _, err = core.NewSeq(core.PerBlock).PrepareZero(in, run.Request(in.Inode.Size))
 	if err != nil {
 		return nil, err
 	}

@@ -3,8 +3,8 @@
 // package request: `zero PATH OFFSET LENGTH [keep_size]`, decimal, the length resolved) and the new
 // range is played on the state it leaves; the URL carries the whole sequence.
 
-import { int } from './fmt.js';
-import { groupDigits } from './state.js';
+import { int, groupDigits } from './fmt.js';
+import { imagePage } from './links.js';
 
 /** Operations a query may carry before the played one (request.MaxOps - 1). */
 export const MAX_BEFORE = 63;
@@ -100,7 +100,7 @@ export function chainURL(run, next, keep, trace) {
     q.set('trace', t.id);
     q.set('traceOp', String(t.op));
   }
-  return `/images/${encodeURIComponent(run.image)}/run?${q}`;
+  return `${imagePage(run.image, 'run')}?${q}`;
 }
 
 /**

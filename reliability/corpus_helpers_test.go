@@ -32,7 +32,7 @@ type field struct {
 	size int // 1, 2, 4 or 8
 }
 
-// sbFields lists struct f2fs_super_block's scalar fields (spec §3).
+// sbFields lists struct f2fs_super_block's scalar fields (imgio/raw.go rawSuperblock).
 var sbFields = []field{
 	{"magic", 0, 4}, {"major_ver", 4, 2}, {"minor_ver", 6, 2}, {"log_sectorsize", 8, 4},
 	{"log_sectors_per_block", 12, 4}, {"log_blocksize", 16, 4}, {"log_blocks_per_seg", 20, 4},
@@ -47,7 +47,7 @@ var sbFields = []field{
 	{"s_encoding", 2758, 2}, {"s_encoding_flags", 2760, 2}, {"s_errors[0]", 2794, 1}, {"crc", 3068, 4},
 }
 
-// cpFields lists struct f2fs_checkpoint's fixed fields (spec §4.2).
+// cpFields lists struct f2fs_checkpoint's fixed fields (imgio/raw.go rawCheckpoint).
 var cpFields = func() []field {
 	f := []field{
 		{"checkpoint_ver", 0, 8}, {"user_block_count", 8, 8}, {"valid_block_count", 16, 8},
@@ -69,7 +69,7 @@ var cpFields = func() []field {
 	return f
 }()
 
-// inodeFields lists struct f2fs_inode fields worth lying about (spec §8.2).
+// inodeFields lists struct f2fs_inode fields worth lying about (imgio/raw.go rawInode).
 var inodeFields = []field{
 	{"i_mode", 0, 2}, {"i_advise", 2, 1}, {"i_inline", 3, 1}, {"i_links", 12, 4}, {"i_size", 16, 8},
 	{"i_blocks", 24, 8}, {"i_current_depth", 72, 4}, {"i_xattr_nid", 76, 4}, {"i_flags", 80, 4},

@@ -1,6 +1,7 @@
 package reliability
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -79,7 +80,7 @@ func (ms ManySlots) Addr(inodeSlots int, m uint64) uint32 {
 	return ms.FirstAddr + uint32(row/msRowsPerSpan)*msSpan + 2*uint32(row%msRowsPerSpan) + 256*uint32(i)
 }
 
-// Size of the layout's structures (4 KiB blocks, spec §1).
+// Size of the layout's structures (4 KiB blocks, imgio/raw.go).
 const (
 	msBlock       = 4096
 	msPerDirect   = 1018
@@ -98,7 +99,7 @@ func BuildManySlots(name, file string, children int, layout SlotLayout) (ManySlo
 	if children < 1 || children > msPerDirect {
 		return ms, fmt.Errorf("many-slots: %d children of i_nid[2], want 1 to %d", children, msPerDirect)
 	}
-	img, err := imgio.Open(name)
+	img, err := imgio.OpenFileContext(context.Background(), name, nil)
 	if err != nil {
 		return ms, err
 	}

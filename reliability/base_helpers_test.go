@@ -224,7 +224,7 @@ func (b *Base) natOff(nid, ino uint32) (int64, bool) {
 }
 
 // findJournals locates the NAT and SIT journals of the live pack
-// (compact or normal summaries, spec §4.4).
+// (compact or normal summaries, imgio/ssa.go layoutOf).
 func (b *Base) findJournals() {
 	flags := b.u32(b.CPOff + 132)
 	startSum := int64(b.u32(b.CPOff + 140))

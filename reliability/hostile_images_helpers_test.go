@@ -13,7 +13,7 @@ import (
 // (imgio's own tests build the same shapes: imgio/hostile_build_test.go). The images they start from
 // have neither inode checksums nor extra attributes, so no CRC needs fixing.
 
-// Dentry layout (spec §10–§11): a dentry block holds 214 slots: a 27-byte bitmap, 3 reserved bytes,
+// Dentry layout (struct f2fs_dentry_block, imgio/raw.go and imgio/dir.go): a dentry block holds 214 slots: a 27-byte bitmap, 3 reserved bytes,
 // 214 11-byte entries (hash, ino, name_len, file_type), then 8-byte name slots.
 const (
 	dentryEntry    = 11

@@ -1,0 +1,82 @@
+package core
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"testing"
+)
+
+// runVectors are the physical-run cases the page's RunMap is tested against too.
+func runVectors(t *testing.T) []struct {
+	Name    string      `json:"name"`
+	Extents []Extent    `json:"extents"`
+	Spans   [][2]uint64 `json:"spans"`
+	Want    []uint64    `json:"want"`
+} {
+	b, err := os.ReadFile("../static/jstest/testdata/runs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Cases []struct {
+			Name    string      `json:"name"`
+			Extents []Extent    `json:"extents"`
+			Spans   [][2]uint64 `json:"spans"`
+			Want    []uint64    `json:"want"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.Cases
+}
+
+func TestRunStartsVectors(t *testing.T) {
+	for _, c := range runVectors(t) {
+		spans := make([]Pages, len(c.Spans))
+		for i, s := range c.Spans {
+			spans[i] = Pages{Start: s[0], End: s[1]}
+		}
+		got := RunStarts(c.Extents, spans)
+		if !slices.Equal(got, c.Want) && !(len(got) == 0 && len(c.Want) == 0) {
+			t.Errorf("%s: %v, want %v", c.Name, got, c.Want)
+		}
+	}
+}
+
+// TestRunStartsCountsTheEnginesRuns: on random files, a run that ends without error counts in
+// Stats.Runs exactly the runs RunStarts finds in the map it started from, over the chunks it walked.
+func TestRunStartsCountsTheEnginesRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 2))
+	checked := 0
+	for k := 0; k < 1500; k++ {
+		st, req := randomStateN(r, 4000)
+		in := st.input()
+		var spans []Pages
+		res, err := Walk(in, req, Batched, func(ev *Event) bool {
+			if ev.Kind == EvChunkEnter {
+				spans = append(spans, Pages{Start: ev.Slot, End: ev.Slot + ev.Count})
+			}
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Errno != "" || len(spans) == 0 {
+			continue
+		}
+		ext, _, err := ReadSlots(in, spans[0].Start, spans[len(spans)-1].End, 0, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := uint64(len(RunStarts(ext, spans))); got != res.Stats.Runs {
+			t.Fatalf("case %d: RunStarts finds %d runs, the engine counted %d", k, got, res.Stats.Runs)
+		}
+		checked++
+	}
+	if checked < 100 {
+		t.Fatalf("only %d error-free runs", checked)
+	}
+}
