@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/zrviz/zrviz/gc"
 	"github.com/zrviz/zrviz/source"
+	"github.com/zrviz/zrviz/templates"
 )
 
 // maxGCOps bounds the ops of one GET /api/images/{id}/gc: each gc op scans every dirty section.
@@ -113,4 +115,124 @@ func (s *Server) handleGC(w http.ResponseWriter, r *http.Request) {
 		body.Ops = append(body.Ops, b)
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// gcOps parses the op= parameters of a gc request.
+func gcOps(lines []string) ([]gc.Op, error) {
+	if len(lines) > maxGCOps {
+		return nil, &ParamError{Name: "op", Msg: fmt.Sprintf("at most %d ops", maxGCOps)}
+	}
+	ops := make([]gc.Op, len(lines))
+	for i, l := range lines {
+		var err error
+		if ops[i], err = gc.ParseOp(strings.Fields(l)); err != nil {
+			return nil, &ParamError{Name: "op", Msg: err.Error()}
+		}
+	}
+	return ops, nil
+}
+
+// gcPageURL is /images/{id}/next with the ops and the clock.
+func gcPageURL(id string, ops []gc.Op, now uint64) string {
+	q := url.Values{}
+	for _, o := range ops {
+		q.Add("op", o.String())
+	}
+	if now != 0 {
+		q.Set("now", strconv.FormatUint(now, 10))
+	}
+	u := "/images/" + url.PathEscape(id) + "/next"
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u
+}
+
+// handleGCPage is GET /images/{id}/next?op=…&now=S: the "what happens next" page after the ops.
+func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
+	si, err := s.image(chi.URLParam(r, "id"))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	var now uint64
+	if v := q.Get("now"); v != "" {
+		if now, err = strconv.ParseUint(v, 10, 64); err != nil {
+			s.Error(w, r, &ParamError{Name: "now", Msg: fmt.Sprintf("%q: want the seconds since mount", v)})
+			return
+		}
+	}
+	ops, err := gcOps(q["op"])
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v, err := source.GCVolume(si.Image)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	st, err := gc.Mount(v)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	st.Now = now
+	p := templates.GCPage{
+		Layout: s.layout("what happens next", "", imageCrumb(si, true), templates.Crumb{Label: "what happens next"}),
+		ID:     si.ID, Now: now, SegsPerSec: v.SegsPerSec, StartHref: gcPageURL(si.ID, nil, now),
+	}
+	var last any
+	for i, op := range ops {
+		last = st.Apply(op)
+		p.Steps = append(p.Steps, templates.GCStep{Label: op.String(), Href: gcPageURL(si.ID, ops[:i+1], now), Here: i == len(ops)-1})
+	}
+	victim := int64(-1)
+	switch r := last.(type) {
+	case *gc.Pick:
+		res := &templates.GCResult{Op: ops[len(ops)-1].String(), Policy: r.Policy, Victim: -1}
+		switch {
+		case r.Victim == nil:
+			res.Summary = fmt.Sprintf("%s %s: no victim (%s): no section is dirty, or every one the search looked at is taken.", r.Type, r.Policy, *r.Errno)
+		case r.FromBackground:
+			res.Summary = fmt.Sprintf("%s %s: section at segment %d, which a background call marked (check_bg_victims comes first); %d blocks moved to the cold data log.", r.Type, r.Policy, *r.Victim, r.Moved)
+		case r.Type == "FG":
+			res.Summary = fmt.Sprintf("%s %s: victim segment %d at cost %d; its %d valid blocks moved to the cold data log within the call, and it is prefree until the next checkpoint.", r.Type, r.Policy, *r.Victim, r.Cost, r.Moved)
+		default:
+			res.Summary = fmt.Sprintf("%s %s: victim segment %d; %d blocks marked: they move at the next sync (data) or checkpoint (nodes).", r.Type, r.Policy, *r.Victim, r.Marked)
+		}
+		if r.Victim != nil {
+			res.Victim, victim = int64(*r.Victim), int64(*r.Victim)
+		}
+		for _, c := range r.Candidates {
+			res.Candidates = append(res.Candidates, templates.GCCandidate{Segno: strconv.FormatUint(uint64(c.Segno), 10),
+				Valid: strconv.FormatUint(uint64(c.Valid), 10), Mtime: strconv.FormatUint(c.Mtime, 10),
+				U: strconv.FormatUint(uint64(c.U), 10), Age: strconv.FormatUint(uint64(c.Age), 10),
+				Cost: strconv.FormatUint(uint64(c.Cost), 10), Chosen: r.Victim != nil && c.Segno == *r.Victim})
+		}
+		p.Last = res
+	case *gc.CheckpointStep:
+		p.Last = &templates.GCResult{Op: r.Op, Victim: -1,
+			Summary: fmt.Sprintf("%d prefree segments became free; %d marked blocks moved.", len(r.Freed), r.Moved)}
+	}
+	counts := map[string]int{}
+	for _, c := range gcSegments(st) {
+		in := victim >= 0 && uint64(c.Segno)/uint64(v.SegsPerSec) == uint64(victim)/uint64(v.SegsPerSec)
+		p.Cells = append(p.Cells, templates.GCCell{Segno: c.Segno, Class: c.Class, Valid: c.Valid, Victim: in, Marked: c.Marked})
+		counts[c.Class]++
+	}
+	for _, k := range []string{"free", "dirty", "full", "prefree", "current"} {
+		p.Counts = append(p.Counts, templates.KV{Key: k, Value: strconv.Itoa(counts[k])})
+	}
+	for _, n := range []struct{ op, label, title, id string }{
+		{"checkpoint", "checkpoint", "F2FS_IOC_WRITE_CHECKPOINT: prefree segments become free", "gc-add-checkpoint"},
+		{"gc 1", "gc 1 · foreground, greedy", "F2FS_IOC_GARBAGE_COLLECT sync=1: fewest valid blocks, moved now", "gc-add-fg"},
+		{"gc 0", "gc 0 · background, cost-benefit", "F2FS_IOC_GARBAGE_COLLECT sync=0: old and empty first, blocks marked", "gc-add-bg"},
+	} {
+		o, _ := gc.ParseOp(strings.Fields(n.op))
+		p.Next = append(p.Next, templates.GCLink{Label: n.label, Title: n.title, TestID: n.id,
+			Href: gcPageURL(si.ID, append(append([]gc.Op(nil), ops...), o), now)})
+	}
+	s.render(w, r, http.StatusOK, templates.GC(p))
 }

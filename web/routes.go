@@ -49,6 +49,7 @@ func (s *Server) Handler() http.Handler {
 			r.Get("/", s.handleImagePage)
 			r.Get("/file", s.handleFilePage)
 			r.Get("/run", s.handleRunPage)
+			r.Get("/next", s.handleGCPage)             // web/gc.go: checkpoint and GC, step by step
 			r.Get("/blocks", s.handleBlockGoto)        // web/block.go
 			r.Get("/blocks/{addr}", s.handleBlockPage) // web/block.go
 		})

@@ -66,3 +66,21 @@ func TestGCCommandUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestGCCommandKernelFixture: gc --ops on the kernel fixture gives the kernel's first picks
+// (gc/testdata/a-fg.trace: segment 15 at cost 208, then 8 at 225).
+func TestGCCommandKernelFixture(t *testing.T) {
+	var out struct {
+		Ops []struct {
+			Victim *uint32 `json:"victim"`
+			Cost   uint32  `json:"cost"`
+		} `json:"ops"`
+	}
+	if err := json.Unmarshal([]byte(mustRunMain(t, "gc", "--json", "--image", "../../gc/testdata/a.img.zst", "--ops", "../../gc/testdata/fg.ops")), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Ops) != 16 || out.Ops[0].Victim == nil || *out.Ops[0].Victim != 15 || out.Ops[0].Cost != 208 ||
+		out.Ops[1].Victim == nil || *out.Ops[1].Victim != 8 || out.Ops[1].Cost != 225 {
+		t.Errorf("ops %+v", out.Ops)
+	}
+}
