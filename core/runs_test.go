@@ -80,3 +80,23 @@ func TestRunStartsCountsTheEnginesRuns(t *testing.T) {
 		t.Fatalf("only %d error-free runs", checked)
 	}
 }
+
+// TestRunsCountedAtAnError: a run still open when a later chunk fails (ENOSPC reserving its holes)
+// is counted: the run is closed when the call returns, whatever ends it.
+func TestRunsCountedAtAnError(t *testing.T) {
+	slots := make([]uint32, 2000)
+	for i := range 1500 {
+		slots[i] = 10000 + uint32(i)
+	}
+	st := newState(slots, 2000)
+	st.vol.ValidBlockCount = st.vol.UserBlockCount // no free block for the holes 1500…
+	for _, m := range []Mode{PerBlock, Batched} {
+		res, err := Simulate(st.input(), Request{Length: 2000 * 4096}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Errno != "ENOSPC" || res.Stats.Runs != 1 || res.Stats.BlocksInvalidated == 0 {
+			t.Errorf("%v: %s, %d runs, %d blocks", m, res.Errno, res.Stats.Runs, res.Stats.BlocksInvalidated)
+		}
+	}
+}

@@ -273,7 +273,8 @@ type ModeState struct {
 	// lists) whose state differs from what the client holds: in a full state, from the hello's
 	// (every listed segment as it was before the run), so a client starts again from those; in
 	// others, from the previous state of the same Tracker. A client that lays them over what it
-	// holds has every listed segment as it is at the step, however it got there.
+	// holds has every listed segment as it is at the step, however it got there. MapBefore is
+	// left empty (the hello's is the one), and so is Map when no bit is set.
 	Segments  []core.SegmentState `json:"segments"`
 	Calls     []core.Call         `json:"calls"` // the latest calls, oldest first
 	Narration string              `json:"narration"`
@@ -370,9 +371,16 @@ func (o *Outline) segmentChanges(r *core.Run, held map[uint32]segKey) []core.Seg
 		} else {
 			held[sg.Segno] = key
 		}
+		// The map before is the hello's (the client has it); an emptied map is all zeros, which an
+		// empty string says too: a full state at the end of a run that empties thousands of segments
+		// stays small.
 		s := sg
+		s.MapBefore = ""
 		if ok {
-			s.Valid, s.Class, s.Map = now.Valid, now.Class, hex.EncodeToString(now.Map[:])
+			s.Valid, s.Class, s.Map = now.Valid, now.Class, ""
+			if now.Map != ([64]byte{}) {
+				s.Map = hex.EncodeToString(now.Map[:])
+			}
 		}
 		out = append(out, s)
 	}

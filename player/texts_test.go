@@ -110,3 +110,27 @@ func TestStartNarrationNamesTheVFS(t *testing.T) {
 		t.Errorf("step 1: %q", n)
 	}
 }
+
+// TestGlossaryNamesTheVFS: EINVAL and EFBIG are vfs_fallocate's (fs/open.c: offset < 0 || len <= 0;
+// offset + len past s_maxbytes), EISDIR open(2)'s may_open (a directory opened for writing), and
+// EOPNOTSUPP is f2fs_fallocate's for compressed or pinned files but vfs_fallocate's for flags.
+func TestGlossaryNamesTheVFS(t *testing.T) {
+	want := map[string][]string{
+		"einval":     {"vfs_fallocate", "offset < 0 || len <= 0"},
+		"efbig":      {"vfs_fallocate", "s_maxbytes"},
+		"eisdir":     {"may_open", "open(O_RDWR)"},
+		"eopnotsupp": {"f2fs_fallocate", "vfs_fallocate"},
+	}
+	for slug, words := range want {
+		e, ok := glossary.Lookup(slug)
+		if !ok {
+			t.Errorf("no glossary entry %q", slug)
+			continue
+		}
+		for _, w := range words {
+			if !strings.Contains(e.Text+" "+e.Source, w) {
+				t.Errorf("%s does not say %q: %q / %q", slug, w, e.Text, e.Source)
+			}
+		}
+	}
+}

@@ -47,13 +47,11 @@ export const MODES = Object.freeze(['per-block', 'batched']);
  * @property {{start: number, len: number, slot: number}|null} pending
  * @property {Record<string, number>} counters
  * @property {Map<number, Segment>} segments
- * @property {Array<[number, number, string]>} calls newest last, at most MAX_CALLS: [start, len, reason]
+ * @property {Array<[number, number, string]>} calls the server's latest calls, newest last: [start, len, reason]
  * @property {string} narration
  * @property {number} iSize
  * @property {{before: number, valid: number, touched: number, segments: number}|null} sit the server's SIT totals
  */
-
-const MAX_CALLS = 64;
 
 /**
  * Decodes 128 hex digits into the 64-byte map.
@@ -502,7 +500,11 @@ export class RunState {
       if (full) ms.segments = new Map(this.segBase);
       if (Array.isArray(s.segments)) {
         for (const w of s.segments) {
-          ms.segments.set(w.segno, this.seg(w));
+          const seg = this.seg(w);
+          // What a segment was before the run is the hello's (states leave the map out).
+          const base = this.segBase.get(w.segno);
+          if (base) Object.assign(seg, { validBefore: base.validBefore, mapBefore: base.mapBefore, statusBefore: base.statusBefore });
+          ms.segments.set(w.segno, seg);
           if (!this.segOrder.has(w.segno)) this.segOrder.set(w.segno, this.segOrder.size);
         }
       }
@@ -637,20 +639,4 @@ export class RunState {
     }
     return this.flash.size > 0;
   }
-}
-
-/**
- * Merges the server's latest calls (at most 16, oldest first) into the longer history the client
- * keeps for its call log: the calls made since the client's last state are appended; after a gap
- * (a seek, or more new calls than the server lists) the history starts again from the server's.
- * @param {Array<[number, number, string]>} had the history, oldest first
- * @param {number} hadTotal calls made when it was last updated
- * @param {Array<[number, number, string]>} latest the server's latest calls
- * @param {number} total calls made now
- * @returns {Array<[number, number, string]>}
- */
-export function mergeCalls(had, hadTotal, latest, total) {
-  const fresh = total - hadTotal;
-  if (fresh < 0 || fresh > latest.length || (had.length === 0 && hadTotal > 0)) return latest.slice(-MAX_CALLS);
-  return had.concat(latest.slice(latest.length - fresh)).slice(-MAX_CALLS);
 }

@@ -224,3 +224,61 @@ test('nothing is drawn before the hello', () => {
   v.draw(new RunState(), { ctx: /** @type {any} */ (ctx), w: 300, h: 150, dpr: 1 }, 0);
   assert.deepEqual(ctx.ops.map((o) => o.op), ['clearRect']);
 });
+
+/** A slot panel over the 10-slot hello, coloured by physical run. */
+function zoomSetup() {
+  const st = new RunState();
+  st.hello(hello());
+  const v = new SlotsView(/** @type {any} */ ({}));
+  v.opts.colour = { by: 'run', runs: RunMap.fromExtents(st.extents, 0, st.n), geometry: st.geometry, segTypes: new Map() };
+  return { st, v, fills: fillsFor('run') };
+}
+
+/** Draws the zoom lane of all 10 slots at (100, 50) in cells of `cell` px, 20 px high, ghost 8 px. */
+function zoom(v, st, fills, cell, now = 0) {
+  const ctx = new Fake2D(900, 300);
+  v.drawZoom(/** @type {any} */ (ctx), st, HATCH, fills, 100, 50, 10, cell, 20, 8, 0, now, 0, true, 1);
+  return ctx;
+}
+
+test('the zoom lane: one cell a slot, holes outlined, addresses in their run colour, the ghost below', () => {
+  const { st, v, fills } = zoomSetup();
+  const ctx = zoom(v, st, fills, 16);
+  const cells = ctx.rects().filter((r) => r[1] === 50 && r[3] === 20);
+  assert.equal(cells.length, 10);
+  assert.deepEqual(cells.map((r) => r[0]), Array.from({ length: 10 }, (_, k) => 100 + k * 16 + 1));
+  const fillOf = (k) => ctx.ops.find((o) => o.op === 'fillRect' && o.args[0] === 100 + k * 16 + 1 && o.args[1] === 50).fillStyle;
+  assert.equal(fillOf(4), '#fff', 'a NULL slot is white');
+  assert.equal(fillOf(0), fillOf(3), 'one run, one colour');
+  assert.notEqual(fillOf(0), fillOf(6), 'the second run another');
+  const outlines = ctx.ops.filter((o) => o.op === 'strokeRect').map((o) => o.args);
+  assert.ok(outlines.some((r) => r[0] === 100 + 4 * 16 + 1.5 && r[1] === 50.5), 'the hole is outlined');
+  assert.ok(outlines.some((r) => r[0] === 100 + 4 * 16 + 1.5 && r[1] === 50 + 20 + 3 + 0.5), 'and so is its ghost');
+  const ghosts = ctx.rects().filter((r) => r[1] === 73 && r[3] === 8);
+  assert.equal(ghosts.length, 8, 'eight addresses before the run, two holes');
+});
+
+test('the zoom lane marks where a physical run begins, through the cells and the ghost', () => {
+  const { st, v, fills } = zoomSetup();
+  const bars = zoom(v, st, fills, 16).rects(INK).filter((r) => r[3] === 20 + 8 + 6);
+  assert.deepEqual(bars.map((r) => r[0]), [100 + 6 * 16 - 1 + 0.5]);
+});
+
+test('zoomed in far enough, each address cell names its block; every 8th slot gets an index tick', () => {
+  const { st, v, fills } = zoomSetup();
+  const t = zoom(v, st, fills, 40).texts();
+  for (const a of ['4608', '4611', '9000', '9003']) assert.ok(t.includes(a), `${a} in ${t}`);
+  assert.equal(t.filter((x) => x === '0').length, 1, 'a hole names no block: the one 0 is the index tick');
+  assert.ok(t.includes('8'), 'an index tick at 8');
+  assert.ok(!zoom(v, st, fills, 16).texts().includes('4608'), 'small cells carry no numbers');
+});
+
+test('a slot just invalidated flashes yellow, fading over FLASH_MS', () => {
+  const { st, v, fills } = zoomSetup();
+  st.frame({ step: 5, full: false, events: [{ kind: 'slot', action: 'invalidate', slot: 0, step: 3 }], changed: [{ index: 0, count: 1, state: 'new' }], state: [] }, 1000);
+  const flash = (now) => zoom(v, st, fills, 16, now).ops.find((o) => o.op === 'fillRect' && o.fillStyle === OI.yellow);
+  const early = flash(1000);
+  const late = flash(1000 + 10_000);
+  assert.ok(early && early.alpha > 0.9, `alpha ${early && early.alpha}`);
+  assert.ok(late && late.alpha === 0, `alpha ${late && late.alpha}`);
+});

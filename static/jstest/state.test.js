@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  RunState, overlayExtents, writeExtents, slotValue, mergeCalls, groupDigits, hexMap, testBit, countStates,
+  RunState, overlayExtents, writeExtents, slotValue, groupDigits, hexMap, testBit, countStates,
   NULL_ADDR, NEW_ADDR,
 } from '../js/state.js';
 
@@ -75,16 +75,6 @@ test('groupDigits keeps big decimal strings exact', () => {
   assert.equal(groupDigits('9223372036854775807'), '9,223,372,036,854,775,807');
   assert.equal(groupDigits('-1234'), '-1,234');
   assert.equal(groupDigits(16384), '16,384');
-});
-
-test('mergeCalls appends new calls and restarts after a gap', () => {
-  const c = (i) => [i, 1, 'per-block'];
-  assert.deepEqual(mergeCalls([c(1), c(2)], 2, [c(1), c(2), c(3)], 3), [c(1), c(2), c(3)]);
-  // 20 new calls, the server lists 16: a gap, start again from its list.
-  const latest = Array.from({ length: 16 }, (_, i) => c(i + 10));
-  assert.deepEqual(mergeCalls([c(1)], 1, latest, 21), latest);
-  // Back in time (a seek): the server's list.
-  assert.deepEqual(mergeCalls([c(1), c(2), c(3)], 3, [c(1)], 1), [c(1)]);
 });
 
 /** A hello as the server sends it for a small run. */

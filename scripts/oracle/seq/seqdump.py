@@ -152,4 +152,5 @@ def main():
         print("  map " + (a[2] or "(no entry)"))
 
 
-main()
+if __name__ == "__main__":
+    main()
