@@ -24,7 +24,7 @@ const FieldBefore = "before"
 type runTarget struct {
 	si     *StoredImage // nil for a sandbox run
 	run    request.Run
-	before []request.Run
+	before []request.Op
 	file   *imgio.File // nil for a sandbox run
 	spec   player.Spec
 	info   runInfo
@@ -98,7 +98,7 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 	if err != nil {
 		return nil, paramError(err)
 	}
-	var before []request.Run
+	var before []request.Op
 	if ops := q[FieldBefore]; len(ops) > 0 {
 		if len(ops) >= request.MaxOps {
 			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("more than %d operations", request.MaxOps-1)}
@@ -115,42 +115,64 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 }
 
 // resolve builds the engine's input for run on si after the operations before it.
-func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, before []request.Run) (*runTarget, error) {
+func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, before []request.Op) (*runTarget, error) {
 	f, err := s.resolvePath(ctx, si, run.Path)
 	if err != nil {
 		return nil, err
 	}
 	for k, op := range before {
+		if op.Path == "" {
+			continue // sync, tune
+		}
 		of, err := s.resolvePath(ctx, si, op.Path)
 		if err != nil {
 			return nil, err
 		}
 		if of.Inode().Ino != f.Inode().Ino {
-			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d zeroes %s, not %s: a player plays one file", k+1, op.Path, run.Path)}
+			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d is on %s, not %s: a player plays one file", k+1, op.Path, run.Path)}
 		}
 	}
 	// The page and its websocket (and reconnects, mode switches) resolve the same run: the earlier
 	// operations are simulated once (web/resolvecache.go).
 	in, err := s.resolved.get(resolvedKey(si, f.Path(), before), func() (core.Input, error) {
-		in, err := source.FileInput(si.Image, f)
+		base, err := source.FileInput(si.Image, f)
 		if err != nil {
-			return in, err
+			return base, err
 		}
+		// The player plays one file; operations on it (and sync, tune) run first, each on the
+		// state the previous one left, as on one mount (core.Seq: dirty pages, writeback). Both
+		// modes leave the same slots and SIT: run per-block.
+		q := core.NewSeq(core.PerBlock)
 		for _, op := range before {
-			// The player plays one file; operations on it run first, each on the state the
-			// previous one left, as on one mount. Both modes leave the same slots and SIT: run
-			// per-block.
-			res, err := core.Simulate(in, op.Request(in.Inode.Size), core.PerBlock)
-			if err != nil {
-				return in, err
+			switch op.Kind {
+			case request.OpZero:
+				_, _, _, err = q.Zero(base, op.Request(q.File(base).Inode.Size))
+			case request.OpWrite:
+				_, err = q.Write(base, op.Offset, op.Length)
+			case request.OpFsync:
+				_, err = q.Fsync(base)
+			case request.OpSync:
+				_, err = q.Sync()
+			case request.OpTune:
+				_, err = q.Tune(op.Name, op.Value)
 			}
-			in = res.NextInput()
+			if err != nil {
+				return base, err
+			}
 			if err := ctx.Err(); err != nil {
-				return in, err
+				return base, err
 			}
 		}
-		return in, nil
+		return q.File(base), nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	// What the played zero walks: the file after the operations and after
+	// filemap_write_and_wait_range wrote back the dirty pages of its range.
+	// The state after the operations carries the volume (ipu_policy, logs) and the dirty pages: a
+	// fresh mount of it writes back the same pages.
+	in, _, err = core.NewSeq(core.PerBlock).PrepareZero(in, run.Request(in.Inode.Size))
 	if err != nil {
 		return nil, err
 	}
