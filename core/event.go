@@ -226,13 +226,13 @@ func badArgsNarration(errno string) string {
 	case "ELOOP":
 		why = "open(O_RDWR|O_NOFOLLOW) of a symbolic link fails with -ELOOP, so fallocate is never reached"
 	case "EINVAL":
-		why = "vfs_fallocate returns -EINVAL for a negative offset or a length that is not positive, before f2fs sees the call"
+		why = "vfs_fallocate refuses a negative offset or a length that is not positive with -EINVAL, before f2fs sees the call"
 	case "EFBIG":
-		why = "vfs_fallocate returns -EFBIG for offset + length past s_maxbytes, before f2fs sees the call"
+		why = "vfs_fallocate refuses offset + length past s_maxbytes with -EFBIG, before f2fs sees the call"
 	case "EPERM":
-		why = "vfs_fallocate returns -EPERM for an immutable or append-only inode, before f2fs sees the call"
+		why = "vfs_fallocate refuses an immutable or append-only inode with -EPERM, before f2fs sees the call"
 	case "ENODEV":
-		why = "vfs_fallocate returns -ENODEV for what is not a regular file or block device"
+		why = "vfs_fallocate refuses what is not a regular file or block device with -ENODEV"
 	case "EIO":
 		why = "f2fs_fallocate finds a checkpoint error (the file system is shut down): -EIO"
 	case "EOPNOTSUPP":
