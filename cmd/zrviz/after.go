@@ -81,10 +81,10 @@ func checkAfter(ctx context.Context, before *imgio.Image, name string, outs []ru
 
 // writeRunsAfter is writeRuns with the after-image's verdict: in JSON an "after" member of the
 // printed object, in text a section after the runs.
-func writeRunsAfter(w io.Writer, outs []runOutput, tr *ktrace.Trace, ops, asJSON bool, rep *afterck.Report) error {
+func writeRunsAfter(w io.Writer, outs []runOutput, unmounts []*core.WriteResult, tr *ktrace.Trace, ops, asJSON bool, rep *afterck.Report) error {
 	if asJSON {
 		var buf bytes.Buffer
-		if err := writeRuns(&buf, outs, tr, ops, true); err != nil {
+		if err := writeRuns(&buf, outs, unmounts, tr, ops, true); err != nil {
 			return err
 		}
 		b := bytes.TrimRight(buf.Bytes(), "\n")
@@ -96,7 +96,7 @@ func writeRunsAfter(w io.Writer, outs []runOutput, tr *ktrace.Trace, ops, asJSON
 		_, err = w.Write(b)
 		return err
 	}
-	if err := writeRuns(w, outs, tr, ops, false); err != nil {
+	if err := writeRuns(w, outs, unmounts, tr, ops, false); err != nil {
 		return err
 	}
 	writeAfterText(w, rep)
