@@ -17,6 +17,7 @@ import { COLOUR_BY, COLOUR_KEY, colourBy } from './colour.js';
 import { loadGlossary, TermMatcher, Popover, writeTerms, termButton } from './glossary.js';
 import { legendColours as paintLegend } from './palette.js';
 import { callItem } from './calllog.js';
+import { VEILED_NARRATION, veiledTitle, questionPlace, choicesOf, checkAnswer, verdictSpeech } from './quiz.js';
 
 /** Play speeds the custom-speed slider steps through (steps per second). */
 const SPEEDS = [0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000,
@@ -186,6 +187,10 @@ export function initRun(doc, opts = {}) {
   const verdicts = new Map();
   let score = { right: 0, asked: 0 };
   let waitingVerdict = -1;
+  /** What the live region says of the last verdict: it and the right answer (quiz.js). */
+  let lastVerdictSpeech = '';
+  /** Why the last answer was not sent (quiz.js checkAnswer), until the next one. */
+  let answerHint = '';
   /** @type {Array<(s: PresenterState) => void>} */
   const watchers = [];
   let changeQueued = false;
@@ -247,6 +252,7 @@ export function initRun(doc, opts = {}) {
         } else {
           answered.add(m.stop);
           verdicts.set(m.stop, verdictText(m));
+          lastVerdictSpeech = verdictSpeech(m);
           if (waitingVerdict === m.stop) waitingVerdict = -1;
           tourOpen = m.stop;
           tourSticky = true;
@@ -353,10 +359,14 @@ export function initRun(doc, opts = {}) {
   };
   const answer = (/** @type {string} */ a) => {
     const k = openQuestion(st.stops, st.step, answered);
-    if (k < 0 || !a.trim()) return;
-    waitingVerdict = k;
-    sock.send({ type: 'answer', stop: k, answer: a.trim() });
+    if (k < 0) return;
+    // Only an answer the question can take counts: a slip leaves the question open (quiz.js).
+    const c = checkAnswer(/** @type {import('./tour.js').Question} */ (st.stops[k].question), a, st.n);
+    answerHint = c.ok ? '' : c.hint;
     dirty = true;
+    if (!c.ok) return;
+    waitingVerdict = k;
+    sock.send({ type: 'answer', stop: k, answer: c.value });
   };
 
   $('btn-play').addEventListener('click', playPause);
@@ -541,10 +551,10 @@ export function initRun(doc, opts = {}) {
       sit.draw(st, fitSIT.get());
       markers.draw(st, fitMarkers.get(), view.quiz);
       markersDirty = false;
-      updateDOM(doc, st, { status, notice, dragging, seek, paceSel, matcher, view, tourOpen, q, answered, verdicts, score, waitingVerdict, slots, sit, driving, callLog: opts.callLog || null });
+      updateDOM(doc, st, { status, notice, dragging, seek, paceSel, matcher, view, tourOpen, q, answered, verdicts, score, waitingVerdict, slots, sit, driving, callLog: opts.callLog || null, answerHint });
       meter.add(performance.now() - t0);
       if (st.flash.size) dirty = true;
-      speak(doc, st, spoken, verdicts);
+      speak(doc, st, spoken, verdicts, lastVerdictSpeech, view.quiz && q >= 0 ? q : -1);
     } else if (markersDirty) {
       markers.draw(st, fitMarkers.get(), view.quiz);
       markersDirty = false;
@@ -707,6 +717,7 @@ function slotValueText(st, off, v) {
  * @property {SITView} sit
  * @property {boolean} driving false while a follower mirrors its presenter
  * @property {import('./calllog.js').CallLog|null} callLog
+ * @property {string} answerHint why the last answer was not sent, or ''
  */
 
 /**
@@ -788,6 +799,7 @@ function updateDOM(doc, st, ui) {
     p.hidden = !ms;
     if (!ms) return;
     let t = ms.narration || (st.step === 0 ? 'Press play, or → to step: the kernel has not started yet.' : '');
+    if (veiled) t = VEILED_NARRATION;
     if (ui.notice) t = `⚠ ${ui.notice}`;
     const el = $(`${id}-text`);
     if (el.dataset.text !== t) {
@@ -814,7 +826,7 @@ function updateDOM(doc, st, ui) {
   const [a, b] = ui.sit.shown;
   text('sit-aside', st.ready ? `${st.segOrder.size} segment${st.segOrder.size === 1 ? '' : 's'}${b < st.segOrder.size && b > 0 ? ` (${a}–${b} shown: ↑ ↓)` : ''}` : '');
   text('slots-desc', st.ready && st.n > 0 ? cursorLine(st, ui.slots) : '');
-  text('sit-desc', st.ready ? sitLine(st) : '');
+  text('sit-desc', st.ready && !veiled ? sitLine(st) : '');
   tourDOM(doc, st, ui);
 }
 
@@ -934,7 +946,9 @@ function tourDOM(doc, st, ui) {
       title.textContent = stops.length ? 'Press n for the first stop' : '';
       tx.textContent = stops.length ? `The tour has ${stops.length} stops in this run: what the kernel does at each, tied to its code.` : '';
     } else if (asking) {
-      title.textContent = `Predict: ${s.title}`;
+      // The stop's title would say what happens: the panel names only the question's place.
+      const qp = questionPlace(stops, k);
+      title.textContent = veiledTitle(qp.nth, qp.count);
       tx.textContent = '';
     } else {
       title.textContent = s.title;
@@ -944,7 +958,7 @@ function tourDOM(doc, st, ui) {
     if (q) {
       $('quiz-question').textContent = q.text;
       const choices = $('quiz-choices');
-      const opts = q.kind === 'yesno' ? ['yes', 'no'] : q.kind === 'choice' ? (q.choices || []) : [];
+      const opts = choicesOf(q);
       choices.replaceChildren(...opts.map((c) => {
         const b = doc.createElement('button');
         b.type = 'button';
@@ -956,11 +970,16 @@ function tourDOM(doc, st, ui) {
       }));
       const inp = /** @type {HTMLInputElement} */ ($('quiz-answer'));
       inp.disabled = !asking;
+      // A choice is pressed, not typed: the text box is for numbers only.
+      inp.hidden = opts.length > 0;
+      /** @type {HTMLButtonElement} */ ($('quiz-submit')).hidden = opts.length > 0;
       inp.inputMode = q.kind === 'number' ? 'numeric' : 'text';
       if (asking && ui.waitingVerdict !== k) inp.value = '';
       /** @type {HTMLButtonElement} */ ($('quiz-submit')).disabled = !asking || ui.waitingVerdict === k;
       text('quiz-result', ui.verdicts.get(k) || (ui.waitingVerdict === k ? 'checking…' : ''));
       $('quiz-result').className = `result ${(ui.verdicts.get(k) || '').startsWith('correct') ? 'ok' : ui.verdicts.has(k) ? 'bad' : ''}`;
+      // The verdict comes into view with the answer: the panel scrolls back to the question.
+      if (ui.verdicts.has(k)) body.scrollTop = 0;
     }
     // The stop's terms, as a line of glossary buttons.
     const terms = $('tour-terms');
@@ -979,6 +998,7 @@ function tourDOM(doc, st, ui) {
     }
   }
   text('quiz-score', scoreText(ui.score));
+  text('quiz-hint', ui.q === k ? ui.answerHint : '');
 }
 
 /**
@@ -988,14 +1008,16 @@ function tourDOM(doc, st, ui) {
  * @param {RunState} st
  * @param {{step: number, playing: boolean, done: boolean, verdicts: number}} spoken
  * @param {Map<number, string>} verdicts
+ * @param {string} verdictSaid the last verdict as spoken, with the right answer
+ * @param {number} asking the open quiz question's stop, or -1: the step's narration stays unsaid
  */
-function speak(doc, st, spoken, verdicts) {
+function speak(doc, st, spoken, verdicts, verdictSaid, asking) {
   if (!st.ready) return;
   const el = /** @type {HTMLElement} */ (doc.getElementById('sr-live'));
   let say = '';
   if (verdicts.size !== spoken.verdicts) {
     spoken.verdicts = verdicts.size;
-    say = `Quiz: ${[...verdicts.values()].pop()}.`;
+    say = `Quiz: ${verdictSaid || [...verdicts.values()].pop()}`;
   } else if (st.done && !spoken.done) {
     say = /** @type {HTMLElement} */ (doc.getElementById('outcome')).textContent || 'done';
   } else if (st.playing !== spoken.playing) {
@@ -1003,7 +1025,8 @@ function speak(doc, st, spoken, verdicts) {
   } else if (!st.playing && st.step !== spoken.step) {
     const ms = st.per.batched || st.per[st.modes[0]];
     const counts = st.modes.map((m) => `${m} ${int(st.per[m].counters.calls)} calls`).join(', ');
-    say = `Step ${int(st.step)}. ${ms ? ms.narration : ''} ${counts}.`;
+    const q = asking >= 0 ? st.stops[asking].question : null;
+    say = q ? `Step ${int(st.step)}. Question: ${q.text}` : `Step ${int(st.step)}. ${ms ? ms.narration : ''} ${counts}.`;
   }
   spoken.done = st.done;
   spoken.playing = st.playing;
