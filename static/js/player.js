@@ -18,6 +18,7 @@ import { loadGlossary, TermMatcher, Popover, writeTerms, termButton } from './gl
 import { legendColours as paintLegend } from './palette.js';
 import { callItem } from './calllog.js';
 import { VEILED_NARRATION, veiledTitle, questionPlace, choicesOf, checkAnswer, verdictSpeech } from './quiz.js';
+import { wireFigures } from './figure.js';
 
 /** Play speeds the custom-speed slider steps through (steps per second). */
 const SPEEDS = [0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000,
@@ -157,6 +158,8 @@ export function initRun(doc, opts = {}) {
   const quizToggle = /** @type {HTMLInputElement} */ ($('quiz-toggle'));
   const gotoInput = /** @type {HTMLInputElement} */ ($('goto-slot'));
   const quizInput = /** @type {HTMLInputElement} */ ($('quiz-answer'));
+  // The save menu: figures of the current step and the calls as CSV (figure.js).
+  wireFigures(doc, () => ({ st, slots, sit, redraw: () => { dirty = true; } }));
   const glossary = loadGlossary(doc);
   const matcher = glossary.size ? new TermMatcher([...glossary.values()]) : null;
   new Popover(doc, glossary);
