@@ -349,7 +349,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "</th><td>0</td><td id=\"c-pb-prefree\">–</td><td id=\"c-bt-prefree\" data-testid=\"sum-prefree-bt\">–</td></tr><tr class=\"cost\"><th scope=\"row\">time (model)</th><td>–</td><td id=\"c-pb-time\" data-testid=\"cost-pb\">–</td><td id=\"c-bt-time\" data-testid=\"cost-bt\">–</td></tr></tbody></table><p class=\"model\" data-testid=\"cost-model\"><a href=\"#cost-source\" id=\"cost-source-link\" aria-controls=\"cost-source\" aria-expanded=\"false\">model, not measured</a>: <span id=\"cost-formula\" data-testid=\"cost-formula\"></span></p><p class=\"model-source\" id=\"cost-source\" data-testid=\"cost-source\" hidden></p><p class=\"quiz-veil\" aria-hidden=\"true\">hidden until you answer</p></section><section class=\"panel tourp\" data-testid=\"tour\" aria-labelledby=\"tour-heading\"><div class=\"tourhead\"><h2 id=\"tour-heading\">guided tour</h2><span class=\"tourpos\" id=\"tour-pos\" data-testid=\"tour-pos\"></span> <span class=\"tourcount\">(<span id=\"tour-count\" data-testid=\"tour-count\">0</span> stops)</span> <button type=\"button\" id=\"tour-prev\" data-testid=\"tour-prev\" aria-keyshortcuts=\"p PageUp\" title=\"Previous stop (p, Page Up)\">◀ <span class=\"k\">p</span></button> <button type=\"button\" id=\"tour-next\" data-testid=\"tour-next\" class=\"primary\" aria-keyshortcuts=\"n PageDown\" title=\"Next stop (n, Page Down)\"><span class=\"k\">n</span> ▶</button></div><div class=\"tourbody\" id=\"tour-body\" aria-live=\"polite\"><h3 id=\"tour-title\" data-testid=\"tour-title\"></h3><div class=\"quiz\" id=\"quiz\" data-testid=\"quiz\" hidden><p class=\"question\" id=\"quiz-question\" data-testid=\"quiz-question\"></p><p class=\"result\" id=\"quiz-result\" data-testid=\"quiz-result\" role=\"status\"></p><form id=\"quiz-form\" class=\"quiz-form\"><span class=\"choices\" id=\"quiz-choices\"></span> <input type=\"text\" id=\"quiz-answer\" data-testid=\"quiz-answer\" aria-label=\"your answer\" aria-describedby=\"quiz-hint\" autocomplete=\"off\" size=\"10\"> <button type=\"submit\" class=\"primary\" id=\"quiz-submit\" data-testid=\"quiz-submit\">answer</button> <span class=\"quiz-hint\" id=\"quiz-hint\" data-testid=\"quiz-hint\" aria-live=\"polite\"></span></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "</th><td>0</td><td id=\"c-pb-prefree\">–</td><td id=\"c-bt-prefree\" data-testid=\"sum-prefree-bt\">–</td></tr><tr class=\"cost\"><th scope=\"row\">time (model)</th><td>–</td><td id=\"c-pb-time\" data-testid=\"cost-pb\">–</td><td id=\"c-bt-time\" data-testid=\"cost-bt\">–</td></tr></tbody></table><p class=\"model\" data-testid=\"cost-model\"><a href=\"#cost-source\" id=\"cost-source-link\" aria-controls=\"cost-source\" aria-expanded=\"false\">model, not measured</a>: <span id=\"cost-formula\" data-testid=\"cost-formula\"></span></p><p class=\"model-source\" id=\"cost-source\" data-testid=\"cost-source\" hidden></p><p class=\"quiz-veil\" aria-hidden=\"true\">hidden until you answer</p></section><section class=\"panel tourp\" data-testid=\"tour\" aria-labelledby=\"tour-heading\"><div class=\"tourhead\"><h2 id=\"tour-heading\">guided tour</h2><span class=\"tourpos\" id=\"tour-pos\" data-testid=\"tour-pos\"></span> <span class=\"tourcount\">(<span id=\"tour-count\" data-testid=\"tour-count\">0</span> stops)</span> <button type=\"button\" id=\"tour-prev\" data-testid=\"tour-prev\" aria-keyshortcuts=\"p PageUp\" title=\"Previous stop (p, Page Up)\">◀ <span class=\"k\">p</span></button> <button type=\"button\" id=\"tour-next\" data-testid=\"tour-next\" class=\"primary\" aria-keyshortcuts=\"n PageDown\" title=\"Next stop (n, Page Down)\"><span class=\"k\">n</span> ▶</button></div><div class=\"tourbody\" id=\"tour-body\" aria-live=\"polite\"><h3 id=\"tour-title\" data-testid=\"tour-title\"></h3><div class=\"quiz\" id=\"quiz\" data-testid=\"quiz\" hidden><p class=\"result\" id=\"quiz-result\" data-testid=\"quiz-result\" role=\"status\"></p><p class=\"question\" id=\"quiz-question\" data-testid=\"quiz-question\"></p><form id=\"quiz-form\" class=\"quiz-form\"><span class=\"choices\" id=\"quiz-choices\"></span> <input type=\"text\" id=\"quiz-answer\" data-testid=\"quiz-answer\" aria-label=\"your answer\" aria-describedby=\"quiz-hint\" autocomplete=\"off\" size=\"10\"> <button type=\"submit\" class=\"primary\" id=\"quiz-submit\" data-testid=\"quiz-submit\">answer</button> <span class=\"quiz-hint\" id=\"quiz-hint\" data-testid=\"quiz-hint\" aria-live=\"polite\"></span></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -489,7 +489,7 @@ func term(slug, text string) templ.Component {
 		var templ_7745c5c3_Var17 string
 		templ_7745c5c3_Var17, templ_7745c5c3_Err = templruntime.NewAttributeExpression(slug).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 226, Col: 52}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 227, Col: 52}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var17)
 		if templ_7745c5c3_Err != nil {
@@ -502,7 +502,7 @@ func term(slug, text string) templ.Component {
 		var templ_7745c5c3_Var18 string
 		templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(text)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 226, Col: 75}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 227, Col: 75}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 		if templ_7745c5c3_Err != nil {
@@ -541,7 +541,7 @@ func runForm(p RunPage) templ.Component {
 			var templ_7745c5c3_Var20 string
 			templ_7745c5c3_Var20, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/sandbox?slots=" + url.QueryEscape(p.Sandbox))).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 231, Col: 121}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 232, Col: 121}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var20)
 			if templ_7745c5c3_Err != nil {
@@ -585,7 +585,7 @@ func imageRunForm(p RunPage) templ.Component {
 		var templ_7745c5c3_Var22 string
 		templ_7745c5c3_Var22, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/images/" + p.ID + "/run")).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 238, Col: 86}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 239, Col: 86}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var22)
 		if templ_7745c5c3_Err != nil {
@@ -598,7 +598,7 @@ func imageRunForm(p RunPage) templ.Component {
 		var templ_7745c5c3_Var23 string
 		templ_7745c5c3_Var23, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Path).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 239, Col: 49}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 240, Col: 49}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var23)
 		if templ_7745c5c3_Err != nil {
@@ -616,7 +616,7 @@ func imageRunForm(p RunPage) templ.Component {
 			var templ_7745c5c3_Var24 string
 			templ_7745c5c3_Var24, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(pr.Offset) + ":" + i64(pr.Length)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 244, Col: 57}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 245, Col: 57}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var24)
 			if templ_7745c5c3_Err != nil {
@@ -639,7 +639,7 @@ func imageRunForm(p RunPage) templ.Component {
 			var templ_7745c5c3_Var25 string
 			templ_7745c5c3_Var25, templ_7745c5c3_Err = templ.JoinStringErrs(pr.Label)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 244, Col: 131}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 245, Col: 131}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var25))
 			if templ_7745c5c3_Err != nil {
@@ -657,7 +657,7 @@ func imageRunForm(p RunPage) templ.Component {
 		var templ_7745c5c3_Var26 string
 		templ_7745c5c3_Var26, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Offset)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 247, Col: 90}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 248, Col: 90}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var26)
 		if templ_7745c5c3_Err != nil {
@@ -670,7 +670,7 @@ func imageRunForm(p RunPage) templ.Component {
 		var templ_7745c5c3_Var27 string
 		templ_7745c5c3_Var27, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Length)).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 248, Col: 90}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 249, Col: 90}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var27)
 		if templ_7745c5c3_Err != nil {
@@ -688,7 +688,7 @@ func imageRunForm(p RunPage) templ.Component {
 			var templ_7745c5c3_Var28 string
 			templ_7745c5c3_Var28, templ_7745c5c3_Err = templruntime.NewAttributeExpression(op).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 250, Col: 48}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 251, Col: 48}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var28)
 			if templ_7745c5c3_Err != nil {
@@ -773,7 +773,7 @@ func icon(d string) templ.Component {
 		var templ_7745c5c3_Var30 string
 		templ_7745c5c3_Var30, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 266, Col: 92}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 267, Col: 92}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var30)
 		if templ_7745c5c3_Err != nil {

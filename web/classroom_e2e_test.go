@@ -1,9 +1,12 @@
 package web
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -11,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/zrviz/zrviz/player"
 )
 
 // Classroom on every screen (issue 20): every page at a phone's, a small laptop's, a laptop's and a
@@ -159,5 +165,338 @@ func TestBrowserClassroomScreens(t *testing.T) {
 				shot(t, ctx, fmt.Sprintf("screen-%s-%dx%d", p.name, vp.w, vp.h))
 			}
 		})
+	}
+}
+
+// inView reports whether the element sel is on screen: inside the viewport and not scrolled out of
+// the box that clips it.
+func inView(t *testing.T, ctx context.Context, sel string) bool {
+	t.Helper()
+	return js[bool](t, ctx, fmt.Sprintf(`(() => {
+		const el = document.querySelector(%q);
+		if (!el || !el.offsetParent) return false;
+		const r = el.getBoundingClientRect();
+		if (r.height === 0 || r.top < 0 || r.bottom > innerHeight || r.left < 0 || r.right > innerWidth) return false;
+		for (let p = el.parentElement; p; p = p.parentElement) {
+			const s = getComputedStyle(p);
+			if (s.overflowY === 'visible' && s.overflowX === 'visible') continue;
+			const b = p.getBoundingClientRect();
+			if (r.top < b.top - 1 || r.bottom > b.bottom + 1) return false;
+		}
+		return true;
+	})()`, sel))
+}
+
+// VEILED_NARRATION in static/js/quiz.js.
+const veiledNarration = "Hidden until you answer: predict what the kernel does next, then the step plays."
+
+// noAnswerShown fails when the page shows, before an answer, what would answer the open question:
+// the stop's title or text, the step's narration, the SIT panel's line, a segment a choice is about.
+func noAnswerShown(t *testing.T, ctx context.Context, stop player.Stop, where string) {
+	t.Helper()
+	page := js[string](t, ctx, `document.body.innerText`)
+	if strings.Contains(page, stop.Title) {
+		t.Errorf("%s: the stop's title %q is on the page before the answer", where, stop.Title)
+	}
+	if stop.Text != "" && strings.Contains(page, stop.Text[:min(60, len(stop.Text))]) {
+		t.Errorf("%s: the stop's text is on the page before the answer", where)
+	}
+	if got := text(t, ctx, "narration-batched"); got != veiledNarration {
+		t.Errorf("%s: narration %q while the question is open", where, got)
+	}
+	if got := text(t, ctx, "sit-desc"); got != "" {
+		t.Errorf("%s: the SIT line %q while the question is open", where, got)
+	}
+	if !js[bool](t, ctx, `getComputedStyle(document.querySelector('[data-testid="sit-canvas"]')).visibility === 'hidden' && getComputedStyle(document.querySelector('#lanes')).visibility === 'hidden'`) {
+		t.Errorf("%s: the SIT panel or the call log shows while the question is open", where)
+	}
+	if live := text(t, ctx, "sr-live"); strings.Contains(live, "f2fs_invalidate_blocks(") || strings.Contains(live, " loses ") || strings.Contains(live, "calls.") {
+		t.Errorf("%s: the live region says %q while the question is open", where, live)
+	}
+	if q := stop.Question; q.Kind == "choice" && strings.Contains(page, "segment "+q.Answer+" loses") {
+		t.Errorf("%s: the page says segment %s loses blocks before the answer", where, q.Answer)
+	}
+	if js[bool](t, ctx, `!!document.querySelector('[data-testid="figures"]').offsetParent`) {
+		t.Errorf("%s: the save menu (a figure of the SIT panel) is offered while the question is open", where)
+	}
+}
+
+func TestBrowserClassroomQuiz(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	base := ts.ts.URL
+	o := outline(t, ts, url.Values{"image": {DemoID}, "path": {"/seed/bench64.bin"}, "mode": {"both"}})
+	var qs []int
+	for k, s := range o.Stops {
+		if s.Question != nil {
+			qs = append(qs, k)
+		}
+	}
+	if len(qs) < 2 {
+		t.Fatalf("bench64's tour has %d questions, want at least 2", len(qs))
+	}
+	for _, vp := range []struct{ w, h int64 }{{1024, 768}, {390, 844}, {1920, 1080}} {
+		t.Run(fmt.Sprintf("%dx%d", vp.w, vp.h), func(t *testing.T) {
+			ctx := tab(t)
+			do(t, ctx, chromedp.EmulateViewport(vp.w, vp.h))
+			do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "quiz": {"1"}})))
+			waitStatus(t, ctx, 30*time.Second, "paused")
+			for n, k := range qs[:2] {
+				stop := o.Stops[k]
+				q := stop.Question
+				where := fmt.Sprintf("question %d (%s) at %d×%d", n+1, q.Kind, vp.w, vp.h)
+				// The slider to where the question is asked: the quiz opens it. (Playing to a question
+				// and n: teach_e2e_test.go's "quiz to a score".)
+				seekTo(t, ctx, q.Ask)
+				waitJSOr(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="quiz-question"]').textContent === %q && document.querySelector('[data-testid="run-status"]').textContent === 'paused' && document.body.classList.contains('veiled')`, q.Text), 30*time.Second,
+					`document.querySelector('[data-testid="quiz-question"]').textContent + ' | ' + document.querySelector('[data-testid="run-status"]').textContent + ' | ' + document.querySelector('[data-testid="tour-pos"]').textContent + ' step ' + document.querySelector('[data-testid="step"]').textContent + ' ' + document.body.className`)
+				settle(t, ctx)
+				noAnswerShown(t, ctx, stop, where)
+				if want := fmt.Sprintf("Predict: question %d of %d", n+1, len(qs)); text(t, ctx, "tour-title") != want {
+					t.Errorf("%s: tour title %q, want %q", where, text(t, ctx, "tour-title"), want)
+				}
+				shot(t, ctx, fmt.Sprintf("quiz-%d-asked-%dx%d", n+1, vp.w, vp.h))
+				// A slip does not count: the question stays open, the score unchanged, a hint says why.
+				if q.Kind == "number" {
+					for _, bad := range []string{"abc", "99999999"} {
+						do(t, ctx, chromedp.SetValue(chromedp.CSS(`[data-testid="quiz-answer"]`), bad), chromedp.Click(chromedp.CSS(`[data-testid="quiz-submit"]`)))
+						waitJS(t, ctx, `document.querySelector('[data-testid="quiz-hint"]').textContent !== ''`, 5*time.Second)
+						if s := text(t, ctx, "quiz-score"); s != fmt.Sprintf("%d/%d", min(n, 1), n) || text(t, ctx, "quiz-result") != "" {
+							t.Errorf("%s: %q counted (score %s, result %q)", where, bad, s, text(t, ctx, "quiz-result"))
+						}
+					}
+				} else if js[bool](t, ctx, `!!document.querySelector('[data-testid="quiz-answer"]').offsetParent`) {
+					t.Errorf("%s: a text box for a question answered by a choice", where)
+				}
+				// The first right, the second wrong.
+				ans := q.Answer
+				if n == 1 {
+					ans = wrongAnswer(q)
+				}
+				if q.Kind == "number" {
+					do(t, ctx, chromedp.SetValue(chromedp.CSS(`[data-testid="quiz-answer"]`), ans), chromedp.Click(chromedp.CSS(`[data-testid="quiz-submit"]`)))
+				} else {
+					do(t, ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`[data-testid="quiz-choice"][data-value=%q]`, ans))))
+				}
+				verdict, said := "correct", "Quiz: Correct: the answer is "+q.Answer+"."
+				if n == 1 {
+					verdict, said = "wrong: "+q.Answer, "Quiz: Wrong: the answer is "+q.Answer+"."
+				}
+				waitJSOr(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="quiz-result"]').textContent === %q`, verdict), 10*time.Second,
+					`document.querySelector('[data-testid="quiz-result"]').textContent`)
+				waitJSOr(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="sr-live"]').textContent.startsWith(%q)`, said), 10*time.Second,
+					`document.querySelector('[data-testid="sr-live"]').textContent`)
+				settle(t, ctx)
+				if !inView(t, ctx, `[data-testid="quiz-result"]`) {
+					t.Errorf("%s: the verdict %q is out of sight", where, verdict)
+				}
+				shot(t, ctx, fmt.Sprintf("quiz-%d-answered-%dx%d", n+1, vp.w, vp.h))
+			}
+			noSideways(t, ctx, fmt.Sprintf("the quiz at %d×%d", vp.w, vp.h))
+		})
+	}
+}
+
+// wrongAnswer is an answer to q that is not its answer and that the page accepts.
+func wrongAnswer(q *player.Question) string {
+	switch q.Kind {
+	case "yesno":
+		if q.Answer == "yes" {
+			return "no"
+		}
+		return "yes"
+	case "choice":
+		for _, c := range q.Choices {
+			if c != q.Answer {
+				return c
+			}
+		}
+	}
+	if q.Answer == "1" {
+		return "2"
+	}
+	return "1"
+}
+
+func TestBrowserClassroomKeyboard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	ctx := tab(t)
+	do(t, ctx, chromedp.EmulateViewport(1366, 768))
+	do(t, ctx, chromedp.Navigate(runURL(ts.ts.URL, "/seed/bench64.bin", url.Values{"mode": {"both"}, "step": {"2056"}})))
+	waitStatus(t, ctx, 30*time.Second, "paused")
+	// From the top of the page: the skip link first, then the controls, then "start a room".
+	reached := map[string]int{}
+	var path []string
+	for i := 1; i <= 40 && reached["room-start"] == 0; i++ {
+		do(t, ctx, chromedp.KeyEvent(kb.Tab))
+		id := js[string](t, ctx, `(() => { const a = document.activeElement; return a ? (a.dataset.testid || a.id || a.tagName) : ''; })()`)
+		path = append(path, id)
+		if _, ok := reached[id]; !ok {
+			reached[id] = i
+		}
+	}
+	if reached["skip-link"] != 1 {
+		t.Errorf("the first Tab stop is %q, want the skip link", path[0])
+	}
+	if n := reached["room-start"]; n == 0 || n > 15 {
+		t.Errorf("\"start a room\" is Tab stop %d, want within 15: %v", n, path)
+	}
+	if n := reached["btn-play"]; n == 0 || n > reached["room-start"] {
+		t.Errorf("play is Tab stop %d: %v", n, path)
+	}
+	for _, id := range path {
+		if strings.HasPrefix(id, "BUTTON") && js[int](t, ctx, `document.querySelectorAll('button.term:not([tabindex="-1"])').length`) > 0 {
+			t.Errorf("glossary terms are Tab stops: %v", path)
+			break
+		}
+	}
+	// The skip link takes the keyboard past the header to the controls.
+	do(t, ctx, chromedp.Navigate(runURL(ts.ts.URL, "/seed/bench64.bin", url.Values{"mode": {"both"}})))
+	waitStatus(t, ctx, 30*time.Second, "paused")
+	do(t, ctx, chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter), chromedp.KeyEvent(kb.Tab))
+	if id := js[string](t, ctx, `document.activeElement.id`); id != "btn-reset" {
+		t.Errorf("after the skip link Tab goes to %q, want the first control", id)
+	}
+}
+
+func TestBrowserClassroomRoomPhone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium, two tabs")
+	}
+	src := axeSource(t)
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	base := ts.ts.URL
+	pres := tab(t)
+	do(t, pres, chromedp.EmulateViewport(1366, 768))
+	do(t, pres, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}})))
+	waitStatus(t, pres, 30*time.Second, "paused")
+	code := pressRoomStart(t, pres)
+	phone := tab(t)
+	do(t, phone, chromedp.EmulateViewport(390, 844))
+	do(t, phone, chromedp.Navigate(base+"/follow/"+code))
+	waitJSOr(t, phone, `document.querySelector('[data-testid="room-status"]').textContent === 'following the presenter'`, 30*time.Second,
+		`document.querySelector('[data-testid="room-status"]').textContent`)
+	waitFollowers(t, pres, 1)
+	for _, step := range []int64{2056, 9000} {
+		seekTo(t, pres, step)
+		waitStep(t, phone, step, 10*time.Second)
+	}
+	settle(t, phone)
+	noSideways(t, phone, "the follow page at 390×844")
+	axeCheck(t, phone, src, "the follow page at 390×844")
+	// The controls a follower has are big enough for a thumb.
+	if h := js[float64](t, phone, `document.querySelector('[data-testid="room-detach"]').getBoundingClientRect().height`); h < 24 {
+		t.Errorf("detach is %.0f px high on a phone", h)
+	}
+	shot(t, phone, "room-follower-390x844")
+	shot(t, pres, "room-presenter-1366x768")
+	// Detach on the phone: the follower drives its own copy, still without sideways scrolling.
+	do(t, phone, chromedp.Click(chromedp.CSS(`[data-testid="room-detach"]`)))
+	waitJS(t, phone, `!document.getElementById('btn-play').disabled`, 10*time.Second)
+	noSideways(t, phone, "the detached follower at 390×844")
+}
+
+// keepFigure writes a downloaded figure beside the screenshots when ZRVIZ_SCREENSHOTS=1.
+func keepFigure(t *testing.T, name string, b []byte) {
+	t.Helper()
+	if os.Getenv("ZRVIZ_SCREENSHOTS") != "1" {
+		return
+	}
+	if err := os.WriteFile(filepath.Join("../docs/screenshots", name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFile waits until dir holds a finished download named name and returns its content.
+func waitFile(t *testing.T, dir, name string, timeout time.Duration) []byte {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil && len(b) > 0 {
+			return b
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(dir)
+			t.Fatalf("no download %s in %v (the directory holds %v)", name, timeout, entries)
+		}
+	}
+	return nil
+}
+
+func TestBrowserClassroomDownloads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	ctx := tab(t)
+	dir := t.TempDir()
+	if _, err := chromedp.Call(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir}); err != nil {
+		t.Fatal(err)
+	}
+	const step = 2056
+	do(t, ctx, chromedp.EmulateViewport(1366, 768))
+	do(t, ctx, chromedp.Navigate(runURL(ts.ts.URL, "/cases/fragmented.bin", url.Values{"mode": {"both"}, "step": {fmt.Sprint(step)}})))
+	waitStatus(t, ctx, 30*time.Second, "paused", "done")
+	at := stepShown(t, ctx)
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="figures"] summary`)))
+	waitJS(t, ctx, `!!document.querySelector('[data-testid="fig-slots-png"]').offsetParent`, 5*time.Second)
+	shot(t, ctx, "run-save-menu")
+
+	pngSize := func(b []byte) (int, int) {
+		img, err := png.DecodeConfig(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("not a PNG: %v", err)
+		}
+		return img.Width, img.Height
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="fig-slots-png"]`)))
+	b := waitFile(t, dir, fmt.Sprintf("fragmented.bin-slots-step%d.png", at), 20*time.Second)
+	w, h := pngSize(b)
+	cw := js[float64](t, ctx, `document.getElementById('slots').getBoundingClientRect().width`)
+	if w < int(cw) || h < 120 {
+		t.Errorf("slots PNG is %d×%d, the panel %.0f px wide", w, h, cw)
+	}
+	keepFigure(t, "figure-slots.png", b)
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="fig-big"]`)), chromedp.Click(chromedp.CSS(`[data-testid="fig-sit-png"]`)))
+	b = waitFile(t, dir, fmt.Sprintf("fragmented.bin-sit-step%d.png", at), 20*time.Second)
+	if w, h := pngSize(b); w != 2560 || h != 2*(640+40) {
+		t.Errorf("presenter-size SIT PNG is %d×%d, want 2560×1360", w, h)
+	}
+	keepFigure(t, "figure-sit-presenter.png", b)
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="fig-strip-svg"]`)))
+	b = waitFile(t, dir, fmt.Sprintf("fragmented.bin-strip-step%d.svg", at), 20*time.Second)
+	if !bytes.HasPrefix(b, []byte(`<svg xmlns="http://www.w3.org/2000/svg"`)) || !bytes.Contains(b, []byte("<rect")) {
+		t.Errorf("strip SVG: %.200s", b)
+	}
+
+	// The CSV link: the run's calls, a row each.
+	href := js[string](t, ctx, `document.querySelector('[data-testid="calls-csv"]').href`)
+	if !strings.Contains(href, "format=csv") || js[bool](t, ctx, `document.querySelector('[data-testid="calls-csv"]').hidden`) {
+		t.Fatalf("CSV link %q", href)
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="calls-csv"]`)))
+	b = waitFile(t, dir, "fragmented.bin-calls.csv", 20*time.Second)
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := outline(t, ts, url.Values{"image": {DemoID}, "path": {"/cases/fragmented.bin"}, "mode": {"both"}})
+	var calls uint64
+	for _, f := range o.Final {
+		calls += f.Stats.Calls
+	}
+	if len(rows) < 2 || strings.Join(rows[0], ",") != "mode,index,start,len" || uint64(len(rows)-1) != calls {
+		t.Errorf("the CSV has %d rows after its header %v; the run made %d calls", len(rows)-1, rows[0], calls)
 	}
 }

@@ -538,8 +538,8 @@ export function initRun(doc, opts = {}) {
   // The draw loop: only when something changed or a flash is fading.
   let lastURL = 0;
   let lastP95 = 0;
-  /** @type {{step: number, playing: boolean, done: boolean, verdicts: number}} */
-  const spoken = { step: -1, playing: false, done: false, verdicts: 0 };
+  /** @type {{step: number, playing: boolean, done: boolean, verdicts: number, verdict: string}} */
+  const spoken = { step: -1, playing: false, done: false, verdicts: 0, verdict: '' };
   const loop = () => {
     const now = performance.now();
     if (st.ready && st.flash.size && st.ageFlash(now)) dirty = true;
@@ -1009,7 +1009,9 @@ function tourDOM(doc, st, ui) {
  * and the counters when the view stops somewhere, the outcome at the end, a verdict.
  * @param {Document} doc
  * @param {RunState} st
- * @param {{step: number, playing: boolean, done: boolean, verdicts: number}} spoken
+ * @param {{step: number, playing: boolean, done: boolean, verdicts: number, verdict: string}} spoken
+ *   (verdict: a verdict just said, which the next step's words repeat first, so the move to the
+ *   step that reveals the answer does not cut it off)
  * @param {Map<number, string>} verdicts
  * @param {string} verdictSaid the last verdict as spoken, with the right answer
  * @param {number} asking the open quiz question's stop, or -1: the step's narration stays unsaid
@@ -1021,6 +1023,7 @@ function speak(doc, st, spoken, verdicts, verdictSaid, asking) {
   if (verdicts.size !== spoken.verdicts) {
     spoken.verdicts = verdicts.size;
     say = `Quiz: ${verdictSaid || [...verdicts.values()].pop()}`;
+    spoken.verdict = say;
   } else if (st.done && !spoken.done) {
     say = /** @type {HTMLElement} */ (doc.getElementById('outcome')).textContent || 'done';
   } else if (st.playing !== spoken.playing) {
@@ -1030,6 +1033,8 @@ function speak(doc, st, spoken, verdicts, verdictSaid, asking) {
     const counts = st.modes.map((m) => `${m} ${int(st.per[m].counters.calls)} calls`).join(', ');
     const q = asking >= 0 ? st.stops[asking].question : null;
     say = q ? `Step ${int(st.step)}. Question: ${q.text}` : `Step ${int(st.step)}. ${ms ? ms.narration : ''} ${counts}.`;
+    if (spoken.verdict) say = `${spoken.verdict} ${say}`;
+    spoken.verdict = '';
   }
   spoken.done = st.done;
   spoken.playing = st.playing;
