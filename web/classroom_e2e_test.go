@@ -166,7 +166,13 @@ func TestBrowserClassroomScreens(t *testing.T) {
 				waitJSOr(t, ctx, p.ready, 30*time.Second, `document.title + ' ' + document.body.innerText.slice(0, 200)`)
 				settle(t, ctx)
 				noSideways(t, ctx, where)
-				axeCheck(t, ctx, src, where)
+				// axe-core at the phone's layout and the desktop's (1024 and 1920 lay the pages out as
+				// 1366 does, and every axe run over the player takes seconds on a shared machine).
+				if vp.w == 390 || vp.w == 1366 {
+					start := time.Now()
+					axeCheck(t, ctx, src, where)
+					t.Logf("%s: axe-core in %v", where, time.Since(start).Round(time.Millisecond))
+				}
 				shot(t, ctx, fmt.Sprintf("screen-%s-%dx%d", p.name, vp.w, vp.h))
 			}
 		})

@@ -357,8 +357,17 @@ export function initRun(doc, opts = {}) {
   const gotoSlot = () => {
     const v = gotoInput.value.trim().replace(/[,_\s]/g, '');
     if (!/^\d+$/.test(v)) { gotoInput.setCustomValidity('a file block index: digits'); gotoInput.reportValidity(); return; }
+    const slot = Number(v);
+    // A slot outside the range says so, rather than the view jumping to an end of it.
+    if (st.ready && (slot < st.range.start || slot >= st.range.end)) {
+      gotoInput.setCustomValidity(st.range.end > st.range.start
+        ? `slot ${int(slot)} is outside this run: slots ${int(st.range.start)}…${int(st.range.end - 1)}`
+        : 'this run has no slots');
+      gotoInput.reportValidity();
+      return;
+    }
     gotoInput.setCustomValidity('');
-    nav({ type: 'gotoSlot', slot: Number(v) });
+    nav({ type: 'gotoSlot', slot });
   };
   const answer = (/** @type {string} */ a) => {
     const k = openQuestion(st.stops, st.step, answered);
@@ -825,7 +834,8 @@ function updateDOM(doc, st, ui) {
     lanes.dataset.key = key;
     lanes.replaceChildren(...st.modes.map((m) => lane(doc, m, st.per[m], st.modes.length, ui.callLog)));
   }
-  text('slots-aside', st.ready ? `${int(st.n)} slots in ${int(st.chunks.length)} chunks${st.runs ? ` · ${int(st.runs.count)} physical run${st.runs.count === 1 ? '' : 's'}` : ''}` : '');
+  const pl = (/** @type {number} */ n, /** @type {string} */ w) => `${int(n)} ${w}${n === 1 ? '' : 's'}`;
+  text('slots-aside', st.ready ? `${pl(st.n, 'slot')} in ${pl(st.chunks.length, 'chunk')}${st.runs ? ` · ${pl(st.runs.count, 'physical run')}` : ''}` : '');
   const [a, b] = ui.sit.shown;
   text('sit-aside', st.ready ? `${st.segOrder.size} segment${st.segOrder.size === 1 ? '' : 's'}${b < st.segOrder.size && b > 0 ? ` (${a}–${b} shown: ↑ ↓)` : ''}` : '');
   text('slots-desc', st.ready && st.n > 0 ? cursorLine(st, ui.slots) : '');
