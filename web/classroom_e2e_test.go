@@ -158,9 +158,11 @@ func TestBrowserClassroomScreens(t *testing.T) {
 	base := ts.ts.URL
 	for _, vp := range viewports {
 		t.Run(fmt.Sprintf("%dx%d", vp.w, vp.h), func(t *testing.T) {
-			ctx := tab(t)
-			do(t, ctx, chromedp.EmulateViewport(vp.w, vp.h))
 			for _, p := range classroomPages {
+				// A tab per page: each tab has its own time budget, and axe-core over the block
+				// page's hex dump alone takes most of a minute on a shared machine.
+				ctx := tab(t)
+				do(t, ctx, chromedp.EmulateViewport(vp.w, vp.h))
 				where := fmt.Sprintf("%s at %d×%d", p.name, vp.w, vp.h)
 				do(t, ctx, chromedp.Navigate(base+p.path))
 				waitJSOr(t, ctx, p.ready, 30*time.Second, `document.title + ' ' + document.body.innerText.slice(0, 200)`)
