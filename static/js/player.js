@@ -255,7 +255,7 @@ export function initRun(doc, opts = {}) {
         } else {
           answered.add(m.stop);
           verdicts.set(m.stop, verdictText(m));
-          lastVerdictSpeech = verdictSpeech(m);
+          lastVerdictSpeech = verdictSpeech(m, doc.body.classList.contains('room-presenter'));
           if (waitingVerdict === m.stop) waitingVerdict = -1;
           tourOpen = m.stop;
           tourSticky = true;

@@ -79,10 +79,13 @@ export function checkAnswer(q, raw, max) {
 }
 
 /**
- * What the live region says when a verdict arrives: the verdict and the right answer together.
+ * What the live region says when a verdict arrives: the verdict and the right answer together. A
+ * room's presenter did not answer: they hear the answer alone, not a verdict of their own.
  * @param {{correct: boolean, answer: string}} v
+ * @param {boolean} [presenter] the page presents a room
  * @returns {string}
  */
-export function verdictSpeech(v) {
+export function verdictSpeech(v, presenter = false) {
+  if (presenter) return `The answer is ${v.answer}.`;
   return v.correct ? `Correct: the answer is ${v.answer}.` : `Wrong: the answer is ${v.answer}.`;
 }

@@ -56,4 +56,5 @@ test('a yes/no or a choice counts only when it is one of the choices', () => {
 test('the spoken verdict carries the right answer either way', () => {
   assert.equal(verdictSpeech({ correct: true, answer: '59' }), 'Correct: the answer is 59.');
   assert.equal(verdictSpeech({ correct: false, answer: 'no' }), 'Wrong: the answer is no.');
+  assert.equal(verdictSpeech({ correct: false, answer: '59' }, true), 'The answer is 59.');
 });
