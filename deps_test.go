@@ -24,6 +24,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		{"./internal/units", append([]string{"github.com/zrviz/zrviz/core", "github.com/zrviz/zrviz/imgio"}, transport...)},
 		{"./ktrace", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/source", "github.com/zrviz/zrviz/web"}, transport...)},
 		{"./sandbox", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/source", "github.com/zrviz/zrviz/web"}, transport...)},
+		{"./gc", append([]string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/source", "github.com/zrviz/zrviz/core", "github.com/zrviz/zrviz/web"}, transport...)},
 		{"./exercise", append([]string{"github.com/zrviz/zrviz/web"}, transport...)},
 		{"./templates", []string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/web", "github.com/coder/websocket"}},
 		{"./web", []string{"github.com/zrviz/zrviz/cmd"}},

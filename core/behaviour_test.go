@@ -99,7 +99,7 @@ func TestNodeAllocation(t *testing.T) {
 	}
 }
 
-// TestENOSPCMidway reproduces the spec's 400 MiB ENOSPC shape: chunks
+// TestENOSPCMidway reproduces the 400 MiB ENOSPC shape of docs/kernel-semantics.md §11: chunks
 // finish until space runs out; the failing chunk is partly reserved and
 // i_size covers only finished chunks.
 func TestENOSPCMidway(t *testing.T) {
@@ -177,32 +177,86 @@ func TestPrefreeAndCurrent(t *testing.T) {
 	}
 }
 
-// TestNarration: every event narrates in one sentence with no formatting
-// errors, and error events quote the kernel message.
+// TestNarration: each event narrates in one sentence that carries its own values (the slot, the
+// block, the counts before and after, the kernel's message and errno), in the order the kernel
+// does things. The slots are A, A+1, NULL, NEW, X (below the main area), A+2 over a range with a
+// partial first page: page 0 goes through fill_zero, the chunk covers slots 1–4, slot 2 is
+// reserved, and slot 4 stops the loop with EFSCORRUPTED. The batched mode holds slot 1 in a run
+// and flushes it when X, not contiguous, comes; the per-block mode releases it at once.
 func TestNarration(t *testing.T) {
-	st := newState([]uint32{A, A + 1, Z, N, X, A + 2}, 6)
-	kinds := map[EventKind]bool{}
-	for _, req := range []Request{{Offset: 100, Length: 6*4096 - 200}, {Offset: 0, Length: 0}} {
-		for _, mode := range Modes {
-			_, err := Walk(st.input(), req, mode, func(ev *Event) bool {
-				kinds[ev.Kind] = true
-				s := ev.Narrate()
-				if s == "" || strings.Contains(s, "%!") || strings.Contains(s, "\n") {
-					t.Errorf("bad narration for %+v: %q", ev, s)
-				}
-				if ev.Kind == EvError && ev.Action == ActBounds && !strings.Contains(s, "access invalid blkaddr:100") {
-					t.Errorf("error narration %q lacks the kernel message", s)
-				}
-				return true
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
+	type want struct {
+		kind   EventKind
+		action Action
+		says   []string // fragments the sentence must contain
 	}
-	for _, k := range []EventKind{EvStart, EvError, EvFillZero, EvChunkEnter, EvReserve, EvSlot, EvInvalidate, EvSITUpdate, EvChunkLeave, EvDone} {
-		if !kinds[k] {
-			t.Errorf("no %s event seen", k)
+	head := []want{
+		{EvStart, ActNone, []string{"offset 100, length 24,376"}},
+		{EvFillZero, ActNone, []string{"bytes 100–4,095 of page 0", "no invalidation now"}},
+		{EvChunkEnter, ActNone, []string{"resolves inode", "chunk 0 covers slots 1–4"}},
+		{EvReserve, ActNone, []string{"1 NULL slot", "valid_block_count 20,000 → 20,001"}},
+	}
+	release := []want{
+		{EvInvalidate, ActPerBlock, []string{"f2fs_invalidate_blocks(7,201, 1)", "call 1"}},
+		{EvSITUpdate, ActNone, []string{"segment 6 loses 1 block (valid 3 → 2)"}},
+	}
+	flush := []want{
+		{EvInvalidate, ActDiscontiguous, []string{"f2fs_invalidate_blocks(7,201, 1)", "not contiguous", "call 1"}},
+		{EvSITUpdate, ActNone, []string{"segment 6 loses 1 block (valid 3 → 2)"}},
+	}
+	skips := []want{
+		{EvSlot, ActSkipNew, []string{"slot 2 is already NEW_ADDR"}},
+		{EvSlot, ActSkipNew, []string{"slot 3 is already NEW_ADDR"}},
+	}
+	tail := []want{
+		{EvError, ActBounds, []string{"rejects slot 4", `"access invalid blkaddr:100"`, "-EFSCORRUPTED"}},
+		{EvChunkLeave, ActNone, []string{"chunk 0 ends with -EFSCORRUPTED after 3 slots"}},
+		{EvDone, ActNone, []string{"f2fs_zero_range returns -EFSCORRUPTED"}},
+	}
+	cat := func(parts ...[]want) []want { return slices.Concat(parts...) }
+	refused := []want{
+		{EvStart, ActNone, []string{"offset 0, length 0"}},
+		{EvError, ActBadArgs, []string{"vfs_fallocate refuses", "length that is not positive", "-EINVAL", "before f2fs sees the call"}},
+		{EvDone, ActNone, []string{"f2fs_zero_range returns -EINVAL"}},
+	}
+	tests := []struct {
+		req  Request
+		mode Mode
+		want []want
+	}{
+		{Request{Offset: 100, Length: 6*4096 - 200}, PerBlock, cat(head,
+			[]want{{EvSlot, ActInvalidate, []string{"slot 1 holds block 7,201", "SIT bit is set"}}}, release, skips, tail)},
+		{Request{Offset: 100, Length: 6*4096 - 200}, Batched, cat(head,
+			[]want{{EvSlot, ActStartRun, []string{"slot 1 holds block 7,201", "starts a run"}}}, skips, flush, tail)},
+		{Request{}, PerBlock, refused},
+		{Request{}, Batched, refused},
+	}
+	for _, tc := range tests {
+		st := newState([]uint32{A, A + 1, Z, N, X, A + 2}, 6)
+		var got []Event
+		if _, err := Walk(st.input(), tc.req, tc.mode, func(ev *Event) bool { got = append(got, *ev); return true }); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(tc.want) {
+			for _, ev := range got {
+				t.Logf("%s/%s: %s", ev.Kind, ev.Action, ev.Narrate())
+			}
+			t.Fatalf("%s %+v: %d events, want %d", tc.mode, tc.req, len(got), len(tc.want))
+		}
+		for i, ev := range got {
+			w := tc.want[i]
+			s := ev.Narrate()
+			if ev.Kind != w.kind || ev.Action != w.action {
+				t.Errorf("%s event %d: %s/%s (%q), want %s/%s", tc.mode, i, ev.Kind, ev.Action, s, w.kind, w.action)
+				continue
+			}
+			if strings.Contains(s, "%!") || strings.Contains(s, "\n") {
+				t.Errorf("%s event %d: malformed narration %q", tc.mode, i, s)
+			}
+			for _, f := range w.says {
+				if !strings.Contains(s, f) {
+					t.Errorf("%s event %d (%s): %q does not say %q", tc.mode, i, ev.Kind, s, f)
+				}
+			}
 		}
 	}
 }
@@ -275,21 +329,39 @@ func TestSnapshot(t *testing.T) {
 	}
 }
 
-// TestBadInput: geometry the engine cannot model is an error, not a panic.
+// TestBadInput: an input the engine cannot model is an [ErrInput], never a panic or a result, for
+// each of the checks; a mode it does not know is an [ErrBadMode].
 func TestBadInput(t *testing.T) {
-	st := newState(seq(A, 2), 2)
-	in := st.input()
-	in.Volume.BlocksPerSeg = 256
-	if _, err := Simulate(in, Request{Length: 4096}, PerBlock); err == nil {
-		t.Fatal("no error for 256 blocks per segment")
+	tests := []struct {
+		name  string
+		spoil func(*Input)
+	}{
+		{"nil slot source", func(in *Input) { in.Slots = nil }},
+		{"nil SIT source", func(in *Input) { in.SIT = nil }},
+		{"8 KiB blocks", func(in *Input) { in.Volume.BlockSize = 8192 }},
+		{"256 blocks per segment", func(in *Input) { in.Volume.BlocksPerSeg = 256 }},
+		{"main area before segment 0", func(in *Input) { in.Volume.MainBlkaddr = in.Volume.Segment0Blkaddr - 512 }},
+		{"main area past its end", func(in *Input) { in.Volume.MaxBlkaddr = in.Volume.MainBlkaddr - 1 }},
+		{"main area off a segment boundary", func(in *Input) { in.Volume.MainBlkaddr += 7 }},
+		{"no slots in the inode", func(in *Input) { in.Inode.AddrsPerInode = 0 }},
+		{"924 slots in the inode", func(in *Input) { in.Inode.AddrsPerInode = 924 }},
+		{"1019 slots in a direct node", func(in *Input) { in.Inode.AddrsPerBlock = 1019 }},
+		{"negative slots in a direct node", func(in *Input) { in.Inode.AddrsPerBlock = -1 }},
 	}
-	in = st.input()
-	in.Slots = nil
-	if _, err := NewRun(in, Request{Length: 4096}, PerBlock); err == nil {
-		t.Fatal("no error for a nil source")
+	for _, tc := range tests {
+		for _, mode := range Modes {
+			in := newState(seq(A, 2), 2).input()
+			tc.spoil(&in)
+			r, err := Simulate(in, Request{Length: 4096}, mode)
+			if !errors.Is(err, ErrInput) || r != nil {
+				t.Errorf("%s, %s: result %v, error %v; want no result and an ErrInput", tc.name, mode, r, err)
+			}
+		}
 	}
-	if _, err := ParseMode("sideways"); err == nil {
-		t.Fatal("no error for a bad mode")
+	for _, s := range []string{"sideways", "", "Batched", "per block"} {
+		if m, err := ParseMode(s); !errors.Is(err, ErrBadMode) || m != 0 {
+			t.Errorf("ParseMode(%q) = %v, %v; want ErrBadMode", s, m, err)
+		}
 	}
 }
 

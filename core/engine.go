@@ -638,7 +638,6 @@ func (e *engine) step(ev *Event) bool {
 		ev.Kind = EvChunkLeave
 		ev.Errno = s.errno
 		ev.Count = c.pos - c.lo
-		e.closeTrack()
 		if c.dirty {
 			e.slots.store(c.node.start, e.buf)
 		}
@@ -664,6 +663,8 @@ func (e *engine) step(ev *Event) bool {
 		}
 		s.phase = phDone
 	case phDone:
+		// A physical run goes on across chunks (core/runs.go): it is closed here, at the end.
+		e.closeTrack()
 		ev.Kind = EvDone
 		ev.Errno = s.errno
 		s.phase = phEnd

@@ -217,12 +217,35 @@ func plural(v uint64, one, many string) string {
 	return units.Group(v) + " " + many
 }
 
+// badArgsNarration says which layer refuses a request before any change (see [ReturnedBy]).
+func badArgsNarration(errno string) string {
+	switch errno {
+	case "EISDIR":
+		return "open(O_RDWR) of a directory fails with -EISDIR: fallocate is never reached"
+	case "ELOOP":
+		return "open(O_RDWR|O_NOFOLLOW) of a symbolic link fails with -ELOOP: fallocate is never reached"
+	case "EINVAL":
+		return "vfs_fallocate refuses a negative offset or a length that is not positive with -EINVAL, before f2fs sees the call"
+	case "EFBIG":
+		return "vfs_fallocate refuses offset + length past s_maxbytes with -EFBIG, before f2fs sees the call"
+	case "EPERM":
+		return "vfs_fallocate refuses an immutable or append-only inode with -EPERM, before f2fs sees the call"
+	case "ENODEV":
+		return "vfs_fallocate refuses what is not a regular file or block device with -ENODEV"
+	case "EIO":
+		return "f2fs_fallocate finds a checkpoint error (the file system is shut down): -EIO"
+	case "EOPNOTSUPP":
+		return "-EOPNOTSUPP before any change: vfs_fallocate refuses flags it does not take, f2fs_fallocate a compressed or pinned file"
+	}
+	return fmt.Sprintf("the call is refused before any change: -%s", errno)
+}
+
 // Narrate returns one present-tense sentence describing the event, naming
 // the kernel function and its numbers.
 func (e Event) Narrate() string {
 	switch e.Kind {
 	case EvStart:
-		return fmt.Sprintf("fallocate(FALLOC_FL_ZERO_RANGE) enters f2fs_fallocate for offset %s, length %s", units.Group(e.Before), units.Group(e.After))
+		return fmt.Sprintf("fallocate(FALLOC_FL_ZERO_RANGE) for offset %s, length %s: vfs_fallocate checks the arguments before f2fs_fallocate sees them", units.Group(e.Before), units.Group(e.After))
 	case EvError:
 		switch e.Action {
 		case ActBounds, ActSITBit:
@@ -235,6 +258,9 @@ func (e Event) Narrate() string {
 			return fmt.Sprintf("f2fs_get_dnode_of_data cannot allocate node %s: -%s", e.Node, e.Errno)
 		case ActFillReserve:
 			return fmt.Sprintf("fill_zero cannot reserve page %s: -ENOSPC", units.Group(e.Slot))
+		}
+		if e.Action == ActBadArgs {
+			return badArgsNarration(e.Errno)
 		}
 		return fmt.Sprintf("the call is refused before any change: -%s", e.Errno)
 	case EvInlineConvert:

@@ -82,7 +82,7 @@ func checkEventFields(t *testing.T, what string, ev Event, seen map[string]bool)
 	}
 }
 
-// TestEventFields: every event of every kind — over random states, the spec's examples, the
+// TestEventFields: every event of every kind — over random states, the worked examples of docs/kernel-semantics.md §11, the
 // argument checks, inline conversions and partial-page failures, in both modes, through Walk and
 // Run.Next — sets only the fields its kind documents at [Event], each in its documented role.
 func TestEventFields(t *testing.T) {

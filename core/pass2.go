@@ -1,6 +1,6 @@
 package core
 
-// Pass 2 of f2fs_do_zero_range (zero-range.md §6.2 per-block, §6.3 batched) lives here, once.
+// Pass 2 of f2fs_do_zero_range (docs/kernel-semantics.md §7.2 per-block, §7.3 batched) lives here, once.
 // Every way of running the engine goes through pass2, which performs events and hands each to a
 // sink; the sink decides how many may happen before pass 2 pauses:
 //

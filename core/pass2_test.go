@@ -28,7 +28,7 @@ func pass2Trace(ev *Event) string {
 }
 
 // TestPass2Order pins the order of pass 2's events in the spec's examples where the modes differ
-// most (zero-range.md §6.3, §10): a discontiguous address flushes the pending run before it is
+// most (docs/kernel-semantics.md §7.3, §11): a discontiguous address flushes the pending run before it is
 // validated, at its own slot, and is visited again; an address that continues the run is
 // validated with the run pending, so the error comes first and the flush ("after-error") after
 // the loop; a NULL slot stops the loop the same way; NEW slots neither stop nor split a run. Each

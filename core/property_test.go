@@ -77,7 +77,9 @@ func TestModesAgree(t *testing.T) {
 			if b.Calls.Len() > pb.Calls.Len() {
 				t.Fatalf("case %d: batched %d calls > per-block %d", i, b.Calls.Len(), pb.Calls.Len())
 			}
-			if pb.Stats.Runs != b.Stats.Runs || b.Stats.Runs != b.Calls.Len() {
+			// A physical run crosses chunks; the batched mode calls once per run per chunk (and
+			// after a failed validation), so never fewer calls than runs.
+			if pb.Stats.Runs != b.Stats.Runs || b.Stats.Runs > b.Calls.Len() {
 				t.Fatalf("case %d: runs per-block %d batched %d calls %d", i, pb.Stats.Runs, b.Stats.Runs, b.Calls.Len())
 			}
 			if pb.Stats.BlocksInvalidated != uint64(len(blocksOf(pb))) {

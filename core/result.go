@@ -161,8 +161,9 @@ type Stats struct {
 	Reserved      uint64 `json:"reserved"` // NULL→NEW (pass 1, fill_zero, inline conversion)
 	NodesAlloc    uint64 `json:"nodesAllocated"`
 	FillZeroPages uint64 `json:"fillZeroPages"`
-	// Runs are the physically contiguous runs of invalidated blocks inside
-	// a chunk (what the batched mode issues as calls), in both modes.
+	// Runs are the physical runs of the invalidated blocks (see [RunStarts]: contiguous
+	// addresses in file order, across dnode chunks), in both modes. The batched mode issues one
+	// call per run per chunk it crosses, more where a block fails validation.
 	Runs            uint64    `json:"runs"`
 	RunLengths      Histogram `json:"runLengths"`
 	SegmentsTouched uint64    `json:"segmentsTouched"`

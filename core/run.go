@@ -353,6 +353,10 @@ func (r *Run) Snapshot() Snapshot {
 	}
 	if s.step > 0 {
 		sn.Narration = r.last.Narrate()
+		if r.last.Kind == EvDone && s.errno != "" {
+			// A request refused before f2fs_zero_range is the VFS's or open(2)'s answer.
+			sn.Narration = ReturnedBy(e.in, e.req) + " returns -" + s.errno
+		}
 	}
 	if s.chunk.ord >= 0 {
 		sn.Node = s.chunk.node.name()
@@ -408,4 +412,34 @@ func (r *Run) Segments(limit int) []SegmentState {
 		t = t[:limit]
 	}
 	return r.e.statesOf(t)
+}
+
+// SegmentNow is one segment's SIT entry as a run has it now: its valid count, class and
+// cur_valid_map.
+type SegmentNow struct {
+	Valid int32
+	Class SegClass
+	Map   [64]byte
+}
+
+// Segment returns segment segno's entry now; ok is false when the run has not read the segment
+// (then it is as it was before the run, which the caller knows).
+func (r *Run) Segment(segno uint32) (s SegmentNow, ok bool) {
+	st := r.e.sit.segs[segno]
+	if st == nil {
+		return SegmentNow{}, false
+	}
+	return SegmentNow{Valid: st.valid, Class: st.class, Map: st.cur}, true
+}
+
+// SITTotals sums the SIT valid counts of the segments the run has touched so far, before the run
+// and now (a segment's count below zero — a corrupt image — counts as 0). It is exact for any
+// number of segments: a player's totals come from here, not from the segments it lists.
+func (r *Run) SITTotals() (before, now uint64, touched int) {
+	for _, no := range r.e.sit.touched {
+		st := r.e.sit.segs[no]
+		before += uint64(st.origValid)
+		now += uint64(max(st.valid, 0))
+	}
+	return before, now, len(r.e.sit.touched)
 }

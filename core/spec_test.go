@@ -59,7 +59,7 @@ func slotsAfter(t *testing.T, r *Result, n int) []uint32 {
 	return out
 }
 
-// TestSpecExamples runs every worked example of zero-range.md §10 on a
+// TestSpecExamples runs every worked example of docs/kernel-semantics.md §11 on a
 // single chunk (the inode's slots) of the reference geometry.
 func TestSpecExamples(t *testing.T) {
 	tests := []struct {
@@ -149,7 +149,7 @@ func TestThreeSegmentSplit(t *testing.T) {
 	}
 }
 
-// TestSizeExamples covers §3's i_size table on a 10000-byte file.
+// TestSizeExamples covers docs/kernel-semantics.md §4's i_size table on a 10000-byte file.
 func TestSizeExamples(t *testing.T) {
 	tests := []struct {
 		off, length int64

@@ -1,7 +1,5 @@
 package glossary
 
-import "strings"
-
 // Entry is one term. Text is one or two plain sentences; OnDisk says what the term is in the image
 // (a value or a structure, with the C names of include/linux/f2fs_fs.h); Source names the kernel
 // function or field it comes from (fs/f2fs/).
@@ -44,20 +42,6 @@ func Lookup(slug string) (Entry, bool) {
 
 // Anchor returns the id of slug's entry on the glossary page and its data-testid: "term-" + slug.
 func Anchor(slug string) string { return "term-" + slug }
-
-// ValidSlug reports whether s is a slug: lower-case letters and digits in words joined by single
-// hyphens.
-func ValidSlug(s string) bool {
-	if s == "" || strings.HasPrefix(s, "-") || strings.HasSuffix(s, "-") || strings.Contains(s, "--") {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
-			return false
-		}
-	}
-	return true
-}
 
 // All returns every entry, grouped as [Groups] orders them, a fresh copy on every call.
 func All() []Entry {
@@ -232,6 +216,26 @@ func All() []Entry {
 			OnDisk: "two checkpoint packs from cp_blkaddr (struct f2fs_checkpoint, summaries, the NAT and SIT journals); the valid pack with the higher version wins.",
 			Source: "f2fs_write_checkpoint(), do_checkpoint().",
 			Match:  []string{"checkpoints", "checkpoint"}, See: []string{"prefree"}},
+		{Slug: "victim", Term: "victim (GC)", Group: GroupSIT,
+			Text:   "The section the garbage collector chooses to clean: its valid blocks are moved elsewhere so that the whole section can become free. zrviz names it by its first segment, as the kernel's tracepoint does.",
+			OnDisk: "nothing on disk until the moves: in memory cur_victim_sec (foreground) or a bit of victim_secmap (background).",
+			Source: "f2fs_get_victim() in gc.c, called from f2fs_gc() for F2FS_IOC_GARBAGE_COLLECT.",
+			See:    []string{"greedy", "cost-benefit", "section"}},
+		{Slug: "greedy", Term: "greedy (GC policy)", Group: GroupSIT,
+			Text:   "The foreground cleaner's policy: take the dirty section with the fewest valid blocks, because it is the cheapest to clean now. Ties go to the first found, searching from where the last search stopped.",
+			OnDisk: "reads the SIT's valid counts of the section's segments.",
+			Source: "get_gc_cost() with GC_GREEDY: get_valid_blocks(sbi, segno, true).",
+			See:    []string{"victim", "cost-benefit"}},
+		{Slug: "cost-benefit", Term: "cost-benefit (GC policy)", Group: GroupSIT,
+			Text:   "The background cleaner's policy, from LFS: prefer sections that are old and mostly empty, since their remaining blocks are unlikely to change soon. Benefit = (100 − u) · age / (100 + u); the kernel compares UINT_MAX minus it.",
+			OnDisk: "reads the SIT's valid counts and mtimes: u = valid blocks per segment in percent, age from the section's mean mtime between the oldest and the newest.",
+			Source: "get_cb_cost() in gc.c; min/max mtime from init_min_max_mtime() at mount.",
+			See:    []string{"victim", "greedy", "age"}},
+		{Slug: "age", Term: "age (cost-benefit)", Group: GroupSIT,
+			Text:   "How old a section looks to cost-benefit, 0 (newest) to 100 (oldest): 100 − 100 · (mtime − min_mtime) / (max_mtime − min_mtime). Every write or invalidation pulls a segment's mtime toward the current time.",
+			OnDisk: "the SIT entry's mtime (seconds of the volume's running time: the checkpoint's elapsed_time plus the seconds since mount).",
+			Source: "get_cb_cost(); update_segment_mtime() in segment.c.",
+			See:    []string{"cost-benefit", "sit-entry"}},
 
 		// Requests and outcomes.
 		{Slug: "keep-size", Term: "KEEP_SIZE", Group: GroupOutcomes,
@@ -240,15 +244,30 @@ func All() []Entry {
 			Source: "f2fs_zero_range(): without KEEP_SIZE it ends with f2fs_i_size_write(), with it file_set_keep_isize().",
 			Match:  []string{"FALLOC_FL_KEEP_SIZE", "KEEP_SIZE"}, See: []string{"fill-zero"}},
 		{Slug: "fill-zero", Term: "fill_zero (partial page)", Group: GroupOutcomes,
-			Text:   "A page the range covers only in part is zeroed in the page cache by fill_zero, not released: no f2fs_invalidate_blocks call, and the page is written back later, out of place.",
+			Text:   "A page the range covers only in part is zeroed in the page cache by fill_zero, not released: no f2fs_invalidate_blocks call. Writeback later rewrites a page that has a block in place on a volume of at most 16 GB (ipu_policy F2FS_IPU_FORCE, as on the demo image), out of place on a larger one (the allocator then releases the old block); a hole gets a new block, or stays NEW_ADDR past i_size with KEEP_SIZE.",
 			OnDisk: "nothing until writeback; a hole is reserved first (NULL_ADDR becomes NEW_ADDR).",
-			Source: "fill_zero() in fs/f2fs/file.c: f2fs_get_new_data_page(), zero_user().",
+			Source: "fill_zero() in fs/f2fs/file.c: f2fs_get_new_data_page(), zero_user(); f2fs_tuning_parameters() in fs/f2fs/super.c sets ipu_policy = F2FS_IPU_FORCE | F2FS_IPU_HONOR_OPU_WRITE when MAIN_SEGS <= SMALL_VOLUME_SEGMENTS (16 GB).",
 			Match:  []string{"fill_zero"}, See: []string{"keep-size", "new-addr"}},
 		{Slug: "eopnotsupp", Term: "EOPNOTSUPP", Group: GroupOutcomes,
-			Text:   "Operation not supported (95): f2fs refuses FALLOC_FL_ZERO_RANGE on compressed and pinned files — and mode flags it does not know — before anything changes.",
+			Text:   "Operation not supported (95): f2fs_fallocate refuses FALLOC_FL_ZERO_RANGE on compressed and pinned files, and vfs_fallocate mode flags it does not take, before anything changes.",
 			OnDisk: "F2FS_COMPR_FL (0x4) in i_flags marks a compressed file; F2FS_PIN_FILE in i_inline a pinned one.",
 			Source: "f2fs_fallocate(): if (f2fs_compressed_file(inode) || f2fs_is_pinned_file(inode)) return -EOPNOTSUPP for ZERO_RANGE.",
 			Match:  []string{"EOPNOTSUPP"}, See: []string{"compress-addr"}},
+		{Slug: "einval", Term: "EINVAL", Group: GroupOutcomes,
+			Text:   "Invalid argument (22): a negative offset or a length that is not positive. The VFS answers it, not f2fs: vfs_fallocate checks the arguments before it calls the file system's fallocate (kernel case 10: length 0).",
+			OnDisk: "nothing: the call never reaches f2fs.",
+			Source: "vfs_fallocate() in fs/open.c: if (offset < 0 || len <= 0) return -EINVAL.",
+			Match:  []string{"EINVAL"}, See: []string{"efbig"}},
+		{Slug: "efbig", Term: "EFBIG", Group: GroupOutcomes,
+			Text:   "File too large (27): offset + length passes the largest file f2fs allows (s_maxbytes, about 2^32 blocks). vfs_fallocate refuses it before f2fs is called.",
+			OnDisk: "nothing: the call never reaches f2fs.",
+			Source: "vfs_fallocate() in fs/open.c: check_add_overflow(offset, len, &sum) or sum > inode->i_sb->s_maxbytes return -EFBIG; f2fs sets s_maxbytes from max_file_blocks().",
+			Match:  []string{"EFBIG"}, See: []string{"einval"}},
+		{Slug: "eisdir", Term: "EISDIR", Group: GroupOutcomes,
+			Text:   "Is a directory (21): a directory cannot be opened for writing, so open(O_RDWR) fails and fallocate is never called (kernel case 11); vfs_fallocate would refuse a directory with -EISDIR too.",
+			OnDisk: "nothing: the call never reaches f2fs.",
+			Source: "may_open() in fs/namei.c (a directory opened with MAY_WRITE: -EISDIR); vfs_fallocate() in fs/open.c: if (S_ISDIR(inode->i_mode)) return -EISDIR.",
+			Match:  []string{"EISDIR"}, See: []string{"einval"}},
 		{Slug: "enospc", Term: "ENOSPC", Group: GroupOutcomes,
 			Text:   "No space left (28): no free block for the holes the chunk must reserve (or for a node it must create). A partial reservation leaves NULL_ADDR slots, and pass 2 stops at the first with -ENOSPC.",
 			OnDisk: "valid_block_count would pass user_block_count less the reserved blocks.",

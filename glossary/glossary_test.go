@@ -20,7 +20,7 @@ func TestEntries(t *testing.T) {
 	seen := map[string]bool{}
 	groups := Groups()
 	for i, e := range all {
-		if !ValidSlug(e.Slug) {
+		if !validSlug(e.Slug) {
 			t.Errorf("entry %d: slug %q is not lower case with hyphens", i, e.Slug)
 		}
 		if seen[e.Slug] {
@@ -91,8 +91,22 @@ func TestLookupAndCopies(t *testing.T) {
 func TestValidSlug(t *testing.T) {
 	for s, want := range map[string]bool{"sit": true, "new-addr": true, "f2fs-invalidate-blocks": true,
 		"": false, "-a": false, "a-": false, "a--b": false, "New-addr": false, "a_b": false, "a b": false} {
-		if got := ValidSlug(s); got != want {
-			t.Errorf("ValidSlug(%q) = %v, want %v", s, got, want)
+		if got := validSlug(s); got != want {
+			t.Errorf("validSlug(%q) = %v, want %v", s, got, want)
 		}
 	}
+}
+
+// validSlug reports whether s is a slug: lower-case letters and digits in words joined by single
+// hyphens.
+func validSlug(s string) bool {
+	if s == "" || strings.HasPrefix(s, "-") || strings.HasSuffix(s, "-") || strings.Contains(s, "--") {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
 }

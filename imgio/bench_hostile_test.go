@@ -2,6 +2,7 @@ package imgio
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -98,7 +99,7 @@ func benchExpand(b *testing.B, in []byte) {
 	for b.Loop() {
 		// Before the superblock was checked as the output streamed in, Expand accepted these (NewImage
 		// refused them afterwards); now Expand refuses them.
-		_, n, _ = Expand(&benchWriterAt{}, bytes.NewReader(in), nil)
+		_, n, _ = ExpandContext(context.Background(), &benchWriterAt{}, bytes.NewReader(in), nil)
 	}
 	reportCPU(b, c)
 	b.ReportMetric(float64(n)/1e6, "output-MB")

@@ -1,6 +1,7 @@
 package imgio
 
 import (
+	"context"
 	"os"
 	"syscall"
 	"testing"
@@ -31,7 +32,7 @@ func benchImages(b *testing.B) []struct {
 		img           *Image
 	}{{"demo", "/seed/bench64.bin", openDemo(b)}}
 	if p := os.Getenv("ZRVIZ_BENCH_IMAGE"); p != "" {
-		img, err := Open(p)
+		img, err := OpenFileContext(context.Background(), p, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -61,7 +61,7 @@ func blockSeeds(f *testing.F) {
 		}
 	}
 	for _, p := range paths {
-		img, err := Open(p)
+		img, err := OpenFileContext(context.Background(), p, nil)
 		if err != nil {
 			f.Fatal(err)
 		}

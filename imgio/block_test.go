@@ -206,7 +206,7 @@ func TestBlockAgainstF2FSTools(t *testing.T) {
 	for name, path := range toolImages(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			img, err := Open(path)
+			img, err := OpenFileContext(context.Background(), path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -432,8 +432,8 @@ func (img *Image) systemInodeForTest(ino uint32) string {
 }
 
 // TestBlockDemoStamps checks every data block the inspector finds in the demo against its content:
-// the kernel wrote each block of each file as the stamp fnv1a32(path) + file block index (fixtures
-// README), so the content names its own owner independently of every table.
+// the kernel wrote each block of each file as the stamp fnv1a32(path) + file block index (imgio/demo/
+// README.md), so the content names its own owner independently of every table.
 func TestBlockDemoStamps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: every main-area block of the demo")

@@ -25,14 +25,6 @@ const (
 	fmtTime                  // seconds since the epoch, with the UTC date
 )
 
-// spec is one fixed field of a structure.
-type spec struct {
-	name string
-	off  int
-	size int
-	f    fieldFmt
-}
-
 // uintAt reads a little-endian unsigned integer of size 1, 2, 4 or 8 bytes.
 func uintAt(b []byte, off, size int) uint64 {
 	switch size {
@@ -48,14 +40,31 @@ func uintAt(b []byte, off, size int) uint64 {
 	return 0
 }
 
-// fixed adds the fields of specs for a structure at byte base of the block.
-func (in *inspector) fixed(base int, specs []spec) {
-	b := in.b.Data
+// custom shows one field of a structure itself (a value that needs words, several rows or a link);
+// o is the field's offset in the block.
+type custom map[string]func(s spec, o int)
+
+// fixed adds the fields of specs for a structure at byte base of the block, in order, each named
+// prefix + its C name: through its custom function when it has one, else as its format says. A field
+// past the end of the block is left out.
+func (in *inspector) fixed(prefix string, base int, specs []spec, c custom) {
 	for _, s := range specs {
 		o := base + s.off
-		if o+s.size > len(b) {
+		if o+s.size > len(in.b.Data) {
 			continue
 		}
+		if f, ok := c[s.name]; ok {
+			f(s, o)
+			continue
+		}
+		in.show(prefix+s.name, o, s)
+	}
+}
+
+// show adds field s at byte o of the block, formatted as its format says.
+func (in *inspector) show(name string, o int, s spec) {
+	b := in.b.Data
+	{
 		var v string
 		switch s.f {
 		case fmtDec:
@@ -73,7 +82,7 @@ func (in *inspector) fixed(base int, specs []spec) {
 				v += " (" + time.Unix(int64(t), 0).UTC().Format("2006-01-02 15:04:05") + " UTC)"
 			}
 		}
-		in.field(s.name, o, s.size, v)
+		in.field(name, o, s.size, v)
 	}
 }
 
@@ -132,72 +141,55 @@ func (in *inspector) superblockFields() {
 	if binary.LittleEndian.Uint32(sb) != f2fsMagic {
 		in.problem([]int64{in.abs(in.b.Addr, base)}, "superblock copy %d has no F2FS magic", copyNo)
 	}
-	in.fixed(base, []spec{
-		{"magic", 0x00, 4, fmtHex}, {"major_ver", 0x04, 2, fmtDec}, {"minor_ver", 0x06, 2, fmtDec},
-		{"log_sectorsize", 0x08, 4, fmtDec}, {"log_sectors_per_block", 0x0C, 4, fmtDec},
-		{"log_blocksize", 0x10, 4, fmtDec}, {"log_blocks_per_seg", 0x14, 4, fmtDec},
-		{"segs_per_sec", 0x18, 4, fmtDec}, {"secs_per_zone", 0x1C, 4, fmtDec},
-		{"checksum_offset", 0x20, 4, fmtDec}, {"block_count", 0x24, 8, fmtDec},
-		{"section_count", 0x2C, 4, fmtDec}, {"segment_count", 0x30, 4, fmtDec},
-		{"segment_count_ckpt", 0x34, 4, fmtDec}, {"segment_count_sit", 0x38, 4, fmtDec},
-		{"segment_count_nat", 0x3C, 4, fmtDec}, {"segment_count_ssa", 0x40, 4, fmtDec},
-		{"segment_count_main", 0x44, 4, fmtDec}, {"segment0_blkaddr", 0x48, 4, fmtDec},
-		{"cp_blkaddr", 0x4C, 4, fmtDec}, {"sit_blkaddr", 0x50, 4, fmtDec}, {"nat_blkaddr", 0x54, 4, fmtDec},
-		{"ssa_blkaddr", 0x58, 4, fmtDec}, {"main_blkaddr", 0x5C, 4, fmtDec},
-		{"root_ino", 0x60, 4, fmtDec}, {"node_ino", 0x64, 4, fmtDec}, {"meta_ino", 0x68, 4, fmtDec},
-	})
-	var u [16]byte
-	copy(u[:], sb[0x6C:])
-	in.field("uuid", base+0x6C, 16, formatUUID(u))
-	vn := make([]uint16, 512)
-	for i := range vn {
-		vn[i] = binary.LittleEndian.Uint16(sb[0x7C+2*i:])
+	var r rawSuperblock
+	if _, err := binary.Decode(sb, binary.LittleEndian, &r); err != nil {
+		return
 	}
-	in.field("volume_name", base+0x7C, 1024, strconv.Quote(volumeName(vn)))
-	in.fixed(base, []spec{{"extension_count", 0x47C, 4, fmtDec}})
-	var exts []string
-	for i := range 64 {
-		if e := cString(sb[0x480+8*i : 0x480+8*i+8]); e != "" {
-			exts = append(exts, e)
-		}
-	}
-	in.field("extension_list", base+0x480, 512, strings.Join(exts, " "))
-	in.fixed(base, []spec{{"cp_payload", 0x680, 4, fmtDec}, {"version", 0x684, 256, fmtStr}, {"init_version", 0x784, 256, fmtStr}})
-	feat := binary.LittleEndian.Uint32(sb[0x884:])
-	in.field("feature", base+0x884, 4, fmt.Sprintf("%#x (%s)", feat, strings.Join(featureList(feat), ", ")))
-	in.fixed(base, []spec{
-		{"encryption_level", 0x888, 1, fmtDec}, {"encrypt_pw_salt", 0x889, 16, fmtBytes},
-		{"devs", 0x899, 544, fmtBytes},
+	feat := r.Feature
+	in.fixed("", base, specsOf[rawSuperblock](), custom{
+		"uuid":        func(s spec, o int) { in.field(s.name, o, s.size, formatUUID(r.UUID)) },
+		"volume_name": func(s spec, o int) { in.field(s.name, o, s.size, strconv.Quote(volumeName(r.VolumeName[:]))) },
+		"extension_list": func(s spec, o int) {
+			var exts []string
+			for _, e := range r.ExtensionList {
+				if e := cString(e[:]); e != "" {
+					exts = append(exts, e)
+				}
+			}
+			in.field(s.name, o, s.size, strings.Join(exts, " "))
+		},
+		"feature": func(s spec, o int) {
+			in.field(s.name, o, s.size, fmt.Sprintf("%#x (%s)", feat, strings.Join(featureList(feat), ", ")))
+		},
+		"qf_ino": func(s spec, o int) {
+			in.field(s.name, o, s.size, fmt.Sprintf("user %d, group %d, project %d", r.QfIno[0], r.QfIno[1], r.QfIno[2]))
+		},
+		"crc": func(s spec, o int) {
+			v := fmt.Sprintf("%#08x", r.CRC)
+			if feat&featSBChecksum != 0 {
+				if got := f2fsCRC(f2fsMagic, sb[:sbChecksumOff]); got == r.CRC {
+					v += " (ok)"
+				} else {
+					v += fmt.Sprintf(" (bad: computed %#08x)", got)
+					in.problem([]int64{in.abs(in.b.Addr, o)}, "superblock copy %d: crc %#08x, computed %#08x", copyNo, r.CRC, got)
+				}
+			} else {
+				v += " (sb_checksum not enabled)"
+			}
+			in.field(s.name, o, s.size, v)
+		},
 	})
-	in.field("qf_ino", base+0xAB9, 12, fmt.Sprintf("user %d, group %d, project %d",
-		binary.LittleEndian.Uint32(sb[0xAB9:]), binary.LittleEndian.Uint32(sb[0xABD:]), binary.LittleEndian.Uint32(sb[0xAC1:])))
-	in.fixed(base, []spec{
-		{"hot_ext_count", 0xAC5, 1, fmtDec}, {"s_encoding", 0xAC6, 2, fmtDec}, {"s_encoding_flags", 0xAC8, 2, fmtHex},
-		{"s_stop_reason", 0xACA, 32, fmtBytes}, {"s_errors", 0xAEA, 16, fmtBytes}, {"reserved", 0xAFA, 258, fmtBytes},
-	})
-	crc := binary.LittleEndian.Uint32(sb[sbChecksumOff:])
-	v := fmt.Sprintf("%#08x", crc)
-	if feat&featSBChecksum != 0 {
-		if got := f2fsCRC(f2fsMagic, sb[:sbChecksumOff]); got == crc {
-			v += " (ok)"
-		} else {
-			v += fmt.Sprintf(" (bad: computed %#08x)", got)
-			in.problem([]int64{in.abs(in.b.Addr, base+sbChecksumOff)}, "superblock copy %d: crc %#08x, computed %#08x", copyNo, crc, got)
-		}
-	} else {
-		v += " (sb_checksum not enabled)"
-	}
-	in.field("crc", base+sbChecksumOff, 4, v)
 	if len(b) > base+sbSize {
 		in.field("unused", base+sbSize, len(b)-base-sbSize, hexPreview(b[base+sbSize:]))
 	}
 	for _, l := range []struct {
 		name string
-		off  int
-	}{{"segment0_blkaddr", 0x48}, {"cp_blkaddr", 0x4C}, {"sit_blkaddr", 0x50}, {"nat_blkaddr", 0x54}, {"ssa_blkaddr", 0x58}, {"main_blkaddr", 0x5C}} {
-		in.link(l.name, binary.LittleEndian.Uint32(sb[l.off:]))
+		addr uint32
+	}{{"segment0_blkaddr", r.Segment0Blkaddr}, {"cp_blkaddr", r.CPBlkaddr}, {"sit_blkaddr", r.SITBlkaddr},
+		{"nat_blkaddr", r.NATBlkaddr}, {"ssa_blkaddr", r.SSABlkaddr}, {"main_blkaddr", r.MainBlkaddr}} {
+		in.link(l.name, l.addr)
 	}
-	in.link("root_ino", in.nodeBlockOf(binary.LittleEndian.Uint32(sb[0x60:])))
+	in.link("root_ino", in.nodeBlockOf(r.RootIno))
 }
 
 var ckptFlagNames = map[uint64]string{0x1: "umount", 0x2: "orphan_present", 0x4: "compact_sum", 0x8: "error",
@@ -281,52 +273,48 @@ func (in *inspector) checkpointBlock() error {
 
 // checkpointFields decodes struct f2fs_checkpoint; raw and l are nil when the head is not valid.
 func (in *inspector) checkpointFields(blk []byte, raw *rawCheckpoint, l *packLayout) {
-	in.fixed(0, []spec{
-		{"checkpoint_ver", 0x00, 8, fmtDec}, {"user_block_count", 0x08, 8, fmtDec}, {"valid_block_count", 0x10, 8, fmtDec},
-		{"rsvd_segment_count", 0x18, 4, fmtDec}, {"overprov_segment_count", 0x1C, 4, fmtDec},
-		{"free_segment_count", 0x20, 4, fmtDec},
-	})
+	var h rawCheckpoint
+	if _, err := binary.Decode(blk, binary.LittleEndian, &h); err != nil {
+		return
+	}
 	main := in.img.sb.raw.MainBlkaddr
-	segLink := func(name string, segno uint32) {
-		if segno < in.img.sb.raw.SegmentCountMain {
-			in.link(name, main+segno*blocksPerSeg)
+	// cur arrays: the first three entries are the node (or data) logs, hot, warm and cold; the
+	// other five are unused by a six-log volume.
+	cur := func(log0 int, seg bool) func(s spec, o int) {
+		return func(s spec, o int) {
+			elem := s.size / 8
+			for t := range 3 {
+				n := fmt.Sprintf("%s[%d]", s.name, t)
+				v := uintAt(blk, o+elem*t, elem)
+				if !seg {
+					in.field(n, o+elem*t, elem, strconv.FormatUint(v, 10))
+					continue
+				}
+				in.field(n, o+elem*t, elem, fmt.Sprintf("%d (%s)", v, logNames[log0+t]))
+				if v < uint64(in.img.sb.raw.SegmentCountMain) {
+					in.link(n, main+uint32(v)*blocksPerSeg)
+				}
+			}
+			in.field(s.name+"[3..7]", o+3*elem, 5*elem, hexPreview(blk[o+3*elem:o+s.size]))
 		}
 	}
-	for t := range 3 {
-		n := fmt.Sprintf("cur_node_segno[%d]", t)
-		s := binary.LittleEndian.Uint32(blk[0x24+4*t:])
-		in.field(n, 0x24+4*t, 4, fmt.Sprintf("%d (%s)", s, logNames[3+t]))
-		segLink(n, s)
-	}
-	in.field("cur_node_segno[3..7]", 0x30, 20, hexPreview(blk[0x30:0x44]))
-	for t := range 3 {
-		in.field(fmt.Sprintf("cur_node_blkoff[%d]", t), 0x44+2*t, 2, strconv.Itoa(int(binary.LittleEndian.Uint16(blk[0x44+2*t:]))))
-	}
-	in.field("cur_node_blkoff[3..7]", 0x4A, 10, hexPreview(blk[0x4A:0x54]))
-	for t := range 3 {
-		n := fmt.Sprintf("cur_data_segno[%d]", t)
-		s := binary.LittleEndian.Uint32(blk[0x54+4*t:])
-		in.field(n, 0x54+4*t, 4, fmt.Sprintf("%d (%s)", s, logNames[t]))
-		segLink(n, s)
-	}
-	in.field("cur_data_segno[3..7]", 0x60, 20, hexPreview(blk[0x60:0x74]))
-	for t := range 3 {
-		in.field(fmt.Sprintf("cur_data_blkoff[%d]", t), 0x74+2*t, 2, strconv.Itoa(int(binary.LittleEndian.Uint16(blk[0x74+2*t:]))))
-	}
-	in.field("cur_data_blkoff[3..7]", 0x7A, 10, hexPreview(blk[0x7A:0x84]))
-	in.field("ckpt_flags", 0x84, 4, flagNames(uint64(binary.LittleEndian.Uint32(blk[0x84:])), ckptFlagNames))
-	in.fixed(0, []spec{
-		{"cp_pack_total_block_count", 0x88, 4, fmtDec}, {"cp_pack_start_sum", 0x8C, 4, fmtDec},
-		{"valid_node_count", 0x90, 4, fmtDec}, {"valid_inode_count", 0x94, 4, fmtDec}, {"next_free_nid", 0x98, 4, fmtDec},
-		{"sit_ver_bitmap_bytesize", 0x9C, 4, fmtDec}, {"nat_ver_bitmap_bytesize", 0xA0, 4, fmtDec},
-		{"checksum_offset", 0xA4, 4, fmtDec}, {"elapsed_time", 0xA8, 8, fmtDec},
+	in.fixed("", 0, specsOf[rawCheckpoint](), custom{
+		"cur_node_segno":  cur(3, true),
+		"cur_node_blkoff": cur(3, false),
+		"cur_data_segno":  cur(0, true),
+		"cur_data_blkoff": cur(0, false),
+		"ckpt_flags": func(s spec, o int) {
+			in.field(s.name, o, s.size, flagNames(uint64(h.CkptFlags), ckptFlagNames))
+		},
+		"alloc_type": func(s spec, o int) {
+			var at []string
+			for t := range 6 {
+				at = append(at, fmt.Sprintf("%s %s", logNames[t], map[bool]string{true: "SSR", false: "LFS"}[h.AllocType[t] == allocSSR]))
+			}
+			in.field(s.name, o, s.size, strings.Join(at, ", "))
+		},
 	})
-	var at []string
-	for t := range 6 {
-		at = append(at, fmt.Sprintf("%s %s", logNames[t], map[bool]string{true: "SSR", false: "LFS"}[blk[0xB0+t] == allocSSR]))
-	}
-	in.field("alloc_type", 0xB0, 16, strings.Join(at, ", "))
-	co := int(binary.LittleEndian.Uint32(blk[0xA4:]))
+	co := int(h.ChecksumOffset)
 	if raw == nil || co < cpHeadSize || co > cpChecksumOff {
 		return
 	}
@@ -381,8 +369,7 @@ func (in *inspector) orphanFields() {
 			count++
 		}
 	}
-	in.fixed(4*maxOrphans, []spec{{"reserved", 0, 4, fmtHex}, {"blk_addr", 4, 2, fmtDec}, {"blk_count", 6, 2, fmtDec},
-		{"entry_count", 8, 4, fmtDec}, {"check_sum", 12, 4, fmtHex}})
+	in.fixed("", 4*maxOrphans, specsOf[rawOrphanTail](), nil)
 }
 
 // journalFields decodes a NAT journal (nat) or a SIT journal at byte off of the block.
@@ -397,11 +384,12 @@ func (in *inspector) journalFields(off int, nat bool) {
 		}
 		for i := range n {
 			eo := off + 2 + i*natJournalEntry
+			// struct nat_journal_entry: a nid, then its struct f2fs_nat_entry.
 			nid := binary.LittleEndian.Uint32(b[eo:])
-			ino := binary.LittleEndian.Uint32(b[eo+5:])
-			a := binary.LittleEndian.Uint32(b[eo+9:])
+			ne, _ := decodeAt[rawNATEntry](b, eo+4)
+			ino, a := ne.Ino, ne.BlockAddr
 			name := fmt.Sprintf("nat journal[%d]", i)
-			in.field(name, eo, natJournalEntry, fmt.Sprintf("nid %d: inode %d, %s, version %d", nid, ino, addrWord(a), b[eo+4]))
+			in.field(name, eo, natJournalEntry, fmt.Sprintf("nid %d: inode %d, %s, version %d", nid, ino, addrWord(a), ne.Version))
 			if in.img.validMain(a) {
 				in.link(name, a)
 			}
@@ -416,7 +404,9 @@ func (in *inspector) journalFields(off int, nat bool) {
 	for i := range n {
 		eo := off + 2 + i*sitJournalEntry
 		segno := binary.LittleEndian.Uint32(b[eo:])
-		vb := binary.LittleEndian.Uint16(b[eo+4:])
+		// struct sit_journal_entry: a segment number, then its struct f2fs_sit_entry.
+		se, _ := decodeAt[rawSITEntry](b, eo+4)
+		vb := se.VBlocks
 		name := fmt.Sprintf("sit journal[%d]", i)
 		in.field(name, eo, sitJournalEntry, fmt.Sprintf("segment %d: %d valid, type %d (%s)", segno, vb&0x3FF, vb>>10, logName(int(vb>>10))))
 		if segno < in.img.sb.raw.SegmentCountMain {
@@ -440,9 +430,8 @@ func (in *inspector) summaryFields(segno uint32, natJ, sitJ bool) {
 	inMain := segno < in.img.sb.raw.SegmentCountMain
 	for k := range blocksPerSeg {
 		eo := k * sumEntrySize
-		e := b[eo : eo+sumEntrySize]
-		nid := binary.LittleEndian.Uint32(e)
-		if nid == 0 && e[4] == 0 && binary.LittleEndian.Uint16(e[5:]) == 0 {
+		e, _ := decodeAt[rawSummary](b, eo)
+		if e == (rawSummary{}) {
 			continue
 		}
 		name := fmt.Sprintf("entry[%d]", k)
@@ -451,7 +440,7 @@ func (in *inspector) summaryFields(segno uint32, natJ, sitJ bool) {
 			where = fmt.Sprintf("block %d: ", start+uint32(k))
 			in.link(name, start+uint32(k))
 		}
-		in.field(name, eo, sumEntrySize, fmt.Sprintf("%snid %d, ofs_in_node %d, version %d", where, nid, binary.LittleEndian.Uint16(e[5:]), e[4]))
+		in.field(name, eo, sumEntrySize, fmt.Sprintf("%snid %d, ofs_in_node %d, version %d", where, e.Nid, e.OfsInNode, e.Version))
 	}
 	switch {
 	case natJ:
@@ -482,10 +471,10 @@ func (in *inspector) compactFields(l *packLayout) {
 			if err != nil || blk != in.b.Addr {
 				continue
 			}
-			e := b[off : off+sumEntrySize]
+			e, _ := decodeAt[rawSummary](b, off)
 			name := fmt.Sprintf("%s entry[%d]", logNames[t], j)
 			addr := main + segno*blocksPerSeg + j
-			in.field(name, off, sumEntrySize, fmt.Sprintf("block %d: nid %d, ofs_in_node %d, version %d", addr, binary.LittleEndian.Uint32(e), binary.LittleEndian.Uint16(e[5:]), e[4]))
+			in.field(name, off, sumEntrySize, fmt.Sprintf("block %d: nid %d, ofs_in_node %d, version %d", addr, e.Nid, e.OfsInNode, e.Version))
 			if segno < in.img.sb.raw.SegmentCountMain {
 				in.link(name, addr)
 			}
@@ -521,23 +510,31 @@ func (in *inspector) sitBlock() error {
 			break
 		}
 		eo := int(k * sitEntrySize)
-		e := b.Data[eo : eo+sitEntrySize]
-		vb := binary.LittleEndian.Uint16(e)
+		var se rawSITEntry
+		if _, err := binary.Decode(b.Data[eo:eo+sitEntrySize], binary.LittleEndian, &se); err != nil {
+			break
+		}
+		vb := se.VBlocks
 		note := ""
 		if _, ok := img.cp.sitJournal[segno]; ok && current {
 			note = " (superseded by the SIT journal)"
 		}
 		pop := 0
-		for _, c := range e[2:66] {
+		for _, c := range se.ValidMap {
 			for ; c != 0; c &= c - 1 {
 				pop++
 			}
 		}
-		in.field(fmt.Sprintf("segment %d vblocks", segno), eo, 2, fmt.Sprintf("%d valid, type %d (%s)%s", vb&0x3FF, vb>>10, logName(int(vb>>10)), note))
-		name := fmt.Sprintf("segment %d valid_map", segno)
-		in.field(name, eo+2, 64, fmt.Sprintf("%d bits set", pop))
-		in.link(name, img.sb.raw.MainBlkaddr+segno*blocksPerSeg)
-		in.field(fmt.Sprintf("segment %d mtime", segno), eo+66, 8, strconv.FormatUint(binary.LittleEndian.Uint64(e[66:]), 10))
+		prefix := fmt.Sprintf("segment %d ", segno)
+		in.fixed(prefix, eo, specsOf[rawSITEntry](), custom{
+			"vblocks": func(s spec, o int) {
+				in.field(prefix+s.name, o, s.size, fmt.Sprintf("%d valid, type %d (%s)%s", vb&0x3FF, vb>>10, logName(int(vb>>10)), note))
+			},
+			"valid_map": func(s spec, o int) {
+				in.field(prefix+s.name, o, s.size, fmt.Sprintf("%d bits set", pop))
+				in.link(prefix+s.name, img.sb.raw.MainBlkaddr+segno*blocksPerSeg)
+			},
+		})
 		if current && note == "" && int(vb&0x3FF) != pop {
 			in.problem([]int64{in.abs(b.Addr, eo)}, "segment %d: vblocks says %d valid, the valid map has %d bits set", segno, vb&0x3FF, pop)
 		}
@@ -565,10 +562,9 @@ func (in *inspector) natBlock() error {
 	}
 	for k := range perBlock {
 		eo := int(k * natEntrySize)
-		e := b.Data[eo : eo+natEntrySize]
-		ino := binary.LittleEndian.Uint32(e[1:])
-		a := binary.LittleEndian.Uint32(e[5:])
-		if ino == 0 && a == 0 && e[0] == 0 {
+		e, _ := decodeAt[rawNATEntry](b.Data, eo)
+		ino, a := e.Ino, e.BlockAddr
+		if e == (rawNATEntry{}) {
 			continue
 		}
 		nid := first + k
@@ -577,7 +573,7 @@ func (in *inspector) natBlock() error {
 			note = " (superseded by the NAT journal)"
 		}
 		name := fmt.Sprintf("nid %d", nid)
-		in.field(name, eo, natEntrySize, fmt.Sprintf("inode %d, %s, version %d%s", ino, addrWord(a), e[0], note))
+		in.field(name, eo, natEntrySize, fmt.Sprintf("inode %d, %s, version %d%s", ino, addrWord(a), e.Version, note))
 		if img.validMain(a) {
 			in.link(name, a)
 		}
@@ -627,54 +623,55 @@ func (in *inspector) inodeFields(f rawFooter) {
 		}
 		in.problem([]int64{off}, "inode %d: %v", ino, derr)
 	}
-	mode := binary.LittleEndian.Uint16(blk)
-	in.field("i_mode", 0x00, 2, fmt.Sprintf("%#o (%s)", mode, modeType(mode)))
-	in.field("i_advise", 0x02, 1, flagNames(uint64(blk[2]), adviseNames))
-	in.field("i_inline", 0x03, 1, flagNames(uint64(blk[3]), inlineNames))
-	in.fixed(0, []spec{
-		{"i_uid", 0x04, 4, fmtDec}, {"i_gid", 0x08, 4, fmtDec}, {"i_links", 0x0C, 4, fmtDec},
-		{"i_size", 0x10, 8, fmtDec}, {"i_blocks", 0x18, 8, fmtDec},
-		{"i_atime", 0x20, 8, fmtTime}, {"i_ctime", 0x28, 8, fmtTime}, {"i_mtime", 0x30, 8, fmtTime},
-		{"i_atime_nsec", 0x38, 4, fmtDec}, {"i_ctime_nsec", 0x3C, 4, fmtDec}, {"i_mtime_nsec", 0x40, 4, fmtDec},
-		{"i_generation", 0x44, 4, fmtDec}, {"i_current_depth", 0x48, 4, fmtDec}, {"i_xattr_nid", 0x4C, 4, fmtDec},
+	var r rawInode
+	if _, err := binary.Decode(blk, binary.LittleEndian, &r); err != nil {
+		return
+	}
+	in.fixed("", 0, specsOf[rawInode](), custom{
+		"i_mode":   func(s spec, o int) { in.field(s.name, o, s.size, fmt.Sprintf("%#o (%s)", r.Mode, modeType(r.Mode))) },
+		"i_advise": func(s spec, o int) { in.field(s.name, o, s.size, flagNames(uint64(r.Advise), adviseNames)) },
+		"i_inline": func(s spec, o int) { in.field(s.name, o, s.size, flagNames(uint64(r.Inline), inlineNames)) },
+		"i_xattr_nid": func(s spec, o int) {
+			in.show(s.name, o, s)
+			in.link(s.name, in.nodeBlockOf(r.XattrNid))
+		},
+		"i_flags": func(s spec, o int) { in.field(s.name, o, s.size, flagNames(uint64(r.Flags), iflagNames)) },
+		"i_pino": func(s spec, o int) {
+			in.show(s.name, o, s)
+			if r.Pino != 0 {
+				in.link(s.name, in.nodeBlockOf(r.Pino))
+			}
+		},
+		"i_name": func(s spec, o int) {
+			nl := int(min(r.Namelen, maxNameLen))
+			in.field(s.name, o, max(nl, 1), quotePreview(r.Name[:nl]))
+		},
+		"i_ext": func(s spec, o int) {
+			in.field(s.name, o, s.size, fmt.Sprintf("fofs %d, blk_addr %d, len %d", r.Ext.Fofs, r.Ext.Blkaddr, r.Ext.Len))
+			if img.validMain(r.Ext.Blkaddr) && r.Ext.Len > 0 {
+				in.link(s.name, r.Ext.Blkaddr)
+			}
+		},
 	})
-	in.link("i_xattr_nid", in.nodeBlockOf(binary.LittleEndian.Uint32(blk[0x4C:])))
-	in.field("i_flags", 0x50, 4, flagNames(uint64(binary.LittleEndian.Uint32(blk[0x50:])), iflagNames))
-	in.fixed(0, []spec{{"i_pino", 0x54, 4, fmtDec}, {"i_namelen", 0x58, 4, fmtDec}})
-	if pino := binary.LittleEndian.Uint32(blk[0x54:]); pino != 0 {
-		in.link("i_pino", in.nodeBlockOf(pino))
-	}
-	nl := int(min(binary.LittleEndian.Uint32(blk[0x58:]), maxNameLen))
-	in.field("i_name", 0x5C, max(nl, 1), quotePreview(blk[0x5C:0x5C+nl]))
-	in.fixed(0, []spec{{"i_dir_level", 0x15B, 1, fmtDec}})
-	ext := fmt.Sprintf("fofs %d, blk_addr %d, len %d", binary.LittleEndian.Uint32(blk[0x15C:]), binary.LittleEndian.Uint32(blk[0x160:]), binary.LittleEndian.Uint32(blk[0x164:]))
-	in.field("i_ext", 0x15C, 12, ext)
-	if a := binary.LittleEndian.Uint32(blk[0x160:]); img.validMain(a) && binary.LittleEndian.Uint32(blk[0x164:]) > 0 {
-		in.link("i_ext", a)
-	}
 	extra, xattr := 0, 0
 	var ds Inode
 	if derr == nil {
 		ds = dec
 		extra, xattr = int(dec.ExtraISize), int(dec.InlineXattrSize)
 		if derr == nil && dec.Checksum == "bad" {
-			in.problem([]int64{in.abs(in.b.Addr, 0x170)}, "inode %d: i_inode_checksum does not match the inode", ino)
+			in.problem([]int64{in.abs(in.b.Addr, inodeAddrOff+offsetOf[rawExtraAttr]("i_inode_checksum"))}, "inode %d: i_inode_checksum does not match the inode", ino)
 		}
 	} else if blk[3]&(inlineXattr|inlineDentry) != 0 {
 		xattr = inlineXattrDef
 	}
 	if extra > 0 {
-		specs := []spec{{"i_extra_isize", 0, 2, fmtDec}, {"i_inline_xattr_size", 2, 2, fmtDec}, {"i_projid", 4, 4, fmtDec},
-			{"i_inode_checksum", 8, 4, fmtHex}, {"i_crtime", 12, 8, fmtTime}, {"i_crtime_nsec", 20, 4, fmtDec},
-			{"i_compr_blocks", 24, 8, fmtDec}, {"i_compress_algorithm", 32, 1, fmtDec}, {"i_log_cluster_size", 33, 1, fmtDec},
-			{"i_compress_flag", 34, 2, fmtHex}}
 		var keep []spec
-		for _, s := range specs {
+		for _, s := range specsOf[rawExtraAttr]() {
 			if s.off+s.size <= extra {
 				keep = append(keep, s)
 			}
 		}
-		in.fixed(inodeAddrOff, keep)
+		in.fixed("", inodeAddrOff, keep, nil)
 	}
 	inline := blk[3]&(inlineData|inlineDentry) != 0
 	addrs := defAddrsPerInode - extra/4 - xattr
@@ -761,24 +758,24 @@ func (in *inspector) indirectFields() {
 // nodeFooterFields decodes struct node_footer.
 func (in *inspector) nodeFooterFields(f rawFooter) {
 	fo := int(in.img.bs) - footerSize
-	in.field("footer.nid", fo, 4, strconv.FormatUint(uint64(f.Nid), 10))
-	in.field("footer.ino", fo+4, 4, strconv.FormatUint(uint64(f.Ino), 10))
-	var marks []string
-	for bit, n := range []string{"cold", "fsync", "dentry"} {
-		if f.Flag&(1<<bit) != 0 {
-			marks = append(marks, n)
-		}
-	}
-	v := fmt.Sprintf("node offset %d", f.Flag>>3)
-	if f.Flag>>3 == xattrNodeOfs {
-		v = "xattr node"
-	}
-	if len(marks) > 0 {
-		v += ", " + strings.Join(marks, ", ")
-	}
-	in.field("footer.flag", fo+8, 4, v)
-	in.field("footer.cp_ver", fo+12, 8, strconv.FormatUint(f.CPVer, 10))
-	in.field("footer.next_blkaddr", fo+20, 4, strconv.FormatUint(uint64(f.NextBlkaddr), 10))
+	in.fixed("footer.", fo, specsOf[rawFooter](), custom{
+		"flag": func(s spec, o int) {
+			var marks []string
+			for bit, n := range []string{"cold", "fsync", "dentry"} {
+				if f.Flag&(1<<bit) != 0 {
+					marks = append(marks, n)
+				}
+			}
+			v := fmt.Sprintf("node offset %d", f.Flag>>3)
+			if f.Flag>>3 == xattrNodeOfs {
+				v = "xattr node"
+			}
+			if len(marks) > 0 {
+				v += ", " + strings.Join(marks, ", ")
+			}
+			in.field("footer."+s.name, o, s.size, v)
+		},
+	})
 	if in.img.validMain(f.NextBlkaddr) {
 		in.link("footer.next_blkaddr", f.NextBlkaddr)
 	}

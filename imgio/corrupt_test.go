@@ -1,6 +1,7 @@
 package imgio
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"io/fs"
@@ -14,7 +15,7 @@ type sparseImage struct{ r *fuzzReader }
 
 func loadSparse(t testing.TB, gz string) (*sparseImage, *Image) {
 	t.Helper()
-	img, err := Open(gz)
+	img, err := OpenFileContext(context.Background(), gz, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func addrRuns(ext []Extent) []Extent {
 	return out
 }
 
-// TestDemoLayout checks the physical runs and node structure listed in the fixtures README.
+// TestDemoLayout checks the physical runs and node structure listed in imgio/demo/README.md.
 func TestDemoLayout(t *testing.T) {
 	img := openDemo(t)
 	tests := []struct {

@@ -36,7 +36,7 @@ var (
 // does not check for an F2FS superblock (whose magic sits at byte 1024); the reader does that.
 //
 // An Android sparse image is recognised by its magic alone, so that a wrong version is reported by
-// [Expand] as a corrupt header rather than as "not F2FS".
+// [ExpandContext] as a corrupt header rather than as "not F2FS".
 func DetectFormat(header []byte) Format {
 	switch {
 	case bytes.HasPrefix(header, magicGzip):

@@ -1,6 +1,6 @@
 // Package imgio reads Linux F2FS filesystem images.
 //
-// An [Image] is opened from a raw file read in place ([Open], [OpenFile]), from a stream expanded into a
+// An [Image] is opened from a raw file read in place ([OpenFileContext]), from a stream expanded into a
 // temporary file ([Load], [OpenDemo]) or from any [io.ReaderAt] ([NewImage]). The superblock and the live
 // checkpoint are decoded eagerly; NAT, SIT, node and dentry blocks are read lazily with ReadAt, so one
 // Image can serve many goroutines at once.

@@ -22,7 +22,7 @@ import (
 // above any image a demo or a bug report needs, far below what fills a disk by accident.
 const DefaultMaxExpanded int64 = 64 << 30
 
-// Options tunes [Open], [OpenFile], [Load], [OpenDemo] and [Expand]. A nil *Options means the defaults.
+// Options tunes [OpenFileContext], [Load], [OpenDemo] and [ExpandContext]. A nil *Options means the defaults.
 type Options struct {
 	// TempDir is where expanded images go; "" means os.TempDir().
 	TempDir string
@@ -75,7 +75,7 @@ func (e *LimitError) Is(target error) bool { return target == ErrTooLarge }
 // more (an Android sparse header's total_blks × blk_sz) or goes on producing output past it. Nothing
 // past Volume was written. The image is corrupt, not too large for the server: a VolumeError unwraps
 // to a *FormatError on the superblock's block_count and does not match [ErrTooLarge]. (An image file
-// longer than its volume opens in place with [Open]; only expansion refuses the excess, because it
+// longer than its volume opens in place with [OpenFileContext]; only expansion refuses the excess, because it
 // cannot tell trailing data from a decompression bomb.)
 type VolumeError struct {
 	Format   Format
@@ -126,11 +126,6 @@ const (
 	// the whole dictionary up front, and the format allows 4 GiB; xz -9 uses 64 MiB.
 	xzMaxDict = 256 << 20
 )
-
-// Expand is [ExpandContext] without a context.
-func Expand(dst io.WriterAt, r io.Reader, opt *Options) (Format, int64, error) {
-	return ExpandContext(context.Background(), dst, r, opt)
-}
 
 // ExpandContext detects the format of r (by content, see [DetectFormat]) and writes the expanded F2FS
 // image into dst from offset 0, returning the format and the expanded size.

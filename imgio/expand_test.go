@@ -498,7 +498,7 @@ func TestExpandTruncated(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, n, err := Expand(out, bytes.NewReader(in.b[:cut]), &Options{MaxExpanded: 256 << 20})
+				_, n, err := ExpandContext(context.Background(), out, bytes.NewReader(in.b[:cut]), &Options{MaxExpanded: 256 << 20})
 				out.Close()
 				if !errors.Is(err, io.ErrUnexpectedEOF) {
 					t.Fatalf("cut at %d of %d: Expand = %d, %v; want io.ErrUnexpectedEOF", cut, len(in.b), n, err)
@@ -536,7 +536,7 @@ func TestExpandCorrupt(t *testing.T) {
 				bad[at] ^= 0x55
 				var out bytes.Buffer
 				w := &xMemWriter{max: 256 << 20}
-				_, n, err := Expand(w, bytes.NewReader(bad), nil)
+				_, n, err := ExpandContext(context.Background(), w, bytes.NewReader(bad), nil)
 				out.Write(w.b[:min(int64(len(w.b)), n)])
 				if err == nil {
 					// gzip, xz and zstd carry checksums of the data: a flip that decodes must not
@@ -593,7 +593,7 @@ func TestExpandNoTruncate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	_, n, err := Expand(struct{ io.WriterAt }{out}, in, nil)
+	_, n, err := ExpandContext(context.Background(), struct{ io.WriterAt }{out}, in, nil)
 	if err != nil || n != int64(len(orig)) {
 		t.Fatalf("Expand = %d, %v", n, err)
 	}
@@ -638,7 +638,7 @@ func TestExpandSmallInputs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// None of these is an F2FS image: Expand refuses each once it ends.
-			if f, _, err := Expand(&xMemWriter{max: 1 << 20}, bytes.NewReader(tc.in), nil); !errors.Is(err, ErrNotF2FS) || f != tc.want {
+			if f, _, err := ExpandContext(context.Background(), &xMemWriter{max: 1 << 20}, bytes.NewReader(tc.in), nil); !errors.Is(err, ErrNotF2FS) || f != tc.want {
 				t.Errorf("Expand = %s, %v; want %s and ErrNotF2FS", f, err, tc.want)
 			}
 			w := &xMemWriter{max: 1 << 20}
@@ -710,7 +710,7 @@ func TestExpandXZDictionary(t *testing.T) {
 			bad := bytes.Clone(b)
 			i := bytes.Index(bad[12:12+int(bad[12]+1)*4], []byte{0x21, 0x01}) + 12 + 2
 			bad[i] = prop
-			_, _, err = Expand(&xMemWriter{max: 1 << 30}, bytes.NewReader(bad), nil)
+			_, _, err = ExpandContext(context.Background(), &xMemWriter{max: 1 << 30}, bytes.NewReader(bad), nil)
 			var ue *UnsupportedError
 			if !errors.As(err, &ue) || ue.Off != 12 {
 				t.Errorf("xz %q with dictionary property %d: %v, want an *UnsupportedError at 12", tc.args, prop, err)
@@ -737,7 +737,7 @@ func FuzzExpand(f *testing.F) {
 		const limit = 256 << 10
 		// With the F2FS checks: the same bound, and the checks' own kinds of error.
 		w := &xMemWriter{max: limit}
-		_, n, err := Expand(w, bytes.NewReader(data), &Options{MaxExpanded: limit})
+		_, n, err := ExpandContext(context.Background(), w, bytes.NewReader(data), &Options{MaxExpanded: limit})
 		if w.over || n < 0 || n > limit {
 			t.Fatalf("checked: wrote past the limit or size %d outside [0, %d]: %v", n, limit, err)
 		}
@@ -865,7 +865,7 @@ func xBenchExpand(b *testing.B, in, out string, want int64) int64 {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	_, n, err := Expand(w, r, nil)
+	_, n, err := ExpandContext(context.Background(), w, r, nil)
 	if err != nil || (want >= 0 && n != want) {
 		b.Fatalf("Expand = %d, %v; want %d bytes", n, err, want)
 	}
@@ -920,7 +920,7 @@ func BenchmarkExpandMemory(b *testing.B) {
 	b.SetBytes(int64(len(img)))
 	cpu := xCPUTime(b)
 	for b.Loop() {
-		if _, n, err := Expand(xDiscard{}, bytes.NewReader(img), nil); err != nil || n != int64(len(img)) {
+		if _, n, err := ExpandContext(context.Background(), xDiscard{}, bytes.NewReader(img), nil); err != nil || n != int64(len(img)) {
 			b.Fatalf("Expand = %d, %v", n, err)
 		}
 	}

@@ -2,6 +2,7 @@ package imgio
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"strings"
@@ -10,7 +11,7 @@ import (
 )
 
 func TestFS(t *testing.T) {
-	img, err := OpenFile("testdata/basic.img.gz", &Options{TempDir: t.TempDir()})
+	img, err := OpenFileContext(context.Background(), "testdata/basic.img.gz", &Options{TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

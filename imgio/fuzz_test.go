@@ -170,7 +170,7 @@ func metadataBlocks(tb testing.TB, img *Image, maxFiles int) []uint32 {
 func fuzzSeeds(f *testing.F) {
 	paths, _ := filepath.Glob("testdata/*.img.gz")
 	for _, p := range paths {
-		img, err := Open(p)
+		img, err := OpenFileContext(context.Background(), p, nil)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -284,7 +284,7 @@ func FuzzSegments(f *testing.F) {
 
 // TestFuzzSeedsOpen makes sure the packed seeds are real images, so fuzzing starts from valid input.
 func TestFuzzSeedsOpen(t *testing.T) {
-	img, err := Open("testdata/basic.img.gz")
+	img, err := OpenFileContext(context.Background(), "testdata/basic.img.gz", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

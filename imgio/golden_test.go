@@ -2,6 +2,7 @@ package imgio
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -96,7 +97,7 @@ func TestGolden(t *testing.T) {
 			var err error
 			if p == "demo" {
 				img = openDemo(t)
-			} else if img, err = OpenFile(p, &Options{TempDir: t.TempDir()}); err != nil {
+			} else if img, err = OpenFileContext(context.Background(), p, &Options{TempDir: t.TempDir()}); err != nil {
 				t.Fatal(err)
 			}
 			defer img.Close()

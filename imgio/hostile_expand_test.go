@@ -338,7 +338,7 @@ func TestHostileExpand(t *testing.T) {
 					in := &inputCounter{r: r}
 					w := &countingWriterAt{}
 					opt := tc.opt
-					got, n, err := Expand(w, in, &opt)
+					got, n, err := ExpandContext(context.Background(), w, in, &opt)
 					if got != f {
 						t.Fatalf("format %s, want %s", got, f)
 					}
@@ -359,7 +359,7 @@ func TestHostileSparseDeclared(t *testing.T) {
 		t.Fatalf("the 44-byte image is %d bytes", len(b))
 	}
 	w := &countingWriterAt{}
-	_, n, err := Expand(w, bytes.NewReader(b), nil)
+	_, n, err := ExpandContext(context.Background(), w, bytes.NewReader(b), nil)
 	if !errors.Is(err, ErrNotF2FS) || w.written != 0 || n > headLen {
 		t.Errorf("44-byte sparse image: %v, returned %d, wrote %d", err, n, w.written)
 	}
@@ -372,7 +372,7 @@ func TestHostileSparseDeclared(t *testing.T) {
 		{"real metadata, declared one block over", []part{{data: meta}, {zeros: basicVolume - 16<<20}}, basicVolume + 4096},
 	} {
 		w := &countingWriterAt{}
-		_, _, err := Expand(w, bytes.NewReader(sparseOf2(c.parts, c.declared)), nil)
+		_, _, err := ExpandContext(context.Background(), w, bytes.NewReader(sparseOf2(c.parts, c.declared)), nil)
 		var ve *VolumeError
 		if !errors.As(err, &ve) || ve.Volume != basicVolume || ve.Declared <= basicVolume || w.written != 0 {
 			t.Errorf("%s: %v (%+v), wrote %d; want a *VolumeError before writing", c.name, err, ve, w.written)
@@ -380,7 +380,7 @@ func TestHostileSparseDeclared(t *testing.T) {
 	}
 	// Declared one block short of the volume: the superblock's block_count is beyond the image, as
 	// NewImage would say at the end, said before expanding it.
-	_, _, err = Expand(&countingWriterAt{}, bytes.NewReader(sparseOf2([]part{{data: meta}, {zeros: basicVolume - 16<<20 - 4096}}, -1)), nil)
+	_, _, err = ExpandContext(context.Background(), &countingWriterAt{}, bytes.NewReader(sparseOf2([]part{{data: meta}, {zeros: basicVolume - 16<<20 - 4096}}, -1)), nil)
 	wantFormatAt(t, "short sparse image", err, "superblock", sbOffset+0x24)
 }
 
@@ -393,7 +393,7 @@ func TestHostileZstdBomb(t *testing.T) {
 	t.Logf("zstd bomb: %d frames of %d bytes, %d MB in, %d GiB out", frames, len(m), frames*int64(len(m))/1e6, frames*frame>>30)
 	in := &inputCounter{r: &repeatReader{b: m, n: frames}}
 	w := &countingWriterAt{}
-	_, n, err := Expand(w, in, nil)
+	_, n, err := ExpandContext(context.Background(), w, in, nil)
 	if !errors.Is(err, ErrNotF2FS) || w.written != 0 || n > headLen || in.n > 1<<20 {
 		t.Errorf("%v: returned %d, wrote %d, read %d", err, n, w.written, in.n)
 	}
@@ -477,7 +477,7 @@ func TestHostileLoad(t *testing.T) {
 			r, _ = input(t, f, parts...)
 			for how, open := range map[string]func() (*Image, error){
 				"Load":     func() (*Image, error) { return Load(r, name, &Options{TempDir: dir}) },
-				"OpenFile": func() (*Image, error) { return OpenFile(src, &Options{TempDir: dir}) },
+				"OpenFile": func() (*Image, error) { return OpenFileContext(context.Background(), src, &Options{TempDir: dir}) },
 			} {
 				if img, err := open(); err == nil {
 					img.Close()

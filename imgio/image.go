@@ -38,14 +38,6 @@ type Image struct {
 // natCacheMax bounds the NAT block cache (4096 blocks = 16 MiB, enough for 1.8 million nids).
 const natCacheMax = 4096
 
-// Open opens the named image with default options; see [OpenFile].
-func Open(name string) (*Image, error) { return OpenFile(name, nil) }
-
-// OpenFile is [OpenFileContext] without a context.
-func OpenFile(name string, opt *Options) (*Image, error) {
-	return OpenFileContext(context.Background(), name, opt)
-}
-
 // OpenFileContext opens the named image. A raw image is opened read-only and read in place, never
 // loaded into memory. Any other format (gzip, xz, zstd, Android sparse) is expanded into a temporary
 // file in opt.TempDir, which [Image.Close] removes; see [LoadContext] for the checks and for ctx.

@@ -1,6 +1,7 @@
 package imgio
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -27,6 +28,8 @@ func TestRawSizes(t *testing.T) {
 		{"f2fs_sit_entry", rawSITEntry{}, sitEntrySize},
 		{"f2fs_dir_entry", rawDirEntry{}, dentrySize},
 		{"f2fs_extent", rawExtent{}, 12},
+		{"f2fs_summary", rawSummary{}, sumEntrySize},
+		{"f2fs_orphan_block (after ino[1020])", rawOrphanTail{}, 4096 - 4*1020},
 	}
 	for _, tc := range tests {
 		if got := binary.Size(tc.v); got != tc.want {
@@ -49,7 +52,7 @@ func TestCRC(t *testing.T) {
 
 func TestOpenAndClose(t *testing.T) {
 	dir := t.TempDir()
-	img, err := OpenFile("testdata/basic.img.gz", &Options{TempDir: dir})
+	img, err := OpenFileContext(context.Background(), "testdata/basic.img.gz", &Options{TempDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +73,7 @@ func TestOpenAndClose(t *testing.T) {
 	// A raw image is read in place: no temporary file. The demo's expanded temp file is one.
 	demo := openDemo(t)
 	raw := demo.temp
-	img, err = OpenFile(raw, &Options{TempDir: dir})
+	img, err = OpenFileContext(context.Background(), raw, &Options{TempDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,12 +85,12 @@ func TestOpenAndClose(t *testing.T) {
 		t.Errorf("raw open made %v", left)
 	}
 
-	if _, err := Open(filepath.Join(dir, "missing.img")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := OpenFileContext(context.Background(), filepath.Join(dir, "missing.img"), nil); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Open missing: %v", err)
 	}
 	notF2FS := filepath.Join(dir, "zeros.img")
 	os.WriteFile(notF2FS, make([]byte, 1<<20), 0o644)
-	if _, err := Open(notF2FS); !errors.Is(err, ErrNotF2FS) {
+	if _, err := OpenFileContext(context.Background(), notF2FS, nil); !errors.Is(err, ErrNotF2FS) {
 		t.Errorf("Open zeros: %v", err)
 	}
 }

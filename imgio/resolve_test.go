@@ -1,6 +1,7 @@
 package imgio
 
 import (
+	"context"
 	"errors"
 	"github.com/zrviz/zrviz/internal/testutil"
 	"io/fs"
@@ -75,7 +76,7 @@ func TestResolveSymlinks(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", args[0], err, out)
 		}
 	}
-	img, err := Open(path)
+	img, err := OpenFileContext(context.Background(), path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

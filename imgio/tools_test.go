@@ -2,6 +2,7 @@ package imgio
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"github.com/zrviz/zrviz/internal/testutil"
 	"os"
@@ -52,7 +53,7 @@ func toolImages(t *testing.T) map[string]string {
 // allFeaturesImage builds an image with every feature mkfs.f2fs 1.15 offers on a plain file
 // (flexible_inline_xattr, casefold, encrypt, verity, quotas, compression, sb_checksum), holding a
 // file that spills from the inode into i_nid[0]. sload.f2fs 1.15 mis-places data with
-// flexible_inline_xattr (format spec §14) and exits 1, so the comparison is with dump.f2fs and fsck,
+// flexible_inline_xattr and exits 1, so the comparison is with dump.f2fs and fsck,
 // which read the layout the way the kernel does.
 func allFeaturesImage(t *testing.T, dir string) string {
 	t.Helper()
@@ -91,7 +92,7 @@ func TestAgainstF2FSTools(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// The tools mostly wait on I/O; overlapping the four images saves wall time.
 			t.Parallel()
-			img, err := Open(path)
+			img, err := OpenFileContext(context.Background(), path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -416,8 +417,8 @@ func checkInode(t *testing.T, img *Image, e Entry, out string) {
 	}
 }
 
-// TestCheckpointBitmapLayouts covers the two other places of the NAT/SIT version bitmaps (format spec
-// §4.3): mkfs.f2fs -i sets CP_LARGE_NAT_BITMAP_FLAG, and a 4 TiB volume needs cp_payload blocks for
+// TestCheckpointBitmapLayouts covers the two other places of the NAT/SIT version bitmaps (__bitmap_ptr,
+// imgio/checkpoint.go): mkfs.f2fs -i sets CP_LARGE_NAT_BITMAP_FLAG, and a 4 TiB volume needs cp_payload blocks for
 // its SIT bitmap. Both images are sparse (the 4 TiB one writes about 270 MB). The 4 TiB one is only
 // formatted: sload.f2fs and fsck -t need minutes on it.
 func TestCheckpointBitmapLayouts(t *testing.T) {
@@ -463,7 +464,7 @@ func TestCheckpointBitmapLayouts(t *testing.T) {
 				}
 				want = []string{"/ 4096", "/small.txt 6", "/sub 4096", "/sub/data.bin 819200"}
 			}
-			img, err := Open(path)
+			img, err := OpenFileContext(context.Background(), path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

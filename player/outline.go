@@ -8,6 +8,7 @@ package player
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -35,7 +36,8 @@ type Spec struct {
 }
 
 // Range is the file block indices [Start, End) of the request's pages: the whole pages the dnode
-// loop walks and the partial head and tail pages fill_zero handles.
+// loop walks and the partial head and tail pages fill_zero handles, up to where the run can reach
+// (see [PagesOf]).
 type Range struct {
 	Start uint64 `json:"start"`
 	End   uint64 `json:"end"`
@@ -84,6 +86,8 @@ type Outline struct {
 	prefix   []uint64            // prefix[i] = slots of the chunks before chunk i
 	cps      [][]int64           // engine steps at player step k·cpEvery (two modes)
 	stopsAt  map[int64]int       // stop index by step
+	segBase  []segKey            // Segments[k] before the run
+	sit      []SITTotals         // per mode: the SIT totals over every segment the run touches
 	// stopEvents holds the event each kind of stop was made from, while Build runs.
 	stopEvents map[string]core.Event
 	// checkpointChunks spaces a viewer's engine checkpoints so its SIT undo log stays within
@@ -180,7 +184,7 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 	if len(spec.Modes) == 0 || len(spec.Modes) > 2 {
 		return nil, ErrNoModes
 	}
-	o := &Outline{spec: spec, Range: PagesOf(spec.Request), Markers: []Marker{}, Chunks: []Chunk{},
+	o := &Outline{spec: spec, Range: PagesOf(spec), Markers: []Marker{}, Chunks: []Chunk{},
 		SegTypes: map[uint32]int{}}
 	// The pass never seeks back: its engines keep no undo log.
 	l, err := newLockstep(spec, core.RunOptions{Forward: true})
@@ -277,8 +281,21 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 		}
 		o.SegTypes[sg.Segno] = t
 	}
+	o.segBase = make([]segKey, len(o.Segments))
+	for k, sg := range o.Segments {
+		var m [64]byte
+		if _, err := hex.Decode(m[:], []byte(sg.MapBefore)); err != nil {
+			return nil, fmt.Errorf("player: segment %d: %w", sg.Segno, err)
+		}
+		o.segBase[k] = keyOf(int32(sg.ValidBefore), sg.ClassBefore, &m)
+		// What a listed segment is before the run, whatever the engine says of it now.
+		sg.Valid, sg.Map, sg.Class = int32(sg.ValidBefore), sg.MapBefore, sg.ClassBefore
+		o.Segments[k] = sg
+	}
 	for _, r := range l.runs {
 		o.Final = append(o.Final, r.Snapshot())
+		before, _, touched := r.SITTotals()
+		o.sit = append(o.sit, SITTotals{Before: before, Segments: touched})
 	}
 	o.checkpointChunks, o.undoEntries = undo.spacing()
 	o.Stops = tour.finish()
@@ -290,17 +307,13 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 	return o, nil
 }
 
-// PagesOf is the request's pages [offset>>12, ceil((offset+length)/4096)), empty for a request the
-// kernel refuses before looking at pages.
-func PagesOf(req core.Request) Range {
-	if req.Offset < 0 || req.Length <= 0 || req.Offset > (1<<63-1)-req.Length {
-		return Range{}
-	}
-	lo := uint64(req.Offset) >> 12
-	hi := (uint64(req.Offset) + uint64(req.Length) + 4095) >> 12
-	// No file has more blocks than f2fs's largest (about 2^32): beyond it the kernel says EFBIG.
-	const maxBlocks = 1 << 33
-	return Range{Start: min(lo, maxBlocks), End: min(hi, maxBlocks)}
+// PagesOf is the pages of spec's request a run can reach: [core.PagesOf] (empty when the kernel
+// refuses the request's arguments) up to [core.Pages.Reach] (a range past the volume's free space
+// ends with ENOSPC long before its end). The outline, a viewer's page and the server's budget all
+// use it, so they agree on what the run really walks.
+func PagesOf(spec Spec) Range {
+	p := core.PagesOf(spec.Input, spec.Request).Reach(spec.Input)
+	return Range{Start: p.Start, End: p.End}
 }
 
 // thinMarkers keeps chunk and error markers first, then spreads the rest evenly.

@@ -1,6 +1,11 @@
 package player
 
 import (
+	"cmp"
+	"encoding/binary"
+	"encoding/hex"
+	"slices"
+
 	"github.com/zrviz/zrviz/core"
 )
 
@@ -196,6 +201,25 @@ func (p *Player) GotoSlot(slot uint64) error {
 	return p.Goto(lo)
 }
 
+// Follow moves p to the point of from's run that from shows, for a mode switch (from and p play
+// the same request in other modes): the start to the start, the end to the end, a dnode chunk's
+// first step to the same chunk's, and otherwise the first step whose cursor reaches from's cursor
+// (the same slot). So a switch at the end stays at the end, and switching back and forth at a
+// chunk boundary comes back to the same step.
+func (p *Player) Follow(from *Player) error {
+	fo, s := from.o, from.Step()
+	switch {
+	case s <= 0:
+		return p.Goto(0)
+	case s >= fo.Total:
+		return p.Goto(p.o.Total)
+	}
+	if k, ok := slices.BinarySearchFunc(fo.Chunks, s, func(c Chunk, s int64) int { return cmp.Compare(c.Step, s) }); ok && k < len(p.o.Chunks) {
+		return p.Goto(p.o.Chunks[k].Step)
+	}
+	return p.GotoSlot(from.Cursor())
+}
+
 // Changed returns what the run has written so far over [lo, hi) (the first mode's engine: both
 // modes leave the same slots, and differ only for the instant between a visit and its call); laid
 // over [Outline.InitialSlots] it is the slot map now.
@@ -217,41 +241,71 @@ type Counters struct {
 	SegmentsPrefree     uint64 `json:"segmentsPrefree"`
 }
 
+// SITTotals are a mode's SIT valid counts summed over every segment the run touches (from its
+// first step to its end), exact for any number of segments (the panel lists at most
+// [MaxSegments] of them).
+type SITTotals struct {
+	Before   uint64 `json:"before"`   // before the run: the same at every step
+	Valid    uint64 `json:"valid"`    // now
+	Touched  int    `json:"touched"`  // segments touched so far
+	Segments int    `json:"segments"` // segments the run touches by its end
+}
+
 // ModeState is one engine's state at the player's step, ready to encode.
 type ModeState struct {
-	Mode        core.Mode     `json:"mode"`
-	Step        int64         `json:"step"` // the engine's own event count
-	Done        bool          `json:"done"`
-	Errno       string        `json:"errno"`
-	Message     string        `json:"message,omitempty"` // the kernel's log line for an error
-	Cursor      uint64        `json:"cursor"`            // file block index of the engine's next event
-	Chunk       int32         `json:"chunk"`             // index into Outline.Chunks, -1 before the first
-	Pending     *core.Pending `json:"pending"`           // the batched mode's run, nil when none
+	Mode    core.Mode `json:"mode"`
+	Step    int64     `json:"step"` // the engine's own event count
+	Done    bool      `json:"done"`
+	Errno   string    `json:"errno"`
+	Message string    `json:"message,omitempty"` // the kernel's log line for an error
+	// ReturnedBy names the function whose errno ends the run (core.ReturnedBy: open, vfs_fallocate,
+	// f2fs_fallocate or f2fs_zero_range), when Errno is set.
+	ReturnedBy  string        `json:"returnedBy,omitempty"`
+	Cursor      uint64        `json:"cursor"`  // file block index of the engine's next event
+	Chunk       int32         `json:"chunk"`   // index into Outline.Chunks, -1 before the first
+	Pending     *core.Pending `json:"pending"` // the batched mode's run, nil when none
 	Counters    Counters      `json:"counters"`
+	SIT         SITTotals     `json:"sit"`
 	ISize       int64         `json:"iSize"`
 	IBlocks     uint64        `json:"iBlocks"`
 	ValidBlocks uint64        `json:"validBlockCount"`
-	// Segments are the SIT entries the engine has changed: in a full state the latest
-	// core.SnapshotSegments touched; otherwise only those whose count or class changed since the
-	// previous state of the same Tracker.
+	// Segments are SIT entries of the outline's segments (Outline.Segments, the ones the hello
+	// lists) whose state differs from what the client holds: in a full state, from the hello's
+	// (every listed segment as it was before the run), so a client starts again from those; in
+	// others, from the previous state of the same Tracker. A client that lays them over what it
+	// holds has every listed segment as it is at the step, however it got there. MapBefore is
+	// left empty (the hello's is the one), and so is Map when no bit is set.
 	Segments  []core.SegmentState `json:"segments"`
 	Calls     []core.Call         `json:"calls"` // the latest calls, oldest first
 	Narration string              `json:"narration"`
 }
 
-// Tracker remembers what one viewer was last sent, so a state carries only the segments that
-// changed since. Its memory is one entry per segment the run has touched.
+// Tracker remembers what one viewer holds, so a state carries only the segments that changed
+// since. Its memory is one entry per listed segment that differs from the hello's.
 type Tracker struct {
 	sent []map[uint32]segKey
 }
 
+// segKey tells two states of a segment apart: its count, class and a digest of its map.
 type segKey struct {
 	valid int32
 	class core.SegClass
+	sum   uint64
+}
+
+func keyOf(valid int32, class core.SegClass, m *[64]byte) segKey {
+	// FNV-1a over the map's words: a digest, not a hash table's: two maps of one segment that
+	// collide would need the same valid count and class too.
+	h := uint64(14695981039346656037)
+	for i := 0; i < 64; i += 8 {
+		h ^= binary.LittleEndian.Uint64(m[i:])
+		h *= 1099511628211
+	}
+	return segKey{valid, class, h}
 }
 
 // State returns every mode's state at the player's step. With full (after a seek, or the first
-// time) every recently touched segment is included and t starts over; otherwise only the segments
+// time) the segments are those that differ from the hello's and t starts over; otherwise those
 // that changed since t's last state.
 func (p *Player) State(t *Tracker, full bool) []ModeState {
 	if len(t.sent) != len(p.l.runs) {
@@ -271,24 +325,64 @@ func (p *Player) State(t *Tracker, full bool) []ModeState {
 				SegmentsPrefree: sn.Stats.SegmentsPrefree}}
 		if sn.Done && sn.Errno != "" {
 			st.Message = p.o.Errors[i].Message()
+			st.ReturnedBy = core.ReturnedBy(p.o.spec.Input, p.o.spec.Request)
 		}
 		if sn.Pending.Len > 0 {
 			pd := sn.Pending
 			st.Pending = &pd
 		}
+		st.SIT = p.o.sitTotals(i, r)
 		if full || t.sent[i] == nil {
 			t.sent[i] = map[uint32]segKey{}
 		}
-		st.Segments = make([]core.SegmentState, 0, len(sn.Segments))
-		for _, sg := range sn.Segments {
-			k := segKey{sg.Valid, sg.Class}
-			if old, ok := t.sent[i][sg.Segno]; ok && old == k && !full {
-				continue
-			}
-			t.sent[i][sg.Segno] = k
-			st.Segments = append(st.Segments, sg)
-		}
+		st.Segments = p.o.segmentChanges(r, t.sent[i])
 		out[i] = st
+	}
+	return out
+}
+
+// sitTotals are mode i's SIT totals now: the segments not touched yet are as before the run.
+func (o *Outline) sitTotals(i int, r *core.Run) SITTotals {
+	tb, tn, touched := r.SITTotals()
+	all := o.sit[i]
+	return SITTotals{Before: all.Before, Valid: all.Before - (tb - tn), Touched: touched, Segments: all.Segments}
+}
+
+// segmentChanges lists the outline's segments whose state differs from what the client holds
+// (held: the ones that differ from the hello's), and updates held.
+func (o *Outline) segmentChanges(r *core.Run, held map[uint32]segKey) []core.SegmentState {
+	out := []core.SegmentState{}
+	for k, sg := range o.Segments {
+		base := o.segBase[k]
+		now, ok := r.Segment(sg.Segno)
+		key := base
+		if ok {
+			key = keyOf(now.Valid, now.Class, &now.Map)
+		}
+		had, ok2 := held[sg.Segno]
+		if !ok2 {
+			had = base
+		}
+		if key == had {
+			continue
+		}
+		if key == base {
+			delete(held, sg.Segno)
+		} else {
+			held[sg.Segno] = key
+		}
+		// The map before is the hello's (the client has it); an emptied map is all zeros, which an
+		// empty string says too: a full state at the end of a run that empties thousands of segments
+		// stays small.
+		s := sg
+		s.MapBefore = ""
+		if ok {
+			s.Valid, s.Class, s.Map = now.Valid, now.Class, ""
+			if now.Map != ([64]byte{}) {
+				s.Map = hex.EncodeToString(now.Map[:])
+			}
+		}
+		out = append(out, s)
 	}
 	return out
 }

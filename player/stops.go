@@ -111,7 +111,7 @@ func (t *tourBuilder) add(ev core.Event, i int, step int64) {
 		}
 	case core.EvFillZero:
 		if t.first(StopFillZero) {
-			stop(StopFillZero, "A partial page: fill_zero", fillText(ev), "fill-zero", "new-addr", "null-addr")
+			stop(StopFillZero, "A partial page: fill_zero", fillText(ev, t.o.spec.Input.Volume.MainSegments), "fill-zero", "new-addr", "null-addr")
 		}
 	case core.EvNodeAlloc:
 		if t.first(StopNodeAlloc) {
@@ -274,15 +274,18 @@ func endStop(o *Outline) Stop {
 	}
 	if len(o.Final) == 2 {
 		a, z := o.Final[0].Stats.SITLockAcquisitions, o.Final[1].Stats.SITLockAcquisitions
-		if z > 0 && a > z {
+		switch {
+		case z > 0 && a > z:
 			fmt.Fprintf(&b, "Batching took the SIT lock %.1f× less often, with the same slots and SIT at the end. ", float64(a)/float64(z))
-		} else if a == z {
+		case a == 0 && z == 0:
+			b.WriteString("No mapped block was reached, so neither mode called f2fs_invalidate_blocks: there was no run to batch. ")
+		case a == z:
 			b.WriteString("Here batching saved nothing: every run is one block long. ")
 		}
 	}
 	title := "Done: f2fs_zero_range returns 0"
 	if errno != "" {
-		title = "Done: f2fs_zero_range returns -" + errno
+		title = "Done: " + core.ReturnedBy(o.spec.Input, o.spec.Request) + " returns -" + errno
 	}
 	return Stop{Step: o.Total, Kind: StopEnd, Title: title, Text: strings.TrimSpace(b.String()),
 		Terms: []string{"f2fs-invalidate-blocks", "sit-lock"}}
@@ -295,12 +298,31 @@ func inlineText(ev core.Event) string {
 	return fmt.Sprintf("The file's data lives inline in the inode block. f2fs_convert_inline_inode writes it out of place first: slot 0 now points at block %s, written synchronously (valid_block_count %s → %s). That block is then zeroed like any other — the only invalidation here of a block this very call wrote.", units.Group(ev.Addr), units.Group(ev.Before), units.Group(ev.After))
 }
 
-func fillText(ev core.Event) string {
-	s := fmt.Sprintf("The range starts or ends inside page %s, so fill_zero zeroes bytes %s–%s of it in the page cache. No block is invalidated now: the page is written back later, out of place.", units.Group(ev.Slot), units.Group(ev.Addr), units.Group(ev.Addr+ev.Len-1))
+func fillText(ev core.Event, mainSegments uint32) string {
+	s := fmt.Sprintf("The range starts or ends inside page %s, so fill_zero zeroes bytes %s–%s of it in the page cache. No block is invalidated now.", units.Group(ev.Slot), units.Group(ev.Addr), units.Group(ev.Addr+ev.Len-1))
 	if ev.State == core.StateNull {
-		s += " Its slot was a hole, so f2fs_get_new_data_page reserves it first: NULL_ADDR becomes NEW_ADDR."
+		return s + " Its slot was a hole, so f2fs_get_new_data_page reserves it first: NULL_ADDR becomes NEW_ADDR, and writeback later gives the page a new block (or, past i_size with KEEP_SIZE, none: it stays NEW_ADDR)."
+	}
+	if ev.State == core.StateAddr {
+		return s + " " + writebackText(mainSegments)
 	}
 	return s
+}
+
+// smallVolumeSegments is SMALL_VOLUME_SEGMENTS (segment.h): 16 GB of 2 MiB segments.
+const smallVolumeSegments = 16 * 512
+
+// writebackText says what writeback does later to a partial page that has a block: on a volume
+// of at most SMALL_VOLUME_SEGMENTS main segments f2fs_tuning_parameters sets ipu_policy to
+// F2FS_IPU_FORCE | F2FS_IPU_HONOR_OPU_WRITE, so the page is rewritten in place (the kernel
+// fixtures, ≤ 16 GB: kernel case 2 kept both partial pages' addresses); on a larger one the default
+// policy (F2FS_IPU_FSYNC) writes it out of place, and the allocator — not f2fs_invalidate_blocks —
+// releases the old block.
+func writebackText(mainSegments uint32) string {
+	if mainSegments > 0 && mainSegments <= smallVolumeSegments {
+		return fmt.Sprintf("Writeback later rewrites it in place: this volume has %s main segments (at most 16 GB), so f2fs_tuning_parameters sets ipu_policy to F2FS_IPU_FORCE (unless mounted mode=lfs), and the page keeps its block.", units.Group(uint64(mainSegments)))
+	}
+	return "Writeback later writes it out of place (a volume over 16 GB keeps the default ipu_policy, F2FS_IPU_FSYNC), and the allocator releases the old block, not f2fs_invalidate_blocks."
 }
 
 func reserveText(ev core.Event) string {

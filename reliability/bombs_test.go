@@ -3,6 +3,7 @@ package reliability
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -111,7 +112,7 @@ func TestBombsRefused(t *testing.T) {
 			if err := os.WriteFile(src, in, 0o444); err != nil {
 				t.Fatal(err)
 			}
-			_, err = imgio.OpenFile(src, &imgio.Options{TempDir: tmp, MaxExpanded: bombLimit})
+			_, err = imgio.OpenFileContext(context.Background(), src, &imgio.Options{TempDir: tmp, MaxExpanded: bombLimit})
 			check("OpenFile", err)
 		})
 	}
@@ -144,7 +145,7 @@ func TestSparseHostile(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			w := &memWriterAt{limit: 2 * bombLimit}
-			_, n, err := imgio.Expand(w, bytes.NewReader(c.in), &imgio.Options{MaxExpanded: bombLimit})
+			_, n, err := imgio.ExpandContext(context.Background(), w, bytes.NewReader(c.in), &imgio.Options{MaxExpanded: bombLimit})
 			if w.max > bombLimit || errors.Is(err, errWriterFull) {
 				t.Fatalf("wrote up to %d (n %d), bound %d: %v", w.max, n, bombLimit, err)
 			}

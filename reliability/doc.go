@@ -3,7 +3,7 @@
 // compressed-input bombs; load, fault and security tests against a live
 // web server; and the read-only guarantee for the user's image file.
 //
-// The non-test files are helpers the tests share: a copy-on-write overlay
+// The helpers the tests share live in *_helpers_test.go files: a copy-on-write overlay
 // [io.ReaderAt] that patches a few bytes over a shared original, the F2FS
 // CRC, the corruption generator and the per-image checker. They never
 // write to an image they were given.

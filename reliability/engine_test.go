@@ -105,7 +105,7 @@ func calls(r *core.Result) [][2]uint32 {
 }
 
 // TestEngineOnCorruptSlots: a corrupt but parseable image makes the
-// engine do what the kernel does (spec zero-range.md §6-§7, §10 cases 6,
+// engine do what the kernel does (docs/kernel-semantics.md §7-§8, §11 rows 6,
 // 12 and 11): invalidate up to the bad slot, then EFSCORRUPTED with the
 // kernel's log line.
 func TestEngineOnCorruptSlots(t *testing.T) {
@@ -180,7 +180,7 @@ func TestEngineOnCorruptSlots(t *testing.T) {
 
 // TestEngineDuplicateAcrossFiles: a block claimed by two files is valid
 // for either (the kernel checks only the main area and the SIT bit, not
-// ownership, zero-range.md §7), so zeroing the second owner invalidates it.
+// ownership, docs/kernel-semantics.md §8), so zeroing the second owner invalidates it.
 func TestEngineDuplicateAcrossFiles(t *testing.T) {
 	b := demoBase(t)
 	a := b.file(t, "/cases/contiguous.bin")

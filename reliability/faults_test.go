@@ -214,7 +214,9 @@ func TestShutdownDuringUploadsAndRuns(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(time.Second)
+	if !waitFor(30*time.Second, func() bool { return partialBytes(data) > 0 }) {
+		t.Fatal("no upload started writing")
+	}
 	// Nothing half-uploaded is listed while the uploads stream.
 	if ids := ls.imageIDs(t); len(ids) != 1 {
 		t.Errorf("images listed during uploads: %v", ids)

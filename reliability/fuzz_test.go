@@ -3,6 +3,7 @@ package reliability
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/binary"
 	"errors"
 	"path/filepath"
@@ -161,7 +162,7 @@ func (m *memWriterAt) WriteAt(p []byte, off int64) (int, error) {
 // fuzzMaxExpanded is the expansion bound the fuzz and bomb tests set.
 const fuzzMaxExpanded = 8 << 20
 
-// FuzzExpand feeds arbitrary bytes to imgio.Expand (format detection and
+// FuzzExpand feeds arbitrary bytes to imgio.ExpandContext (format detection and
 // the gzip, xz, zstd and Android sparse decoders) with an 8 MiB bound: it
 // must return within the bound or with an error, never write past it.
 func FuzzExpand(f *testing.F) {
@@ -184,7 +185,7 @@ func FuzzExpand(f *testing.F) {
 	f.Add(payload)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		w := &memWriterAt{limit: 2 * fuzzMaxExpanded}
-		_, n, err := imgio.Expand(w, bytes.NewReader(in), &imgio.Options{MaxExpanded: fuzzMaxExpanded})
+		_, n, err := imgio.ExpandContext(context.Background(), w, bytes.NewReader(in), &imgio.Options{MaxExpanded: fuzzMaxExpanded})
 		if errors.Is(err, errWriterFull) || w.max > fuzzMaxExpanded {
 			t.Fatalf("wrote past the bound: max offset %d, n %d, err %v", w.max, n, err)
 		}

@@ -17,7 +17,7 @@ import (
 )
 
 // bench64 is the demo's benchmark file and what zeroing all of it costs:
-// 16,384 per-block calls, 19 batched (imgio/demo fixtures README).
+// 16,384 per-block calls, 19 batched (imgio/demo/README.md).
 const (
 	bench64          = "/seed/bench64.bin"
 	bench64PerBlock  = 16384

@@ -2,6 +2,7 @@ package reliability
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -61,7 +62,7 @@ func checkManySlots(t *testing.T, m *manySlotsImage) {
 	if m.ms.Slots != 1020909 {
 		t.Errorf("%d slots, want the issue's 1,020,909", m.ms.Slots)
 	}
-	img, err := imgio.Open(m.raw)
+	img, err := imgio.OpenFileContext(context.Background(), m.raw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -252,6 +252,42 @@ func waitFor(d time.Duration, cond func() bool) bool {
 	return true
 }
 
+// partialBytes is how many bytes the unfinished uploads in dir hold so far (files under the
+// .partial- entries), so a test can wait for an upload to have written something instead of
+// sleeping for it.
+func partialBytes(dir string) int64 {
+	var n int64
+	es, _ := os.ReadDir(filepath.Join(dir, "uploads"))
+	for _, e := range es {
+		if !strings.HasPrefix(e.Name(), ".partial-") {
+			continue
+		}
+		filepath.WalkDir(filepath.Join(dir, "uploads", e.Name()), func(_ string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if fi, err := d.Info(); err == nil {
+					n += fi.Size()
+				}
+			}
+			return nil
+		})
+	}
+	return n
+}
+
+// treeBytes is the size of the files under dir.
+func treeBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
 func hasPartial(dir string) bool {
 	es, _ := os.ReadDir(filepath.Join(dir, "uploads"))
 	for _, e := range es {
@@ -369,10 +405,9 @@ func TestKillDuringUpload(t *testing.T) {
 		t.Fatalf("upload: %d %s %v", code, body, err)
 	}
 	cut := slowUpload(p.url, "cut.img", data, 100*time.Millisecond)
-	if !waitFor(30*time.Second, func() bool { return hasPartial(e.data) }) {
-		t.Fatal("the upload never started")
+	if !waitFor(30*time.Second, func() bool { return partialBytes(e.data) > 0 }) {
+		t.Fatal("the upload never started writing")
 	}
-	time.Sleep(500 * time.Millisecond) // some of it written
 	p.cmd.Process.Kill()
 	<-p.done
 	<-cut
@@ -437,10 +472,9 @@ func TestSignalsDuringUploads(t *testing.T) {
 					}
 				}()
 			}
-			if !waitFor(30*time.Second, func() bool { return hasPartial(e.data) }) {
-				t.Fatal("no upload started")
+			if !waitFor(30*time.Second, func() bool { return partialBytes(e.data) > 0 }) {
+				t.Fatal("no upload started writing")
 			}
-			time.Sleep(time.Second)
 			code, took := p.stop(t, sig, 60*time.Second)
 			t.Logf("%v: exit status %d after %v", sig, code, took.Round(time.Millisecond))
 			if code != 0 {
@@ -620,10 +654,9 @@ func TestCLIInterrupt(t *testing.T) {
 			done := make(chan struct{})
 			go func() { cmd.Wait(); close(done) }()
 			// Wait until the expansion has begun writing.
-			if !waitFor(30*time.Second, func() bool { return len(tree(e.tmp)) > 0 }) {
-				t.Fatalf("no temporary file appeared:\n%s", out.String())
+			if !waitFor(30*time.Second, func() bool { return treeBytes(e.tmp) > 0 }) {
+				t.Fatalf("no temporary file was written:\n%s", out.String())
 			}
-			time.Sleep(200 * time.Millisecond)
 			select {
 			case <-done:
 				t.Fatalf("the expansion finished before the interrupt; make the image larger:\n%s", out.String())

@@ -49,6 +49,5 @@
 // way). A repeated address is one block with one SIT bit: its second invalidation fails the SIT
 // check ("Inconsistent error blkaddr"), EFSCORRUPTED, as in the kernel. The six current segments
 // are segments that hold no listed address. user_block_count is the whole main area (no
-// overprovisioning), which leaves room for every NULL slot to be reserved; [List.InputFree] sets the
-// free space instead, for ENOSPC lessons.
+// overprovisioning), which leaves room for every NULL slot to be reserved.
 package sandbox

@@ -11,9 +11,9 @@ import (
 
 // Geometry of the synthetic file and volume (see the package documentation).
 const (
-	AddrsPerInode   = 873  // data slots in the inode: 923 minus 50 for inline xattrs
-	AddrsPerBlock   = 1018 // data slots in a direct node
-	BlocksPerSeg    = 512
+	AddrsPerInode   = 873                // data slots in the inode: 923 minus 50 for inline xattrs
+	AddrsPerBlock   = core.AddrsPerBlock // data slots in a direct node
+	BlocksPerSeg    = core.BlocksPerSeg
 	Segment0Blkaddr = 512
 	MainBlkaddr     = 4096
 	// MaxMainEnd is the highest MAX_BLKADDR the synthetic main area can have: the end of the last
@@ -24,7 +24,7 @@ const (
 	// Path is the synthetic file's name in results.
 	Path = "/sandbox"
 
-	blockSize   = 4096
+	blockSize   = core.BlockSize
 	currentSegs = 6
 	// spareSegs are free segments left after the highest listed address besides the current ones.
 	spareSegs = 2
@@ -42,18 +42,14 @@ func boundaryAtOrAfter(x uint64) uint64 {
 	if x == 0 {
 		return 0
 	}
-	if x <= AddrsPerInode {
-		return AddrsPerInode
-	}
-	return AddrsPerInode + (x-AddrsPerInode+AddrsPerBlock-1)/AddrsPerBlock*AddrsPerBlock
+	start, n := dnodeOf(x - 1)
+	return start + n
 }
 
 // dnodeOf is the first file block and the slot count of the dnode holding file block x.
 func dnodeOf(x uint64) (start, n uint64) {
-	if x < AddrsPerInode {
-		return 0, AddrsPerInode
-	}
-	return AddrsPerInode + (x-AddrsPerInode)/AddrsPerBlock*AddrsPerBlock, AddrsPerBlock
+	start, slots := core.DnodeOf(x, AddrsPerInode)
+	return start, uint64(slots)
 }
 
 // Layout returns where each group sits in the synthetic file, in list order.
@@ -86,19 +82,8 @@ func (l *List) End() uint64 {
 	return g.Index + g.Len
 }
 
-// FileIndex returns the file block that holds list slot k (0-based), or false past the end.
-func (l *List) FileIndex(k uint64) (uint64, bool) {
-	for _, g := range l.Layout() {
-		if k < g.Len {
-			return g.Index + k, true
-		}
-		k -= g.Len
-	}
-	return 0, false
-}
-
-// ListSlot is the inverse of [List.FileIndex]: the list slot at file block idx, or false for a
-// padding slot or one outside the list.
+// ListSlot returns the list slot at file block idx, or false for a padding slot or one outside
+// the list.
 func (l *List) ListSlot(idx uint64) (uint64, bool) {
 	k := uint64(0)
 	for _, g := range l.Layout() {
@@ -119,11 +104,6 @@ func (l *List) Request() core.Request {
 // Input returns the engine's input for the list: the synthetic file and volume of the package
 // documentation, with room in user_block_count for every NULL slot to be reserved.
 func (l *List) Input() core.Input { return l.input(-1) }
-
-// InputFree is [List.Input] with exactly free blocks left for reservations (user_block_count =
-// valid_block_count + free), so a list with more NULL slots than free blocks shows the kernel's
-// partial reservation and ENOSPC (rows 13 and 14 of the spec's worked examples).
-func (l *List) InputFree(free uint64) core.Input { return l.input(int64(min(free, 1<<62))) }
 
 func (l *List) input(free int64) core.Input {
 	src := newSource(l)
@@ -162,7 +142,7 @@ func nodeCount(end uint64) uint64 {
 	}
 	d := (end - AddrsPerInode + AddrsPerBlock - 1) / AddrsPerBlock // direct nodes
 	n += d
-	const nids = 1018
+	const nids = core.NidsPerBlock
 	if d > 2 { // i_nid[2]
 		n++
 	}
@@ -287,8 +267,7 @@ func (s *source) firstAddr(lo uint64) int {
 // DnodeSlots gives the slots of the dnode holding file block index (core.DnodeSource). Every node
 // exists, so missing is 0.
 func (s *source) DnodeSlots(index uint64) (uint64, []uint32, int, error) {
-	const maxFileBlocks = 2*1018 + 2*1018*1018 + 1018*1018*1018
-	if index >= maxFileBlocks {
+	if index >= core.MaxFileBlocks {
 		return 0, nil, 0, fmt.Errorf("sandbox: file block %d is beyond the largest file", index)
 	}
 	start, n := dnodeOf(index)

@@ -289,12 +289,6 @@ func (l *List) Count(k Kind) uint64 {
 	return l.count[k]
 }
 
-// Groups returns the number of `|`-separated groups (1 without `|`).
-func (l *List) Groups() int { return len(l.groups) }
-
-// Runs returns a copy of the list's runs in slot order. Runs of different groups are never merged.
-func (l *List) Runs() []Run { return append([]Run(nil), l.runs...) }
-
 // Slot returns list slot k (0-based) as a slot value: an address, core's NewAddr or NullAddr; ok is
 // false past the end.
 func (l *List) Slot(k uint64) (v uint32, ok bool) {

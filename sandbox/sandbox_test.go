@@ -58,7 +58,7 @@ func listSlotsAfter(t *testing.T, l *List, r *core.Result) []uint32 {
 	}
 	out := make([]uint32, l.Len())
 	for k := range out {
-		idx, ok := l.FileIndex(uint64(k))
+		idx, ok := fileIndex(l, uint64(k))
 		if !ok {
 			t.Fatalf("list slot %d has no file block", k)
 		}
@@ -85,14 +85,14 @@ func simulate(t testing.TB, in core.Input, req core.Request, m core.Mode) *core.
 	return r
 }
 
-// The worked examples of the spec (zero-range.md §10) written in the slot language. A = 7200
+// The worked examples of docs/kernel-semantics.md §11 written in the slot language. A = 7200
 // (segment 6, blkoff 32), B = 9000, S = 7680 (segment 7), X = 100 (below the main area).
 func TestSpecExamples(t *testing.T) {
 	const A, B, S = 7200, 9000, 7680
 	tests := []struct {
 		row      int
 		slots    string
-		free     int64 // >= 0: InputFree(free)
+		free     int64 // >= 0: inputFree(free)
 		perBlock []call
 		batched  []call
 		errno    string
@@ -124,7 +124,7 @@ func TestSpecExamples(t *testing.T) {
 		l := mustParse(t, tc.slots)
 		in := l.Input()
 		if tc.free >= 0 {
-			in = l.InputFree(uint64(tc.free))
+			in = inputFree(l, uint64(tc.free))
 		}
 		for _, m := range core.Modes {
 			want := tc.perBlock
@@ -291,7 +291,7 @@ func TestLayout(t *testing.T) {
 			t.Errorf("%q: offset %d", tc.slots, req.Offset)
 		}
 		for k := uint64(0); k < l.Len(); k++ {
-			idx, _ := l.FileIndex(k)
+			idx, _ := fileIndex(l, k)
 			back, ok := l.ListSlot(idx)
 			if !ok || back != k {
 				t.Fatalf("%q: ListSlot(FileIndex(%d)) = %d, %v", tc.slots, k, back, ok)

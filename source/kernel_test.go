@@ -112,7 +112,7 @@ func expand(ext []core.Extent) []string {
 }
 
 // writeBack models what the kernel does with the pages fill_zero dirtied
-// once it writes them back at unmount (fixtures README): an existing block
+// once it writes them back at unmount (docs/kernel-semantics.md §5): an existing block
 // is rewritten in place (ipu_policy FORCE on small volumes), so its address
 // stays; a NEW page inside i_size gets a freshly allocated block, whose
 // address the engine cannot know ("FRESH" matches any block address); a

@@ -1,6 +1,7 @@
 package source_test
 
 import (
+	"context"
 	"github.com/zrviz/zrviz/internal/testutil"
 	"os"
 	"os/exec"
@@ -46,7 +47,7 @@ func TestMkfsExtraAttr(t *testing.T) {
 			t.Fatalf("%v: %v\n%s", cmd, err, out)
 		}
 	}
-	im, err := imgio.Open(img)
+	im, err := imgio.OpenFileContext(context.Background(), img, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,6 @@ import (
 //go:embed js/*.js css/*.css img/*.svg
 var files embed.FS
 
-// FS returns the embedded assets as they are in the source tree
-// (js/*.js, css/*.css).
-func FS() fs.FS { return files }
-
 // Favicon returns the site's icon (img/favicon.svg), for /favicon.ico.
 func Favicon() ([]byte, error) { return fs.ReadFile(files, "img/favicon.svg") }
 

@@ -37,19 +37,19 @@ func TestImports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := fs.Glob(FS(), "js/*.js")
+	names, err := fs.Glob(files, "js/*.js")
 	if err != nil || len(names) == 0 {
 		t.Fatalf("no modules: %v", err)
 	}
 	imp := regexp.MustCompile(`from\s+['"](\./[^'"]+)['"]`)
 	for _, n := range names {
-		src, err := fs.ReadFile(FS(), n)
+		src, err := fs.ReadFile(files, n)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range imp.FindAllStringSubmatch(string(src), -1) {
 			target := "js/" + strings.TrimPrefix(m[1], "./")
-			if _, err := fs.Stat(FS(), target); err != nil {
+			if _, err := fs.Stat(files, target); err != nil {
 				t.Errorf("%s imports %s, which is not embedded", n, m[1])
 			}
 		}

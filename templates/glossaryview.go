@@ -30,16 +30,6 @@ func GlossaryGroups() []GlossaryGroup {
 	return out
 }
 
-// termTitle is the plain-text hover title of a term (for elements the player's popovers also
-// explain, and for pages without the popover script).
-func termTitle(slug string) string {
-	e, ok := glossary.Lookup(slug)
-	if !ok {
-		return ""
-	}
-	return e.Term + ": " + e.Text
-}
-
 // seeTerm is the name of a related entry.
 func seeTerm(slug string) string {
 	if e, ok := glossary.Lookup(slug); ok {

@@ -399,7 +399,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 	// A Result holds the calls (compressed) and the file's slot map after: reserve for the map.
 	in := t.spec.Input
-	slots := max(in.Inode.SlotsEnd, player.PagesOf(t.spec.Request).End)
+	slots := max(in.Inode.SlotsEnd, player.PagesOf(t.spec).End)
 	release, err := s.budget.reserve(int64(len(t.spec.Modes)) * (1<<20 + 48*int64(slots)))
 	if err != nil {
 		s.Error(w, r, err)

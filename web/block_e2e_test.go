@@ -93,7 +93,7 @@ func TestBrowserBlock(t *testing.T) {
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	addCorruptDemo(t, ts)
-	segs4, err := imgio.Open("../imgio/testdata/segs4.img.gz")
+	segs4, err := imgio.OpenFileContext(context.Background(), "../imgio/testdata/segs4.img.gz", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

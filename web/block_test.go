@@ -18,7 +18,7 @@ import (
 	"github.com/zrviz/zrviz/imgio"
 )
 
-// Demo facts (shared/fixtures/README.md, checked by imgio's tests against dump.f2fs):
+// Demo facts (imgio/demo/README.md, checked by imgio's tests against dump.f2fs):
 // /cases/contiguous.bin is inode 28 at block 4625 (0x1211), its 1024 blocks start at 22528;
 // /seed/bench64.bin is inode 10, its i_nid[0] direct node (nid 11) is at block 4609.
 const (
@@ -208,7 +208,7 @@ func addCorruptDemo(t *testing.T, ts *testServer) {
 		t.Fatal(err)
 	}
 	f.Close()
-	bad, err := imgio.Open(files[0])
+	bad, err := imgio.OpenFileContext(context.Background(), files[0], nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func BenchmarkBlockPage(b *testing.B) {
 	// With ZRVIZ_BENCH_IMAGE (scripts/bench-image.sh): the 16 GiB image's /big.bin, its inode and its
 	// first indirect node.
 	if p := os.Getenv("ZRVIZ_BENCH_IMAGE"); p != "" {
-		img, err := imgio.Open(p)
+		img, err := imgio.OpenFileContext(context.Background(), p, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -362,7 +362,7 @@ func TestBlockLinksFromPages(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("file page: %d", code)
 	}
-	// fixtures README: 3 runs, at 34304, 6144 and 19456; 17 dnodes.
+	// imgio/demo/README.md: 3 runs, at 34304, 6144 and 19456; 17 dnodes.
 	var got []string
 	doc.Find(testid("extent-block")).Each(func(_ int, s *goquery.Selection) {
 		h, _ := s.Attr("href")

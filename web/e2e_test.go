@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/zrviz/zrviz/internal/testutil"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"os/exec"
@@ -222,6 +223,19 @@ func frameP95(t *testing.T, ctx context.Context) float64 {
 	return v
 }
 
+// checkFrameMeter fails unless the page's frame meter counted draws and shows a positive, finite
+// 95th percentile: a meter that never sampled (or a page that never drew) shows 0 draws and 0 ms.
+func checkFrameMeter(t *testing.T, ctx context.Context, p95 float64) {
+	t.Helper()
+	n, err := strconv.Atoi(text(t, ctx, "frame-samples"))
+	if err != nil || n <= 0 {
+		t.Errorf("frame-samples = %q (%v): the meter counted no draws", text(t, ctx, "frame-samples"), err)
+	}
+	if !(p95 > 0) || math.IsInf(p95, 0) {
+		t.Errorf("frame-p95 = %v ms, want a positive draw time", p95)
+	}
+}
+
 func TestBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
@@ -325,7 +339,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("prealloc pending run", func(t *testing.T) {
-		// fixtures/README.md: NEW_ADDR slots between the 24 written pages
+		// imgio/demo/README.md: NEW_ADDR slots between the 24 written pages
 		// do not end the batched run, so the whole file is one call.
 		ctx := tab(t)
 		do(t, ctx, chromedp.Navigate(runURL(base, "/cases/prealloc.bin", url.Values{"mode": {"batched"}, "step": {"150"}})))
@@ -520,7 +534,9 @@ func loadAverage() string {
 // TestBrowserFrameTime records the player's own 95th-percentile draw time (data-testid="frame-p95")
 // while bench64 plays in both modes at the default pace and while sparse-9g plays at full speed, at
 // 1280×720 and 1920×1080. It is a benchmark in test form: it logs the figures for
-// docs/performance.md and asserts nothing about time (the machine is shared).
+// docs/performance.md and asserts nothing about time (the machine is shared). It does assert that
+// the figures are figures: the runs played to their ends (16,384 and 19 calls for bench64), the
+// meter counted draws, and its 95th percentile is a positive number of milliseconds.
 func TestBrowserFrameTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium, about two minutes of playing")
@@ -541,6 +557,12 @@ func TestBrowserFrameTime(t *testing.T) {
 			waitStatus(t, ctx, 2*time.Minute, "done")
 			played := time.Since(start)
 			p95 := frameP95(t, ctx)
+			for id, want := range map[string]string{"stat-calls-per-block": "16384", "stat-calls-batched": "19"} {
+				if got := text(t, ctx, id); got != want {
+					t.Errorf("%s = %q after the play, want %s", id, got, want)
+				}
+			}
+			checkFrameMeter(t, ctx, p95)
 			t.Logf("frame-p95 %s bench64 both, default pace: %.2f ms over %s draws; played in %.1f s; load average %s",
 				name, p95, text(t, ctx, "frame-samples"), played.Seconds(), loadAverage())
 		})
@@ -569,6 +591,7 @@ func TestBrowserFrameTime(t *testing.T) {
 				}
 			}
 			p95 := frameP95(t, ctx)
+			checkFrameMeter(t, ctx, p95)
 			t.Logf("frame-p95 %s sparse-9g both, full speed: %.2f ms over %s draws (10 plays); step %s; load average %s",
 				name, p95, text(t, ctx, "frame-samples"), text(t, ctx, "step"), loadAverage())
 		})

@@ -26,7 +26,7 @@ func TestMapPages(t *testing.T) {
 	defer demo.Close()
 	imgs["demo"] = demo
 	for _, name := range []string{"basic", "features", "segs4"} {
-		img, err := imgio.OpenFile("../imgio/testdata/"+name+".img.gz", &imgio.Options{TempDir: t.TempDir()})
+		img, err := imgio.OpenFileContext(context.Background(), "../imgio/testdata/"+name+".img.gz", &imgio.Options{TempDir: t.TempDir()})
 		if err != nil {
 			t.Fatal(err)
 		}

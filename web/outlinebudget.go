@@ -14,6 +14,6 @@ const outlineBuildPerPage = 96
 // outlineBuildBytes is the budget a build of spec's outline reserves until it ends (the outline it
 // leaves is small and is not counted: a viewer's reservation covers what it holds).
 func outlineBuildBytes(spec player.Spec) int64 {
-	r := player.PagesOf(spec.Request)
+	r := player.PagesOf(spec)
 	return int64(r.End-r.Start) * int64(len(spec.Modes)) * outlineBuildPerPage
 }

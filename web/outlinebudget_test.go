@@ -17,7 +17,10 @@ import (
 // (and nothing stays reserved), one that fits is played, and its reservation ends with the build.
 func TestOutlineBuildBudget(t *testing.T) {
 	t.Parallel()
-	spec := player.Spec{Request: core.Request{Offset: 0, Length: 64 << 20}, Modes: []core.Mode{core.PerBlock, core.Batched}}
+	// The pages are core.PagesOf's: a regular file (the argument checks pass) whose 16,384 slots are
+	// mapped (so Pages.Reach does not cut them).
+	spec := player.Spec{Input: core.Input{Inode: core.Inode{Type: "file", SlotsEnd: 16384}},
+		Request: core.Request{Offset: 0, Length: 64 << 20}, Modes: []core.Mode{core.PerBlock, core.Batched}}
 	if got, want := outlineBuildBytes(spec), int64(16384*2*outlineBuildPerPage); got != want {
 		t.Errorf("bench64's build: %d bytes, want %d", got, want)
 	}

@@ -75,7 +75,7 @@ func TestPages(t *testing.T) {
 			name: "file", path: "/images/demo/file?path=/seed/bench64.bin", status: 200,
 			want: []string{"inode-summary", "block-map", "block-map-canvas", "node-structure", "extents", "run-presets"},
 			check: func(t *testing.T, doc *goquery.Document) {
-				// fixtures/README.md: 3 runs, 17 dnode chunks.
+				// imgio/demo/README.md: 3 runs, 17 dnode chunks.
 				if n := doc.Find(testid("extent")).Length(); n != 3 {
 					t.Errorf("%d extent rows, want 3", n)
 				}
@@ -116,7 +116,7 @@ func TestPages(t *testing.T) {
 		{name: "symlink", path: "/images/demo/file?path=/docs/contiguous.link", status: 200, want: []string{"inode-summary"}},
 		{name: "sparse file", path: "/images/demo/file?path=/cases/sparse-9g.bin", status: 200, want: []string{"block-map", "node-structure"},
 			check: func(t *testing.T, doc *goquery.Document) {
-				// fixtures/README.md: data only under i_nid[4], 9 GiB in.
+				// imgio/demo/README.md: data only under i_nid[4], 9 GiB in.
 				if n := doc.Find(testid("extent")).Length(); n < 2 {
 					t.Errorf("%d extents, want the holes and the data at 9 GiB", n)
 				}

@@ -47,6 +47,7 @@ func (s *Server) Handler() http.Handler {
 			r.Get("/", s.handleImagePage)
 			r.Get("/file", s.handleFilePage)
 			r.Get("/run", s.handleRunPage)
+			r.Get("/next", s.handleGCPage)             // web/gc.go: checkpoint and GC, step by step
 			r.Get("/blocks", s.handleBlockGoto)        // web/block.go
 			r.Get("/blocks/{addr}", s.handleBlockPage) // web/block.go
 		})
@@ -73,6 +74,7 @@ func (s *Server) Handler() http.Handler {
 				r.Get("/run", s.handleRun)
 				r.Get("/segments", s.handleSegments)
 				r.Get("/segments/{segno}", s.handleSegment)
+				r.Get("/gc", s.handleGC)                 // web/gc.go: checkpoint and GC, "what happens next"
 				r.Get("/blocks/{addr}", s.handleBlock)   // web/block.go
 				r.Post("/traces", s.handleTraceUpload)   // web/traces.go
 				r.Get("/traces/{tid}", s.handleTraceGet) // web/traces.go

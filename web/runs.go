@@ -122,13 +122,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	if err != nil {
 		return nil, err
 	}
-	in, err := source.FileInput(si.Image, f)
-	if err != nil {
-		return nil, err
-	}
 	for k, op := range before {
-		// The player plays one file; operations on it run first, each on the state the previous
-		// one left, as on one mount. Both modes leave the same slots and SIT: run per-block.
 		of, err := s.resolvePath(ctx, si, op.Path)
 		if err != nil {
 			return nil, err
@@ -136,14 +130,31 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 		if of.Inode().Ino != f.Inode().Ino {
 			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d zeroes %s, not %s: a player plays one file", k+1, op.Path, run.Path)}
 		}
-		res, err := core.Simulate(in, op.Request(in.Inode.Size), core.PerBlock)
+	}
+	// The page and its websocket (and reconnects, mode switches) resolve the same run: the earlier
+	// operations are simulated once (web/resolvecache.go).
+	in, err := s.resolved.get(resolvedKey(si, f.Path(), before), func() (core.Input, error) {
+		in, err := source.FileInput(si.Image, f)
 		if err != nil {
-			return nil, err
+			return in, err
 		}
-		in = res.NextInput()
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		for _, op := range before {
+			// The player plays one file; operations on it run first, each on the state the
+			// previous one left, as on one mount. Both modes leave the same slots and SIT: run
+			// per-block.
+			res, err := core.Simulate(in, op.Request(in.Inode.Size), core.PerBlock)
+			if err != nil {
+				return in, err
+			}
+			in = res.NextInput()
+			if err := ctx.Err(); err != nil {
+				return in, err
+			}
 		}
+		return in, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	req := run.Request(in.Inode.Size)
 	ino := f.Inode()

@@ -91,8 +91,9 @@ type Server struct {
 	store    *store
 	uploads  *uploads
 	outlines *outlineCache
-	traces   traceStore // kernel traces (web/traces.go)
-	rooms    *roomHub   // classroom rooms (web/rooms.go)
+	resolved *resolvedCache // engine inputs after a run's earlier operations (web/resolvecache.go)
+	traces   traceStore     // kernel traces (web/traces.go)
+	rooms    *roomHub       // classroom rooms (web/rooms.go)
 	// roomLingerFor overrides roomLinger (tests shorten it).
 	roomLingerFor time.Duration
 	budget        *budget
@@ -196,6 +197,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.uploads = newUploads()
 	s.outlines = newOutlineCache()
+	s.resolved = newResolvedCache()
 	s.rooms = newRoomHub()
 	s.budget = &budget{limit: cfg.MaxMemory}
 	if cfg.MaxMemory == 0 {

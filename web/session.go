@@ -594,7 +594,8 @@ func (ss *session) resetEvents() {
 	ss.evs, ss.evsDropped, ss.spanLo, ss.spanHi = ss.evs[:0], 0, 0, 0
 }
 
-// switchMode replaces the player with one for mode, keeping the slot cursor, and sends a new hello.
+// switchMode replaces the player with one for mode at the same point of the run (player.Follow), and
+// sends a new hello.
 func (ss *session) switchMode(mode string) error {
 	modes, err := request.ParseModes(mode)
 	if err != nil {
@@ -604,7 +605,7 @@ func (ss *session) switchMode(mode string) error {
 		ss.sendFrame(true)
 		return nil
 	}
-	cursor := ss.p.Cursor()
+	from := ss.p
 	old := *ss
 	ctx, cancel := context.WithTimeout(ss.s.srvCtx, outlineTimeout)
 	defer cancel()
@@ -612,7 +613,7 @@ func (ss *session) switchMode(mode string) error {
 		ss.t, ss.o, ss.p, ss.release, ss.tr = old.t, old.o, old.p, old.release, old.tr
 		return err
 	}
-	if err := ss.p.GotoSlot(cursor); err != nil {
+	if err := ss.p.Follow(from); err != nil {
 		return err
 	}
 	if ss.trace != nil {

@@ -734,7 +734,7 @@ func addCompressedImage(t *testing.T, ts *testServer) string {
 			t.Fatalf("%v: %v\n%s", c, err, out)
 		}
 	}
-	im, err := imgio.Open(raw)
+	im, err := imgio.OpenFileContext(context.Background(), raw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -764,7 +764,7 @@ func addCompressedImage(t *testing.T, ts *testServer) string {
 	if err := fh.Close(); err != nil {
 		t.Fatal(err)
 	}
-	img, err := imgio.Open(raw)
+	img, err := imgio.OpenFileContext(context.Background(), raw, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

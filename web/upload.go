@@ -194,7 +194,7 @@ func idOf(si *StoredImage) string {
 // image bytes when the request's Content-Length is checked up front.
 const multipartSlack = 1 << 20
 
-// receive streams the upload through imgio.Expand into a new .partial- entry of the data dir, opens
+// receive streams the upload through imgio.ExpandContext into a new .partial- entry of the data dir, opens
 // it and commits it. It returns the stored image and whether it is new.
 func (s *Server) receive(r *http.Request, body *bodyReader, prog *uploadProgress) (*StoredImage, bool, error) {
 	limit := s.cfg.MaxUpload
@@ -422,7 +422,7 @@ func (r *recordingFile) WriteAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
-// Truncate lets imgio.Expand set the final size (trailing zero blocks stay a hole).
+// Truncate lets imgio.ExpandContext set the final size (trailing zero blocks stay a hole).
 func (r *recordingFile) Truncate(size int64) error {
 	err := r.f.Truncate(size)
 	if err != nil && r.err == nil {

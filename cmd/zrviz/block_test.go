@@ -10,7 +10,7 @@ import (
 )
 
 func TestBlockCommand(t *testing.T) {
-	// fixtures README: /cases/contiguous.bin (inode 28) holds 1024 blocks from 22528; its inode is at 4625.
+	// imgio/demo/README.md: /cases/contiguous.bin (inode 28) holds 1024 blocks from 22528; its inode is at 4625.
 	tests := []struct {
 		args      []string
 		kind      string

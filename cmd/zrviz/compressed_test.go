@@ -96,7 +96,7 @@ func buildCompressedImage(t *testing.T) (string, []compressedFile) {
 		rawAPI  int // data slots in the inode before the cluster rounding
 	}
 	var plans []plan
-	im, err := imgio.Open(img)
+	im, err := imgio.OpenFileContext(context.Background(), img, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func slotExtents(slots []uint32, size int64) []imgio.Extent {
 // GET /api/images/{id}/run (200), with no call and the slot map, i_size and i_blocks unchanged.
 func TestCompressedFilesEndToEnd(t *testing.T) {
 	img, files := buildCompressedImage(t)
-	im, err := imgio.Open(img)
+	im, err := imgio.OpenFileContext(context.Background(), img, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@
 //	zrviz block [flags] ADDR   what one block is and who owns it
 //	zrviz sandbox 'SLOTS'      the same on a slot list typed by hand
 //	zrviz exercise [flags]     a seeded exercise; -c prints the answers
+//	zrviz gc [flags] OP ...    checkpoint and garbage collection, victims as Linux 6.12 picks
 //
 // Run "zrviz COMMAND --help" for the flags of a command.
 package main
@@ -91,6 +92,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdExercise(ctx, rest, stdout, stderr)
 	case "block":
 		return cmdBlock(ctx, rest, stdout, stderr)
+	case "gc":
+		return cmdGC(ctx, rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -99,7 +102,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// "zrviz --addr :9000" is "zrviz serve --addr :9000".
 		return cmdServe(ctx, args, stdout, stderr)
 	}
-	return usageError{fmt.Sprintf("unknown command %q (want serve, inspect, map, run, sandbox, exercise or block; see zrviz help)", cmd)}
+	return usageError{fmt.Sprintf("unknown command %q (want serve, inspect, map, run, sandbox, exercise, block or gc; see zrviz help)", cmd)}
 }
 
 const usage = `zrviz shows what F2FS does to its segment information table (SIT) when a range of a file
@@ -115,6 +118,7 @@ Usage:
   zrviz sandbox [flags] 'SLOTS'  run both modes on a slot list typed by hand ('7200-7263 NEW 9000 | 9001')
   zrviz exercise [flags]         a seeded exercise with questions; -c prints the engine's answers
   zrviz block [flags] ADDR       what block ADDR is, who owns it, its fields (ADDR decimal or 0x hex)
+  zrviz gc [flags] OP ...        checkpoint, gc 1, gc 0 as Linux 6.12 picks its victims
 
 Images may be raw, gzip, xz, zstd or Android sparse; the format is detected from the content.
 Without --image the embedded demo image (a 256 MiB image written by Linux 6.12) is used.

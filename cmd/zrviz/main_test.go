@@ -93,7 +93,7 @@ func TestMapJSONGivesTheKernelsRuns(t *testing.T) {
 	if err := json.Unmarshal([]byte(mustRunMain(t, "map", "--json", "/seed/bench64.bin")), &got); err != nil {
 		t.Fatal(err)
 	}
-	// fixtures README: indices 0–511 at 34304, 512–13311 at 6144, 13312–16383 at 19456.
+	// imgio/demo/README.md: indices 0–511 at 34304, 512–13311 at 6144, 13312–16383 at 19456.
 	want := []imgio.Extent{
 		{Index: 0, Count: 512, State: "addr", Addr: 34304},
 		{Index: 512, Count: 12800, State: "addr", Addr: 6144},

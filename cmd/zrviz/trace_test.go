@@ -38,7 +38,7 @@ func demoRaw(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	if _, _, err := imgio.Expand(dst, src, nil); err != nil {
+	if _, _, err := imgio.ExpandContext(context.Background(), dst, src, nil); err != nil {
 		t.Fatal(err)
 	}
 	return name

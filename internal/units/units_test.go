@@ -1,8 +1,12 @@
 package units
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -78,6 +82,38 @@ func TestParseSize(t *testing.T) {
 		"0x", "0xfffffffffffffffff", "MiB", "--1", "1 2"} {
 		if got, err := ParseSize(in); !errors.Is(err, ErrSize) {
 			t.Errorf("ParseSize(%q) = %d, %v; want ErrSize", in, got, err)
+		}
+	}
+}
+
+// TestGroupShared holds Group to the cases the front end's groupDigits (static/js/fmt.js) is held to
+// by its node tests, so the two formats stay one.
+func TestGroupShared(t *testing.T) {
+	b, err := os.ReadFile("testdata/group.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases [][2]string
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		var got string
+		if strings.HasPrefix(c[0], "-") {
+			v, err := strconv.ParseInt(c[0], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = Group(v)
+		} else {
+			v, err := strconv.ParseUint(c[0], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = Group(v)
+		}
+		if got != c[1] {
+			t.Errorf("Group(%s) = %q, want %q", c[0], got, c[1])
 		}
 	}
 }

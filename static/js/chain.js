@@ -4,8 +4,8 @@
 // range is played on the state it leaves; the URL carries the whole sequence.
 
 import { byteCount } from './size.js';
-import { int } from './fmt.js';
-import { groupDigits } from './state.js';
+import { int, groupDigits } from './fmt.js';
+import { imagePage } from './links.js';
 
 /** Operations a query may carry before the played one (request.MaxOps - 1). */
 export const MAX_BEFORE = 63;
@@ -101,7 +101,7 @@ export function chainURL(run, next, keep, trace) {
     q.set('trace', t.id);
     q.set('traceOp', String(t.op));
   }
-  return `/images/${encodeURIComponent(run.image)}/run?${q}`;
+  return `${imagePage(run.image, 'run')}?${q}`;
 }
 
 /**

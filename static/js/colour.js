@@ -39,24 +39,41 @@ export class RunMap {
 
   /**
    * Builds the runs of extents (core's extents, sorted by index) laid over the slot offsets
-   * [0, n) of a range starting at file block index base.
+   * [0, n) of a range starting at file block index base. This is the one definition of a physical
+   * run, core.RunStarts's (both are tested against static/jstest/testdata/runs.json): in file
+   * order, the slots holding a block address; a run is a longest stretch whose every address is
+   * the previous plus 1; NULL and NEW slots between do not break it, nor does a dnode chunk's end.
+   * Only slots inside spans count (a player's dnode chunks: fill_zero's partial pages are in no
+   * run); without spans, the whole range.
    * @param {Array<{index: number, count: number, state: string, addr?: number}>} extents
    * @param {number} base
    * @param {number} n
+   * @param {Array<[number, number]>} [spans] sorted, disjoint [start, end) file block indices
    * @returns {RunMap}
    */
-  static fromExtents(extents, base, n) {
+  static fromExtents(extents, base, n, spans) {
+    const sp = (spans || [[base, base + n]])
+      .map(([a, b]) => [Math.max(a, base), Math.min(b, base + n)])
+      .filter(([a, b]) => b > a);
     /** @type {number[]} */
     const starts = [];
     let next = -1; // the address that would continue the current run
+    let k = 0;
     for (const e of extents) {
       if (e.state !== 'addr') continue;
-      const from = Math.max(0, e.index - base);
-      const to = Math.min(n, e.index - base + e.count);
-      if (to <= from) continue;
-      const a0 = (e.addr || 0) + (from - (e.index - base));
-      if (a0 !== next) starts.push(from);
-      next = a0 + (to - from);
+      let lo = e.index;
+      const hi = e.index + e.count;
+      while (lo < hi) {
+        while (k < sp.length && sp[k][1] <= lo) k++;
+        if (k === sp.length) return new RunMap(Int32Array.from(starts));
+        const from = Math.max(lo, sp[k][0]);
+        const to = Math.min(hi, sp[k][1]);
+        if (from >= hi) break;
+        const a = (e.addr || 0) + (from - e.index);
+        if (a !== next) starts.push(from - base);
+        next = a + (to - from);
+        lo = to;
+      }
     }
     return new RunMap(Int32Array.from(starts));
   }

@@ -8,6 +8,7 @@ import { columnStart } from './columns.js';
 import { segmentHue, NULL_FILL, NEW_FILL, NEW_LINE, INK, LINE } from './palette.js';
 import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR } from './state.js';
 import { int } from './fmt.js';
+import { apiImage } from './links.js';
 
 /** The largest number of columns an SVG strip has: a longer range is drawn a column per bucket. */
 export const SVG_MAX_COLUMNS = 2048;
@@ -50,7 +51,7 @@ export function csvURL(r) {
   if (r.keepSize) q.set('keepSize', 'true');
   for (const b of r.before || []) q.append('before', b);
   q.set('format', 'csv');
-  return `/api/images/${encodeURIComponent(r.image)}/run?${q}`;
+  return `${apiImage(r.image, 'run')}?${q}`;
 }
 
 /**

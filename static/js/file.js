@@ -1,10 +1,12 @@
-// The file page: the block map drawn from the file's extents, one column
-// per block when they fit, otherwise each pixel column shows the extents
-// that fall in it.
+// The file page: the block map drawn from the file's extents, each block
+// its own device-pixel columns when they fit, otherwise each column shows
+// the blocks columns.js gives it (the player's strips use the same bounds).
 import { fit, Tooltip, onResize } from './canvas.js';
 import { int } from './fmt.js';
 import { hatch, NULL_FILL, LINE, OI, INK, INK3, fillsFor, legendColours } from './palette.js';
 import { RunMap, colourIndex, colourBy, COLOUR_KEY } from './colour.js';
+import { apiImage, blockURL } from './links.js';
+import { spanColumns, slotAtColumn } from './columns.js';
 
 /**
  * @typedef {{index: number, count: number, state: string, addr: number, segno: number}} Extent
@@ -54,7 +56,7 @@ export function initFile(doc) {
   const needTypes = () => {
     if (colour.by !== 'log' || typesAsked) return;
     typesAsked = true;
-    fetch(`/api/images/${encodeURIComponent(id)}/segments`).then((r) => (r.ok ? r.json() : null)).then((b) => {
+    fetch(apiImage(id, 'segments')).then((r) => (r.ok ? r.json() : null)).then((b) => {
       for (const sg of (b && b.segments) || []) colour.segTypes.set(sg.segno, sg.type);
       draw();
     }).catch(() => { /* the map stays grey: unknown */ });
@@ -82,10 +84,12 @@ export function initFile(doc) {
     const x = ext[lo];
     return x && b >= x.index && b < x.index + x.count ? x : undefined;
   };
+  /** Device-pixel columns of the map, set by draw. */
+  let cols = 1;
   /** @param {MouseEvent} e */
   const blockAt = (e) => {
     const r = canvas.getBoundingClientRect();
-    return Math.floor(((e.clientX - r.left) / r.width) * total);
+    return slotAtColumn(((e.clientX - r.left) / r.width) * cols, total, cols);
   };
 
   const draw = () => {
@@ -100,11 +104,18 @@ export function initFile(doc) {
     }
     const hp = hatch(ctx, dpr);
     const fills = fillsFor(colour.by);
-    const sx = w / total;
+    cols = Math.max(1, Math.round(w * dpr));
+    const cw = w / cols;
+    /** The CSS x span of blocks [a, b) (at least one device pixel). */
+    const span = (/** @type {number} */ a, /** @type {number} */ b) => {
+      const [c0, c1] = spanColumns(a, b, total, cols);
+      return [c0 * cw, c1 * cw];
+    };
+    /** The left edge of block i (w at the end of the file). */
+    const xOf = (/** @type {number} */ i) => (i >= total ? w : span(i, i + 1)[0]);
     ctx.translate(0, TOP);
     for (const e of ext) {
-      const x0 = e.index * sx;
-      const x1 = Math.max(x0 + 0.75, (e.index + e.count) * sx);
+      const [x0, x1] = span(e.index, e.index + e.count);
       if (e.state === 'addr' && e.segno >= 0) {
         // One piece per segment the extent crosses (its colour may change
         // there by segment or log type; a run's colour does not).
@@ -114,7 +125,8 @@ export function initFile(doc) {
           const n = colour.by === 'run' ? e.count - i : Math.min(e.count - i, bps - ((a - main) % bps));
           ctx.fillStyle = fills[colourIndex(colour, e.index + i, a, fills.length)];
           // At least 2 px, so a few blocks in a huge sparse file still show.
-          ctx.fillRect((e.index + i) * sx, 0, Math.max(2, n * sx), bh);
+          const [p0, p1] = span(e.index + i, e.index + i + n);
+          ctx.fillRect(p0, 0, Math.max(2, p1 - p0), bh);
           i += n;
         }
       } else {
@@ -132,7 +144,7 @@ export function initFile(doc) {
     if (colour.by === 'run') {
       const starts = colour.runs ? colour.runs.starts : [];
       for (let k = 1; k < starts.length; k++) {
-        const x = starts[k] * sx;
+        const x = xOf(starts[k]);
         ctx.fillStyle = '#fff';
         ctx.fillRect(x - 1.5, 0, 3, bh);
         ctx.fillStyle = INK;
@@ -145,8 +157,9 @@ export function initFile(doc) {
     if (selected >= 0 && selected < total) {
       // The slot the inspector pointed at: a dark bar with a light halo
       // and a marker above, visible on any segment hue.
-      const x = Math.min(w - 2, selected * sx);
-      const bw = Math.max(2, sx);
+      const [s0, s1] = span(selected, selected + 1);
+      const x = Math.min(w - 2, s0);
+      const bw = Math.max(2, s1 - s0);
       ctx.fillStyle = '#fff';
       ctx.fillRect(x - 1.5, 0, bw + 3, bh);
       ctx.fillStyle = '#1d232a';
@@ -161,7 +174,7 @@ export function initFile(doc) {
     // Dnode boundaries above the bar.
     ctx.fillStyle = '#4a5561';
     if (dnodes.length < w / 3) {
-      for (const d of dnodes) ctx.fillRect(Math.min(w - 1, d.start * sx), -TOP, 1, TOP);
+      for (const d of dnodes) ctx.fillRect(Math.min(w - 1, xOf(d.start)), -TOP, 1, TOP);
     }
     ctx.fillStyle = '#4a5561';
     ctx.font = '11px ui-monospace, monospace';
@@ -169,7 +182,7 @@ export function initFile(doc) {
     const ticks = Math.max(2, Math.floor(w / 140));
     for (let i = 0; i <= ticks; i++) {
       const b = Math.round((total * i) / ticks);
-      const x = (b / total) * w;
+      const x = xOf(b);
       ctx.fillRect(Math.min(w - 1, x), bh, 1, 4);
       ctx.textAlign = i === 0 ? 'left' : i === ticks ? 'right' : 'center';
       ctx.fillText(int(b), Math.min(w - 1, x), bh + 4);
@@ -196,7 +209,7 @@ export function initFile(doc) {
     if (!total) return;
     const b = blockAt(e);
     const x = extentAt(b);
-    if (x && x.state === 'addr') location.assign(`/images/${encodeURIComponent(id)}/blocks/${x.addr + (b - x.index)}`);
+    if (x && x.state === 'addr') location.assign(blockURL(id, x.addr + (b - x.index)));
   });
   const info = doc.getElementById('slotinfo');
   const showSlot = () => {
@@ -212,7 +225,7 @@ export function initFile(doc) {
     if (x && x.state === 'addr') {
       const a = x.addr + (selected - x.index);
       const link = doc.createElement('a');
-      link.href = `/images/${encodeURIComponent(id)}/blocks/${a}`;
+      link.href = blockURL(id, a);
       link.textContent = `block ${a}`;
       link.dataset.testid = 'slot-block';
       info.append(link, `, segment ${Math.floor((a - main) / bps)}`);

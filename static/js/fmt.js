@@ -1,22 +1,35 @@
 // Number formatting shared by the pages.
 
 /**
- * Formats an integer with thousands separators (16384 → "16,384").
+ * Formats a decimal integer string with thousands separators ("9223372036854775807" →
+ * "9,223,372,036,854,775,807"), exactly: the server sends byte counts and offsets as strings so
+ * they stay exact past 2^53. The one grouping of the front end, the same as Go's units.Group
+ * (internal/units/testdata/group.json holds both to the same cases).
+ * @param {string|number} s
+ * @returns {string}
+ */
+export function groupDigits(s) {
+  const t = String(s);
+  const neg = t.startsWith('-');
+  const d = neg ? t.slice(1) : t;
+  let out = '';
+  for (let i = 0; i < d.length; i++) {
+    if (i > 0 && (d.length - i) % 3 === 0) out += ',';
+    out += d[i];
+  }
+  return neg ? `-${out}` : out;
+}
+
+/**
+ * Formats an integer with thousands separators (16384 → "16,384"), truncating a fraction.
  * @param {number} n
  * @returns {string}
  */
 export function int(n) {
   if (n === undefined || n === null || Number.isNaN(n)) return '–';
-  // By hand: toLocaleString goes through Intl, and the player formats
-  // dozens of numbers every frame.
-  const v = Math.trunc(n);
-  const s = String(Math.abs(v));
-  let out = '';
-  for (let i = 0; i < s.length; i++) {
-    if (i > 0 && (s.length - i) % 3 === 0) out += ',';
-    out += s[i];
-  }
-  return v < 0 ? `-${out}` : out;
+  // By hand, not toLocaleString: that goes through Intl, and the player formats dozens of
+  // numbers every frame.
+  return groupDigits(String(Math.trunc(n)));
 }
 
 /**

@@ -5,6 +5,7 @@ import { fit, Tooltip, onResize } from './canvas.js';
 import { int } from './fmt.js';
 import { TYPE_COLOURS, TYPE_NAMES, INK, INK3, LINE, dots, OI } from './palette.js';
 import { initTree } from './tree.js';
+import { apiImage, blockURL } from './links.js';
 
 const LABEL_W = 40; // left margin for row-start segment numbers
 
@@ -27,7 +28,7 @@ export async function initImage(doc) {
   /** @type {SegmentsBody} */
   let body;
   try {
-    const r = await fetch(`/api/images/${encodeURIComponent(id)}/segments`);
+    const r = await fetch(apiImage(id, 'segments'));
     if (!r.ok) throw new Error((await r.json()).error || r.statusText);
     body = await r.json();
   } catch (err) {
@@ -196,7 +197,7 @@ async function showSegment(doc, id, segno, tip, section) {
   title.textContent = `Segment ${segno}: loading…`;
   let s;
   try {
-    const r = await fetch(`/api/images/${encodeURIComponent(id)}/segments/${segno}`);
+    const r = await fetch(apiImage(id, 'segments', segno));
     s = await r.json();
     if (!r.ok) throw new Error(s.error || r.statusText);
   } catch (err) {
@@ -212,7 +213,7 @@ async function showSegment(doc, id, segno, tip, section) {
   if (links) {
     const a = (/** @type {string} */ label, /** @type {number} */ addr, /** @type {string} */ testid) => {
       const el = doc.createElement('a');
-      el.href = `/images/${encodeURIComponent(id)}/blocks/${addr}`;
+      el.href = blockURL(id, addr);
       el.textContent = `${label} ${addr}`;
       el.dataset.testid = testid;
       return el;
@@ -220,7 +221,7 @@ async function showSegment(doc, id, segno, tip, section) {
     links.replaceChildren('Inspect: ', a('first block', s.startAddr, 'segment-first-block'));
     // The inspector knows where the segment's live summary and SIT entry
     // are (the checkpoint's for a current segment, the SSA's otherwise).
-    fetch(`/api/images/${encodeURIComponent(id)}/blocks/${s.startAddr}`)
+    fetch(apiImage(id, 'blocks', s.startAddr))
       .then((r) => (r.ok ? r.json() : null))
       .then((b) => {
         for (const l of (b && b.links) || []) {
@@ -268,7 +269,7 @@ async function showSegment(doc, id, segno, tip, section) {
       const r = canvas.getBoundingClientRect();
       const k = Math.floor((e.clientY - r.top) / cell) * COLS + Math.floor((e.clientX - r.left - 34) / cell);
       if (e.clientX - r.left < 34 || k < 0 || k >= n) return;
-      location.assign(`/images/${encodeURIComponent(id)}/blocks/${s.startAddr + k}`);
+      location.assign(blockURL(id, s.startAddr + k));
     };
     canvas.style.cursor = 'pointer';
   };

@@ -1,6 +1,7 @@
 // The images page: drag-and-drop or picker upload with a progress bar
 // that covers both the transfer and the server's expansion of the image.
 import { bytes } from './fmt.js';
+import { imagePage, apiImage, uploadURL } from './links.js';
 
 const POLL_MS = 250;
 
@@ -65,7 +66,7 @@ function message(ui, kind, text, img) {
   if (img) {
     ui.msg.append(`Loaded ${img.name} as `);
     const a = document.createElement('a');
-    a.href = `/images/${encodeURIComponent(img.id)}`;
+    a.href = imagePage(img.id);
     a.textContent = img.id;
     a.dataset.testid = 'upload-link';
     ui.msg.append(a, '.');
@@ -98,7 +99,7 @@ function progress(ui, label, frac) {
 function upload(file, ui) {
   ui.msg.hidden = true;
   const token = Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
-  const url = `/api/images?token=${token}&name=${encodeURIComponent(file.name)}`;
+  const url = uploadURL(token, file.name);
   progress(ui, `Uploading ${file.name} (${bytes(file.size)})…`, 0);
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
@@ -176,7 +177,7 @@ function addRow(doc, img) {
   const tr = doc.createElement('tr');
   tr.dataset.testid = 'image-item';
   tr.dataset.id = img.id;
-  const href = `/images/${encodeURIComponent(img.id)}`;
+  const href = imagePage(img.id);
   const cells = [
     () => { const a = doc.createElement('a'); a.href = href; a.textContent = img.name; a.dataset.testid = 'image-link'; return a; },
     () => img.id, () => img.format, () => bytes(img.size),
@@ -255,7 +256,7 @@ function initDelete(doc) {
     }
     b.disabled = true;
     try {
-      const r = await fetch(`/api/images/${encodeURIComponent(id)}`, { method: 'DELETE' });
+      const r = await fetch(apiImage(id), { method: 'DELETE' });
       if (r.status === 204 || r.status === 404) {
         const row = b.closest('tr');
         const next = row?.nextElementSibling?.querySelector('button, a') || doc.getElementById('choose-file');

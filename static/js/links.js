@@ -1,5 +1,7 @@
-// Links from the player into the block inspector and the file page: the same URLs as Go's
-// templates.BlockURL and templates.FileSlotURL, escaped as net/url escapes them.
+// The one place the front end builds URLs of images and rooms: pages (/images/ID/…), API
+// resources (/api/images/ID/…) and the links from the player into the block inspector and the
+// file page, the same URLs as Go's templates.BlockURL and templates.FileSlotURL, escaped as
+// net/url escapes them. Nothing else calls encodeURIComponent.
 
 /**
  * Escapes s as Go's url.QueryEscape does: everything but letters, digits and -_.~ as %XX
@@ -26,13 +28,62 @@ export function pathEscape(s) {
 }
 
 /**
+ * Joins path segments, each escaped as a path segment (numbers as they are).
+ * @param {Array<string|number>} parts
+ * @returns {string}
+ */
+function segments(parts) {
+  return parts.map((p) => pathEscape(String(p))).join('/');
+}
+
+/**
+ * A page of image id: imagePage(id) is the image's page, imagePage(id, 'run') → /images/ID/run.
+ * @param {string} id
+ * @param {...(string|number)} parts
+ * @returns {string}
+ */
+export function imagePage(id, ...parts) {
+  return `/images/${segments([id, ...parts])}`;
+}
+
+/**
+ * An API resource of image id: apiImage(id, 'segments', 3) → /api/images/ID/segments/3;
+ * apiImage(id) is the image itself.
+ * @param {string} id
+ * @param {...(string|number)} parts
+ * @returns {string}
+ */
+export function apiImage(id, ...parts) {
+  return `/api/images/${segments([id, ...parts])}`;
+}
+
+/**
+ * The upload endpoint for a file named name, under the client's progress token.
+ * @param {string} token
+ * @param {string} name
+ * @returns {string}
+ */
+export function uploadURL(token, name) {
+  return `/api/images?token=${queryEscape(token)}&name=${queryEscape(name)}`;
+}
+
+/**
+ * The follower's page of room code.
+ * @param {string} code
+ * @returns {string}
+ */
+export function followPage(code) {
+  return `/follow/${segments([code])}`;
+}
+
+/**
  * The block inspector's page of block addr in image id (templates.BlockURL).
  * @param {string} id
  * @param {number} addr
  * @returns {string}
  */
 export function blockURL(id, addr) {
-  return `/images/${pathEscape(id)}/blocks/${addr >>> 0}`;
+  return imagePage(id, 'blocks', addr >>> 0);
 }
 
 /**
@@ -43,7 +94,7 @@ export function blockURL(id, addr) {
  * @returns {string}
  */
 export function fileSlotURL(id, path, slot) {
-  return `/images/${pathEscape(id)}/file?path=${queryEscape(path)}#slot=${slot}`;
+  return `${imagePage(id, 'file')}?path=${queryEscape(path)}#slot=${slot}`;
 }
 
 /** Slot values that are not block addresses (f2fs.h: NULL_ADDR, NEW_ADDR, COMPRESS_ADDR). */

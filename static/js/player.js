@@ -13,6 +13,7 @@ import { MODEL, MEASURED, modelMs, fmtTime, formula } from './cost.js';
 import {
   stopAt, stopStep, nextStop, prevStop, tourPosition, openQuestion, passedQuestion, verdictText, scoreText,
 } from './tour.js';
+import { nextMode, tourAfterHello } from './modeswitch.js';
 import { COLOUR_BY, COLOUR_KEY, colourBy } from './colour.js';
 import { loadGlossary, TermMatcher, Popover, writeTerms, termButton } from './glossary.js';
 import { legendColours as paintLegend } from './palette.js';
@@ -25,8 +26,6 @@ const SPEEDS = [0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000,
   20000, 50000, 100000, 200000, 500000, 1000000];
 
 /** Modes in the order the b key cycles through them. */
-const MODE_CYCLE = ['per-block', 'batched', 'both'];
-
 /** Paces from slowest to fastest, for [ and ]. */
 const PACE_ORDER = ['step', '180', '60', '30', '10'];
 
@@ -221,8 +220,12 @@ export function initRun(doc, opts = {}) {
 
   const sock = new RunSocket(params, {
     hello(h) {
+      const before = st.ready ? st.mode : null;
       st.hello(h);
       params.mode = st.mode;
+      ({ open: tourOpen, sticky: tourSticky } = tourAfterHello(before, st.mode, st.stops, st.step, tourOpen, tourSticky));
+      // Verdicts are kept by stop index, and another mode has other stops.
+      if (before !== null && before !== st.mode) { verdicts.clear(); answered.clear(); waitingVerdict = -1; }
       if (modeSel) modeSel.value = st.mode;
       seek.max = String(st.totalSteps);
       $('step-total').textContent = int(st.totalSteps);
@@ -475,7 +478,7 @@ export function initRun(doc, opts = {}) {
       case 'P': setPresent(!view.present); break;
       case '[': stepPace(-1); break;
       case ']': stepPace(1); break;
-      case 'b': case 'B': setMode(MODE_CYCLE[(MODE_CYCLE.indexOf(params.mode) + 1) % MODE_CYCLE.length]); break;
+      case 'b': case 'B': setMode(nextMode(params.mode)); break;
       case 'c': setColour(COLOUR_BY[(COLOUR_BY.indexOf(view.colour.by) + 1) % COLOUR_BY.length]); break;
       case 'q': setQuiz(!view.quiz); break;
       // g moves the focus on keyup: moved now, the key's character would land in the box.
@@ -532,6 +535,11 @@ export function initRun(doc, opts = {}) {
     dirty = true;
   }, { passive: false });
   new ResizeObserver(() => { dirty = true; markersDirty = true; }).observe(doc.body);
+  // A panel that grows or shrinks inside a body of the same size (a mode switch hides a lane)
+  // shows another number of rows: draw again, as a fresh load would.
+  const redraw = new ResizeObserver(() => { dirty = true; });
+  redraw.observe(slotsCanvas);
+  redraw.observe(sitCanvas);
 
   $('cost-formula').textContent = formula(MODEL);
   $('cost-source').textContent = `t = a × blocks + b × calls, fitted exactly through two points: ${MEASURED.source}. `
@@ -837,10 +845,27 @@ function updateDOM(doc, st, ui) {
   const pl = (/** @type {number} */ n, /** @type {string} */ w) => `${int(n)} ${w}${n === 1 ? '' : 's'}`;
   text('slots-aside', st.ready ? `${pl(st.n, 'slot')} in ${pl(st.chunks.length, 'chunk')}${st.runs ? ` · ${pl(st.runs.count, 'physical run')}` : ''}` : '');
   const [a, b] = ui.sit.shown;
-  text('sit-aside', st.ready ? `${st.segOrder.size} segment${st.segOrder.size === 1 ? '' : 's'}${b < st.segOrder.size && b > 0 ? ` (${a}–${b} shown: ↑ ↓)` : ''}` : '');
+  text('sit-aside', st.ready ? sitAside(st, a, b) : '');
   text('slots-desc', st.ready && st.n > 0 ? cursorLine(st, ui.slots) : '');
   text('sit-desc', st.ready && !veiled ? sitLine(st) : '');
   tourDOM(doc, st, ui);
+}
+
+/**
+ * The SIT panel's heading aside: how many segments the run touches, how many are listed.
+ * @param {RunState} st
+ * @param {number} a first shown (1-based)
+ * @param {number} b last shown
+ * @returns {string}
+ */
+function sitAside(st, a, b) {
+  const listed = st.segOrder.size;
+  const all = st.modes.length ? st.sitTotals(st.modes[0]).segments : listed;
+  const n = Math.max(all, listed);
+  let t = `${int(n)} segment${n === 1 ? '' : 's'}`;
+  if (n > listed) t += ` (the first ${int(listed)} listed; totals count all)`;
+  if (b < listed && b > 0) t += ` (${a}–${b} shown: ↑ ↓)`;
+  return t;
 }
 
 /**
@@ -910,7 +935,9 @@ function outcomeDOM(doc, st, m) {
       else t += '.';
     } else if (o && o !== 'done') {
       const msg = st.modes.map((md) => st.per[md].message).find(Boolean);
-      t = `f2fs_zero_range returns -${o}${msg ? `: the kernel logs "${msg}"` : ''}.`;
+      // A request refused before f2fs (length 0, a directory) is the VFS's or open(2)'s answer.
+      const by = st.modes.map((md) => st.per[md].returnedBy).find(Boolean) || 'f2fs_zero_range';
+      t = `${by} returns -${o}${msg ? `: the kernel logs "${msg}"` : ''}.`;
     } else if (o === 'done') {
       const pb = st.per['per-block'];
       const bt = st.per.batched;
@@ -949,7 +976,7 @@ function tourDOM(doc, st, ui) {
   const quiz = $('quiz');
   const q = ui.view.quiz && s && s.question && (ui.q === k || ui.verdicts.has(k)) ? s.question : null;
   const asking = q && ui.q === k;
-  const key = `${k}:${asking}:${ui.verdicts.get(k) || ''}:${ui.waitingVerdict}:${ui.view.quiz}`;
+  const key = `${st.hellos}:${k}:${asking}:${ui.verdicts.get(k) || ''}:${ui.waitingVerdict}:${ui.view.quiz}`;
   const body = $('tour-body');
   if (body.dataset.key !== key) {
     body.dataset.key = key;

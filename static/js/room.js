@@ -7,6 +7,7 @@
 // detach (an ordinary socket for the same run, at the same step) and rejoin with one key.
 
 import { int } from './fmt.js';
+import { followPage } from './links.js';
 
 /** sessionStorage key of the presenter token of room code. */
 export function tokenKey(/** @type {string} */ code) { return `zrviz.room.${code}.token`; }
@@ -140,7 +141,7 @@ export async function presenterRoomParams(doc) {
   try { token = sessionStorage.getItem(tokenKey(code)) || ''; } catch { /* storage refused */ }
   let alive = false;
   if (token) {
-    try { alive = (await fetch(`/follow/${encodeURIComponent(code)}`, { method: 'HEAD' })).ok; } catch { /* offline */ }
+    try { alive = (await fetch(followPage(code), { method: 'HEAD' })).ok; } catch { /* offline */ }
   }
   if (!alive) {
     q.delete('room');

@@ -41,17 +41,17 @@ export const MODES = Object.freeze(['per-block', 'batched']);
  * @property {boolean} done
  * @property {string} errno
  * @property {string} message
+ * @property {string} [returnedBy] the function whose errno ends the run (open, vfs_fallocate, f2fs_fallocate, f2fs_zero_range)
  * @property {number} cursor
  * @property {number} chunk
  * @property {{start: number, len: number, slot: number}|null} pending
  * @property {Record<string, number>} counters
  * @property {Map<number, Segment>} segments
- * @property {Array<[number, number, string]>} calls newest last, at most MAX_CALLS: [start, len, reason]
+ * @property {Array<[number, number, string]>} calls the server's latest calls, newest last: [start, len, reason]
  * @property {string} narration
  * @property {number} iSize
+ * @property {{before: number, valid: number, touched: number, segments: number}|null} sit the server's SIT totals
  */
-
-const MAX_CALLS = 64;
 
 /**
  * Decodes 128 hex digits into the 64-byte map.
@@ -263,14 +263,16 @@ export class RunState {
     this.extentsClean = false;
     /** segno → first-touch order, from hello */
     this.segOrder = new Map();
-    /** segno → the player step of its latest change, for "newest on top" */
-    this.segActivity = new Map();
+    /** @type {Map<number, Segment>} segno → the hello's segment, as it was before the run */
+    this.segBase = new Map();
     /** @type {Map<number, number>} segno → log type */
     this.segTypes = new Map();
     /** bumped on every SIT change, so the SIT panel redraws only then */
     this.sitVersion = 0;
     this.info = { image: '', path: '', ino: 0, size: '0', offset: '0', length: '0', keepSize: false, before: /** @type {string[]} */ ([]), compressed: false, algorithm: '', clusterSize: 0 };
     this.score = { right: 0, asked: 0 };
+    /** hellos taken: a new one may bring another run's stops and chunks */
+    this.hellos = 0;
     this.error = '';
     /** @type {RunMap|null} the physical runs of the initial map, once it is complete */
     this.runs = null;
@@ -298,6 +300,7 @@ export class RunState {
    */
   hello(h) {
     this.ready = true;
+    this.hellos++;
     this.error = '';
     const r = h.run || {};
     this.info = {
@@ -330,19 +333,14 @@ export class RunState {
     /** @type {any[]} */
     const before = h.segments || [];
     before.forEach((s, i) => this.segOrder.set(s.segno, i));
-    this.segActivity = new Map();
+    // The hello's segments are as they were before the run: the base a full state starts from.
+    this.segBase = new Map(before.map((s) => [s.segno, this.seg({ ...s, valid: s.validBefore, map: s.mapBefore, class: s.classBefore })]));
     this.sitVersion++;
     this.per = {};
     for (const m of this.modes) {
-      const segs = new Map();
-      // The hello's segments are as they were before the run.
-      for (const s of before) {
-        const seg = this.seg({ ...s, valid: s.validBefore, map: s.mapBefore, class: s.classBefore });
-        segs.set(s.segno, seg);
-      }
       this.per[m] = {
         step: 0, done: false, errno: '', message: '', cursor: this.range.start, chunk: -1, pending: null,
-        counters: {}, segments: segs, calls: [], narration: '', iSize: 0,
+        counters: {}, segments: new Map(this.segBase), calls: [], narration: '', iSize: 0, sit: null,
       };
     }
     this.applyCommon(h);
@@ -376,7 +374,8 @@ export class RunState {
     this.initialExtents = this.initialExtents.concat(page.extents);
     this.initialNext = page.next;
     this.changed = null;
-    if (this.initialComplete) this.runs = RunMap.fromExtents(this.initialExtents, base, this.slots.length);
+    // The physical runs over the chunks the loop walks (core.RunStarts's rule).
+    if (this.initialComplete) this.runs = RunMap.fromExtents(this.initialExtents, base, this.slots.length, this.chunks.map((c) => /** @type {[number, number]} */ ([c.start, c.start + c.len])));
     this.refreshExtents();
   }
 
@@ -486,46 +485,63 @@ export class RunState {
       ms.done = !!s.done;
       ms.errno = s.errno || '';
       ms.message = s.message || '';
+      ms.returnedBy = s.returnedBy || '';
       ms.cursor = s.cursor ?? ms.cursor;
       ms.chunk = s.chunk ?? ms.chunk;
       ms.pending = s.pending && s.pending.len > 0 ? s.pending : null;
       ms.iSize = s.iSize ?? ms.iSize;
-      const hadTotal = ms.counters.calls || 0;
       if (s.counters) ms.counters = s.counters;
+      if (s.sit) ms.sit = s.sit;
       if (typeof s.narration === 'string') ms.narration = s.narration;
-      if (Array.isArray(s.calls)) {
-        const calls = s.calls.map((/** @type {any} */ c) => /** @type {[number, number, string]} */ ([c.start, c.len, c.reason]));
-        ms.calls = full ? calls : mergeCalls(ms.calls, hadTotal, calls, ms.counters.calls || 0);
-      }
+      // The server's latest calls are the call log: the same after any path to this step.
+      if (Array.isArray(s.calls)) ms.calls = s.calls.map((/** @type {any} */ c) => /** @type {[number, number, string]} */ ([c.start, c.len, c.reason]));
+      // A full state lists the segments that differ from the hello's, others those that changed
+      // since the previous state (player.ModeState): a full one starts again from the hello's.
+      if (full) ms.segments = new Map(this.segBase);
       if (Array.isArray(s.segments)) {
         for (const w of s.segments) {
-          const old = ms.segments.get(w.segno);
           const seg = this.seg(w);
-          if (!full || (old && (old.valid !== seg.valid || old.status !== seg.status))) this.segActivity.set(w.segno, step);
+          // What a segment was before the run is the hello's (states leave the map out).
+          const base = this.segBase.get(w.segno);
+          if (base) Object.assign(seg, { validBefore: base.validBefore, mapBefore: base.mapBefore, statusBefore: base.statusBefore });
           ms.segments.set(w.segno, seg);
-          this.sitVersion++;
           if (!this.segOrder.has(w.segno)) this.segOrder.set(w.segno, this.segOrder.size);
         }
       }
+      this.sitVersion++;
     }
   }
 
   /**
-   * Returns the touched segnos, most recent activity first, then in first-touch order.
+   * Returns the listed segnos, those of the latest calls first (newest first; modes in order),
+   * then in first-touch order: a function of the state at the step alone.
    * @returns {number[]}
    */
   segmentsByActivity() {
-    const segs = [...this.segOrder.keys()];
-    return segs.sort((a, b) => {
-      const da = this.segActivity.get(a) ?? -1;
-      const db = this.segActivity.get(b) ?? -1;
-      if (da !== db) return db - da;
-      return (this.segOrder.get(a) ?? 0) - (this.segOrder.get(b) ?? 0);
-    });
+    const g = this.geometry;
+    /** @type {number[]} */
+    const out = [];
+    const seen = new Set();
+    for (const m of this.modes) {
+      const calls = this.per[m]?.calls || [];
+      for (let j = calls.length - 1; j >= 0; j--) {
+        const [start, len] = calls[j];
+        const a = this.segnoOf(start);
+        const b = this.segnoOf(start + Math.max(len, 1) - 1);
+        if (a < 0 || b < 0) continue;
+        for (let n = a; n <= b && n < a + g.blocksPerSeg; n++) {
+          if (!seen.has(n) && this.segOrder.has(n)) { seen.add(n); out.push(n); }
+        }
+      }
+    }
+    const rest = [...this.segOrder.keys()].filter((n) => !seen.has(n));
+    rest.sort((a, b) => (this.segOrder.get(a) ?? 0) - (this.segOrder.get(b) ?? 0));
+    return out.concat(rest);
   }
 
   /**
-   * Sums the valid blocks of the touched segments, before the run and now, for mode.
+   * The SIT valid blocks of the segments the run touches, before the run and now, for mode: the
+   * server's totals (exact for any number of segments), else the listed segments' sum.
    * @param {string} mode
    * @returns {{before: number, now: number, segments: number}}
    */
@@ -534,6 +550,7 @@ export class RunState {
     let before = 0;
     let now = 0;
     if (!ms) return { before, now, segments: 0 };
+    if (ms.sit) return { before: ms.sit.before, now: ms.sit.valid, segments: ms.sit.segments };
     for (const s of ms.segments.values()) { before += s.validBefore; now += s.valid; }
     return { before, now, segments: ms.segments.size };
   }
@@ -622,20 +639,4 @@ export class RunState {
     }
     return this.flash.size > 0;
   }
-}
-
-/**
- * Merges the server's latest calls (at most 16, oldest first) into the longer history the client
- * keeps for its call log: the calls made since the client's last state are appended; after a gap
- * (a seek, or more new calls than the server lists) the history starts again from the server's.
- * @param {Array<[number, number, string]>} had the history, oldest first
- * @param {number} hadTotal calls made when it was last updated
- * @param {Array<[number, number, string]>} latest the server's latest calls
- * @param {number} total calls made now
- * @returns {Array<[number, number, string]>}
- */
-export function mergeCalls(had, hadTotal, latest, total) {
-  const fresh = total - hadTotal;
-  if (fresh < 0 || fresh > latest.length || (had.length === 0 && hadTotal > 0)) return latest.slice(-MAX_CALLS);
-  return had.concat(latest.slice(latest.length - fresh)).slice(-MAX_CALLS);
 }

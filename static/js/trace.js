@@ -7,6 +7,7 @@
 // slider marks the first divergence, a button seeks there, the counters add the kernel's count.
 
 import { int, bytes } from './fmt.js';
+import { apiImage } from './links.js';
 
 /** The largest trace the server takes (web.MaxTraceBody). */
 export const MAX_TRACE_BYTES = 64 << 20;
@@ -201,7 +202,7 @@ export function traceFileRefusal(f) {
  */
 export async function traceKept(id, tid) {
   try {
-    const res = await fetch(`/api/images/${encodeURIComponent(id)}/traces/${encodeURIComponent(tid)}`, { method: 'HEAD' });
+    const res = await fetch(apiImage(id, 'traces', tid), { method: 'HEAD' });
     return res.status !== 404;
   } catch {
     return true; // offline: the socket will say so
@@ -218,7 +219,7 @@ export function opsKey(/** @type {string} */ id) { return `zrviz.trace.${id}.ops
  * @returns {Promise<{id: string, format: string, outside: number, sized: boolean, ops: Array<{calls: number}>}>}
  */
 export async function uploadTrace(id, file) {
-  const res = await fetch(`/api/images/${encodeURIComponent(id)}/traces`, { method: 'POST', body: file, headers: { 'Content-Type': 'text/plain' } });
+  const res = await fetch(apiImage(id, 'traces'), { method: 'POST', body: file, headers: { 'Content-Type': 'text/plain' } });
   let body = null;
   try { body = await res.json(); } catch { /* not JSON */ }
   if (res.status !== 201 && res.status !== 200) {

@@ -4,6 +4,7 @@
 // page left out are fetched from GET /api/images/{id}/dir a page at a time when the reader asks: a
 // directory of 3,000 dentry blocks or a chain of 255-byte names costs the page nothing more.
 import { bytes } from './fmt.js';
+import { imagePage, apiImage } from './links.js';
 
 /**
  * @typedef {{path: string, ino: number, type: string, size: number}} Entry
@@ -22,7 +23,7 @@ import { bytes } from './fmt.js';
 export function dirURL(id, dir, after, limit) {
   const q = new URLSearchParams({ path: dir, limit: String(limit) });
   if (after) q.set('after', after);
-  return `/api/images/${encodeURIComponent(id)}/dir?${q}`;
+  return `${apiImage(id, 'dir')}?${q}`;
 }
 
 /**
@@ -32,7 +33,7 @@ export function dirURL(id, dir, after, limit) {
  * @returns {string}
  */
 export function fileURL(id, path) {
-  return `/images/${encodeURIComponent(id)}/file?${new URLSearchParams({ path })}`;
+  return `${imagePage(id, 'file')}?${new URLSearchParams({ path })}`;
 }
 
 /**
@@ -44,7 +45,7 @@ export function fileURL(id, path) {
  */
 export function runURL(id, path, size) {
   const q = new URLSearchParams({ path, offset: '0', length: String(Math.max(size, 1)), mode: 'both' });
-  return `/images/${encodeURIComponent(id)}/run?${q}`;
+  return `${imagePage(id, 'run')}?${q}`;
 }
 
 /**

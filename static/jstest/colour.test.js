@@ -7,7 +7,7 @@ const NEW = 0xffffffff;
 const isAddr = (v) => v !== 0 && v !== NEW && v !== 0xfffffffe;
 
 test('bench64 is three physical runs, across its 17 dnode chunks', () => {
-  // /seed/bench64.bin: 34304…34815, 6144…18943, 19456…22527 (fixtures/README.md, case 1), one
+  // /seed/bench64.bin: 34304…34815, 6144…18943, 19456…22527 (imgio/demo/README.md; kernel case 1), one
   // extent per dnode chunk as the server pages them.
   const runs = [[34304, 512], [6144, 12800], [19456, 3072]];
   const ext = [];
@@ -109,4 +109,22 @@ test('contrast is WCAG 2\'s; text on a fill picks the readable ink', () => {
   assert.ok(Math.abs(contrast('#7a8591', '#ffffff') - 3.7) < 0.1, 'the muted grey the sandbox flagged');
   assert.equal(textOn('#332288', '#1d232a'), '#ffffff');
   assert.equal(textOn('#f0e442', '#1d232a'), '#1d232a');
+});
+
+test('the physical runs of the shared vectors (core.RunStarts has the same)', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const v = JSON.parse(await readFile(new URL('./testdata/runs.json', import.meta.url), 'utf8'));
+  assert.ok(v.cases.length >= 5);
+  for (const c of v.cases) {
+    const base = 0;
+    const n = Math.max(0, ...c.extents.map((e) => e.index + e.count), ...c.spans.map((s) => s[1]));
+    const m = RunMap.fromExtents(c.extents, base, n, c.spans);
+    assert.deepEqual(Array.from(m.starts).map((o) => o + base), c.want, c.name);
+    // The same with the range starting further on (offsets are relative to it).
+    const b2 = Math.min(...c.spans.map((s) => s[0]), n);
+    if (b2 > 0 && b2 < n) {
+      const m2 = RunMap.fromExtents(c.extents, b2, n - b2, c.spans);
+      assert.deepEqual(Array.from(m2.starts).map((o) => o + b2), c.want, `${c.name}, base ${b2}`);
+    }
+  }
 });

@@ -2,7 +2,7 @@
 // exactly one column, for every strip size the player can meet.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { columnStart, columnOf } from '../js/columns.js';
+import { columnStart, columnOf, spanColumns, slotAtColumn } from '../js/columns.js';
 
 /** Strip sizes: every n up to 300 against every cols ≤ n, plus large ranges. */
 function* sizes() {
@@ -79,3 +79,32 @@ function edges(n, cols) {
   }
   return out.filter((i) => i >= 0 && i < n);
 }
+
+test('spanColumns: consecutive slots get consecutive columns, each at least one, for any n and cols', () => {
+  const cases = [];
+  for (let n = 1; n <= 120; n++) for (const cols of [1, 2, 3, 7, 50, 119, 120, 121, 640, 1280]) cases.push([n, cols]);
+  for (const n of [2_359_296, 16_384]) for (const cols of [1, 640, 1919, 3840]) cases.push([n, cols]);
+  for (const [n, cols] of cases) {
+    const few = n < cols;
+    const slots = n <= 120 ? Array.from({ length: n }, (_, i) => i) : edges(n, cols);
+    for (const i of slots) {
+      const [x0, x1] = spanColumns(i, i + 1, n, cols);
+      assert.ok(x0 >= 0 && x1 <= cols && x1 > x0, `n=${n} cols=${cols}: slot ${i} at [${x0}, ${x1})`);
+      if (few && i + 1 < n) assert.equal(spanColumns(i + 1, i + 2, n, cols)[0], x1, `n=${n} cols=${cols}: a gap after slot ${i}`);
+      assert.equal(slotAtColumn(x0, n, cols) <= i, true);
+      if (few) assert.equal(slotAtColumn(x0, n, cols), i, `n=${n} cols=${cols}: column ${x0} names slot ${slotAtColumn(x0, n, cols)}`);
+    }
+    assert.deepEqual(spanColumns(0, n, n, cols), [0, cols], `n=${n} cols=${cols}: the strip spans every column`);
+  }
+});
+
+test('slotAtColumn names a slot the column draws, clamped to the strip', () => {
+  for (const [n, cols] of [[10, 100], [100, 10], [16_384, 1280], [7, 7]]) {
+    for (let x = -3; x < cols + 3; x++) {
+      const i = slotAtColumn(x, n, cols);
+      const c = Math.min(cols - 1, Math.max(0, x));
+      const [x0, x1] = spanColumns(i, i + 1, n, cols);
+      assert.ok(i >= 0 && i < n && c >= x0 && c < x1, `n=${n} cols=${cols}: column ${x} → slot ${i} at [${x0}, ${x1})`);
+    }
+  }
+});

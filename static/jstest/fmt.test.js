@@ -1,7 +1,23 @@
 // Unit tests of the number formatting (node --test).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { int, bytes, rate } from '../js/fmt.js';
+import { readFileSync } from 'node:fs';
+import { int, bytes, rate, groupDigits } from '../js/fmt.js';
+
+/** The grouping cases Go's units.Group is held to as well (TestGroupShared). */
+const shared = JSON.parse(readFileSync(new URL('../../internal/units/testdata/group.json', import.meta.url), 'utf8'));
+
+test('groupDigits groups as Go\'s units.Group does, exactly past 2^53', () => {
+  assert.ok(shared.length >= 10);
+  for (const [in_, want] of shared) assert.equal(groupDigits(in_), want, in_);
+});
+
+test('int agrees with groupDigits on every safe integer of the shared cases', () => {
+  for (const [in_, want] of shared) {
+    const n = Number(in_);
+    if (Number.isSafeInteger(n)) assert.equal(int(n), want, in_);
+  }
+});
 
 test('int groups thousands and truncates', () => {
   assert.equal(int(16384), '16,384');

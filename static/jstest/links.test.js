@@ -2,7 +2,8 @@
 // ones Go's templates.BlockURL and FileSlotURL build (expected values printed by Go's net/url).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { queryEscape, pathEscape, blockURL, fileSlotURL, slotLinks } from '../js/links.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import { queryEscape, pathEscape, blockURL, fileSlotURL, slotLinks, imagePage, apiImage, uploadURL, followPage } from '../js/links.js';
 
 test('blockURL and fileSlotURL match templates.BlockURL and FileSlotURL', () => {
   const cases = [
@@ -35,4 +36,28 @@ test('slotLinks: the file page always, the block only for an address', () => {
   }
   assert.equal(slotLinks('', '/sandbox', 1, 9000), null, 'a sandbox run has no image to link');
   assert.equal(slotLinks('demo', '/a', -1, 9000), null);
+});
+
+test('imagePage and apiImage escape every segment, numbers as they are', () => {
+  assert.equal(imagePage('demo'), '/images/demo');
+  assert.equal(imagePage('demo', 'run'), '/images/demo/run');
+  assert.equal(imagePage('a b/c', 'file'), '/images/a%20b%2Fc/file');
+  assert.equal(apiImage('demo'), '/api/images/demo');
+  assert.equal(apiImage('demo', 'segments', 3), '/api/images/demo/segments/3');
+  assert.equal(apiImage('x', 'traces', 't?1#2'), '/api/images/x/traces/t%3F1%232');
+  assert.equal(blockURL('demo', -1), '/images/demo/blocks/4294967295');
+});
+
+test('uploadURL and followPage escape what the user named', () => {
+  assert.equal(uploadURL('00ff', 'my image&v=2.img'), '/api/images?token=00ff&name=my+image%26v%3D2.img');
+  assert.equal(followPage('ab12'), '/follow/ab12');
+  assert.equal(followPage('a/b'), '/follow/a%2Fb');
+});
+
+test('no module but links.js builds URLs with encodeURIComponent', () => {
+  const dir = new URL('../js/', import.meta.url);
+  for (const f of readdirSync(dir)) {
+    if (!f.endsWith('.js') || f === 'links.js') continue;
+    assert.ok(!readFileSync(new URL(f, dir), 'utf8').includes('encodeURIComponent'), `${f} calls encodeURIComponent`);
+  }
 });

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  RunState, overlayExtents, writeExtents, slotValue, mergeCalls, groupDigits, hexMap, testBit, countStates,
+  RunState, overlayExtents, writeExtents, slotValue, groupDigits, hexMap, testBit, countStates,
   NULL_ADDR, NEW_ADDR,
 } from '../js/state.js';
 
@@ -75,16 +75,6 @@ test('groupDigits keeps big decimal strings exact', () => {
   assert.equal(groupDigits('9223372036854775807'), '9,223,372,036,854,775,807');
   assert.equal(groupDigits('-1234'), '-1,234');
   assert.equal(groupDigits(16384), '16,384');
-});
-
-test('mergeCalls appends new calls and restarts after a gap', () => {
-  const c = (i) => [i, 1, 'per-block'];
-  assert.deepEqual(mergeCalls([c(1), c(2)], 2, [c(1), c(2), c(3)], 3), [c(1), c(2), c(3)]);
-  // 20 new calls, the server lists 16: a gap, start again from its list.
-  const latest = Array.from({ length: 16 }, (_, i) => c(i + 10));
-  assert.deepEqual(mergeCalls([c(1)], 1, latest, 21), latest);
-  // Back in time (a seek): the server's list.
-  assert.deepEqual(mergeCalls([c(1), c(2), c(3)], 3, [c(1)], 1), [c(1)]);
 });
 
 /** A hello as the server sends it for a small run. */
@@ -195,4 +185,25 @@ test('the physical runs, the before/after slot counts and SIT totals of a run', 
   assert.deepEqual(st.sitTotals('none'), { before: 0, now: 0, segments: 0 });
   // The runs stay those of the map before the run, whatever it does.
   assert.deepEqual(Array.from(st.runs.starts), [0, 6]);
+});
+
+test('a full state starts the SIT again from the hello: a seek back before the first update', () => {
+  // The bug of issue 16: Home after End kept the segments the end had changed.
+  const st = new RunState();
+  st.hello(hello());
+  const at = (step, full, segs, sit) => st.frame({ step, full, events: [], changed: [],
+    state: [{ mode: 'batched', step, counters: { calls: 1 }, calls: [{ start: 4608, len: 3, reason: 'end-of-chunk' }], segments: segs, sit }] }, 0);
+  at(30, true, [{ segno: 1, validBefore: 10, valid: 0, map: '00', mapBefore: 'ff', class: 'prefree', classBefore: 'dirty' }],
+    { before: 10, valid: 0, touched: 1, segments: 1 });
+  assert.equal(st.per.batched.segments.get(1).valid, 0);
+  at(0, true, [], { before: 10, valid: 10, touched: 0, segments: 1 });
+  const s = st.per.batched.segments.get(1);
+  assert.equal(s.valid, 10);
+  assert.equal(s.status, 'dirty');
+  assert.deepEqual(Array.from(s.map.slice(0, 1)), [0xff]);
+  // The totals are the server's (exact past the listed segments), the calls its latest.
+  assert.deepEqual(st.sitTotals('batched'), { before: 10, now: 10, segments: 1 });
+  assert.deepEqual(st.per.batched.calls, [[4608, 3, 'end-of-chunk']]);
+  // Newest activity on top: the segments of the latest calls first.
+  assert.deepEqual(st.segmentsByActivity(), [1]);
 });

@@ -1,0 +1,55 @@
+// Package gc models what F2FS does to a volume's segment information table (SIT) when it takes a
+// checkpoint and when it garbage-collects, as Linux 6.12 (fs/f2fs/gc.c, segment.c, segment.h of
+// 6.12.117) does it: F2FS_IOC_WRITE_CHECKPOINT ([State.Checkpoint]) and F2FS_IOC_GARBAGE_COLLECT
+// with sync = 1 (foreground, greedy) and sync = 0 (background, cost-benefit) ([State.GC]).
+//
+// The model is pure and deterministic. It starts from the SIT as a mount reads it ([Mount]: every
+// main-area segment's valid count, valid map, mtime and log type, the six current segments and
+// the checkpoint's elapsed_time), keeps the kernel's in-memory state (dirty and prefree segment
+// maps, dirty_secmap and victim_secmap, last_victim per policy, min/max mtime, the free segment
+// map), and changes it only through the ops. The clock is a parameter: the seconds since mount
+// ([State.Now], 0 by default), which decide the mtime update_segment_mtime writes and so, once
+// the SIT has changed in the session, cost-benefit's ages. max_mtime starts at the checkpoint's
+// elapsed_time ([Volume.MountSeconds] more if the mount itself crossed a second boundary, which a
+// slow mount does now and then).
+//
+// Victim selection follows f2fs_get_victim (gc.c:786–974) exactly: select_policy (gc.c:275) with
+// the section as the unit (ofs_unit = segs_per_sec; dirty_secmap for large sections, the DIRTY
+// segment map otherwise), max_search capped at max_victim_search (4096, DEF_MAX_VICTIM_SEARCH) for
+// background calls only, the round-robin start at last_victim[gc_mode] and its update when the
+// search ends (gc.c:933–942), sec_usage_check (segment.h:916: current sections and cur_victim_sec
+// skipped), background skipping sections already in victim_secmap (gc.c:910), ties to the first
+// found (p.min_cost > cost, gc.c:921), greedy cost = the section's valid blocks, cost-benefit from
+// get_cb_cost (gc.c:362) with min_mtime/max_mtime from init_min_max_mtime (segment.c:5481, max =
+// the checkpoint's elapsed_time plus the seconds since mount), and foreground calls first taking a
+// section an earlier background call marked (check_bg_victims, gc.c:345). The cost a pick reports
+// is the kernel's p.min_cost, as the f2fs_get_victim tracepoint prints it: for a check_bg_victims
+// pick that is get_max_cost's initial value (2·ofs_unit·512 for greedy), not the section's cost.
+//
+// What a victim's blocks do (do_garbage_collect, gc.c:1759): a foreground call moves every valid
+// block within the ioctl — data to the cold data log (__get_segment_type_6 sends a page marked
+// gcing to CURSEG_COLD_DATA), node blocks rewritten to their node log (taken as the log the victim
+// segment belongs to) — with f2fs_allocate_data_block's SIT updates (segment.c:3675:
+// update_segment_mtime on the old and the new address, update_sit_entry +1/−1, a new segment for
+// a full log as get_new_segment picks it, locate_dirty_segment). The victim ends prefree; the call
+// returns 0 when a whole section was freed, else EAGAIN (f2fs_gc, err_gc_skipped). A background
+// call only marks the section in victim_secmap and its blocks dirty: node blocks move at the next
+// checkpoint (f2fs_sync_node_pages in block_operations), data blocks at the next sync (writeback;
+// a checkpoint does not write regular files' data). ENODATA when no section is a candidate.
+//
+// Left out: zoned devices (blkzoned, zone capacity), pinned files and sections, checkpoint=disable
+// (SBI_CP_DISABLED), gc_urgent and gc_idle modes, age-threshold GC (atgc: not modelled, a mount
+// with atgc is not handled), SSR allocation (the model assumes the free space LFS needs; a volume
+// short of free sections would make the kernel run a checkpoint or SSR inside f2fs_gc), mode=
+// fragment, the dnodes a data move dirties (their node blocks are rewritten at the next
+// checkpoint; the model does not place them, nor change any file's dnode slots, so a zero range
+// after a move would still see the old address), and the order writeback moves background-marked
+// data in (the model moves it in the victim's block order). The model's foreground calls always
+// free their section, so it never gives EAGAIN; the kernel does when it skips blocks it cannot
+// move (an inode's i_gc_rwsem contended, atomic or pinned files, pages under writeback). Node
+// blocks go back to the log their segment belongs to, which is where __get_segment_type_6 sends
+// them unless something other than the kernel's own allocator placed them.
+//
+// The kernel-written fixtures in testdata (its README) hold every pick of foreground and
+// background series on images with 1 and 4 segments per section against the model.
+package gc

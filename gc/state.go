@@ -1,0 +1,435 @@
+package gc
+
+import (
+	"errors"
+	"fmt"
+)
+
+// BlocksPerSeg is the only segment size F2FS has (log_blocks_per_seg = 9).
+const BlocksPerSeg = 512
+
+// NullSegno is NULL_SEGNO: no segment.
+const NullSegno = ^uint32(0)
+
+// The logs, numbered as the kernel's CURSEG_* (segment.h).
+const (
+	HotData = iota
+	WarmData
+	ColdData
+	HotNode
+	WarmNode
+	ColdNode
+	NumLogs
+)
+
+// Segment is one main-area segment's SIT entry (struct f2fs_sit_entry): its valid block count,
+// valid map (bit k = byte k/8, mask 0x80>>(k%8), as f2fs_test_bit reads it), mtime and log type.
+type Segment struct {
+	Valid uint32   `json:"valid"`
+	Map   [64]byte `json:"-"`
+	Mtime uint64   `json:"mtime"`
+	Type  int      `json:"type"` // 0..5, CURSEG_*
+}
+
+// CurSeg is one active log: its segment and next free block (cur_data_segno/cur_data_blkoff,
+// cur_node_segno/cur_node_blkoff of the checkpoint).
+type CurSeg struct {
+	Segno  uint32 `json:"segno"`
+	Blkoff uint32 `json:"blkoff"`
+}
+
+// Volume is what a mount reads for the segment manager: the geometry, every main-area segment's
+// SIT entry, the six current segments and the checkpoint's elapsed_time.
+type Volume struct {
+	SegsPerSec  uint32
+	Segments    []Segment
+	Current     [NumLogs]CurSeg
+	ElapsedTime uint64
+	// MountSeconds is how many seconds the mount took from build_sit_info, which takes
+	// mounted_time (segment.c:4765), to init_min_max_mtime, which sets max_mtime = get_mtime()
+	// (segment.c:5502): 0 normally, but a slow mount that crosses a second boundary starts
+	// max_mtime one higher, and every cost-benefit age with it.
+	MountSeconds uint64
+}
+
+// The victim policies (gc_mode, enum in segment.h:153): GC_CB = 0, GC_GREEDY = 1; last_victim
+// has one slot per policy.
+const (
+	gcCB = iota
+	gcGreedy
+)
+
+// DefMaxVictimSearch is DEF_MAX_VICTIM_SEARCH (gc.h:44), the default of max_victim_search.
+const DefMaxVictimSearch = 4096
+
+// ErrVolume reports a volume the model cannot take.
+var ErrVolume = errors.New("gc: unusable volume")
+
+// State is the kernel's in-memory segment manager state after a mount, changed by the ops.
+type State struct {
+	// Now is the seconds since mount: get_mtime() = elapsed_time + Now (segment.h:876).
+	Now uint64
+	// MaxVictimSearch is sbi->max_victim_search (sysfs max_victim_search).
+	MaxVictimSearch uint32
+
+	segsPerSec, mainSegs, mainSecs uint32
+	segs                           []Segment
+	cur                            [NumLogs]CurSeg
+	elapsed                        uint64
+	minMtime, maxMtime             uint64
+	lastVictim                     [2]uint32
+	curVictimSec                   uint32
+
+	dirty     bitset // dirty_segmap[DIRTY]
+	prefree   bitset // dirty_segmap[PRE]
+	dirtySec  bitset // dirty_secmap (large sections only)
+	victimSec bitset // victim_secmap: sections background GC chose
+	inuse     bitset // free_segmap: set = not free
+	inuseSec  bitset // free_secmap
+
+	// pending are the blocks background calls marked dirty, in the order they were marked.
+	pending []Block
+}
+
+// Block is one block of the main area: segment and offset.
+type Block struct {
+	Segno  uint32 `json:"segno"`
+	Blkoff uint32 `json:"blkoff"`
+}
+
+type bitset []uint64
+
+func newBitset(n uint32) bitset          { return make(bitset, (n+63)/64) }
+func (b bitset) test(i uint32) bool      { return b[i/64]&(1<<(i%64)) != 0 }
+func (b bitset) set(i uint32)            { b[i/64] |= 1 << (i % 64) }
+func (b bitset) clear(i uint32)          { b[i/64] &^= 1 << (i % 64) }
+func (b bitset) clone() bitset           { return append(bitset(nil), b...) }
+func testMap(m *[64]byte, k uint32) bool { return m[k/8]&(0x80>>(k%8)) != 0 }
+func setMap(m *[64]byte, k uint32)       { m[k/8] |= 0x80 >> (k % 8) }
+func clearMap(m *[64]byte, k uint32)     { m[k/8] &^= 0x80 >> (k % 8) }
+
+// next is find_next_bit: the first set bit in [from, n), or n.
+func (b bitset) next(from, n uint32) uint32 {
+	for i := from; i < n; i++ {
+		if b.test(i) {
+			return i
+		}
+	}
+	return n
+}
+
+// nextZero is find_next_zero_bit.
+func (b bitset) nextZero(from, n uint32) uint32 {
+	for i := from; i < n; i++ {
+		if !b.test(i) {
+			return i
+		}
+	}
+	return n
+}
+
+func (b bitset) count(n uint32) uint32 {
+	c := uint32(0)
+	for i := range n {
+		if b.test(i) {
+			c++
+		}
+	}
+	return c
+}
+
+// Mount builds the state f2fs_build_segment_manager leaves (segment.c): the free segment map
+// (build_free_segmap: a segment with valid blocks or a current one is in use), the dirty maps
+// (init_dirty_segmap, segment.c:5010: in-use segments neither empty nor full; for large sections
+// dirty_secmap = sections neither empty nor full, current sections left out), min/max mtime
+// (init_min_max_mtime, segment.c:5481), last_victim all 0 and no victim marked.
+func Mount(v Volume) (*State, error) {
+	n := uint32(len(v.Segments))
+	if v.SegsPerSec == 0 || n == 0 || n%v.SegsPerSec != 0 {
+		return nil, fmt.Errorf("%w: %d main segments, %d per section", ErrVolume, n, v.SegsPerSec)
+	}
+	s := &State{
+		MaxVictimSearch: DefMaxVictimSearch,
+		segsPerSec:      v.SegsPerSec, mainSegs: n, mainSecs: n / v.SegsPerSec,
+		segs: append([]Segment(nil), v.Segments...), cur: v.Current, elapsed: v.ElapsedTime,
+		curVictimSec: NullSegno,
+	}
+	for t, c := range s.cur {
+		if c.Segno >= n || c.Blkoff > BlocksPerSeg {
+			return nil, fmt.Errorf("%w: log %d at segment %d block %d", ErrVolume, t, c.Segno, c.Blkoff)
+		}
+	}
+	for i, sg := range s.segs {
+		if sg.Valid > BlocksPerSeg {
+			return nil, fmt.Errorf("%w: segment %d has %d valid blocks", ErrVolume, i, sg.Valid)
+		}
+	}
+	s.dirty, s.prefree, s.inuse = newBitset(n), newBitset(n), newBitset(n)
+	s.dirtySec, s.victimSec, s.inuseSec = newBitset(s.mainSecs), newBitset(s.mainSecs), newBitset(s.mainSecs)
+	for segno := range n {
+		if s.segs[segno].Valid > 0 || s.isCurSeg(segno) {
+			s.setInuse(segno)
+		}
+	}
+	for segno := range n {
+		if !s.inuse.test(segno) {
+			continue
+		}
+		if v := s.segs[segno].Valid; v == BlocksPerSeg || v == 0 {
+			continue
+		}
+		s.locateDirty(segno) // __locate_dirty_segment(DIRTY)
+	}
+	if s.large() {
+		for secno := range s.mainSecs {
+			if v := s.secValid(secno); v == 0 || v == s.segsPerSec*BlocksPerSeg || s.isCurSec(secno) {
+				continue
+			}
+			s.dirtySec.set(secno)
+		}
+	}
+	s.minMtime = ^uint64(0)
+	for secno := range s.mainSecs {
+		if m := s.secMtime(secno); m < s.minMtime {
+			s.minMtime = m
+		}
+	}
+	s.maxMtime = s.elapsed + v.MountSeconds
+	return s, nil
+}
+
+// Clone returns an independent copy of the state.
+func (s *State) Clone() *State {
+	c := *s
+	c.segs = append([]Segment(nil), s.segs...)
+	c.dirty, c.prefree, c.inuse = s.dirty.clone(), s.prefree.clone(), s.inuse.clone()
+	c.dirtySec, c.victimSec, c.inuseSec = s.dirtySec.clone(), s.victimSec.clone(), s.inuseSec.clone()
+	c.pending = append([]Block(nil), s.pending...)
+	return &c
+}
+
+// Segment returns segment segno's SIT entry as the model holds it.
+func (s *State) Segment(segno uint32) Segment { return s.segs[segno] }
+
+// Segments returns the number of main-area segments.
+func (s *State) Segments() uint32 { return s.mainSegs }
+
+// Current returns the six active logs.
+func (s *State) Current() [NumLogs]CurSeg { return s.cur }
+
+// Class returns "current", "prefree", "free", "dirty" or "full" for segment segno.
+func (s *State) Class(segno uint32) string {
+	switch {
+	case s.isCurSeg(segno):
+		return "current"
+	case s.prefree.test(segno):
+		return "prefree"
+	case !s.inuse.test(segno):
+		return "free"
+	case s.segs[segno].Valid < BlocksPerSeg:
+		return "dirty"
+	}
+	return "full"
+}
+
+// VictimMarked reports whether a background call marked the section holding segno
+// (victim_secmap).
+func (s *State) VictimMarked(segno uint32) bool { return s.victimSec.test(segno / s.segsPerSec) }
+
+// Pending returns the blocks background calls marked and that have not moved yet.
+func (s *State) Pending() []Block { return append([]Block(nil), s.pending...) }
+
+// MinMaxMtime returns sit_i->min_mtime and max_mtime.
+func (s *State) MinMaxMtime() (uint64, uint64) { return s.minMtime, s.maxMtime }
+
+func (s *State) large() bool { return s.segsPerSec > 1 } // __is_large_section
+
+// mtimeNow is get_mtime(sbi, false) with the clock never set back.
+func (s *State) mtimeNow() uint64 { return s.elapsed + s.Now }
+
+func (s *State) isCurSeg(segno uint32) bool {
+	for _, c := range s.cur {
+		if c.Segno == segno {
+			return true
+		}
+	}
+	return false
+}
+
+// isCurSec is IS_CURSEC (segment.h:45).
+func (s *State) isCurSec(secno uint32) bool {
+	for _, c := range s.cur {
+		if c.Segno/s.segsPerSec == secno {
+			return true
+		}
+	}
+	return false
+}
+
+// secUsageCheck is sec_usage_check (segment.h:916).
+func (s *State) secUsageCheck(secno uint32) bool {
+	return s.isCurSec(secno) || s.curVictimSec == secno
+}
+
+// secValid is get_valid_blocks(sbi, segno, true): the section's valid blocks.
+func (s *State) secValid(secno uint32) uint32 {
+	v := uint32(0)
+	for i := range s.segsPerSec {
+		v += s.segs[secno*s.segsPerSec+i].Valid
+	}
+	return v
+}
+
+// secMtime is the mean SIT mtime of a section's segments (get_cb_cost, init_min_max_mtime).
+func (s *State) secMtime(secno uint32) uint64 {
+	m := uint64(0)
+	for i := range s.segsPerSec {
+		m += s.segs[secno*s.segsPerSec+i].Mtime
+	}
+	return m / uint64(s.segsPerSec)
+}
+
+// setInuse is __set_inuse.
+func (s *State) setInuse(segno uint32) {
+	s.inuse.set(segno)
+	s.inuseSec.set(segno / s.segsPerSec)
+}
+
+// setFree is __set_test_and_free(sbi, segno, false) (segment.h:456).
+func (s *State) setFree(segno uint32) {
+	if !s.inuse.test(segno) {
+		return
+	}
+	s.inuse.clear(segno)
+	secno := segno / s.segsPerSec
+	if s.isCurSec(secno) {
+		return
+	}
+	start := secno * s.segsPerSec
+	if s.inuse.next(start, start+s.segsPerSec) < start+s.segsPerSec {
+		return
+	}
+	s.inuseSec.clear(secno)
+}
+
+// locateDirty is __locate_dirty_segment(sbi, segno, DIRTY) (segment.c:767).
+func (s *State) locateDirty(segno uint32) {
+	if s.isCurSeg(segno) {
+		return
+	}
+	s.dirty.set(segno)
+	if s.large() && !s.isCurSec(segno/s.segsPerSec) {
+		s.dirtySec.set(segno / s.segsPerSec)
+	}
+}
+
+// removeDirty is __remove_dirty_segment(sbi, segno, DIRTY) (segment.c:806).
+func (s *State) removeDirty(segno uint32) {
+	s.dirty.clear(segno)
+	secno := segno / s.segsPerSec
+	v := s.secValid(secno)
+	if v == 0 {
+		s.victimSec.clear(secno)
+	}
+	if s.large() {
+		if v == 0 || v == s.segsPerSec*BlocksPerSeg {
+			s.dirtySec.clear(secno)
+			return
+		}
+		if !s.isCurSec(secno) {
+			s.dirtySec.set(secno)
+		}
+	}
+}
+
+// locateDirtySegment is locate_dirty_segment (segment.c:850).
+func (s *State) locateDirtySegment(segno uint32) {
+	if segno == NullSegno || s.isCurSeg(segno) {
+		return
+	}
+	switch v := s.segs[segno].Valid; {
+	case v == 0:
+		s.prefree.set(segno) // __locate_dirty_segment(PRE)
+		s.removeDirty(segno)
+	case v < BlocksPerSeg:
+		s.locateDirty(segno)
+	default:
+		s.removeDirty(segno)
+	}
+}
+
+// updateSegmentMtime is update_segment_mtime(sbi, blkaddr, 0) (segment.c:2419).
+func (s *State) updateSegmentMtime(segno uint32) {
+	ctime := s.mtimeNow()
+	se := &s.segs[segno]
+	if se.Mtime == 0 {
+		se.Mtime = ctime
+	} else {
+		se.Mtime = (se.Mtime*uint64(se.Valid) + ctime) / (uint64(se.Valid) + 1)
+	}
+	if ctime > s.maxMtime {
+		s.maxMtime = ctime
+	}
+}
+
+// Checkpoint is F2FS_IOC_WRITE_CHECKPOINT as it changes the segment manager: the node blocks
+// background calls marked are written first (block_operations → f2fs_sync_node_pages), then the
+// prefree segments become free (set_prefree_as_free_segments, segment.c:2166, then
+// f2fs_clear_prefree_segments, segment.c:2177, from f2fs_write_checkpoint) and the SIT entries
+// are written (the model's SIT is the written one). It returns the segments made free and the
+// blocks moved.
+func (s *State) Checkpoint() (freed []uint32, moved []Move) {
+	var keep []Block
+	for _, b := range s.pending {
+		if isNodeType(s.segs[b.Segno].Type) {
+			if m, ok := s.move(b, s.segs[b.Segno].Type); ok {
+				moved = append(moved, m)
+			}
+			continue
+		}
+		keep = append(keep, b)
+	}
+	s.pending = keep
+	for segno := range s.mainSegs {
+		if s.prefree.test(segno) {
+			s.setFree(segno)
+			s.prefree.clear(segno)
+			freed = append(freed, segno)
+		}
+	}
+	return freed, moved
+}
+
+// Sync is sync(2) as it changes the segment manager: writeback moves the data blocks background
+// calls marked (a page marked gcing goes to the cold data log), then the checkpoint of
+// f2fs_sync_fs.
+func (s *State) Sync() (freed []uint32, moved []Move) {
+	var keep []Block
+	for _, b := range s.pending {
+		if isNodeType(s.segs[b.Segno].Type) {
+			keep = append(keep, b)
+			continue
+		}
+		if m, ok := s.move(b, ColdData); ok {
+			moved = append(moved, m)
+		}
+	}
+	s.pending = keep
+	freed, more := s.Checkpoint()
+	return freed, append(moved, more...)
+}
+
+func isNodeType(t int) bool { return t >= HotNode && t <= ColdNode }
+
+// SegmentValidMap returns segment segno's valid count and map as the model holds them, so a
+// State can serve as the core engine's SITSource for a zero range after GC ops (the SIT side
+// only: the moved blocks' new addresses are not in any file's dnode slots, see the package doc).
+func (s *State) SegmentValidMap(segno uint32) (valid uint32, bitmap [64]byte, err error) {
+	if segno >= s.mainSegs {
+		return 0, bitmap, fmt.Errorf("gc: segment %d: %w (main area has %d)", segno, ErrVolume, s.mainSegs)
+	}
+	return s.segs[segno].Valid, s.segs[segno].Map, nil
+}
+
+// SegsPerSec returns the segments of a section.
+func (s *State) SegsPerSec() uint32 { return s.segsPerSec }

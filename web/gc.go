@@ -1,0 +1,238 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/zrviz/zrviz/gc"
+	"github.com/zrviz/zrviz/source"
+	"github.com/zrviz/zrviz/templates"
+)
+
+// maxGCOps bounds the ops of one GET /api/images/{id}/gc: each gc op scans every dirty section.
+const maxGCOps = 64
+
+// gcSegment is one segment's state in GET /api/images/{id}/gc.
+type gcSegment struct {
+	Segno  uint32 `json:"segno"`
+	Valid  uint32 `json:"valid"`
+	Class  string `json:"class"` // current, prefree, free, dirty, full
+	Marked bool   `json:"marked,omitempty"`
+}
+
+// gcBody is GET /api/images/{id}/gc?op=checkpoint&op=gc+1&op=gc+0&now=SECONDS: the ops of package gc
+// on a fresh mount of the image ("what happens next"), each op's result (a pick or a checkpoint,
+// as zrviz gc --json prints them) with the segments it changed, after the initial state of every
+// segment.
+type gcBody struct {
+	Now        uint64            `json:"now"`
+	SegsPerSec uint32            `json:"segsPerSec"`
+	Initial    []gcSegment       `json:"initial"`
+	Ops        []json.RawMessage `json:"ops"`
+}
+
+func gcSegments(s *gc.State) []gcSegment {
+	out := make([]gcSegment, s.Segments())
+	for i := range out {
+		segno := uint32(i)
+		out[i] = gcSegment{Segno: segno, Valid: s.Segment(segno).Valid, Class: s.Class(segno), Marked: s.VictimMarked(segno)}
+	}
+	return out
+}
+
+func (s *Server) handleGC(w http.ResponseWriter, r *http.Request) {
+	si, err := s.image(chi.URLParam(r, "id"))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	var now uint64
+	if v := q.Get("now"); v != "" {
+		if now, err = strconv.ParseUint(v, 10, 64); err != nil {
+			s.Error(w, r, &ParamError{Name: "now", Msg: fmt.Sprintf("%q: want the seconds since mount", v)})
+			return
+		}
+	}
+	lines := q["op"]
+	if len(lines) == 0 || len(lines) > maxGCOps {
+		s.Error(w, r, &ParamError{Name: "op", Msg: fmt.Sprintf("want 1 to %d ops (checkpoint, gc 1, gc 0, sync, now SECONDS)", maxGCOps)})
+		return
+	}
+	ops := make([]gc.Op, len(lines))
+	for i, l := range lines {
+		if ops[i], err = gc.ParseOp(strings.Fields(l)); err != nil {
+			s.Error(w, r, &ParamError{Name: "op", Msg: err.Error()})
+			return
+		}
+	}
+	v, err := source.GCVolume(si.Image)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	st, err := gc.Mount(v)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	st.Now = now
+	body := gcBody{Now: now, SegsPerSec: v.SegsPerSec, Initial: gcSegments(st)}
+	prev := body.Initial
+	for _, op := range ops {
+		b, err := json.Marshal(st.Apply(op))
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		cur := gcSegments(st)
+		var changed []gcSegment
+		for i := range cur {
+			if cur[i] != prev[i] {
+				changed = append(changed, cur[i])
+			}
+		}
+		prev = cur
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		if changed == nil {
+			changed = []gcSegment{}
+		}
+		m["changed"] = changed
+		if b, err = json.Marshal(m); err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		body.Ops = append(body.Ops, b)
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// gcOps parses the op= parameters of a gc request.
+func gcOps(lines []string) ([]gc.Op, error) {
+	if len(lines) > maxGCOps {
+		return nil, &ParamError{Name: "op", Msg: fmt.Sprintf("at most %d ops", maxGCOps)}
+	}
+	ops := make([]gc.Op, len(lines))
+	for i, l := range lines {
+		var err error
+		if ops[i], err = gc.ParseOp(strings.Fields(l)); err != nil {
+			return nil, &ParamError{Name: "op", Msg: err.Error()}
+		}
+	}
+	return ops, nil
+}
+
+// gcPageURL is /images/{id}/next with the ops and the clock.
+func gcPageURL(id string, ops []gc.Op, now uint64) string {
+	q := url.Values{}
+	for _, o := range ops {
+		q.Add("op", o.String())
+	}
+	if now != 0 {
+		q.Set("now", strconv.FormatUint(now, 10))
+	}
+	u := "/images/" + url.PathEscape(id) + "/next"
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u
+}
+
+// handleGCPage is GET /images/{id}/next?op=…&now=S: the "what happens next" page after the ops.
+func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
+	si, err := s.image(chi.URLParam(r, "id"))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	var now uint64
+	if v := q.Get("now"); v != "" {
+		if now, err = strconv.ParseUint(v, 10, 64); err != nil {
+			s.Error(w, r, &ParamError{Name: "now", Msg: fmt.Sprintf("%q: want the seconds since mount", v)})
+			return
+		}
+	}
+	ops, err := gcOps(q["op"])
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	v, err := source.GCVolume(si.Image)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	st, err := gc.Mount(v)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	st.Now = now
+	p := templates.GCPage{
+		Layout: s.layout("what happens next", "", imageCrumb(si, true), templates.Crumb{Label: "what happens next"}),
+		ID:     si.ID, Now: now, SegsPerSec: v.SegsPerSec, StartHref: gcPageURL(si.ID, nil, now),
+	}
+	var last any
+	for i, op := range ops {
+		last = st.Apply(op)
+		p.Steps = append(p.Steps, templates.GCStep{Label: op.String(), Href: gcPageURL(si.ID, ops[:i+1], now), Here: i == len(ops)-1})
+	}
+	victim := int64(-1)
+	switch r := last.(type) {
+	case *gc.Pick:
+		res := &templates.GCResult{Op: ops[len(ops)-1].String(), Policy: r.Policy, Victim: -1}
+		switch {
+		case r.Victim == nil:
+			res.Summary = fmt.Sprintf("%s %s: no victim (%s): no section is dirty, or every one the search looked at is taken.", r.Type, r.Policy, *r.Errno)
+		case r.FromBackground:
+			res.Summary = fmt.Sprintf("%s %s: section at segment %d, which a background call marked (check_bg_victims comes first); %d blocks moved to the cold data log.", r.Type, r.Policy, *r.Victim, r.Moved)
+		case r.Type == "FG":
+			res.Summary = fmt.Sprintf("%s %s: victim segment %d at cost %d; its %d valid blocks moved to the cold data log within the call, and it is prefree until the next checkpoint.", r.Type, r.Policy, *r.Victim, r.Cost, r.Moved)
+		default:
+			res.Summary = fmt.Sprintf("%s %s: victim segment %d; %d blocks marked: they move at the next sync (data) or checkpoint (nodes).", r.Type, r.Policy, *r.Victim, r.Marked)
+		}
+		if r.Victim != nil {
+			res.Victim, victim = int64(*r.Victim), int64(*r.Victim)
+		}
+		for _, c := range r.Candidates {
+			res.Candidates = append(res.Candidates, templates.GCCandidate{Segno: strconv.FormatUint(uint64(c.Segno), 10),
+				Valid: strconv.FormatUint(uint64(c.Valid), 10), Mtime: strconv.FormatUint(c.Mtime, 10),
+				U: strconv.FormatUint(uint64(c.U), 10), Age: strconv.FormatUint(uint64(c.Age), 10),
+				Cost: strconv.FormatUint(uint64(c.Cost), 10), Chosen: r.Victim != nil && c.Segno == *r.Victim})
+		}
+		p.Last = res
+	case *gc.CheckpointStep:
+		p.Last = &templates.GCResult{Op: r.Op, Victim: -1,
+			Summary: fmt.Sprintf("%d prefree segments became free; %d marked blocks moved.", len(r.Freed), r.Moved)}
+	}
+	counts := map[string]int{}
+	for _, c := range gcSegments(st) {
+		in := victim >= 0 && uint64(c.Segno)/uint64(v.SegsPerSec) == uint64(victim)/uint64(v.SegsPerSec)
+		p.Cells = append(p.Cells, templates.GCCell{Segno: c.Segno, Class: c.Class, Valid: c.Valid, Victim: in, Marked: c.Marked})
+		counts[c.Class]++
+	}
+	for _, k := range []string{"free", "dirty", "full", "prefree", "current"} {
+		p.Counts = append(p.Counts, templates.KV{Key: k, Value: strconv.Itoa(counts[k])})
+	}
+	for _, n := range []struct{ op, label, title, id string }{
+		{"checkpoint", "checkpoint", "F2FS_IOC_WRITE_CHECKPOINT: prefree segments become free", "gc-add-checkpoint"},
+		{"gc 1", "gc 1 · foreground, greedy", "F2FS_IOC_GARBAGE_COLLECT sync=1: fewest valid blocks, moved now", "gc-add-fg"},
+		{"gc 0", "gc 0 · background, cost-benefit", "F2FS_IOC_GARBAGE_COLLECT sync=0: old and empty first, blocks marked", "gc-add-bg"},
+	} {
+		o, _ := gc.ParseOp(strings.Fields(n.op))
+		p.Next = append(p.Next, templates.GCLink{Label: n.label, Title: n.title, TestID: n.id,
+			Href: gcPageURL(si.ID, append(append([]gc.Op(nil), ops...), o), now)})
+	}
+	s.render(w, r, http.StatusOK, templates.GC(p))
+}
