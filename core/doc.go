@@ -13,4 +13,10 @@
 // every event to a function. [NewRun] steps lazily for a player ([Run.Next],
 // [Run.SeekTo], [Run.Snapshot], [Run.Changed]); package player builds the
 // lockstep player and its outline on it.
+//
+// A [Seq] runs a sequence of operations on one mount as the kernel does between and around the
+// walk: the pages fill_zero and buffered writes ([Seq.Write]) dirty stay in the page cache until
+// writeback — before a later zero over them (filemap_write_and_wait_range), at [Seq.Fsync],
+// [Seq.Sync] and [Seq.Unmount] — which writes each in place or out of place to the data log
+// f2fs_allocate_data_block picks, under the mount's ipu_policy ([Seq.Tune]).
 package core

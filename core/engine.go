@@ -68,10 +68,10 @@ type counters struct {
 	validNodes  uint32 // valid_node_count
 	// Next free block offsets of the hot and cold data logs (the inline
 	// conversion writes there).
-	hotBlkoff, coldBlkoff uint32
-	advise                uint8 // i_advise
-	inline                uint8 // i_inline
-	needFsck              bool  // SBI_NEED_FSCK
+	hotBlkoff, coldBlkoff, warmBlkoff uint32
+	advise                            uint8 // i_advise
+	inline                            uint8 // i_inline
+	needFsck                          bool  // SBI_NEED_FSCK
 }
 
 // zeroRange is f2fs_zero_range's page arithmetic (§3) and progress.
@@ -154,6 +154,7 @@ func newEngine(in Input, req Request, mode Mode) (*engine, error) {
 			inline:      in.Inode.Inline,
 			hotBlkoff:   in.Volume.HotDataBlkoff,
 			coldBlkoff:  in.Volume.ColdDataBlkoff,
+			warmBlkoff:  in.Volume.WarmDataBlkoff,
 		},
 		chunk: chunkState{ord: -1},
 	}
@@ -713,11 +714,50 @@ func (e *engine) statesOf(t []uint32) []SegmentState {
 func (e *engine) extents(from, to uint64) ([]Extent, error) {
 	var b extentBuilder
 	var buf []uint32
+	starts := e.slots.recStarts()
+	var exist []uint64
+	listed := false
+	if l, ok := e.slots.base.(DnodeLister); ok {
+		exist, listed = l.DnodeStarts()
+	}
+	if c := &e.s.chunk; c.in {
+		if k, found := slices.BinarySearch(starts, c.node.start); !found {
+			starts = slices.Insert(starts, k, c.node.start)
+		}
+	}
 	for idx := from; idx < to; {
 		var slots []uint32
 		var pos dnodePos
 		if p := locate(idx, e.slots.geom); !(e.s.chunk.in && p.start == e.s.chunk.node.start) {
-			if rec := e.slots.recs[p.start]; rec != nil {
+			rec := e.slots.recs[p.start]
+			if rec == nil {
+				// Nodes that do not exist hold only NULL slots: skip to the next dnode that may hold
+				// another, or past the missing subtree.
+				var end uint64
+				if listed {
+					end = ^uint64(0)
+					if k, found := slices.BinarySearch(exist, p.start); found {
+						end = idx
+					} else if k < len(exist) {
+						end = exist[k]
+					}
+					if k, _ := slices.BinarySearch(starts, idx); k < len(starts) {
+						end = max(min(end, starts[k]), idx)
+					}
+				} else {
+					var err error
+					if end, err = e.slots.holeEnd(idx, starts); err != nil {
+						return nil, err
+					}
+				}
+				if end > idx {
+					end = min(end, to)
+					b.addSame(idx, NullAddr, end-idx)
+					idx = end
+					continue
+				}
+			}
+			if rec != nil {
 				// Walk the compressed record instead of every slot.
 				end := min(to, p.start+uint64(p.cap))
 				i := p.start
@@ -769,13 +809,28 @@ func (e *engine) result() (*Result, error) {
 	}
 	r.Message = s.msg
 	r.Stats.SegmentsTouched = uint64(len(e.sit.touched))
+	ext, err := e.afterExtents()
+	if err != nil {
+		return nil, err
+	}
+	r.After.Extents = ext
+	r.nextFn = e.nextInput
+	return r, nil
+}
+
+// afterExtents is the file's slot map as the engine leaves it, in after.txt's span:
+// 0 .. max(ceil(i_size/4096), last non-NULL slot + 1).
+func (e *engine) afterExtents() ([]Extent, error) {
+	s := &e.s
+	ext := []Extent{}
 	if e.in.Inode.Type == "file" && s.counters.inline&(InlineData|InlineDentry) == 0 {
 		// Only slots below the file's last non-NULL slot or the highest one the run touched can hold
 		// anything but NULL_ADDR: read those, and state the rest up to EOF as one NULL extent, so a
 		// huge (or corrupt) i_size costs nothing.
 		eof := uint64(s.counters.iSize+blockSize-1) / blockSize
 		dataEnd := max(e.in.Inode.SlotsEnd, s.counters.hiWater)
-		ext, err := e.extents(0, dataEnd)
+		var err error
+		ext, err = e.extents(0, dataEnd)
 		if err != nil {
 			return nil, err
 		}
@@ -791,13 +846,22 @@ func (e *engine) result() (*Result, error) {
 		if k := len(ext) - 1; k >= 0 && ext[k].State == "null" && ext[k].Index+ext[k].Count > eof {
 			ext[k].Count = eof - ext[k].Index
 		}
-		r.After.Extents = ext
 	}
-	if r.After.Extents == nil {
-		r.After.Extents = []Extent{}
+	if ext == nil {
+		ext = []Extent{}
 	}
-	r.nextFn = e.nextInput
-	return r, nil
+	return ext, nil
+}
+
+// SlotMap is in's file's slot map over 0 .. max(ceil(i_size/4096), last non-NULL slot + 1), as
+// Result.After gives it after a run: for the state a sequence left (a Seq's File after Unmount is
+// what an image shows).
+func SlotMap(in Input) ([]Extent, error) {
+	e, err := newEngine(in, Request{}, PerBlock)
+	if err != nil {
+		return nil, err
+	}
+	return e.afterExtents()
 }
 
 // nextInput is the state after the run as an Input for a further request.
@@ -810,11 +874,19 @@ func (e *engine) nextInput() Input {
 	next.Volume.ValidNodeCount = c.validNodes
 	next.Volume.HotDataBlkoff = c.hotBlkoff
 	next.Volume.ColdDataBlkoff = c.coldBlkoff
+	next.Volume.WarmDataBlkoff = c.warmBlkoff
 	next.Inode.Size = c.iSize
 	next.Inode.Blocks = c.iBlocks
 	next.Inode.Advise = c.advise
 	next.Inode.Inline = c.inline
 	next.Inode.SlotsEnd = max(e.in.Inode.SlotsEnd, c.hiWater)
+	next.Volume.NeedFsck = e.in.Volume.NeedFsck || c.needFsck
+	// fill_zero's pages are dirty in the page cache until writeback; whole pages of the range
+	// were written back before the walk (filemap_write_and_wait_range) and dropped by it.
+	next.Inode.Dirty = addDirty(e.in.Inode.Dirty, e.fills)
+	if segs := e.sit.prefreeNow(); len(segs) > 0 {
+		next.Volume.Prefree = addSegs(e.in.Volume.Prefree, segs)
+	}
 	return next
 }
 

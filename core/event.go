@@ -219,25 +219,28 @@ func plural(v uint64, one, many string) string {
 
 // badArgsNarration says which layer refuses a request before any change (see [ReturnedBy]).
 func badArgsNarration(errno string) string {
+	why := ""
 	switch errno {
 	case "EISDIR":
-		return "open(O_RDWR) of a directory fails with -EISDIR: fallocate is never reached"
+		why = "open(O_RDWR) of a directory fails with -EISDIR, so fallocate is never reached"
 	case "ELOOP":
-		return "open(O_RDWR|O_NOFOLLOW) of a symbolic link fails with -ELOOP: fallocate is never reached"
+		why = "open(O_RDWR|O_NOFOLLOW) of a symbolic link fails with -ELOOP, so fallocate is never reached"
 	case "EINVAL":
-		return "vfs_fallocate refuses a negative offset or a length that is not positive with -EINVAL, before f2fs sees the call"
+		why = "vfs_fallocate refuses a negative offset or a length that is not positive with -EINVAL, before f2fs sees the call"
 	case "EFBIG":
-		return "vfs_fallocate refuses offset + length past s_maxbytes with -EFBIG, before f2fs sees the call"
+		why = "vfs_fallocate refuses offset + length past s_maxbytes with -EFBIG, before f2fs sees the call"
 	case "EPERM":
-		return "vfs_fallocate refuses an immutable or append-only inode with -EPERM, before f2fs sees the call"
+		why = "vfs_fallocate refuses an immutable or append-only inode with -EPERM, before f2fs sees the call"
 	case "ENODEV":
-		return "vfs_fallocate refuses what is not a regular file or block device with -ENODEV"
+		why = "vfs_fallocate refuses what is not a regular file or block device with -ENODEV"
 	case "EIO":
-		return "f2fs_fallocate finds a checkpoint error (the file system is shut down): -EIO"
+		why = "f2fs_fallocate finds a checkpoint error (the file system is shut down): -EIO"
 	case "EOPNOTSUPP":
-		return "-EOPNOTSUPP before any change: vfs_fallocate refuses flags it does not take, f2fs_fallocate a compressed or pinned file"
+		why = "-EOPNOTSUPP: vfs_fallocate refuses flags it does not take, f2fs_fallocate a compressed or pinned file"
+	default:
+		why = "-" + errno
 	}
-	return fmt.Sprintf("the call is refused before any change: -%s", errno)
+	return "the call is refused before any change: " + why
 }
 
 // Narrate returns one present-tense sentence describing the event, naming

@@ -85,3 +85,21 @@ func (p *dnodePos) name() string {
 	}
 	return p.path[p.depth-1].String()
 }
+
+// subtreeEnd is one past the last file block index under the node at level i (0 = the node
+// i_nid points to) of pos's path: the whole direct node, indirect node or double-indirect node.
+func subtreeEnd(pos *dnodePos, i int, g dnodeGeom) uint64 {
+	if i >= pos.depth-1 {
+		return pos.start + uint64(pos.cap)
+	}
+	ind := g.apb * nidsPerBlock
+	top := pos.path[0].top
+	switch {
+	case pos.depth == 2: // i == 0: the indirect node i_nid[2] or i_nid[3]
+		return g.api + 2*g.apb + uint64(top-2+1)*ind
+	case i == 0: // the double-indirect node
+		return g.api + 2*g.apb + 2*ind + ind*nidsPerBlock
+	default: // i == 1: an indirect node below the double-indirect one
+		return g.api + 2*g.apb + 2*ind + uint64(pos.path[1].a+1)*ind
+	}
+}

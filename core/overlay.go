@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"unsafe"
 )
 
@@ -116,6 +117,68 @@ func (o *slotOverlay) read(index uint64, buf []uint32) (dnodePos, []uint32, int,
 		r.expand(buf)
 	}
 	return pos, buf, missing, nil
+}
+
+// holeEnd says how far the slots from index on are NULL_ADDR because the nodes that would hold
+// them exist neither in the base nor in the overlay: one past the subtree of the highest missing
+// node on index's path (a direct, indirect or double-indirect node), clipped to the first dnode the
+// overlay has a record of. It returns index when the dnode holding index exists. A range over
+// holes is thus walked a missing subtree at a time, as f2fs_get_dnode_of_data would find it,
+// never slot by slot.
+func (o *slotOverlay) holeEnd(index uint64, recStarts []uint64) (uint64, error) {
+	pos := locate(index, o.geom)
+	if pos.depth == 0 || (pos.start == 0 && o.inlineBase) {
+		return index, nil
+	}
+	_, _, m, err := o.base.DnodeSlots(index)
+	if err != nil {
+		return index, &SourceError{Op: "DnodeSlots", Index: index, Err: err}
+	}
+	if m <= 0 || m > pos.depth {
+		return index, nil
+	}
+	// The highest node the base lacks and the overlay has not allocated: below an allocated node
+	// only its own children can be missing.
+	i := pos.depth - m
+	for i < pos.depth && o.alloc[pos.path[i]] {
+		i++
+	}
+	if i == pos.depth {
+		return index, nil
+	}
+	end := subtreeEnd(&pos, i, o.geom)
+	if k, _ := slices.BinarySearch(recStarts, index); k < len(recStarts) && recStarts[k] < end {
+		end = max(recStarts[k], index)
+	}
+	return end, nil
+}
+
+// DnodeStarts lists the dnodes of the base that exist and those the overlay has records of:
+// every dnode that may hold a slot other than NULL_ADDR (one allocated but never written holds
+// none). A frozen overlay is thus a DnodeLister for the next request.
+func (o *slotOverlay) DnodeStarts() ([]uint64, bool) {
+	l, ok := o.base.(DnodeLister)
+	if !ok {
+		return nil, false
+	}
+	base, ok := l.DnodeStarts()
+	if !ok {
+		return nil, false
+	}
+	out := slices.Clone(base)
+	for start := range o.recs {
+		if k, found := slices.BinarySearch(out, start); !found {
+			out = slices.Insert(out, k, start)
+		}
+	}
+	return out, true
+}
+
+// recStarts lists the first slots of the dnodes the overlay has records of, sorted.
+func (o *slotOverlay) recStarts() []uint64 {
+	out := slices.Collect(maps.Keys(o.recs))
+	slices.Sort(out)
+	return out
 }
 
 // missingNodes lists the nodes on pos's path that neither exist nor have
@@ -243,6 +306,7 @@ type sitOverlay struct {
 	src     SITSource
 	mainSeg uint32
 	current []uint32
+	prefree []uint32 // Volume.Prefree
 	trimmed bool
 	segs    map[uint32]*segState
 	touched []uint32
@@ -255,7 +319,7 @@ type sitOverlay struct {
 
 func newSITOverlay(src SITSource, v *Volume) *sitOverlay {
 	return &sitOverlay{src: src, mainSeg: v.MainSegments, current: v.CurrentSegments,
-		trimmed: v.Trimmed, segs: map[uint32]*segState{}, lastNo: nullSegno}
+		prefree: v.Prefree, trimmed: v.Trimmed, segs: map[uint32]*segState{}, lastNo: nullSegno}
 }
 
 func (s *sitOverlay) isCurrent(segno uint32) bool {
@@ -305,6 +369,9 @@ func (s *sitOverlay) load(segno uint32) (*segState, error) {
 			st.disc = bm
 		}
 		st.class = classify(st.valid, s.isCurrent(segno))
+		if st.class == SegFree && slices.Contains(s.prefree, segno) {
+			st.class = SegPrefree
+		}
 		st.origClass = st.class
 		s.segs[segno] = st
 	}
@@ -357,13 +424,24 @@ func (s *sitOverlay) SegmentValidMap(segno uint32) (uint32, [64]byte, error) {
 }
 
 func (s *sitOverlay) frozen() *sitOverlay {
-	f := &sitOverlay{src: s.src, mainSeg: s.mainSeg, current: s.current, trimmed: s.trimmed,
+	f := &sitOverlay{src: s.src, mainSeg: s.mainSeg, current: s.current, prefree: s.prefree, trimmed: s.trimmed,
 		segs: make(map[uint32]*segState, len(s.segs)), lastNo: nullSegno}
 	for k, st := range s.segs {
 		c := *st
 		f.segs[k] = &c
 	}
 	return f
+}
+
+// prefreeNow lists the touched segments that are prefree now.
+func (s *sitOverlay) prefreeNow() []uint32 {
+	var out []uint32
+	for _, no := range s.touched {
+		if s.segs[no].class == SegPrefree {
+			out = append(out, no)
+		}
+	}
+	return out
 }
 
 func testBit(m *[64]byte, k uint32) bool { return m[k>>3]&(0x80>>(k&7)) != 0 }

@@ -106,6 +106,14 @@ type DnodeSource interface {
 	DnodeSlots(index uint64) (start uint64, slots []uint32, missing int, err error)
 }
 
+// DnodeLister is optionally implemented by a [DnodeSource]: DnodeStarts lists the file block
+// index of slot 0 of every dnode that exists, in increasing order (ok false: not known). A walk
+// over holes then jumps from one existing dnode to the next, as the kernel's node lookups find
+// them, instead of asking for each missing one.
+type DnodeLister interface {
+	DnodeStarts() (starts []uint64, ok bool)
+}
+
 // SITSource gives a main-area segment's valid block count and its 512-bit
 // valid map as stored on disk (bit k of the segment is byte k/8, mask
 // 0x80>>(k%8), as f2fs_test_bit reads it). *imgio.Image satisfies it.
@@ -150,6 +158,21 @@ type Volume struct {
 	// where a cold file's (FADVISE_COLD_BIT) conversion goes instead.
 	ColdDataSegno  uint32 `json:"coldDataSegno"`
 	ColdDataBlkoff uint32 `json:"coldDataBlkoff"`
+	// WarmDataSegno and WarmDataBlkoff are the same for CURSEG_WARM_DATA, where writeback puts a
+	// data page written out of place (f2fs_allocate_data_block) unless the file is hot or cold.
+	WarmDataSegno  uint32 `json:"warmDataSegno"`
+	WarmDataBlkoff uint32 `json:"warmDataBlkoff"`
+	// IPUTuned says IPUPolicy was set (`tune ipu_policy N`, sysfs ipu_policy); otherwise the
+	// kernel's default applies: FORCE|HONOR_OPU_WRITE (0x81) on a volume of at most 8,192 main
+	// segments (16 GiB, f2fs_tuning_parameters), else FSYNC (0x10, build_segment_manager).
+	IPUTuned  bool   `json:"ipuTuned,omitempty"`
+	IPUPolicy uint32 `json:"ipuPolicy,omitempty"`
+	// NeedFsck is SBI_NEED_FSCK as earlier operations of the mount left it: from then on every
+	// data page is written out of place (f2fs_should_update_outplace).
+	NeedFsck bool `json:"needFsck,omitempty"`
+	// Prefree lists the segments emptied since the last checkpoint: not free (get_new_segment
+	// skips them) until a checkpoint (sync, unmount) frees them.
+	Prefree []uint32 `json:"prefree,omitempty"`
 	// Trimmed is CP_TRIMMED_FLAG: after mount every discard-map bit is set.
 	Trimmed bool `json:"trimmed,omitempty"`
 	// CheckpointError is CP_ERROR_FLAG (the fs is shut down): EIO.
@@ -172,6 +195,9 @@ type Inode struct {
 	// SlotsEnd is one past the last non-NULL slot of the file (0 if none);
 	// the final slot map covers up to it. sim fills it from the reader.
 	SlotsEnd uint64 `json:"slotsEnd"`
+	// Dirty lists, in index order, the file's pages dirty in the page cache (fill_zero's partial
+	// pages, buffered writes): what writeback will write. Never modified in place.
+	Dirty []uint64 `json:"dirty,omitempty"`
 }
 
 // Input is everything a run reads.

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 	"runtime"
@@ -221,7 +223,7 @@ func expand(ctx context.Context, dst io.WriterAt, r io.Reader, opt *Options, che
 }
 
 // expandStream runs one of the stream decompressors into s and classifies what went wrong.
-func expandStream(s *sink, f Format, br *bufio.Reader) error {
+func expandStream(s *sink, f Format, br *bufio.Reader) (err error) {
 	var dec io.Reader
 	switch f {
 	case FormatGzip:
@@ -238,7 +240,15 @@ func expandStream(s *sink, f Format, br *bufio.Reader) error {
 				return &UnsupportedError{Feature: fmt.Sprintf("xz dictionary of %d bytes (the limit is %d)", dict, xzMaxDict), Off: 12}
 			}
 		}
-		zr, err := xz.ReaderConfig{}.NewReader(br)
+		// Every later block's header (another stream's, or a multi-block stream's) is checked as
+		// the decoder reads it, before it allocates that block's dictionary.
+		guard := &xzBlockGuard{r: br}
+		defer func() {
+			if guard.err != nil {
+				err = guard.err
+			}
+		}()
+		zr, err := xz.ReaderConfig{}.NewReader(guard)
 		if err != nil {
 			return s.streamErr(err)
 		}
@@ -284,14 +294,22 @@ func expandStream(s *sink, f Format, br *bufio.Reader) error {
 // block header that follows the 12-byte stream header (xz file format 3.1, 5.3.1). ok is false when
 // the header is not there or not LZMA2-only; the decoder then reports whatever is wrong.
 func xzFirstDict(b []byte) (dict uint64, ok bool) {
-	if len(b) < 14 || b[12] == 0 { // 0: no blocks, an index follows
+	if len(b) < 14 {
 		return 0, false
 	}
-	size := (int(b[12]) + 1) * 4
-	if len(b) < 12+size {
+	return xzBlockDict(b[12:])
+}
+
+// xzBlockDict returns the LZMA2 dictionary size a block header h (from its size byte on) declares.
+func xzBlockDict(h []byte) (dict uint64, ok bool) {
+	if len(h) < 2 || h[0] == 0 { // 0: no blocks, an index follows
 		return 0, false
 	}
-	h := b[12 : 12+size]
+	size := (int(h[0]) + 1) * 4
+	if len(h) < size {
+		return 0, false
+	}
+	h = h[:size]
 	flags := h[1]
 	p := 2
 	varint := func() (uint64, bool) {
@@ -335,6 +353,53 @@ func xzFirstDict(b []byte) (dict uint64, ok bool) {
 		p += int(n)
 	}
 	return 0, false
+}
+
+// xzBlockGuard sits between the input and the xz decoder and checks the dictionary of every block
+// header the decoder reads before the decoder allocates it (github.com/ulikunitz/xz takes the
+// header's size whatever it is, up to 4 GiB, and checks only its CRC). The decoder reads a block
+// header as one byte (its size, (n+1)*4) and then a Read of exactly the rest; LZMA2 data it reads a
+// byte at a time. A header is recognised by that pattern and its CRC32 (xz file format 3.1.7), so
+// compressed data that happens to follow the pattern is not mistaken for one.
+type xzBlockGuard struct {
+	r    io.Reader
+	n    int64  // bytes read so far
+	one  int16  // the byte the last one-byte Read returned, or 0
+	hdr  []byte // a block header being collected
+	want int    // its length; 0 when none is
+	at   int64  // its input offset
+	err  error  // a refused header
+}
+
+func (g *xzBlockGuard) Read(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	n, err := g.r.Read(p)
+	switch {
+	case g.want > 0:
+		g.hdr = append(g.hdr, p[:n]...)
+	case len(p) == 1 && n == 1:
+		g.one = int16(p[0])
+		g.n++
+		return n, err
+	case g.one > 0 && len(p) == (int(g.one)+1)*4-1:
+		g.hdr, g.want, g.at = append(append(g.hdr[:0], byte(g.one)), p[:n]...), len(p)+1, g.n-1
+	}
+	g.one = 0
+	g.n += int64(n)
+	if g.want > 0 && len(g.hdr) >= g.want {
+		h := g.hdr[:g.want]
+		g.want = 0
+		body, sum := h[:len(h)-4], h[len(h)-4:]
+		if crc32.ChecksumIEEE(body) == binary.LittleEndian.Uint32(sum) {
+			if dict, ok := xzBlockDict(h); ok && dict > xzMaxDict {
+				g.err = &UnsupportedError{Feature: fmt.Sprintf("xz dictionary of %d bytes (the limit is %d)", dict, xzMaxDict), Off: g.at}
+				return 0, g.err
+			}
+		}
+	}
+	return n, err
 }
 
 // copyFrom copies r into the sink. When r has WriteTo (the zstd decoder, bufio.Reader) it writes its

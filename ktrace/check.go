@@ -68,6 +68,31 @@ func Check(t *Trace, op int, in core.Input, req core.Request, res *core.Result) 
 	return r, nil
 }
 
+// CheckOther compares operation op (0-based) of the trace with an operation in which the model
+// makes no f2fs_invalidate_blocks call: a buffered write, fsync, sync or tune (writeback releases a
+// page's old block inside f2fs_allocate_data_block, not through f2fs_invalidate_blocks).
+func CheckOther(t *Trace, op int, mode core.Mode) (*Report, error) {
+	if op < 0 || op >= len(t.Ops) {
+		return nil, fmt.Errorf("ktrace: operation %d of a trace of %d", op+1, len(t.Ops))
+	}
+	calls := &t.Ops[op].Calls
+	kernel := calls.All()
+	r := &Report{Format: t.Format, Op: op + 1, Calls: calls.Len()}
+	if mode == core.PerBlock && multiBlock(kernel) {
+		r.Expanded = true
+		kernel = Expand(kernel)
+	}
+	c := Compare(kernel, func(func(Call) bool) {})
+	r.ModelCalls = c.Model
+	r.Agree = c.Agree()
+	r.FirstDivergence = c.First
+	if d := c.First; d != nil && r.Expanded {
+		k := sourceCall(calls.All(), d.Index)
+		d.KernelCall = &k
+	}
+	return r, nil
+}
+
 // Where places one of the model's calls in the file.
 type Where struct {
 	Slot  uint64 // file block index whose address is the call's first block

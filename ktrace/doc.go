@@ -14,7 +14,9 @@
 //
 // [Compare] finds the first call where two call lists differ; [Check] compares one operation of a
 // trace with the model's [core.Result] and says in which slot and dnode of the file the model made
-// the call that differs.
+// the call that differs. [CheckOther] holds an operation of the trace that is not a zero (a write,
+// fsync, sync or tune of the ops language) against the model's answer for it: no call, since
+// writeback releases a page's old block inside the allocator.
 //
 // A per-block model compared with a trace whose calls span several blocks (a batched kernel) is
 // compared block by block: the kernel's calls are expanded first ([Expand]), so the check says

@@ -24,7 +24,7 @@ const casesDir = "../core/testdata/kernel-cases"
 // kcase is one public kernel case: its operations and what the kernel recorded.
 type kcase struct {
 	n        int
-	ops      []request.Run
+	ops      []request.Op
 	perBlock []ktrace.Call // N.trace: the last operation's calls, one block each
 	batched  []ktrace.Call // N.trace.batched
 	ftrace   []byte        // N.ftrace

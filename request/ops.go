@@ -8,13 +8,39 @@ import (
 	"strings"
 )
 
-// The ops language is the kernel fixtures' N.ops: one operation per line,
+// The ops language is the kernel fixtures' ops files: one operation per line,
 //
-//	zero PATH OFFSET LENGTH [keep_size]
+//	zero PATH OFFSET LENGTH [keep_size]   fallocate(FALLOC_FL_ZERO_RANGE[|FALLOC_FL_KEEP_SIZE])
+//	write PATH OFFSET LENGTH              a buffered write(2) (pwrite, no fsync)
+//	fsync PATH                            fsync(2)
+//	sync                                  sync(2)
+//	tune ipu_policy N                     echo N > /sys/fs/f2fs/<dev>/ipu_policy
+//	tune reserved_blocks N                echo N > /sys/fs/f2fs/<dev>/reserved_blocks
 //
-// meaning fallocate(fd, FALLOC_FL_ZERO_RANGE[|FALLOC_FL_KEEP_SIZE], OFFSET, LENGTH) on PATH opened
-// O_RDWR. Blank lines and lines starting with # are ignored; OFFSET and LENGTH take the syntax of
-// [ParseSize]. Each operation runs on the state the previous one left.
+// on PATH opened O_RDWR. Blank lines are ignored, and so is everything from a # at the start of a
+// line or after white space; OFFSET, LENGTH and N
+// take the syntax of [ParseSize]. Each operation runs on the state the previous one left.
+
+// Op kinds.
+const (
+	OpZero  = "zero"
+	OpWrite = "write"
+	OpFsync = "fsync"
+	OpSync  = "sync"
+	OpTune  = "tune"
+)
+
+// Op is one operation of a sequence. A zero is its Run; a write uses Run's Path, Offset and
+// Length; fsync its Path; tune its Name and Value; sync nothing.
+type Op struct {
+	Kind string
+	Run
+	Name  string // tune: the tunable ("ipu_policy")
+	Value uint64 // tune: its value
+}
+
+// IsZero says whether the operation is a zero-range, the one a player plays.
+func (o Op) IsZero() bool { return o.Kind == OpZero }
 
 // MaxOps bounds the operations of one sequence: each is a whole run, and a URL carries them all.
 const MaxOps = 64
@@ -29,16 +55,16 @@ type LineError struct {
 func (e *LineError) Error() string { return fmt.Sprintf("line %d (%q): %v", e.Line, e.Text, e.Err) }
 func (e *LineError) Unwrap() error { return e.Err }
 
-// ParseOps reads a sequence of operations. Every run's Modes is both; the caller picks the modes.
-func ParseOps(r io.Reader) ([]Run, error) {
-	var out []Run
+// ParseOps reads a sequence of operations. Every zero's Modes is both; the caller picks the modes.
+func ParseOps(r io.Reader) ([]Op, error) {
+	var out []Op
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 8192) // PATH_MAX and four numbers
 	line := 0
 	for sc.Scan() {
 		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
+		text := strings.TrimSpace(stripComment(sc.Text()))
+		if text == "" {
 			continue
 		}
 		op, err := ParseOp(text)
@@ -54,30 +80,104 @@ func ParseOps(r io.Reader) ([]Run, error) {
 		return nil, &LineError{Line: line + 1, Err: err}
 	}
 	if len(out) == 0 {
-		return nil, &FieldError{Field: "ops", Msg: "no operation (want lines of: zero PATH OFFSET LENGTH [keep_size])"}
+		return nil, &FieldError{Field: "ops", Msg: "no operation (want lines of: " + opForms + ")"}
 	}
 	return out, nil
 }
 
-// ParseOp reads one operation line.
-func ParseOp(text string) (Run, error) {
-	f := strings.Fields(text)
-	if len(f) < 4 || len(f) > 5 || f[0] != "zero" || (len(f) == 5 && f[4] != "keep_size") {
-		return Run{}, &FieldError{Field: "op", Value: text, Msg: "want: zero PATH OFFSET LENGTH [keep_size]"}
+// stripComment drops a comment: from a # at the start of the line or after white space to the end
+// (the oracle's ops files comment their lines).
+func stripComment(line string) string {
+	for i := 0; i < len(line); i++ {
+		if line[i] == '#' && (i == 0 || line[i-1] == ' ' || line[i-1] == '\t') {
+			return line[:i]
+		}
 	}
-	r := Run{Path: f[1], Modes: Both(), HasLength: true, KeepSize: len(f) == 5}
-	if err := checkPath(r.Path); err != nil {
-		return Run{}, err
+	return line
+}
+
+// opForms lists the operations for error messages.
+const opForms = "zero PATH OFFSET LENGTH [keep_size], write PATH OFFSET LENGTH, fsync PATH, sync, tune ipu_policy|reserved_blocks N"
+
+// ParseOp reads one operation line.
+func ParseOp(text string) (Op, error) {
+	f := strings.Fields(text)
+	bad := func(form string) (Op, error) {
+		return Op{}, &FieldError{Field: "op", Value: text, Msg: "want: " + form}
+	}
+	if len(f) == 0 {
+		return bad(opForms)
+	}
+	op := Op{Kind: f[0]}
+	switch f[0] {
+	case OpZero:
+		if len(f) < 4 || len(f) > 5 || (len(f) == 5 && f[4] != "keep_size") {
+			return bad("zero PATH OFFSET LENGTH [keep_size]")
+		}
+		op.Run = Run{Path: f[1], Modes: Both(), HasLength: true, KeepSize: len(f) == 5}
+	case OpWrite:
+		if len(f) != 4 {
+			return bad("write PATH OFFSET LENGTH")
+		}
+		op.Run = Run{Path: f[1], HasLength: true}
+	case OpFsync:
+		if len(f) != 2 {
+			return bad("fsync PATH")
+		}
+		op.Run = Run{Path: f[1]}
+	case OpSync:
+		if len(f) != 1 {
+			return bad("sync")
+		}
+		return op, nil
+	case OpTune:
+		if len(f) != 3 || (f[1] != "ipu_policy" && f[1] != "reserved_blocks") {
+			return bad("tune ipu_policy N or tune reserved_blocks N")
+		}
+		op.Name = f[1]
+		v, err := ParseSize("value", f[2])
+		if err != nil {
+			return Op{}, err
+		}
+		op.Value = uint64(v)
+		return op, nil
+	default:
+		return bad(opForms)
+	}
+	if err := checkPath(op.Path); err != nil {
+		return Op{}, err
+	}
+	if op.Kind == OpFsync {
+		return op, nil
 	}
 	var err error
-	if r.Offset, err = ParseSize(FieldOffset, f[2]); err != nil {
-		return Run{}, err
+	if op.Offset, err = ParseSize(FieldOffset, f[2]); err != nil {
+		return Op{}, err
 	}
-	if r.Length, err = ParseSize(FieldLength, f[3]); err != nil {
-		return Run{}, err
+	if op.Length, err = ParseSize(FieldLength, f[3]); err != nil {
+		return Op{}, err
 	}
-	return r, nil
+	return op, nil
 }
+
+// OpLine writes the operation as a line of the ops language (a zero's length resolved for a file
+// of size bytes).
+func (o Op) OpLine(size int64) string {
+	switch o.Kind {
+	case OpZero, "":
+		return o.Run.OpLine(size)
+	case OpWrite:
+		return "write " + o.Path + " " + strconv.FormatInt(o.Offset, 10) + " " + strconv.FormatInt(o.Length, 10)
+	case OpFsync:
+		return "fsync " + o.Path
+	case OpTune:
+		return "tune " + o.Name + " " + strconv.FormatUint(o.Value, 10)
+	}
+	return o.Kind
+}
+
+// ZeroOp makes a zero operation of a run.
+func ZeroOp(r Run) Op { return Op{Kind: OpZero, Run: r} }
 
 // OpLine writes r as a line of the ops language (with its length resolved for a file of size bytes).
 func (r Run) OpLine(size int64) string {

@@ -89,9 +89,9 @@ func TestValuesRoundTrip(t *testing.T) {
 func TestParseOps(t *testing.T) {
 	in := "# setup\n\nzero /cases/a.bin 0 4096\n  zero /cases/b.bin 0x1000 1MiB keep_size  \n"
 	got, err := ParseOps(strings.NewReader(in))
-	want := []Run{
-		{Path: "/cases/a.bin", Length: 4096, HasLength: true, Modes: Both()},
-		{Path: "/cases/b.bin", Offset: 4096, Length: 1 << 20, HasLength: true, KeepSize: true, Modes: Both()},
+	want := []Op{
+		{Kind: OpZero, Run: Run{Path: "/cases/a.bin", Length: 4096, HasLength: true, Modes: Both()}},
+		{Kind: OpZero, Run: Run{Path: "/cases/b.bin", Offset: 4096, Length: 1 << 20, HasLength: true, KeepSize: true, Modes: Both()}},
 	}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("ParseOps = %+v, %v", got, err)
@@ -100,6 +100,8 @@ func TestParseOps(t *testing.T) {
 		t.Errorf("OpLine = %q", s)
 	}
 	for _, bad := range []string{"", "# only\n", "punch /a 0 1\n", "zero /a 0\n", "zero a 0 1\n", "zero /a 0 1 keep\n",
+		"sync now\n", "fsync\n", "fsync a\n", "write /a 0\n", "write /a 0 1 keep_size\n", "tune ipu_policy\n",
+		"tune min_ipu_util 5\n", "tune reserved_blocks\n", "tune ipu_policy x\n",
 		"zero /a x 1\n", "zero /a 0 1\n" + strings.Repeat("zero /a 0 1\n", MaxOps)} {
 		if _, err := ParseOps(strings.NewReader(bad)); err == nil {
 			t.Errorf("ParseOps(%.30q) accepted", bad)
@@ -109,6 +111,36 @@ func TestParseOps(t *testing.T) {
 	var le *LineError
 	if !errors.As(err, &le) || le.Line != 2 {
 		t.Errorf("bad second line: %v; want a *LineError on line 2", err)
+	}
+}
+
+// TestParseOpsKinds: the operations besides zero, and OpLine writing each back.
+func TestParseOpsKinds(t *testing.T) {
+	in := "zero /h.bin 67584 195560   # partial pages\nsync\t# then\nwrite /h.bin 4096 0x2000\nfsync /h.bin\ntune ipu_policy 16\nzero /h.bin 0 512KiB keep_size\n"
+	got, err := ParseOps(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Op{
+		{Kind: OpZero, Run: Run{Path: "/h.bin", Offset: 67584, Length: 195560, HasLength: true, Modes: Both()}},
+		{Kind: OpSync},
+		{Kind: OpWrite, Run: Run{Path: "/h.bin", Offset: 4096, Length: 8192, HasLength: true}},
+		{Kind: OpFsync, Run: Run{Path: "/h.bin"}},
+		{Kind: OpTune, Name: "ipu_policy", Value: 16},
+		{Kind: OpZero, Run: Run{Path: "/h.bin", Length: 512 << 10, HasLength: true, KeepSize: true, Modes: Both()}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ParseOps = %+v\nwant %+v", got, want)
+	}
+	lines := []string{"zero /h.bin 67584 195560", "sync", "write /h.bin 4096 8192", "fsync /h.bin", "tune ipu_policy 16",
+		"zero /h.bin 0 524288 keep_size"}
+	for i, op := range got {
+		if s := op.OpLine(0); s != lines[i] {
+			t.Errorf("OpLine %d = %q, want %q", i, s, lines[i])
+		}
+		if op.IsZero() != (op.Kind == OpZero) {
+			t.Errorf("IsZero of %s", op.Kind)
+		}
 	}
 }
 

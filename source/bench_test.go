@@ -38,3 +38,94 @@ func BenchmarkDemoBench64(b *testing.B) {
 		})
 	}
 }
+
+// maxBytesSeq is the s_maxbytes sequence on the demo's /cases/contiguous.bin: one page zeroed at
+// the last page below s_maxbytes (it grows i_size to 4,329,687,105,536 and allocates the
+// double-indirect, an indirect and a direct node), the same page again with KEEP_SIZE, a range
+// with partial pages around it, and a zero from the file's start to s_maxbytes, which reserves
+// node by node until ENOSPC.
+var maxBytesSeq = []core.Request{
+	{Offset: 4329687101440, Length: 4096},
+	{Offset: 4329687101440, Length: 4096, KeepSize: true},
+	{Offset: 4329687100000, Length: 5536},
+	{Offset: 0, Length: 4329687105536},
+}
+
+// BenchmarkMaxBytesSequence runs maxBytesSeq in each mode, each operation on the state the
+// previous one left. Its cost must follow the nodes and slots that exist or are touched, never
+// i_size or the range's length.
+func BenchmarkMaxBytesSequence(b *testing.B) {
+	img := openDemo(b)
+	in0, err := source.Input(img, "/cases/contiguous.bin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mode := range core.Modes {
+		b.Run(mode.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				in := in0
+				for i, req := range maxBytesSeq {
+					r, err := core.Simulate(in, req, mode)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if i == 0 && r.SizeAfter != 4329687105536 {
+						b.Fatalf("i_size %d", r.SizeAfter)
+					}
+					in = r.NextInput()
+				}
+			}
+		})
+	}
+}
+
+// maxBytesFixture is the operations of the kernel fixture kernel-seq/f-maxbytes (the page below
+// s_maxbytes of the 9 GiB sparse file, EFBIG just past it, the data at 9 GiB, the same page of
+// /cases/contiguous.bin with KEEP_SIZE, sync, the page again); sync is an empty op string.
+var maxBytesFixture = []struct {
+	path string
+	req  core.Request
+}{
+	{"/cases/sparse-9g.bin", core.Request{Offset: 4329687101440, Length: 4096}},
+	{"/cases/sparse-9g.bin", core.Request{Offset: 4329687105536, Length: 4096}},
+	{"/cases/sparse-9g.bin", core.Request{Offset: 4329687101440, Length: 8192}},
+	{"/cases/sparse-9g.bin", core.Request{Offset: 9663676416, Length: 1052672}},
+	{"/cases/contiguous.bin", core.Request{Offset: 4329687101440, Length: 4096, KeepSize: true}},
+	{"", core.Request{}},
+	{"/cases/sparse-9g.bin", core.Request{Offset: 4329687101440, Length: 4096}},
+}
+
+// BenchmarkMaxBytesFixture runs maxBytesFixture on one core.Seq per mode, as zrviz run --ops does.
+func BenchmarkMaxBytesFixture(b *testing.B) {
+	img := openDemo(b)
+	files := map[string]core.Input{}
+	for _, op := range maxBytesFixture {
+		if op.path != "" && files[op.path].Path == "" {
+			in, err := source.Input(img, op.path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			files[op.path] = in
+		}
+	}
+	for _, mode := range core.Modes {
+		b.Run(mode.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				q := core.NewSeq(mode)
+				for _, op := range maxBytesFixture {
+					if op.path == "" {
+						if _, err := q.Sync(); err != nil {
+							b.Fatal(err)
+						}
+						continue
+					}
+					if _, _, _, err := q.Zero(files[op.path], op.req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

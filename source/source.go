@@ -29,15 +29,26 @@ func Input(img *imgio.Image, path string) (core.Input, error) {
 
 // FileInput builds the engine's input for an already looked-up file.
 func FileInput(img *imgio.Image, f *imgio.File) (core.Input, error) {
-	in := core.Input{Path: f.Path(), Volume: Volume(img.Volume()), Inode: Inode(f.Inode()),
-		Slots: f, SIT: img}
-	end, err := slotsEnd(f)
+	in := core.Input{Path: f.Path(), Volume: Volume(img.Volume()), Inode: Inode(f.Inode()), SIT: img}
+	end, starts, err := slotsEnd(f)
 	if err != nil {
 		return core.Input{}, fmt.Errorf("source: %s: %w", f.Path(), err)
 	}
 	in.Inode.SlotsEnd = end
+	in.Slots = &fileSlots{File: f, starts: starts}
 	return in, nil
 }
+
+// fileSlots is a file's dnode slots (*imgio.File's DnodeSlots) and the list of its existing
+// dnodes (core.DnodeLister), read once: a zero over a huge sparse range then costs its existing
+// nodes, not one lookup per missing one.
+type fileSlots struct {
+	*imgio.File
+	starts []uint64 // nil for a file without slots (inline, not a regular file): not listed
+}
+
+// DnodeStarts lists the file's existing dnodes.
+func (f *fileSlots) DnodeStarts() ([]uint64, bool) { return f.starts, f.starts != nil }
 
 // Volume converts the reader's volume description.
 func Volume(v imgio.Volume) core.Volume {
@@ -54,6 +65,8 @@ func Volume(v imgio.Volume) core.Volume {
 		switch c.Type {
 		case "hot-data":
 			cv.HotDataSegno, cv.HotDataBlkoff = c.Segno, uint32(c.Blkoff)
+		case "warm-data":
+			cv.WarmDataSegno, cv.WarmDataBlkoff = c.Segno, uint32(c.Blkoff)
 		case "cold-data":
 			cv.ColdDataSegno, cv.ColdDataBlkoff = c.Segno, uint32(c.Blkoff)
 		}
@@ -77,26 +90,30 @@ func Inode(i imgio.Inode) core.Inode {
 // slotsEnd is one past the file's last non-NULL slot, found from its last
 // existing dnodes (Extents would refuse the corrupt addresses a user may
 // want to see the engine reject).
-func slotsEnd(f *imgio.File) (uint64, error) {
+func slotsEnd(f *imgio.File) (uint64, []uint64, error) {
 	if f.Inode().Type != "file" || f.Inode().Inline&(core.InlineData|core.InlineDentry) != 0 {
-		return 0, nil
+		return 0, nil, nil
 	}
 	ds, err := f.Dnodes()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
+	}
+	starts := make([]uint64, len(ds))
+	for i, d := range ds {
+		starts[i] = d.Start
 	}
 	for i := len(ds) - 1; i >= 0; i-- {
 		d, err := f.Dnode(ds[i].Start)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		for k := len(d.Slots) - 1; k >= 0; k-- {
 			if d.Slots[k] != core.NullAddr {
-				return d.Start + uint64(k) + 1, nil
+				return d.Start + uint64(k) + 1, starts, nil
 			}
 		}
 	}
-	return 0, nil
+	return 0, starts, nil
 }
 
 // Describer names what an image holds for a player: the node ids of a file's dnodes and the log

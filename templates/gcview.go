@@ -15,6 +15,14 @@ type GCPage struct {
 	Counts     []KV     // segments per class after the ops
 	Next       []GCLink // add checkpoint, gc 1, gc 0
 	StartHref  string   // no ops: the image as mounted
+	// Quiz (&quiz=1) asks before it shows: the last gc call's result, its candidates' ranking and
+	// the victim stay hidden until a guess (&guess=SEGNO) is made from Options (the candidates in
+	// segment order).
+	Quiz     bool
+	Asking   bool // a question is open: no guess yet
+	Options  []GCLink
+	Verdict  string // after a guess: right or wrong, and the kernel's pick
+	QuizHref string // toggles the quiz
 }
 
 // GCStep is one op of the URL, with the URL that ends at it.

@@ -406,6 +406,12 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	done, err := s.heavyWork(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer done()
 	results := make([]*core.Result, 0, len(t.spec.Modes))
 	for _, m := range t.spec.Modes {
 		if err := r.Context().Err(); err != nil {

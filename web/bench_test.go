@@ -19,8 +19,8 @@ func benchSession(b *testing.B, ts *testServer, query string) *session {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ts.outlines = newOutlineCache()
-	ss := &session{s: ts.Server, t: t, box: newMailbox(), pace: "30", done: map[int]bool{}}
+	ts.outlines = newOutlineCache(nil)
+	ss := &session{s: ts.Server, t: t, c: &conn{box: newMailbox(nil), log: ts.log}, pace: "30", done: map[int]bool{}}
 	if err := ss.open(context.Background(), t); err != nil {
 		b.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func BenchmarkFrame(b *testing.B) {
 		}
 		ss.forward(maxFrameEvents)
 		ss.sendFrame(false)
-		bytes = len(ss.box.take())
+		bytes = len(ss.c.box.take())
 	}
 	b.ReportMetric(float64(bytes), "bytes/frame")
 }

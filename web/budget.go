@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"sync"
@@ -48,3 +49,76 @@ func (b *budget) inUse() int64 {
 }
 
 func mib(n int64) string { return strconv.FormatInt((n+(1<<20)-1)>>20, 10) + " MiB" }
+
+// take charges n bytes unless that would pass the limit (with force: even then), reporting whether
+// it did. It allocates nothing, for the hot paths (a connection's queue); a nil budget takes all.
+func (b *budget) take(n int64, force bool) bool {
+	if b == nil || n <= 0 {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !force && b.limit > 0 && b.used+n > b.limit {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// give returns n bytes taken with take.
+func (b *budget) give(n int64) {
+	if b == nil || n <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+}
+
+// Heavy work (an outline's lockstep pass, a run API simulation, a sandbox list) runs at most
+// maxHeavy at once, whatever the budget says: each holds a core for seconds, and a reservation per
+// request is too coarse to stop a dozen of them from starving the rest. A request waits for a slot
+// (its context bounds the wait) unless maxHeavyWaiting already wait: then it is refused with 503.
+const (
+	maxHeavy        = 2
+	maxHeavyWaiting = 8
+)
+
+// heavySlots is the semaphore of heavy work.
+type heavySlots struct {
+	slots   chan struct{}
+	mu      sync.Mutex
+	waiting int
+}
+
+func newHeavySlots() *heavySlots { return &heavySlots{slots: make(chan struct{}, maxHeavy)} }
+
+// heavyWork takes a slot for heavy work, waiting while ctx lasts; done gives it back.
+func (s *Server) heavyWork(ctx context.Context) (done func(), err error) {
+	h := s.heavy
+	release := func() { <-h.slots }
+	select {
+	case h.slots <- struct{}{}:
+		return release, nil
+	default:
+	}
+	h.mu.Lock()
+	if h.waiting >= maxHeavyWaiting {
+		h.mu.Unlock()
+		return nil, &BusyError{RetryAfter: retryAfter, Msg: fmt.Sprintf(
+			"the server is busy: %d simulations run and %d wait, its limit; try again in %s", maxHeavy, h.waiting, retryAfter)}
+	}
+	h.waiting++
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		h.waiting--
+		h.mu.Unlock()
+	}()
+	select {
+	case h.slots <- struct{}{}:
+		return release, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/exercise"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/units"
 )
@@ -154,6 +155,11 @@ func (s *Server) errorStatus(err error) (int, string) {
 		return http.StatusNotFound, fmt.Sprintf("path %q not found", pfe.Path)
 	case errors.Is(err, fs.ErrNotExist):
 		return http.StatusNotFound, err.Error()
+	case errors.Is(err, fs.ErrInvalid) && errors.As(err, &pfe) && pfe.Op == "readdir":
+		// A listing of a file or a symbolic link: the client's mistake, as ENOTDIR is.
+		return http.StatusBadRequest, fmt.Sprintf("path %q is not a directory (ENOTDIR)", pfe.Path)
+	case errors.Is(err, exercise.ErrNoFile):
+		return http.StatusUnprocessableEntity, err.Error()
 	case errors.Is(err, imgio.ErrSymlinkLoop) && errors.As(err, &pfe):
 		return http.StatusUnprocessableEntity, fmt.Sprintf("path %q: %v (ELOOP)", pfe.Path, imgio.ErrSymlinkLoop)
 	case errors.Is(err, errClosed):

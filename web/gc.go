@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -148,6 +149,17 @@ func gcPageURL(id string, ops []gc.Op, now uint64) string {
 	return u
 }
 
+// gcQuery is the query extra to append to u: "" when extra is empty, else "?" or "&" and it.
+func gcQuery(u, extra string) string {
+	switch {
+	case extra == "":
+		return ""
+	case strings.Contains(u, "?"):
+		return "&" + extra
+	}
+	return "?" + extra
+}
+
 // handleGCPage is GET /images/{id}/next?op=…&now=S: the "what happens next" page after the ops.
 func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 	si, err := s.image(chi.URLParam(r, "id"))
@@ -184,7 +196,11 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 		ID:     si.ID, Now: now, SegsPerSec: v.SegsPerSec, StartHref: gcPageURL(si.ID, nil, now),
 	}
 	var last any
+	var before []gcSegment // the map before the last op, which a quiz question shows
 	for i, op := range ops {
+		if i == len(ops)-1 {
+			before = gcSegments(st)
+		}
 		last = st.Apply(op)
 		p.Steps = append(p.Steps, templates.GCStep{Label: op.String(), Href: gcPageURL(si.ID, ops[:i+1], now), Here: i == len(ops)-1})
 	}
@@ -216,8 +232,41 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 		p.Last = &templates.GCResult{Op: r.Op, Victim: -1,
 			Summary: fmt.Sprintf("%d prefree segments became free; %d marked blocks moved.", len(r.Freed), r.Moved)}
 	}
+	p.Quiz = q.Get("quiz") == "1"
+	extra := url.Values{}
+	if p.Quiz {
+		extra.Set("quiz", "1")
+	}
+	if p.Quiz && p.Last != nil && p.Last.Victim >= 0 && len(p.Last.Candidates) > 1 {
+		if g := q.Get("guess"); g == "" {
+			p.Asking, victim = true, -1
+			opts := append([]templates.GCCandidate(nil), p.Last.Candidates...)
+			sort.Slice(opts, func(i, j int) bool {
+				a, _ := strconv.Atoi(opts[i].Segno)
+				b, _ := strconv.Atoi(opts[j].Segno)
+				return a < b
+			})
+			for _, o := range opts {
+				p.Options = append(p.Options, templates.GCLink{Label: "segment " + o.Segno, TestID: "gc-option-" + o.Segno,
+					Href: gcPageURL(si.ID, ops, now) + gcQuery(gcPageURL(si.ID, ops, now), "quiz=1&guess="+o.Segno)})
+			}
+		} else if g == strconv.FormatInt(p.Last.Victim, 10) {
+			p.Verdict = "Right: the kernel picks segment " + g + "."
+		} else {
+			p.Verdict = fmt.Sprintf("Not this time: you chose segment %s, the kernel picks segment %d.", g, p.Last.Victim)
+		}
+	}
+	toggle := url.Values{}
+	if !p.Quiz {
+		toggle.Set("quiz", "1")
+	}
+	p.QuizHref = gcPageURL(si.ID, ops, now) + gcQuery(gcPageURL(si.ID, ops, now), toggle.Encode())
 	counts := map[string]int{}
-	for _, c := range gcSegments(st) {
+	cells := gcSegments(st)
+	if p.Asking {
+		cells = before
+	}
+	for _, c := range cells {
 		in := victim >= 0 && uint64(c.Segno)/uint64(v.SegsPerSec) == uint64(victim)/uint64(v.SegsPerSec)
 		p.Cells = append(p.Cells, templates.GCCell{Segno: c.Segno, Class: c.Class, Valid: c.Valid, Victim: in, Marked: c.Marked})
 		counts[c.Class]++
@@ -233,6 +282,9 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 		o, _ := gc.ParseOp(strings.Fields(n.op))
 		p.Next = append(p.Next, templates.GCLink{Label: n.label, Title: n.title, TestID: n.id,
 			Href: gcPageURL(si.ID, append(append([]gc.Op(nil), ops...), o), now)})
+		if p.Quiz {
+			p.Next[len(p.Next)-1].Href += gcQuery(p.Next[len(p.Next)-1].Href, extra.Encode())
+		}
 	}
 	s.render(w, r, http.StatusOK, templates.GC(p))
 }

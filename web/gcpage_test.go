@@ -65,3 +65,31 @@ func TestGCPage(t *testing.T) {
 		}
 	}
 }
+
+// TestGCPageQuiz: with quiz=1 the page asks which section the cleaner picks, shows the map as it
+// was before the call and hides the result; a guess reveals it.
+func TestGCPageQuiz(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	open := getDoc(t, ts, "/images/demo/next?op=gc+1")
+	victim := open.Find(`.gc-victim`).AttrOr("data-segno", "")
+	doc := getDoc(t, ts, "/images/demo/next?op=gc+1&quiz=1")
+	if doc.Find(`[data-testid="gc-question"]`).Length() != 1 || doc.Find(`[data-testid="gc-result"]`).Length() != 0 || doc.Find(`.gc-victim`).Length() != 0 {
+		t.Fatal("quiz: no question, or the answer shows")
+	}
+	if got := doc.Find(`[data-segno="`+victim+`"]`).AttrOr("data-class", ""); got != "dirty" {
+		t.Errorf("quiz map shows the victim as %q, want dirty (before the call)", got)
+	}
+	right, ok := doc.Find(`[data-testid="gc-option-` + victim + `"]`).Attr("href")
+	if !ok {
+		t.Fatalf("no option for the victim %s", victim)
+	}
+	ans := getDoc(t, ts, right)
+	if v := ans.Find(`[data-testid="gc-verdict"]`).Text(); !strings.Contains(v, "Right") || ans.Find(`.gc-victim`).Length() != 1 {
+		t.Errorf("verdict %q", v)
+	}
+	wrong := doc.Find(`[data-testid^="gc-option-"]`).Not(`[data-testid="gc-option-`+victim+`"]`).First().AttrOr("href", "")
+	if v := getDoc(t, ts, wrong).Find(`[data-testid="gc-verdict"]`).Text(); !strings.Contains(v, "the kernel picks segment "+victim) {
+		t.Errorf("wrong guess verdict %q", v)
+	}
+}

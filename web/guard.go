@@ -20,7 +20,8 @@ import (
 //     that a browser marks as coming from another origin. Requests with neither Origin nor
 //     Sec-Fetch-Site come from programs (curl, scripts, the CLI), not from pages, and pass.
 //
-// The websocket's own Origin check (ws.go) covers /ws/run, which is a GET.
+// The websockets (/ws/run, /ws/follow) are GETs: checkWS (web/conn.go) checks their Upgrade and
+// Origin before any work, and websocket.Accept checks the Origin again.
 
 // allowedHosts is the set of Host names (and name:port) the server answers to.
 type allowedHosts struct {
@@ -125,9 +126,7 @@ func (s *Server) checkOrigin(next http.Handler) http.Handler {
 		from := ""
 		switch {
 		case origin != "":
-			u, err := url.Parse(origin)
-			ok = err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.User == nil &&
-				strings.EqualFold(u.Host, r.Host) && u.Path == "" && u.RawQuery == ""
+			ok = sameOrigin(origin, r.Host)
 			from = "origin " + origin
 		case site != "":
 			ok = site == "same-origin"
@@ -140,6 +139,14 @@ func (s *Server) checkOrigin(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// sameOrigin reports whether an Origin header names the server the request came to (host is the
+// request's Host, which checkHost has checked).
+func sameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.User == nil &&
+		strings.EqualFold(u.Host, host) && u.Path == "" && u.RawQuery == ""
 }
 
 // routeTable lists every route's methods by pattern, for the Allow header of a 405. chi knows the

@@ -25,7 +25,7 @@ type resolvedCache struct {
 
 func newResolvedCache() *resolvedCache { return &resolvedCache{m: map[string]core.Input{}} }
 
-func resolvedKey(si *StoredImage, path string, before []request.Run) string {
+func resolvedKey(si *StoredImage, path string, before []request.Op) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%p\x00%s\x00%s", si, si.ID, path)
 	for _, op := range before {

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base32"
@@ -13,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/go-chi/chi/v5"
 	"github.com/zrviz/zrviz/player"
 )
@@ -27,13 +25,16 @@ import (
 
 // Room limits.
 const (
-	maxRooms        = 64
-	maxFollowers    = 1000
-	roomLinger      = 5 * time.Minute
-	followerBytes   = 64 << 10 // what a follower holds: a mailbox and two goroutines
-	roomCodeBytes   = 5        // 40 random bits: 8 base32 letters
-	roomTokenBytes  = 20
-	maxAnswerLength = 40
+	maxRooms          = 64
+	maxRoomsPerClient = 4 // rooms one address may hold, so one client cannot take them all
+	maxFollowers      = 1000
+	roomLinger        = 5 * time.Minute
+	unjoinedLinger    = 30 * time.Second // for a room nobody ever joined
+	infoInterval      = 250 * time.Millisecond
+	followerBytes     = 64 << 10 // what a follower holds besides its queue: a mailbox and two goroutines
+	roomCodeBytes     = 5        // 40 random bits: 8 base32 letters
+	roomTokenBytes    = 20
+	maxAnswerLength   = 40
 )
 
 // code32 spells random bytes in lower-case base32 without padding (no 0/1/8 confusion with o/l/b:
@@ -103,19 +104,19 @@ func (h *roomHub) get(code string) (*room, bool) {
 	return r, ok
 }
 
-// room is one presenter's audience.
+// room is one presenter's audience. Its mutex guards its fields and is held only for bookkeeping:
+// frames and hellos a follower needs are built by the room's builder goroutine, with the room's
+// own player, outside it, so the presenter (who takes it about 30 times a second) never waits for
+// an image read.
 type room struct {
-	hub   *roomHub
-	s     *Server
-	code  string
-	token string
+	hub    *roomHub
+	s      *Server
+	code   string
+	token  string
+	client string // the address that made it (maxRoomsPerClient)
 
 	mu        sync.Mutex
-	t         *runTarget
-	o         *player.Outline
-	p         *player.Player // the room's own player: at step when synced
-	release   func()
-	synced    bool
+	run       *roomRun // the run the room plays
 	step      int64
 	vs        viewState
 	ui        roomUI
@@ -123,96 +124,148 @@ type room struct {
 	followers map[*follower]bool
 	answers   map[int]map[*follower]string
 	timer     *time.Timer
+	joined    bool // somebody joined once: the room lingers the long time
+	infoDue   bool // a coalesced room message is on its way
 	ended     bool
+	wake      chan struct{} // capacity 1: the builder has work
+	done      chan struct{} // closed when the room ends
+}
+
+// roomRun is the run a room plays and its own player, used (under mu) to build the hellos and
+// full frames followers need.
+type roomRun struct {
+	t       *runTarget
+	o       *player.Outline
+	mu      sync.Mutex
+	p       *player.Player
+	release func()
 }
 
 // follower is one follower's connection.
 type follower struct {
-	box      *mailbox
-	needFull bool
-	score    score
-	answered map[int]string
-	end      chan string // why the room closed it
+	c         *conn
+	needHello bool // joined, or the run changed: the next message must be a hello
+	needFull  bool // missed a frame: the next frame must be full
+	score     score
+	answered  map[int]string
+	end       chan string // why the room closed it
+}
+
+// newRoomRun makes the room's player for t, within the memory budget; the room holds t's image
+// (an upload is never evicted or deleted under it) for as long as it plays it.
+func (s *Server) newRoomRun(t *runTarget, o *player.Outline) (*roomRun, error) {
+	hold, err := t.acquire()
+	if err != nil {
+		return nil, err
+	}
+	p, release, err := s.newPlayer(o, hold)
+	if err != nil {
+		return nil, err
+	}
+	return &roomRun{t: t, o: o, p: p, release: release}, nil
+}
+
+// retire gives a run's memory and image back once nobody builds with it.
+func (rr *roomRun) retire() {
+	go func() {
+		rr.mu.Lock()
+		defer rr.mu.Unlock()
+		rr.release()
+	}()
 }
 
 // startRoom makes ss the presenter of a new room.
 func (s *Server) startRoom(ss *session) (*room, error) {
+	rr, err := s.newRoomRun(ss.t, ss.o)
+	if err != nil {
+		return nil, err
+	}
 	h := s.rooms
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if len(h.rooms) >= maxRooms {
-		return nil, &BusyError{Msg: fmt.Sprintf("the server holds %d rooms, its limit; try again later", maxRooms), RetryAfter: time.Minute}
+	mine := 0
+	for _, r := range h.rooms {
+		if r.client == ss.client {
+			mine++
+		}
 	}
-	r := &room{hub: h, s: s, token: randomCode(roomTokenBytes), followers: map[*follower]bool{},
-		answers: map[int]map[*follower]string{}, ui: roomUI{Stop: -1, Question: -1}}
+	if len(h.rooms) >= maxRooms || mine >= maxRoomsPerClient {
+		rr.retire()
+		limit := fmt.Sprintf("the server holds %d rooms, its limit", maxRooms)
+		if mine >= maxRoomsPerClient {
+			limit = fmt.Sprintf("this address holds %d rooms, the limit for one client", mine)
+		}
+		return nil, &BusyError{Msg: limit + "; try again later", RetryAfter: time.Minute}
+	}
+	r := &room{hub: h, s: s, token: randomCode(roomTokenBytes), client: ss.client, run: rr,
+		followers: map[*follower]bool{}, answers: map[int]map[*follower]string{}, ui: roomUI{Stop: -1, Question: -1},
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	for {
 		r.code = randomCode(roomCodeBytes)
 		if _, taken := h.rooms[r.code]; !taken {
 			break
 		}
 	}
-	if err := r.setRun(ss.t, ss.o); err != nil {
-		return nil, err
-	}
 	r.presenter = ss
 	r.step, r.vs = ss.p.Step(), ss.view()
 	h.rooms[r.code] = r
+	go r.builder()
 	s.log.Info("room started", "code", r.code, "image", ss.t.info.Image, "path", ss.t.info.Path)
 	return r, nil
 }
 
-// reclaim makes ss the presenter of room code again (a reload of the presenter's page).
+// reclaimRoom makes ss the presenter of room code again (a reload of the presenter's page).
 func (s *Server) reclaimRoom(ss *session, code, token string) (*room, error) {
 	r, ok := s.rooms.get(code)
 	if !ok {
 		return nil, &NotFoundError{What: "room", Name: code}
 	}
 	r.mu.Lock()
+	same := r.run.t.key() == ss.t.key()
+	valid := subtle.ConstantTimeCompare([]byte(token), []byte(r.token)) == 1 && !r.ended
+	r.mu.Unlock()
+	if !valid {
+		return nil, &NotFoundError{What: "room", Name: code}
+	}
+	var rr *roomRun
+	if !same {
+		var err error
+		if rr, err = s.newRoomRun(ss.t, ss.o); err != nil {
+			return nil, err
+		}
+	}
+	r.mu.Lock()
 	defer r.mu.Unlock()
-	if subtle.ConstantTimeCompare([]byte(token), []byte(r.token)) != 1 || r.ended {
+	if r.ended {
+		if rr != nil {
+			rr.retire()
+		}
 		return nil, &NotFoundError{What: "room", Name: code}
 	}
 	if r.timer != nil {
 		r.timer.Stop()
 		r.timer = nil
 	}
-	if r.t.key() != ss.t.key() {
-		if err := r.setRunLocked(ss.t, ss.o); err != nil {
-			return nil, err
-		}
-		r.helloAllLocked()
+	if rr != nil {
+		r.setRunLocked(rr)
 	}
 	r.presenter = ss
-	r.step, r.vs, r.synced = ss.p.Step(), ss.view(), false
+	r.step, r.vs = ss.p.Step(), ss.view()
+	r.wakeLocked()
 	r.broadcastInfoLocked()
 	return r, nil
 }
 
-func (r *room) setRun(t *runTarget, o *player.Outline) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.setRunLocked(t, o)
-}
-
-// setRunLocked points the room at another run (the presenter changed mode): its own player is
-// made anew, within the memory budget.
-func (r *room) setRunLocked(t *runTarget, o *player.Outline) error {
-	// The room holds its image (an upload is never evicted or deleted under it) and its player's
-	// memory for as long as it plays that run.
-	hold, err := t.acquire()
-	if err != nil {
-		return err
-	}
-	p, release, err := r.s.newPlayer(o, hold)
-	if err != nil {
-		return err
-	}
-	if r.release != nil {
-		r.release()
-	}
-	r.t, r.o, r.p, r.release, r.synced = t, o, p, release, false
+// setRunLocked points the room at another run (the presenter changed mode): every follower needs
+// a new hello.
+func (r *room) setRunLocked(rr *roomRun) {
+	r.run.retire()
+	r.run = rr
 	r.answers = map[int]map[*follower]string{}
-	return nil
+	for f := range r.followers {
+		f.needHello = true
+	}
+	r.wakeLocked()
 }
 
 // info describes the room for its presenter (with the token) or a follower.
@@ -232,97 +285,164 @@ func (r *room) infoLocked(presenter bool) *roomInfo {
 }
 
 // publish hands a frame the presenter just made to every follower: the same bytes, or — for a
-// follower that has not taken the previous one — a full frame built once for all of them.
+// follower that has not taken the previous one — a full frame the builder makes once for all of
+// them. It does no more than that under the room's lock.
 func (r *room) publish(ss *session, b []byte, step int64, full bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.presenter != ss {
 		return
 	}
-	r.step, r.vs, r.synced = step, ss.view(), false
-	var fullFrame []byte
+	r.step, r.vs = step, ss.view()
+	behind := false
 	for f := range r.followers {
-		if !full && (f.needFull || f.box.pending()) {
-			if fullFrame == nil {
-				fullFrame = r.fullFrameLocked()
-			}
-			f.box.putFrame(fullFrame)
+		switch {
+		case f.needHello:
+		case full:
+			f.c.box.putFrame(b)
 			f.needFull = false
-			continue
+		case f.needFull || f.c.box.pending():
+			f.needFull, behind = true, true
+		default:
+			f.c.box.putFrame(b)
 		}
-		f.box.putFrame(b)
+	}
+	if behind {
+		r.wakeLocked()
 	}
 }
 
-// syncLocked brings the room's player to the presenter's step.
-func (r *room) syncLocked() error {
-	if r.synced {
-		return nil
+func (r *room) wakeLocked() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
 	}
-	if err := r.p.Goto(r.step); err != nil {
-		return err
-	}
-	r.synced = true
-	return nil
 }
 
-// fullFrameLocked encodes a full frame at the room's step.
-func (r *room) fullFrameLocked() []byte {
-	if err := r.syncLocked(); err != nil {
-		r.s.log.Error("room", "code", r.code, "err", err)
-		return nil
+// builder makes the hellos and full frames followers need, at the presenter's newest step, with
+// the room's own player and outside the room's lock; one encoding serves every follower that needs
+// it. It runs until the room ends.
+func (r *room) builder() {
+	for {
+		select {
+		case <-r.done:
+			return
+		case <-r.wake:
+		}
+		for r.buildOnce() {
+		}
 	}
-	f := &frameMsg{V: protocolVersion, Type: "frame", Step: r.p.Step(), Playing: r.vs.playing, Pace: r.vs.pace,
-		StepsPerSecond: r.vs.speed, TimeLeft: r.vs.timeLeft, Full: true, Events: []wireEvent{},
-		State: r.p.State(&player.Tracker{}, true), Changed: r.p.Changed(r.o.Range.Start, r.o.Range.End)}
-	b, err := json.Marshal(f)
-	if err != nil {
-		r.s.log.Error("room frame", "err", err)
-		return nil
-	}
-	return b
 }
 
-// helloLocked encodes the hello a follower gets: the room's run at the presenter's step.
-func (r *room) helloLocked(f *follower) []byte {
-	if err := r.syncLocked(); err != nil {
-		r.s.log.Error("room", "code", r.code, "err", err)
-		return nil
+// buildOnce serves the followers waiting for a hello or a full frame, and reports whether some
+// still wait (the presenter moved on meanwhile, or the run changed).
+func (r *room) buildOnce() bool {
+	r.mu.Lock()
+	if r.ended {
+		r.mu.Unlock()
+		return false
 	}
-	h, err := buildHello(r.t, r.o, r.p, &player.Tracker{}, r.vs)
-	if err != nil {
-		r.s.log.Error("room hello", "code", r.code, "err", err)
-		return nil
-	}
-	h.Score = f.score
-	h.Room = r.infoLocked(false)
-	b, _ := json.Marshal(h)
-	return b
-}
-
-// helloAllLocked sends every follower a new hello (the presenter's run changed).
-func (r *room) helloAllLocked() {
+	rr, step, vs, info := r.run, r.step, r.vs, r.infoLocked(false)
+	hello, full := false, false
 	for f := range r.followers {
-		if b := r.helloLocked(f); b != nil {
-			f.box.putMsg(b, true)
-		}
-		f.needFull = false
+		hello = hello || f.needHello
+		full = full || f.needFull && !f.needHello
 	}
+	r.mu.Unlock()
+	if !hello && !full {
+		return false
+	}
+
+	var h *helloMsg
+	var frame []byte
+	var err error
+	rr.mu.Lock()
+	if err = rr.p.Goto(step); err == nil {
+		if hello {
+			if h, err = buildHello(rr.t, rr.o, rr.p, &player.Tracker{}, vs); err == nil {
+				h.Room = info
+			}
+		}
+		if full && err == nil {
+			frame, err = json.Marshal(&frameMsg{V: protocolVersion, Type: "frame", Step: rr.p.Step(), Playing: vs.playing,
+				Pace: vs.pace, StepsPerSecond: vs.speed, TimeLeft: vs.timeLeft, Full: true, Events: []wireEvent{},
+				State: rr.p.State(&player.Tracker{}, true), Changed: rr.p.Changed(rr.o.Range.Start, rr.o.Range.End)})
+		}
+	}
+	rr.mu.Unlock()
+	if err != nil {
+		// The room's player failed where the presenter's did not (an image read): the followers
+		// are told and let go rather than left waiting.
+		r.s.log.Error("room", "code", r.code, "err", err)
+		r.mu.Lock()
+		for f := range r.followers {
+			if f.needHello || f.needFull {
+				r.s.sendError(f.c, err, true)
+				f.kick()
+			}
+		}
+		r.mu.Unlock()
+		return false
+	}
+	// One encoding per score: followers who joined have none, and after a mode change most share one.
+	hellos := map[score][]byte{}
+	helloFor := func(sc score) []byte {
+		if b, ok := hellos[sc]; ok {
+			return b
+		}
+		h.Score = sc
+		b, err := json.Marshal(h)
+		if err != nil {
+			r.s.log.Error("room hello", "code", r.code, "err", err)
+		}
+		hellos[sc] = b
+		return b
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ended || r.run != rr {
+		return !r.ended
+	}
+	again := false
+	for f := range r.followers {
+		switch {
+		case f.needHello && h != nil:
+			b := helloFor(f.score)
+			if b == nil {
+				f.kick()
+				continue
+			}
+			f.c.sendBytes(b, true) // a full queue kicks the follower
+			f.needHello = false
+			f.needFull = r.step != step
+		case f.needFull && frame != nil:
+			f.c.box.putFrame(frame)
+			f.needFull = r.step != step
+		}
+		again = again || f.needHello || f.needFull
+	}
+	return again
 }
+
+// kick ends a follower's connection as too slow (or failed).
+func (f *follower) kick() { f.c.box.kickClient() }
 
 // newRun follows the presenter to another run (a mode change).
 func (r *room) newRun(ss *session) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.presenter != ss {
-		return
-	}
-	if err := r.setRunLocked(ss.t, ss.o); err != nil {
+	rr, err := r.s.newRoomRun(ss.t, ss.o)
+	if err != nil {
 		r.s.log.Warn("room: the new run does not fit the budget; followers stay on the old one", "code", r.code, "err", err)
 		return
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.presenter != ss || r.ended {
+		rr.retire()
+		return
+	}
+	r.setRunLocked(rr)
 	r.step, r.vs = ss.p.Step(), ss.view()
-	r.helloAllLocked()
 }
 
 // setUI mirrors the presenter's open stop and quiz on the followers' pages.
@@ -336,17 +456,43 @@ func (r *room) setUI(ss *session, ui roomUI) {
 	r.broadcastInfoLocked()
 }
 
-// broadcastInfoLocked tells every page of the room how it stands.
+// broadcastInfoLocked tells every page of the room how it stands, at once (the presenter acted).
+// The followers' message is encoded once and replaces any not yet sent.
 func (r *room) broadcastInfoLocked() {
-	for f := range r.followers {
-		queueJSON(f.box, &roomMsg{V: protocolVersion, Type: "room", roomInfo: *r.infoLocked(false)})
+	b, err := json.Marshal(&roomMsg{V: protocolVersion, Type: "room", roomInfo: *r.infoLocked(false)})
+	if err != nil {
+		r.s.log.Error("room message", "code", r.code, "err", err)
+		return
 	}
-	if r.presenter != nil {
-		r.presenter.queue(&roomMsg{V: protocolVersion, Type: "room", roomInfo: *r.infoLocked(true)}, false)
+	for f := range r.followers {
+		f.c.box.putInfo(b)
+	}
+	// A presenter that reclaimed the room is not connected yet (c is nil): its hello carries the room.
+	if r.presenter != nil && r.presenter.c != nil {
+		if b, err := json.Marshal(&roomMsg{V: protocolVersion, Type: "room", roomInfo: *r.infoLocked(true)}); err == nil {
+			r.presenter.c.box.putInfo(b)
+		}
 	}
 }
 
-// join adds a follower and queues its hello.
+// countChangedLocked sends the follower count soon: joins and leaves are coalesced to at most one
+// room message per infoInterval (newest wins), so a burst of n joins costs O(n) messages, not O(n²).
+func (r *room) countChangedLocked() {
+	if r.infoDue || r.ended {
+		return
+	}
+	r.infoDue = true
+	time.AfterFunc(infoInterval, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.infoDue = false
+		if !r.ended {
+			r.broadcastInfoLocked()
+		}
+	})
+}
+
+// join adds a follower; the builder makes its hello.
 func (r *room) join(f *follower) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -356,13 +502,11 @@ func (r *room) join(f *follower) error {
 	if len(r.followers) >= maxFollowers {
 		return &BusyError{Msg: fmt.Sprintf("room %s has %d followers, its limit", r.code, maxFollowers), RetryAfter: time.Minute}
 	}
-	b := r.helloLocked(f)
-	if b == nil {
-		return errors.New("web: room hello failed")
-	}
-	f.box.putMsg(b, true)
+	f.needHello = true
 	r.followers[f] = true
-	r.broadcastInfoLocked()
+	r.joined = true
+	r.wakeLocked()
+	r.countChangedLocked()
 	return nil
 }
 
@@ -376,9 +520,7 @@ func (r *room) leave(f *follower) {
 	for _, a := range r.answers {
 		delete(a, f)
 	}
-	if !r.ended {
-		r.broadcastInfoLocked()
-	}
+	r.countChangedLocked()
 }
 
 // answer records a follower's answer to stop k's question (once) and tells the presenter how the
@@ -386,11 +528,12 @@ func (r *room) leave(f *follower) {
 func (r *room) answer(f *follower, k int, ans string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if k < 0 || k >= len(r.o.Stops) || r.o.Stops[k].Question == nil {
+	o := r.run.o
+	if k < 0 || k >= len(o.Stops) || o.Stops[k].Question == nil {
 		return &ControlError{Msg: "answer: that stop has no question"}
 	}
 	// A slip does not use the question up, in a room either (web/quizcheck.go).
-	if err := checkAnswer(r.o.Stops[k].Question, ans, r.o.Range.End-r.o.Range.Start); err != nil {
+	if err := checkAnswer(o.Stops[k].Question, ans, o.Range.End-o.Range.Start); err != nil {
 		return &ControlError{Msg: "answer: " + err.Error()}
 	}
 	a := r.answers[k]
@@ -401,7 +544,7 @@ func (r *room) answer(f *follower, k int, ans string) error {
 	if _, done := a[f]; !done {
 		a[f] = normaliseAnswer(ans)
 	}
-	queueJSON(f.box, &quizMsg{V: protocolVersion, Type: "quiz", Stop: k, Pending: true, Score: f.score})
+	f.c.send(&quizMsg{V: protocolVersion, Type: "quiz", Stop: k, Pending: true, Score: f.score}, false)
 	r.spreadLocked(k)
 	return nil
 }
@@ -423,10 +566,11 @@ func (r *room) spreadLocked(k int) {
 func (r *room) reveal(ss *session, k int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.presenter != ss || k < 0 || k >= len(r.o.Stops) || r.o.Stops[k].Question == nil {
+	o := r.run.o
+	if r.presenter != ss || k < 0 || k >= len(o.Stops) || o.Stops[k].Question == nil {
 		return
 	}
-	q := r.o.Stops[k].Question
+	q := o.Stops[k].Question
 	for f := range r.followers {
 		m := &quizMsg{V: protocolVersion, Type: "quiz", Stop: k, Answer: q.Answer}
 		if a, ok := r.answers[k][f]; ok {
@@ -440,12 +584,13 @@ func (r *room) reveal(ss *session, k int) {
 			}
 		}
 		m.Score = f.score
-		queueJSON(f.box, m)
+		f.c.send(m, false)
 	}
 	r.spreadLocked(k)
 }
 
-// presenterGone starts the room's end clock; the presenter may come back with its token.
+// presenterGone starts the room's end clock; the presenter may come back with its token. A room
+// nobody joined ends soon: it holds one of the server's rooms for no one.
 func (r *room) presenterGone(ss *session) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -455,7 +600,11 @@ func (r *room) presenterGone(ss *session) {
 	r.presenter = nil
 	r.vs.playing = false
 	r.broadcastInfoLocked()
-	r.timer = time.AfterFunc(r.s.roomLinger(), r.end)
+	linger := r.s.roomLinger()
+	if !r.joined {
+		linger = min(linger, unjoinedLinger)
+	}
+	r.timer = time.AfterFunc(linger, r.end)
 }
 
 // end closes the room: its followers are told and let go.
@@ -471,16 +620,15 @@ func (r *room) end() {
 		return
 	}
 	r.ended = true
+	close(r.done)
+	r.broadcastInfoLocked() // Ended: true, replacing any room message not yet sent
 	for f := range r.followers {
-		queueJSON(f.box, &roomMsg{V: protocolVersion, Type: "room", roomInfo: *r.infoLocked(false)})
 		select {
-		case f.end <- "the room has ended":
+		case f.end <- whyEnded:
 		default:
 		}
 	}
-	if r.release != nil {
-		r.release()
-	}
+	r.run.retire()
 	r.s.log.Info("room ended", "code", r.code)
 }
 
@@ -514,19 +662,9 @@ func normaliseAnswer(a string) string {
 	return a
 }
 
-func queueJSON(box *mailbox, v any) {
-	if b, err := json.Marshal(v); err == nil {
-		box.putMsg(b, false)
-	}
-}
-
-// handleWSFollow is a follower's websocket: /ws/follow?code=C.
+// handleWSFollow is a follower's websocket: /ws/follow?code=C (checkWS has checked the upgrade
+// and the Origin).
 func (s *Server) handleWSFollow(w http.ResponseWriter, r *http.Request) {
-	if !isUpgrade(r) {
-		w.Header().Set("Upgrade", "websocket")
-		s.Error(w, r, ErrNotUpgrade)
-		return
-	}
 	code := r.URL.Query().Get("code")
 	rm, ok := s.rooms.get(code)
 	if !ok {
@@ -544,123 +682,68 @@ func (s *Server) handleWSFollow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.runs.Done()
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{})
+	c, err := s.accept(s.srvCtx, w, r, s.log.With("room", rm.code))
 	if err != nil {
 		return
 	}
-	c.SetReadLimit(maxControlSize)
-	f := &follower{box: newMailbox(), answered: map[int]string{}, end: make(chan string, 1)}
+	f := &follower{c: c, answered: map[int]string{}, end: make(chan string, 1)}
 	if err := rm.join(f); err != nil {
-		code, msg := s.errorStatus(err)
-		b, _ := json.Marshal(&errorMsg{V: protocolVersion, Type: "error", Error: msg, Status: code, Fatal: true})
-		wctx, cancel := context.WithTimeout(context.Background(), s.writeTimeout())
-		c.Write(wctx, websocket.MessageText, b)
-		cancel()
-		c.Close(websocket.StatusTryAgainLater, "room unavailable")
+		s.sendError(c, err, true)
+		c.finish(whyUnavailable)
 		return
 	}
 	defer rm.leave(f)
-	s.follow(c, rm, f)
+	s.follow(rm, f)
 }
 
 // follow is a follower connection's life: controls in (initial pages, answers), room messages out.
-func (s *Server) follow(c *websocket.Conn, rm *room, f *follower) {
-	ctx, cancel := context.WithCancel(s.srvCtx)
-	defer cancel()
-	readCtx, readCancel := context.WithCancel(context.Background())
-	defer readCancel()
-	ctrl := make(chan []byte, 8)
-	readDone := make(chan error, 1)
-	go readControls(readCtx, c, ctrl, readDone)
-	writeDone := make(chan error, 1)
-	go func() { writeDone <- writeMailbox(ctx, c, f.box, s.writeTimeout()) }()
+func (s *Server) follow(rm *room, f *follower) {
+	c := f.c
 	bad := 0
 	var why string
-loop:
-	for {
+	for why == "" {
 		select {
-		case <-ctx.Done():
-			why = "server shutting down"
-			break loop
-		case err := <-readDone:
-			readDone <- err
-			why = "client gone"
-			break loop
-		case err := <-writeDone:
-			writeDone <- err
-			why = "client too slow"
-			break loop
+		case <-s.srvCtx.Done():
+			why = whyShutdown
+		case err := <-c.readDone:
+			c.readDone <- err
+			why = whyGone
+		case err := <-c.writeDone:
+			c.writeDone <- err
+			why = whySlow
+		case <-c.box.kicked:
+			why = whySlow
 		case why = <-f.end:
-			break loop
-		case b := <-ctrl:
-			c, err := decodeControl(b)
+		case b := <-c.ctrl:
+			ctl, err := decodeControl(b)
 			if b == nil {
 				err = &ControlError{Msg: "binary messages are not supported"}
 			}
 			switch {
 			case err != nil:
-			case c.Type == ctlInitial:
+			case ctl.Type == ctlInitial:
 				rm.mu.Lock()
-				o := rm.o
+				o := rm.run.o
 				rm.mu.Unlock()
-				ext, next, ierr := o.InitialSlots(c.Slot, initialPage)
+				ext, next, ierr := o.InitialSlots(ctl.Slot, initialPage)
 				if err = ierr; err == nil {
-					if !f.box.putMsg(mustJSON(&initialMsg{V: protocolVersion, Type: "initial",
-						initialPageMsg: initialPageMsg{From: max(c.Slot, o.Range.Start), Next: next, Extents: ext}}), false) {
-						why = "client too slow"
-						break loop
-					}
+					c.send(&initialMsg{V: protocolVersion, Type: "initial",
+						initialPageMsg: initialPageMsg{From: max(ctl.Slot, o.Range.Start), Next: next, Extents: ext}}, false)
 				}
-			case c.Type == ctlAnswer:
-				err = rm.answer(f, c.Stop, c.Answer)
+			case ctl.Type == ctlAnswer:
+				err = rm.answer(f, ctl.Stop, ctl.Answer)
 			default:
 				err = ErrNotPresenter
 			}
 			if err != nil {
-				code, msg := s.errorStatus(err)
-				queueJSON(f.box, &errorMsg{V: protocolVersion, Type: "error", Error: msg, Status: code})
+				s.sendError(c, err, false)
 				if bad++; bad >= maxBadControls {
-					why = "too many bad messages"
-					break loop
+					why = whyBad
 				}
 			}
 		}
 	}
-	switch why {
-	case "server shutting down":
-		c.Close(websocket.StatusGoingAway, why)
-	case "the room has ended":
-		drainBox(ctx, f.box, s.writeTimeout())
-		c.Close(websocket.StatusNormalClosure, why)
-	case "too many bad messages":
-		drainBox(ctx, f.box, s.writeTimeout())
-		c.Close(websocket.StatusPolicyViolation, why)
-	default:
-		c.CloseNow()
-	}
-	cancel()
-	readCancel()
-	<-writeDone
-	<-readDone
-}
-
-func mustJSON(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
-}
-
-// drainBox waits (briefly) until a mailbox's writer has sent everything queued.
-func drainBox(ctx context.Context, box *mailbox, timeout time.Duration) {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		box.mu.Lock()
-		empty := len(box.queue) == 0 && box.frame == nil && !box.writing
-		box.mu.Unlock()
-		if empty {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	c.finish(why)
 }
 
 // handleFollowPage serves /follow/{code}: the player page of the room's run, in follower mode.
@@ -672,7 +755,7 @@ func (s *Server) handleFollowPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rm.mu.Lock()
-	t, step := rm.t, rm.step
+	t, step := rm.run.t, rm.step
 	rm.mu.Unlock()
 	s.renderRunPage(w, r, t, step, rm.code)
 }

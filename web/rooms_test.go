@@ -100,8 +100,8 @@ func TestRoom(t *testing.T) {
 	}
 	b := ts.dialFollow(t, r.Code)
 	b.readType("hello")
-	if info := p.readRoom("room"); info.Followers < 1 {
-		t.Fatalf("presenter told %d followers", info.Followers)
+	// Follower counts are coalesced (newest wins): read until the count arrives.
+	for p.readRoom("room").Followers < 2 {
 	}
 	// The presenter drives; both follow.
 	p.send(ctl{"type": "seek", "step": 12345})
@@ -137,9 +137,9 @@ func TestRoom(t *testing.T) {
 	p.send(ctl{"type": "seek", "step": q.Ask})
 	p.readType("frame")
 	p.send(ctl{"type": "ui", "stop": k, "quiz": true, "question": k})
+	// A room message sent before the UI changed (a coalesced count) may come first.
 	for _, f := range []*wsClient{a, b} {
-		if m := f.readRoom("room"); m.UI.Question != k || !m.UI.Quiz {
-			t.Fatalf("follower's room ui %+v", m.UI)
+		for m := f.readRoom("room"); m.UI.Question != k || !m.UI.Quiz; m = f.readRoom("room") {
 		}
 	}
 	a.send(ctl{"type": "answer", "stop": k, "answer": "1"})
@@ -178,8 +178,7 @@ func TestRoom(t *testing.T) {
 
 	// The presenter leaves and comes back with its token; a wrong token is refused.
 	p.c.CloseNow()
-	if m := a.readRoom("room"); m.Presenter {
-		t.Fatalf("followers not told the presenter left: %+v", m)
+	for a.readRoom("room").Presenter {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

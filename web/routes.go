@@ -33,10 +33,12 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/api/images", s.handleUpload)
 	// The websocket holds its image (?image=) for as long as the connection lives, so --max-store
 	// never evicts an image being viewed and a deleted one stays open until the viewer leaves.
-	r.With(s.holdImageParam).Get("/ws/run", s.handleWSRun)
-	r.Get("/ws/follow", s.handleWSFollow) // web/rooms.go; the room holds its image
+	// checkWS refuses a plain request (426) and a foreign Origin (403) before any work is done.
+	r.With(s.checkWS, s.holdImageParam).Get("/ws/run", s.handleWSRun)
+	r.With(s.checkWS).Get("/ws/follow", s.handleWSFollow) // web/rooms.go; the room holds its image
 
 	r.Group(func(r chi.Router) {
+		r.Use(s.writeDeadline)
 		r.Use(middleware.Timeout(requestTimeout))
 
 		// Pages (web/pages.go). Every route under {id} holds the image while it runs
@@ -86,6 +88,22 @@ func (s *Server) Handler() http.Handler {
 	})
 	routes = newRouteTable(r)
 	return r
+}
+
+// writeDeadline gives every answer a write deadline requestTimeout after the request came: a client that reads
+// only the status line cannot hold the handler, and what it reserved from the budget, past it
+// (middleware.Timeout cancels the context, but a Write blocked on a full socket does not look at
+// it).
+func (s *Server) writeDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d := requestTimeout
+		if s.requestTimeoutFor > 0 {
+			d = s.requestTimeoutFor
+		}
+		// An error means the writer cannot take deadlines (a test's recorder): nothing to bound.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d))
+		next.ServeHTTP(w, r)
+	})
 }
 
 // securityHeaders forbids inline script and framing: page data reaches the

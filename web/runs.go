@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
@@ -26,7 +24,7 @@ const FieldBefore = "before"
 type runTarget struct {
 	si     *StoredImage // nil for a sandbox run
 	run    request.Run
-	before []request.Run
+	before []request.Op
 	file   *imgio.File // nil for a sandbox run
 	spec   player.Spec
 	info   runInfo
@@ -100,7 +98,7 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 	if err != nil {
 		return nil, paramError(err)
 	}
-	var before []request.Run
+	var before []request.Op
 	if ops := q[FieldBefore]; len(ops) > 0 {
 		if len(ops) >= request.MaxOps {
 			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("more than %d operations", request.MaxOps-1)}
@@ -117,42 +115,64 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 }
 
 // resolve builds the engine's input for run on si after the operations before it.
-func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, before []request.Run) (*runTarget, error) {
+func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, before []request.Op) (*runTarget, error) {
 	f, err := s.resolvePath(ctx, si, run.Path)
 	if err != nil {
 		return nil, err
 	}
 	for k, op := range before {
+		if op.Path == "" {
+			continue // sync, tune
+		}
 		of, err := s.resolvePath(ctx, si, op.Path)
 		if err != nil {
 			return nil, err
 		}
 		if of.Inode().Ino != f.Inode().Ino {
-			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d zeroes %s, not %s: a player plays one file", k+1, op.Path, run.Path)}
+			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d is on %s, not %s: a player plays one file", k+1, op.Path, run.Path)}
 		}
 	}
 	// The page and its websocket (and reconnects, mode switches) resolve the same run: the earlier
 	// operations are simulated once (web/resolvecache.go).
 	in, err := s.resolved.get(resolvedKey(si, f.Path(), before), func() (core.Input, error) {
-		in, err := source.FileInput(si.Image, f)
+		base, err := source.FileInput(si.Image, f)
 		if err != nil {
-			return in, err
+			return base, err
 		}
+		// The player plays one file; operations on it (and sync, tune) run first, each on the
+		// state the previous one left, as on one mount (core.Seq: dirty pages, writeback). Both
+		// modes leave the same slots and SIT: run per-block.
+		q := core.NewSeq(core.PerBlock)
 		for _, op := range before {
-			// The player plays one file; operations on it run first, each on the state the
-			// previous one left, as on one mount. Both modes leave the same slots and SIT: run
-			// per-block.
-			res, err := core.Simulate(in, op.Request(in.Inode.Size), core.PerBlock)
-			if err != nil {
-				return in, err
+			switch op.Kind {
+			case request.OpZero:
+				_, _, _, err = q.Zero(base, op.Request(q.File(base).Inode.Size))
+			case request.OpWrite:
+				_, err = q.Write(base, op.Offset, op.Length)
+			case request.OpFsync:
+				_, err = q.Fsync(base)
+			case request.OpSync:
+				_, err = q.Sync()
+			case request.OpTune:
+				_, err = q.Tune(op.Name, op.Value)
 			}
-			in = res.NextInput()
+			if err != nil {
+				return base, err
+			}
 			if err := ctx.Err(); err != nil {
-				return in, err
+				return base, err
 			}
 		}
-		return in, nil
+		return q.File(base), nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	// What the played zero walks: the file after the operations and after
+	// filemap_write_and_wait_range wrote back the dirty pages of its range.
+	// The state after the operations carries the volume (ipu_policy, logs) and the dirty pages: a
+	// fresh mount of it writes back the same pages.
+	in, _, err = core.NewSeq(core.PerBlock).PrepareZero(in, run.Request(in.Inode.Size))
 	if err != nil {
 		return nil, err
 	}
@@ -216,81 +236,6 @@ func paramError(err error) error {
 	return err
 }
 
-// Outline cache limits.
-const (
-	maxOutlines = 16
-	// outlineTimeout bounds the lockstep pass of one run (a 64 GiB file in both modes takes
-	// seconds); past it the request fails rather than holding a core forever.
-	outlineTimeout = 2 * time.Minute
-)
-
-// outlineCache keeps recent outlines so reconnects, mode switches and the viewers of one run pay for
-// the pass once. Concurrent requests for the same run wait for one pass, which is cancelled when
-// every one of them has gone.
-type outlineCache struct {
-	mu    sync.Mutex
-	m     map[string]*outlineEntry
-	order []string // oldest first
-}
-
-type outlineEntry struct {
-	done    chan struct{}
-	o       *player.Outline
-	err     error
-	waiters int
-	cancel  context.CancelFunc
-}
-
-func newOutlineCache() *outlineCache { return &outlineCache{m: map[string]*outlineEntry{}} }
-
-func (c *outlineCache) get(ctx context.Context, key string, build func(context.Context) (*player.Outline, error)) (*player.Outline, error) {
-	c.mu.Lock()
-	e, ok := c.m[key]
-	if !ok {
-		bctx, cancel := context.WithTimeout(context.Background(), outlineTimeout)
-		e = &outlineEntry{done: make(chan struct{}), cancel: cancel}
-		c.m[key] = e
-		c.order = append(c.order, key)
-		if len(c.order) > maxOutlines {
-			delete(c.m, c.order[0])
-			c.order = c.order[1:]
-		}
-		go func() {
-			defer cancel()
-			e.o, e.err = build(bctx)
-			if e.err != nil {
-				c.mu.Lock()
-				if c.m[key] == e {
-					delete(c.m, key)
-				}
-				c.mu.Unlock()
-			}
-			close(e.done)
-		}()
-	}
-	e.waiters++
-	c.mu.Unlock()
-	select {
-	case <-e.done:
-		c.mu.Lock()
-		e.waiters--
-		c.mu.Unlock()
-		return e.o, e.err
-	case <-ctx.Done():
-		c.mu.Lock()
-		e.waiters--
-		if e.waiters == 0 {
-			// Nobody wants it any more: stop the pass, and let a later request start afresh.
-			e.cancel()
-			if c.m[key] == e {
-				delete(c.m, key)
-			}
-		}
-		c.mu.Unlock()
-		return nil, ctx.Err()
-	}
-}
-
 // outline returns the shared outline of t, building it once, within the memory budget
 // (web/outlinebudget.go): past it the build is refused with 503 and Retry-After.
 func (s *Server) outline(ctx context.Context, t *runTarget) (*player.Outline, error) {
@@ -300,6 +245,11 @@ func (s *Server) outline(ctx context.Context, t *runTarget) (*player.Outline, er
 			return nil, err
 		}
 		defer release()
+		done, err := s.heavyWork(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
 		return player.Build(ctx, t.spec)
 	})
 }

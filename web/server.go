@@ -97,6 +97,7 @@ type Server struct {
 	// roomLingerFor overrides roomLinger (tests shorten it).
 	roomLingerFor time.Duration
 	budget        *budget
+	heavy         *heavySlots // simulations run at once (web/budget.go)
 	hosts         *allowedHosts
 	slots         *uploadSlots
 
@@ -117,6 +118,8 @@ type Server struct {
 	srvCancel context.CancelFunc
 	runs      sync.WaitGroup // websocket run goroutines
 
+	// requestTimeoutFor overrides requestTimeout's write deadline (tests shorten it).
+	requestTimeoutFor time.Duration
 	// wsWriteTimeout overrides wsWriteTimeout (tests shorten it).
 	wsWriteTimeout time.Duration
 
@@ -196,13 +199,14 @@ func NewServer(cfg Config) (*Server, error) {
 		return fail(err)
 	}
 	s.uploads = newUploads()
-	s.outlines = newOutlineCache()
 	s.resolved = newResolvedCache()
 	s.rooms = newRoomHub()
 	s.budget = &budget{limit: cfg.MaxMemory}
 	if cfg.MaxMemory == 0 {
 		s.budget.limit = DefaultMaxMemory
 	}
+	s.outlines = newOutlineCache(s.budget)
+	s.heavy = newHeavySlots()
 	s.hosts = newAllowedHosts(cfg.Addr, cfg.AllowedHosts)
 	s.slots = newUploadSlots(cfg.MaxUploads, cfg.MaxUploadsPerClient)
 	s.inflight = map[*bodyReader]struct{}{}

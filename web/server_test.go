@@ -270,6 +270,9 @@ func TestMapDnodesSegments(t *testing.T) {
 }
 
 func TestUploadRawMultipartSameID(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: two raw uploads of the 128 MiB demo")
+	}
 	t.Parallel()
 	ts := mustOpenServer(t, Config{})
 

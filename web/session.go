@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/player"
 	"github.com/zrviz/zrviz/request"
@@ -34,12 +33,12 @@ const maxTickSeconds = 0.25
 // session is one websocket connection's player loop.
 type session struct {
 	s       *Server
-	c       *websocket.Conn
+	c       *conn  // set once the upgrade is accepted
+	client  string // the client's address (rooms per client)
 	t       *runTarget
 	o       *player.Outline
 	p       *player.Player
 	tr      player.Tracker
-	box     *mailbox
 	playing bool
 	pace    string  // "10", "30", "60", "180", "step", or "" for a speed set in steps per second
 	speed   float64 // steps per second
@@ -82,11 +81,6 @@ var ErrNotUpgrade = errors.New("this endpoint speaks websocket only: send Connec
 // before anything else, and everything that can be refused is refused before it, so the client gets
 // the API's status codes and JSON errors; the work before the upgrade ends with the request.
 func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
-	if !isUpgrade(r) {
-		w.Header().Set("Upgrade", "websocket")
-		s.Error(w, r, ErrNotUpgrade)
-		return
-	}
 	q := r.URL.Query()
 	t, err := s.resolveRun(r.Context(), q)
 	if err != nil {
@@ -105,7 +99,7 @@ func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
 	if !paces[pace] {
 		pace = ""
 	}
-	ss := &session{s: s, t: t, box: newMailbox(), pace: pace, done: map[int]bool{}}
+	ss := &session{s: s, t: t, pace: pace, done: map[int]bool{}, client: clientIP(r)}
 	if ss.pace == "" {
 		ss.pace = "30"
 	}
@@ -143,17 +137,16 @@ func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.runs.Done()
-	// With no OriginPatterns, Accept allows only an Origin whose host is the request's Host (or no
-	// Origin: not a browser) and answers 403 otherwise: a page on another site cannot drive a run.
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{})
+	// checkWS refused a foreign Origin before any of the work above; with no OriginPatterns, Accept
+	// checks it again. r.Context() is not used from here on: the connection is hijacked and lives
+	// until the client leaves or srvCtx ends.
+	log := s.log.With("image", t.info.Image, "path", t.info.Path, "mode", t.info.Mode)
+	c, err := s.accept(s.srvCtx, w, r, log)
 	if err != nil {
-		s.log.Debug("websocket refused", "err", err, "origin", r.Header.Get("Origin"))
+		log.Debug("websocket refused", "err", err, "origin", r.Header.Get("Origin"))
 		return
 	}
-	c.SetReadLimit(maxControlSize)
 	ss.c = c
-	// r.Context() is not used from here on: the connection is hijacked and lives until the client
-	// leaves or srvCtx ends.
 	ss.run(s.srvCtx)
 }
 
@@ -236,25 +229,11 @@ func (s *Server) startRun() bool {
 	return true
 }
 
-// run is the connection's life: a reader goroutine feeds controls, a writer goroutine drains the
-// mailbox, and this goroutine owns the player. (c.CloseRead is for connections that never read;
-// this one reads controls, and its reader loop likewise answers pings and notices a close.)
+// run is the connection's life: the conn's reader feeds controls and its writer drains the mailbox;
+// this goroutine owns the player.
 func (ss *session) run(srvCtx context.Context) {
-	ctx, cancel := context.WithCancel(srvCtx)
-	defer cancel()
-	log := ss.s.log.With("image", ss.t.info.Image, "path", ss.t.info.Path, "mode", ss.t.info.Mode)
-	log.Debug("websocket run start")
-
-	// The reader has its own context: cancelling a Read's context closes the connection at once,
-	// and on shutdown the close handshake (1001) must happen first.
-	readCtx, readCancel := context.WithCancel(context.Background())
-	defer readCancel()
-	ctrl := make(chan []byte, 8)
-	readDone := make(chan error, 1)
-	go readControls(readCtx, ss.c, ctrl, readDone)
-	writeDone := make(chan error, 1)
-	go func() { writeDone <- ss.writeLoop(ctx) }()
-
+	c := ss.c
+	c.log.Debug("websocket run start")
 	ss.sendHello()
 
 	// The ticker runs only while playing, so an idle player costs nothing.
@@ -263,8 +242,7 @@ func (ss *session) run(srvCtx context.Context) {
 	defer ticker.Stop()
 	ticking := false
 	var why string
-loop:
-	for {
+	for why == "" {
 		if ss.playing != ticking {
 			if ticking = ss.playing; ticking {
 				ticker.Reset(frameInterval)
@@ -273,107 +251,30 @@ loop:
 			}
 		}
 		select {
-		case <-ctx.Done():
-			why = "server shutting down"
-			break loop
-		case err := <-readDone:
-			readDone <- err // for the cleanup below
-			why = "client gone"
-			break loop
-		case err := <-writeDone:
-			writeDone <- err
-			why = "client too slow"
-			if ctx.Err() != nil {
+		case <-srvCtx.Done():
+			why = whyShutdown
+		case err := <-c.readDone:
+			c.readDone <- err // for finish
+			why = whyGone
+		case err := <-c.writeDone:
+			c.writeDone <- err
+			why = whySlow
+			if srvCtx.Err() != nil {
 				// The writer stopped because the server is shutting down.
-				why = "server shutting down"
+				why = whyShutdown
 			}
-			break loop
-		case b := <-ctrl:
-			if why = ss.handleControl(b); why != "" {
-				break loop
-			}
+		case <-c.box.kicked:
+			why = whySlow
+		case b := <-c.ctrl:
+			why = ss.handleControl(b)
 		case now := <-ticker.C:
 			if ss.playing {
 				ss.tick(now)
 			}
 		}
 	}
-	log.Debug("websocket run end", "why", why, "step", ss.p.Step())
-	var err error
-	switch why {
-	case "server shutting down":
-		err = ss.c.Close(websocket.StatusGoingAway, why)
-	case "too many bad messages":
-		// The error reply to the last bad message is queued: let the writer send it before the
-		// close frame.
-		drainBox(ctx, ss.box, ss.s.writeTimeout())
-		err = ss.c.Close(websocket.StatusPolicyViolation, why)
-	default:
-		err = ss.c.CloseNow()
-	}
-	log.Debug("websocket closed", "err", err)
-	cancel()
-	readCancel()
-	<-writeDone
-	<-readDone
-}
-
-// writeLoop writes what the session's mailbox holds; see writeMailbox.
-func (ss *session) writeLoop(ctx context.Context) error {
-	return writeMailbox(ctx, ss.c, ss.box, ss.s.writeTimeout())
-}
-
-// writeMailbox writes what box holds to c, each write with its own timeout; it returns when ctx ends
-// or a write fails.
-func writeMailbox(ctx context.Context, c *websocket.Conn, box *mailbox, timeout time.Duration) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-box.ready:
-		}
-		for {
-			b := box.take()
-			if b == nil {
-				break
-			}
-			// Not derived from ctx: cancelling a write's context closes the connection, and shutdown
-			// must not cut a message in half before the close handshake.
-			wctx, cancel := context.WithTimeout(context.Background(), timeout)
-			err := c.Write(wctx, websocket.MessageText, b)
-			cancel()
-			box.wrote()
-			if err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// readControls reads c's messages into ctrl (nil for a binary one), at most controlRate a second,
-// until ctx ends or the connection fails; the error goes to done.
-func readControls(ctx context.Context, c *websocket.Conn, ctrl chan<- []byte, done chan<- error) {
-	var lim controlLimiter
-	for {
-		typ, b, err := c.Read(ctx)
-		if err != nil {
-			done <- err
-			return
-		}
-		if typ != websocket.MessageText {
-			b = nil // reported as a bad control
-		}
-		if err := lim.wait(ctx); err != nil {
-			done <- err
-			return
-		}
-		select {
-		case ctrl <- b:
-		case <-ctx.Done():
-			done <- ctx.Err()
-			return
-		}
-	}
+	c.log.Debug("websocket run end", "why", why, "step", ss.p.Step())
+	c.finish(why)
 }
 
 // writeTimeout returns the per-write timeout (shortened by tests).
@@ -395,7 +296,7 @@ func (ss *session) handleControl(b []byte) string {
 		ss.bad++
 		ss.sendError(err, false)
 		if ss.bad >= maxBadControls {
-			return "too many bad messages"
+			return whyBad
 		}
 		return ""
 	}
@@ -459,9 +360,9 @@ func (ss *session) handleControl(b []byte) string {
 			ss.sendError(err, false)
 			return ""
 		}
-		if !ss.queue(&initialMsg{V: protocolVersion, Type: "initial",
-			initialPageMsg: initialPageMsg{From: max(c.Slot, ss.o.Range.Start), Next: next, Extents: ext}}, false) {
-			return "client too slow"
+		if ss.queue(&initialMsg{V: protocolVersion, Type: "initial",
+			initialPageMsg: initialPageMsg{From: max(c.Slot, ss.o.Range.Start), Next: next, Extents: ext}}, false) != nil {
+			return whySlow
 		}
 		return ""
 	case ctlAnswer:
@@ -677,7 +578,7 @@ func buildHello(t *runTarget, o *player.Outline, p *player.Player, tr *player.Tr
 // events were left out, or when it replaces a frame the client never got (whose events and slot
 // changes would otherwise be lost).
 func (ss *session) sendFrame(full bool) {
-	full = full || ss.evsDropped > 0 || ss.box.pending()
+	full = full || ss.evsDropped > 0 || ss.c.box.pending()
 	f := &frameMsg{V: protocolVersion, Type: "frame", Step: ss.p.Step(), Playing: ss.playing, Pace: ss.pace,
 		StepsPerSecond: ss.speed, TimeLeft: ss.timeLeft(), Full: full, Events: ss.evs, EventsDropped: ss.evsDropped,
 		State: ss.p.State(&ss.tr, full)}
@@ -695,10 +596,11 @@ func (ss *session) sendFrame(full bool) {
 	f.Kernel = ss.trace.kernelBeside(f.State)
 	b, err := json.Marshal(f)
 	if err != nil {
-		ss.s.log.Error("websocket frame", "err", err)
+		ss.c.log.Error("websocket frame", "err", err)
+		ss.resetEvents()
 		return
 	}
-	ss.box.putFrame(b)
+	ss.c.box.putFrame(b)
 	if ss.room != nil {
 		ss.room.publish(ss, b, f.Step, f.Full)
 	}
@@ -711,20 +613,13 @@ func (ss *session) view() viewState {
 }
 
 // sendError queues an error message, worded and classed as the HTTP API would answer it.
-func (ss *session) sendError(err error, fatal bool) {
-	code, msg := ss.s.errorStatus(err)
-	if code >= 500 {
-		ss.s.log.Error("websocket run", "err", err)
-	}
-	ss.queue(&errorMsg{V: protocolVersion, Type: "error", Error: msg, Status: code, Fatal: fatal}, false)
-}
+func (ss *session) sendError(err error, fatal bool) { ss.s.sendError(ss.c, err, fatal) }
 
-// queue marshals v and queues it ahead of any frame; false when the client's queue is full.
-func (ss *session) queue(v any, dropFrame bool) bool {
-	b, err := json.Marshal(v)
-	if err != nil {
-		ss.s.log.Error("websocket message", "err", err)
-		return true
+// queue marshals v and queues it ahead of any frame; see conn.send. A presenter reclaiming its room
+// is in the room before its upgrade: what the room tells it then is in the hello it gets first.
+func (ss *session) queue(v any, dropFrame bool) error {
+	if ss.c == nil {
+		return nil
 	}
-	return ss.box.putMsg(b, dropFrame)
+	return ss.c.send(v, dropFrame)
 }

@@ -128,6 +128,7 @@ type store struct {
 	closed   bool  // after removeAll: an upload finishing late is refused
 	maxStore int64 // bound on the uploads' bytes on disk; <= 0 none
 	onDisk   int64 // sum of onDisk over the uploads in images
+	writing  int64 // bytes the uploads in flight have reserved to write (reserveWrite)
 	now      func() time.Time
 	log      func(msg string, args ...any)
 }
@@ -274,12 +275,56 @@ func (e *StoreFullError) Error() string {
 		return fmt.Sprintf("the image needs %s or more on disk, more than the server stores in all (%s, zrviz serve --max-store)",
 			units.Bytes(e.Need), units.Bytes(e.Limit))
 	}
-	return fmt.Sprintf("the store is full: %s of uploads in use cannot be evicted to make room for %s (limit %s, zrviz serve --max-store)",
+	return fmt.Sprintf("the store is full: %s of uploads in use or being received cannot be evicted to make room for %s (limit %s, zrviz serve --max-store)",
 		units.Bytes(e.InUse), units.Bytes(e.Need), units.Bytes(e.Limit))
 }
 
 // Is makes a StoreFullError larger than the bound by itself match ErrTooLarge (413).
 func (e *StoreFullError) Is(target error) bool { return target == ErrTooLarge && e.Need > e.Limit }
+
+// uploadStep is how much an upload in flight reserves at a time against Config.MaxStore.
+const uploadStep = 8 << 20
+
+// reserveWrite reserves step bytes of the store (or, when they do not fit, the need bytes the write
+// at hand takes) for an upload in flight, before it writes them, and returns how much: the
+// uploads in flight together, with the uploads in use (never evicted), stay under maxStore, so
+// concurrent uploads cannot grow the data dir past it while they stream (each is also bounded by
+// maxStore alone). Unused uploads count as free: commit evicts them.
+// total is what the upload will have written with this write: past maxStore alone, it is too
+// large (413) whatever else is stored.
+func (st *store) reserveWrite(total, need, step int64) (int64, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.maxStore <= 0 {
+		st.writing += step
+		return step, nil
+	}
+	if total > st.maxStore {
+		return 0, &StoreFullError{Need: total, Limit: st.maxStore}
+	}
+	var inUse int64
+	for _, si := range st.images {
+		if si.Upload && si.refs > 0 {
+			inUse += si.onDisk
+		}
+	}
+	n := step
+	if inUse+st.writing+n > st.maxStore {
+		n = need
+	}
+	if inUse+st.writing+n > st.maxStore {
+		return 0, &StoreFullError{Need: min(n+st.writing, st.maxStore), Limit: st.maxStore, InUse: inUse + st.writing}
+	}
+	st.writing += n
+	return n, nil
+}
+
+// releaseWrite gives back what reserveWrite reserved.
+func (st *store) releaseWrite(n int64) {
+	st.mu.Lock()
+	st.writing -= n
+	st.mu.Unlock()
+}
 
 // makeRoomLocked picks the uploads to evict, least recently used first and never one in use, so
 // that need more bytes fit under maxStore. It forgets them and returns them; the caller removes their
@@ -414,7 +459,8 @@ func (s *Server) prepareDataDir() error {
 		p := filepath.Join(s.uploadsDir(), name)
 		switch {
 		case !e.IsDir():
-			// Not ours.
+			// Not ours (a file, a FIFO, a socket, a symbolic link, which is not followed).
+			s.log.Warn("skipping a data dir entry that is not a directory", "entry", p, "type", e.Type().String())
 		case strings.HasPrefix(name, partialPrefix), strings.HasPrefix(name, removingPrefix):
 			if err := removeEntryDir(p); err != nil {
 				s.log.Warn("could not remove an unfinished upload", "entry", p, "err", err)
@@ -505,13 +551,8 @@ func openEntry(dir string) (*StoredImage, error) {
 	if m.ID != filepath.Base(dir) {
 		return nil, fmt.Errorf("%s: id %q does not match the directory", entryMeta, m.ID)
 	}
-	f, err := os.Open(filepath.Join(dir, entryImage))
+	f, st, err := openRegular(filepath.Join(dir, entryImage))
 	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, err
 	}
 	if st.Size() != m.Size {
@@ -529,9 +570,27 @@ func openEntry(dir string) (*StoredImage, error) {
 		lastUsed: mt, touched: mt}, nil
 }
 
+// openRegular opens a file of a stored entry: never through a symbolic link, never blocking (a FIFO
+// named meta.json would hang start-up), and only a regular file.
+func openRegular(name string) (*os.File, fs.FileInfo, error) {
+	f, err := openNoFollow(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s: not a regular file (%s)", filepath.Base(name), st.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, st, nil
+}
+
 // readMeta reads and checks an entry's meta.json.
 func readMeta(name string) (*storedMeta, error) {
-	f, err := os.Open(name)
+	f, _, err := openRegular(name)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -231,12 +232,44 @@ func TestStoreStartCleansAndSkips(t *testing.T) {
 	for id, m := range damaged {
 		write("uploads/"+id+"/meta.json", m)
 	}
-	write("uploads/aaaaaaaaaaa2/image", img)
-	write("uploads/aaaaaaaaaaa3/image", img)
-	write("uploads/aaaaaaaaaaa4/image", img[:len(img)/2])
-	write("uploads/aaaaaaaaaaa7/image", bytes.Repeat([]byte("x"), len(img)))
+	// The images that are not read need not be whole; sparse files keep the test off the disk.
+	sparse := func(rel string, head []byte, size int64) {
+		t.Helper()
+		write(rel, head)
+		if err := os.Truncate(filepath.Join(dir, rel), size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sparse("uploads/aaaaaaaaaaa2/image", img[:8192], int64(len(img)))
+	sparse("uploads/aaaaaaaaaaa3/image", img[:8192], int64(len(img)))
+	sparse("uploads/aaaaaaaaaaa4/image", img[:8192], int64(len(img)/2))
+	sparse("uploads/aaaaaaaaaaa7/image", bytes.Repeat([]byte("x"), 8192), int64(len(img)))
+	// Files that are not regular: a FIFO meta.json (which hung start-up with no log line), a
+	// meta.json and an image that are symbolic links (not followed). Each is skipped with one line.
+	write("uploads/target.meta", withID("aaaaaaaaaab2"))
+	write("uploads/aaaaaaaaaab3/meta.json", withID("aaaaaaaaaab3"))
+	for _, mk := range []func() error{
+		func() error {
+			os.Mkdir(filepath.Join(up, "aaaaaaaaaab1"), 0o700)
+			return syscall.Mkfifo(filepath.Join(up, "aaaaaaaaaab1", entryMeta), 0o600)
+		},
+		func() error {
+			os.Mkdir(filepath.Join(up, "aaaaaaaaaab2"), 0o700)
+			return os.Symlink(filepath.Join(up, "target.meta"), filepath.Join(up, "aaaaaaaaaab2", entryMeta))
+		},
+		func() error {
+			return os.Symlink(filepath.Join(goodDir, entryImage), filepath.Join(up, "aaaaaaaaaab3", entryImage))
+		},
+	} {
+		if err := mk(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"aaaaaaaaaab1", "aaaaaaaaaab2", "aaaaaaaaaab3"} {
+		damaged[id] = nil
+	}
 	// Not zrviz's: never touched.
-	foreign := []string{"notes.txt", "uploads/README", "uploads/photos/cat.jpg", "tmp/keep.img", "uploads/.partial-x/extra",
+	foreign := []string{"notes.txt", "uploads/README", "uploads/target.meta", "uploads/photos/cat.jpg", "tmp/keep.img", "uploads/.partial-x/extra",
 		"uploads/aaaaaaaaaaa2/mine.txt"}
 	for _, f := range foreign {
 		write(f, []byte("mine"))

@@ -35,3 +35,9 @@ func openFilesLimit() int {
 	}
 	return int(rl.Cur)
 }
+
+// openNoFollow opens name for reading without following a symbolic link and without blocking (a
+// FIFO opens at once instead of waiting for a writer).
+func openNoFollow(name string) (*os.File, error) {
+	return os.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+}

@@ -218,7 +218,8 @@ func (s *Server) receive(r *http.Request, body *bodyReader, prog *uploadProgress
 			}
 		},
 	}
-	dst := &recordingFile{f: part.file, limit: s.cfg.MaxStore}
+	dst := &recordingFile{f: part.file, limit: s.cfg.MaxStore, st: s.store}
+	defer dst.release()
 	format, size, err := imgio.ExpandContext(body.ctx, dst, lr, opt)
 	body.finish()
 	switch {
@@ -399,20 +400,35 @@ func writeFileSync(name string, b []byte) error {
 // which is the server's disk failing (full, quota, I/O) rather than the image being bad. It also
 // stops an image whose data alone would not fit in the store (Config.MaxStore): imgio writes no
 // all-zero block, so what it writes is what the image takes on disk.
+//
+// Before it writes, it reserves the bytes from the store (store.reserveWrite, uploadStep at a time),
+// so that concurrent uploads together stay under Config.MaxStore while they stream.
 type recordingFile struct {
-	f       *os.File
-	limit   int64 // Config.MaxStore; <= 0 none
-	written int64
-	err     error
-	over    *StoreFullError
+	f        *os.File
+	limit    int64 // Config.MaxStore; <= 0 none
+	st       *store
+	written  int64
+	reserved int64 // bytes reserved from st
+	err      error
+	over     *StoreFullError
 }
 
 func (r *recordingFile) WriteAt(p []byte, off int64) (int, error) {
-	if r.limit > 0 && r.written+int64(len(p)) > r.limit {
-		if r.over == nil {
-			r.over = &StoreFullError{Need: r.written + int64(len(p)), Limit: r.limit}
-		}
+	if r.over != nil {
 		return 0, r.over
+	}
+	if r.limit > 0 && r.written+int64(len(p)) > r.limit {
+		r.over = &StoreFullError{Need: r.written + int64(len(p)), Limit: r.limit}
+		return 0, r.over
+	}
+	if r.limit > 0 && r.st != nil && r.written+int64(len(p)) > r.reserved {
+		need := r.written + int64(len(p)) - r.reserved
+		n, err := r.st.reserveWrite(r.written+int64(len(p)), need, max(uploadStep, need))
+		if err != nil {
+			r.over = err.(*StoreFullError)
+			return 0, r.over
+		}
+		r.reserved += n
 	}
 	r.written += int64(len(p))
 	n, err := r.f.WriteAt(p, off)
@@ -420,6 +436,14 @@ func (r *recordingFile) WriteAt(p []byte, off int64) (int, error) {
 		r.err = err
 	}
 	return n, err
+}
+
+// release gives back the store reservation (the committed image is counted by the store itself).
+func (r *recordingFile) release() {
+	if r.st != nil && r.reserved > 0 {
+		r.st.releaseWrite(r.reserved)
+		r.reserved = 0
+	}
 }
 
 // Truncate lets imgio.ExpandContext set the final size (trailing zero blocks stay a hole).

@@ -68,7 +68,7 @@ func cmdGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(ops) == 0 {
 		return usageError{"gc needs at least one OP, e.g. zrviz gc --image IMG checkpoint gc 1 gc 0"}
 	}
-	var zeros []request.Run
+	var zeros []request.Op
 	if *afterOps != "" {
 		if zeros, err = readOps(*afterOps); err != nil {
 			return err
@@ -102,7 +102,7 @@ func cmdGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 // mountGC mounts the image for package gc and applies the zero ops' invalidations to it.
-func mountGC(ctx context.Context, img *imgio.Image, zeros []request.Run, now uint64) (*gc.State, error) {
+func mountGC(ctx context.Context, img *imgio.Image, zeros []request.Op, now uint64) (*gc.State, error) {
 	v, err := source.GCVolume(img)
 	if err != nil {
 		return nil, err
@@ -115,12 +115,15 @@ func mountGC(ctx context.Context, img *imgio.Image, zeros []request.Run, now uin
 	if len(zeros) == 0 {
 		return s, nil
 	}
-	outs, err := runSequence(ctx, img, zeros, nil)
+	outs, _, err := runSequence(ctx, img, zeros, []core.Mode{core.PerBlock}, nil)
 	if err != nil {
 		return nil, err
 	}
 	main := img.Volume().MainBlkaddr
 	for i, o := range outs {
+		if len(o.Results) == 0 {
+			continue // not a zero: no f2fs_invalidate_blocks call
+		}
 		for c := range o.Results[0].Calls.All() {
 			for a := c.Start; a < c.Start+c.Len; a++ {
 				if a < main {

@@ -30,12 +30,21 @@ import (
 
 func main() {
 	// SIGINT, SIGTERM and SIGHUP end the command cleanly (serve: grace period, partial uploads
-	// removed, exit 0). Once one has arrived, the signals get their default action back, so a
-	// second Ctrl-C ends the process at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// removed, exit 0). A second one ends the process at once, with one line and the status a
+	// shell reports for the signal (128+n), rather than dying by the signal.
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
+	second := make(chan os.Signal, 1)
+	signal.Notify(second, sigs...)
 	go func() {
-		<-ctx.Done()
-		stop()
+		<-second // the first, which ctx reports
+		sig := <-second
+		fmt.Fprintf(os.Stderr, "zrviz: %v again: exiting at once\n", sig)
+		code := 1
+		if n, ok := sig.(syscall.Signal); ok {
+			code = 128 + int(n)
+		}
+		os.Exit(code)
 	}()
 	err := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -21,94 +21,110 @@ func (e inputError) Unwrap() error { return e.err }
 // ExitCode is main's exit status for it.
 func (inputError) ExitCode() int { return 2 }
 
-// readOps reads an ops file (request.ParseOps: zero PATH OFFSET LENGTH [keep_size]).
-func readOps(name string) ([]request.Run, error) {
+// readOps reads an ops file (request.ParseOps: zero, write, fsync, sync, tune lines).
+func readOps(name string) ([]request.Op, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, inputError{fmt.Errorf("--ops: %w", err)}
 	}
 	defer f.Close()
-	runs, err := request.ParseOps(f)
+	ops, err := request.ParseOps(f)
 	if err != nil {
 		return nil, inputError{fmt.Errorf("--ops %s: %w", name, err)}
 	}
-	return runs, nil
+	return ops, nil
 }
 
-// mount is the state of one mount over a sequence of operations: the volume as the last operation
-// left it, and every file an operation changed as it was left. Each mode keeps its own.
-type mount struct {
-	img   *imgio.Image
-	last  *core.Input           // after the last operation; nil before the first
-	files map[uint32]core.Input // by inode number, after the last operation on that file
-}
-
-func newMount(img *imgio.Image) *mount {
-	return &mount{img: img, files: map[uint32]core.Input{}}
-}
-
-// input is the engine's input for an operation on path: the file as the operations so far left it,
-// on the volume as they left it.
-func (m *mount) input(path string) (core.Input, error) {
-	in, err := source.Input(m.img, path)
-	if err != nil || m.last == nil {
-		return in, err
-	}
-	if f, ok := m.files[in.Inode.Ino]; ok {
-		in = f
-	}
-	return m.last.WithFile(in), nil
-}
-
-// done records what an operation left.
-func (m *mount) done(res *core.Result) {
-	next := res.NextInput()
-	m.last = &next
-	m.files[next.Inode.Ino] = next
-}
-
-// runSequence runs the operations in order in every mode of the first (they share their modes),
-// each on the state the previous one left in that mode, and holds the trace, if any, against them:
-// trace operation i against operation i.
-func runSequence(ctx context.Context, img *imgio.Image, runs []request.Run, tr *ktrace.Trace) ([]runOutput, error) {
-	outs := make([]runOutput, len(runs))
-	for mi, mode := range runs[0].Modes {
-		m := newMount(img)
-		for i, run := range runs {
+// runSequence runs the operations in order in every mode of the first zero (they share their
+// modes), each mode on its own mount (core.Seq: the state the previous operations left, dirty
+// pages included), and holds the trace, if any, against them: trace operation i against
+// operation i, whatever its kind.
+func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes []core.Mode, tr *ktrace.Trace) ([]runOutput, []*core.WriteResult, error) {
+	outs := make([]runOutput, len(ops))
+	var unmounts []*core.WriteResult
+	for mi, mode := range modes {
+		q := core.NewSeq(mode)
+		for i, op := range ops {
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			in, err := m.input(run.Path)
-			if err != nil {
-				return nil, opError(len(runs), i, run, err)
-			}
-			req := run.Request(in.Inode.Size)
-			res, err := core.Simulate(in, req, mode)
-			if err != nil {
-				return nil, opError(len(runs), i, run, err)
-			}
+			out := &outs[i]
 			if mi == 0 {
-				outs[i] = runOutput{Path: in.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize,
-					sizeBefore: in.Inode.Size}
+				*out = runOutput{Op: op.Kind, Path: op.Path}
 			}
-			outs[i].Results = append(outs[i].Results, res)
-			if tr != nil {
-				rep, err := ktrace.Check(tr, i, in, req, res)
+			var in core.Input
+			if op.Path != "" {
+				f, err := source.Input(img, op.Path)
 				if err != nil {
-					return nil, opError(len(runs), i, run, err)
+					return nil, nil, opError(len(ops), i, op, err)
 				}
-				outs[i].Traces = append(outs[i].Traces, rep)
+				in = f
 			}
-			m.done(res)
+			var rep *ktrace.Report
+			var err error
+			switch op.Kind {
+			case request.OpZero:
+				req := op.Request(q.File(in).Inode.Size)
+				var res *core.Result
+				var walked core.Input
+				var pages []core.PageWrite
+				res, walked, pages, err = q.Zero(in, req)
+				if err != nil {
+					return nil, nil, opError(len(ops), i, op, err)
+				}
+				if mi == 0 {
+					out.Path, out.Offset, out.Length, out.KeepSize = walked.Path, req.Offset, req.Length, req.KeepSize
+					out.sizeBefore = walked.Inode.Size
+				}
+				out.Results = append(out.Results, res)
+				out.Writeback = append(out.Writeback, pages)
+				if tr != nil {
+					rep, err = ktrace.Check(tr, i, walked, req, res)
+				}
+			default:
+				var w *core.WriteResult
+				switch op.Kind {
+				case request.OpWrite:
+					w, err = q.Write(in, op.Offset, op.Length)
+					out.Offset, out.Length = op.Offset, op.Length
+				case request.OpFsync:
+					w, err = q.Fsync(in)
+				case request.OpSync:
+					w, err = q.Sync()
+				case request.OpTune:
+					w, err = q.Tune(op.Name, op.Value)
+				}
+				if err != nil {
+					return nil, nil, opError(len(ops), i, op, err)
+				}
+				out.Others = append(out.Others, w)
+				if tr != nil {
+					rep, err = ktrace.CheckOther(tr, i, mode)
+				}
+			}
+			if err != nil {
+				return nil, nil, opError(len(ops), i, op, err)
+			}
+			if rep != nil {
+				out.Traces = append(out.Traces, rep)
+			}
+			out.Modes = append(out.Modes, mode)
 		}
+		// What a clean unmount would write back: the pages still dirty after the last operation
+		// (what an after-image of the sequence holds).
+		u, err := q.Unmount()
+		if err != nil {
+			return nil, nil, fmt.Errorf("unmount after the operations: %w", err)
+		}
+		unmounts = append(unmounts, u)
 	}
-	return outs, nil
+	return outs, unmounts, nil
 }
 
 // opError names the operation that failed when there are several.
-func opError(n, i int, run request.Run, err error) error {
+func opError(n, i int, op request.Op, err error) error {
 	if n == 1 {
 		return err
 	}
-	return fmt.Errorf("operation %d (zero %s): %w", i+1, run.Path, err)
+	return fmt.Errorf("operation %d (%s): %w", i+1, op.OpLine(0), err)
 }

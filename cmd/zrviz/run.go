@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"text/tabwriter"
 
@@ -19,42 +20,83 @@ import (
 // runOutput is `zrviz run --json` for one operation, the same object as GET /api/images/{id}/run.
 // With --trace every result also carries "trace" (see [runOutput.MarshalJSON]).
 type runOutput struct {
+	Op       string         `json:"op"` // "zero", "write", "fsync", "sync", "tune"
 	Path     string         `json:"path"`
 	Offset   int64          `json:"offset"`
 	Length   int64          `json:"length"`
 	KeepSize bool           `json:"keepSize"`
 	Results  []*core.Result `json:"results"`
-	// Traces[i], when present, is the kernel trace held against Results[i].
+	// Others are the results of an operation other than a zero, one per mode.
+	Others []*core.WriteResult `json:"-"`
+	// Writeback[i] lists the dirty pages a zero wrote back before its walk in Modes[i].
+	Writeback [][]core.PageWrite `json:"-"`
+	// Traces[i], when present, is the kernel trace held against mode Modes[i].
 	Traces []*ktrace.Report `json:"-"`
+	Modes  []core.Mode      `json:"-"`
 
 	sizeBefore int64 // i_size before the operation, for the text header
 }
 
-// MarshalJSON writes the run object; with traces each result gets its "trace" object.
+// MarshalJSON writes the run object; with traces each result gets its "trace" object, and a zero
+// that wrote dirty pages back before its walk its "writeback" list.
 func (o runOutput) MarshalJSON() ([]byte, error) {
+	trace := func(i int) *ktrace.Report {
+		if i < len(o.Traces) {
+			return o.Traces[i]
+		}
+		return nil
+	}
+	if o.Op != "" && o.Op != request.OpZero {
+		type result struct {
+			*core.WriteResult
+			Mode  core.Mode      `json:"mode"`
+			Trace *ktrace.Report `json:"trace,omitempty"`
+		}
+		rs := make([]result, len(o.Others))
+		for i, r := range o.Others {
+			rs[i] = result{WriteResult: r, Mode: o.Modes[i], Trace: trace(i)}
+		}
+		return json.Marshal(struct {
+			Op      string   `json:"op"`
+			Path    string   `json:"path,omitempty"`
+			Offset  int64    `json:"offset,omitempty"`
+			Length  int64    `json:"length,omitempty"`
+			Results []result `json:"results"`
+		}{o.Op, o.Path, o.Offset, o.Length, rs})
+	}
 	type result struct {
 		*core.Result
-		Trace *ktrace.Report `json:"trace,omitempty"`
+		Writeback []core.PageWrite `json:"writeback,omitempty"`
+		Trace     *ktrace.Report   `json:"trace,omitempty"`
 	}
 	rs := make([]result, len(o.Results))
 	for i, r := range o.Results {
 		rs[i].Result = r
-		if i < len(o.Traces) {
-			rs[i].Trace = o.Traces[i]
+		if i < len(o.Writeback) {
+			rs[i].Writeback = o.Writeback[i]
 		}
+		rs[i].Trace = trace(i)
 	}
 	return json.Marshal(struct {
+		Op       string   `json:"op"`
 		Path     string   `json:"path"`
 		Offset   int64    `json:"offset"`
 		Length   int64    `json:"length"`
 		KeepSize bool     `json:"keepSize"`
 		Results  []result `json:"results"`
-	}{o.Path, o.Offset, o.Length, o.KeepSize, rs})
+	}{request.OpZero, o.Path, o.Offset, o.Length, o.KeepSize, rs})
 }
 
 // opsOutput is `zrviz run --ops FILE --json`: one runOutput per operation, in order.
 type opsOutput struct {
 	Ops []runOutput `json:"ops"`
+	// Unmount is, per mode, what a clean unmount after the last operation writes back.
+	Unmount []unmountOutput `json:"unmount"`
+}
+
+type unmountOutput struct {
+	Mode core.Mode `json:"mode"`
+	*core.WriteResult
 }
 
 const runSynopsis = `run [--image IMG] [--json | --csv] [--mode per-block|batched|both] [--offset N] [--length N] [--keep-size] [--trace FILE] PATH
@@ -71,14 +113,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	usage := fs.Usage
 	fs.Usage = func() { usage(); fmt.Fprint(stderr, runExitStatus) }
 	image := imageFlag(fs)
-	asJSON := fs.Bool("json", false, "print JSON: {\"path\",\"offset\",\"length\",\"keepSize\",\"results\":[...]}, one result per mode; with --ops {\"ops\":[...]}, one such object per operation")
+	asJSON := fs.Bool("json", false, "print JSON: {\"op\":\"zero\",\"path\",\"offset\",\"length\",\"keepSize\",\"results\":[...]}, one result per mode; with --ops {\"ops\":[...]}, one object per operation (a zero as above, with \"writeback\" when dirty pages were written back first; write, fsync, sync, tune as {\"op\",\"path\",\"results\":[{\"errno\",\"pages\",...}]})")
 	asCSV := fs.Bool("csv", false, "print the calls as CSV, the header mode,index,start,len and a row per f2fs_invalidate_blocks call of each mode (index from 1), as GET /api/images/{id}/run?…&format=csv does")
 	mode := fs.String("mode", "both", "`MODE`: per-block (upstream), batched (the patch) or both")
 	offset := fs.String("offset", "", "byte offset `N` of the range: decimal, 0x hex or with a unit (4096, 0x1000, 1MiB; default 0)")
 	length := fs.String("length", "", "byte length `N` of the range, same syntax (default: to the end of the file; 0 when the offset is at or past it, which the kernel refuses with EINVAL)")
 	keepSize := fs.Bool("keep-size", false, "FALLOC_FL_KEEP_SIZE: do not grow i_size")
 	opsFile := fs.String("ops", "", "run the operations of `FILE` in order, each on the state the previous one left "+
-		"(lines 'zero PATH OFFSET LENGTH [keep_size]', # comments: the kernel fixtures' N.ops) instead of one PATH")
+		"(lines 'zero PATH OFFSET LENGTH [keep_size]', 'write PATH OFFSET LENGTH', 'fsync PATH', 'sync', "+
+		"'tune ipu_policy N', # comments: the kernel fixtures' ops files) instead of one PATH")
 	traceFile := fs.String("trace", "", "compare the kernel's f2fs_invalidate_blocks calls recorded in `FILE` "+
 		"(ftrace text of a kprobe, or ADDR [LEN] lines; zr_op markers split operations) with the model's "+
 		"for --mode, which must be per-block or batched; see the README's \"Check your kernel\"")
@@ -95,7 +138,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	case *asCSV && (*opsFile != "" || *traceFile != ""):
 		return usageError{"--csv is the calls of one operation: run without --ops and --trace (--json carries those)"}
 	}
-	var runs []request.Run
+	var runs []request.Op
 	if *opsFile != "" {
 		switch {
 		case fs.NArg() != 0:
@@ -119,7 +162,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return flagError(err)
 		}
-		runs = []request.Run{run}
+		runs = []request.Op{request.ZeroOp(run)}
 	}
 	for i := range runs {
 		runs[i].Modes = modes
@@ -138,25 +181,29 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer img.Close()
-	outs, err := runSequence(ctx, img, runs, tr)
+	outs, unmounts, err := runSequence(ctx, img, runs, modes, tr)
 	if err != nil {
 		return err
 	}
 	if *asCSV {
 		return core.WriteCallsCSV(stdout, outs[0].Results...)
 	}
-	if err := writeRuns(stdout, outs, tr, *opsFile != "", *asJSON); err != nil {
+	if err := writeRuns(stdout, outs, unmounts, tr, *opsFile != "", *asJSON); err != nil {
 		return err
 	}
 	return traceVerdict(outs)
 }
 
 // writeRuns prints the operations' outputs: one run object, or {"ops":[...]} with --ops.
-func writeRuns(w io.Writer, outs []runOutput, tr *ktrace.Trace, ops, asJSON bool) error {
+func writeRuns(w io.Writer, outs []runOutput, unmounts []*core.WriteResult, tr *ktrace.Trace, ops, asJSON bool) error {
 	if asJSON {
 		// Compact: a per-block call list over a large file is long.
 		if ops {
-			return json.NewEncoder(w).Encode(opsOutput{Ops: outs})
+			o := opsOutput{Ops: outs, Unmount: []unmountOutput{}}
+			for i, u := range unmounts {
+				o.Unmount = append(o.Unmount, unmountOutput{Mode: outs[0].Modes[i], WriteResult: u})
+			}
+			return json.NewEncoder(w).Encode(o)
 		}
 		return json.NewEncoder(w).Encode(outs[0])
 	}
@@ -171,10 +218,16 @@ func writeRuns(w io.Writer, outs []runOutput, tr *ktrace.Trace, ops, asJSON bool
 			}
 			fmt.Fprintf(w, "── operation %d of %d ──\n", i+1, len(outs))
 		}
-		if err := writeRunText(w, out, out.sizeBefore); err != nil {
+		if out.Op != request.OpZero {
+			writeOtherText(w, out)
+		} else if err := writeRunText(w, out, out.sizeBefore); err != nil {
 			return err
 		}
 		writeTraceText(w, out)
+	}
+	if ops && len(unmounts) > 0 && len(unmounts[0].Pages) > 0 {
+		fmt.Fprintf(w, "\n── at unmount ──\nthe pages still dirty are written back (what an image taken after the operations holds):\n")
+		writePages(w, unmounts[0].Pages)
 	}
 	return nil
 }
@@ -234,10 +287,76 @@ func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
 				times(b), units.Group(pb), float64(pb)/float64(b))
 		}
 	}
+	for i, pages := range out.Writeback {
+		if len(pages) == 0 {
+			continue
+		}
+		who := out.Modes[i].String()
+		if len(out.Writeback) == 2 && slices.Equal(out.Writeback[0], out.Writeback[1]) {
+			if i == 1 {
+				break
+			}
+			who = "both modes"
+		}
+		fmt.Fprintf(w, "\n%s: before the walk, filemap_write_and_wait_range wrote back %s:\n", who, plural(len(pages), "dirty page"))
+		writePages(w, pages)
+	}
 	for _, r := range out.Results {
 		writeCalls(w, r, 8)
 	}
 	return nil
+}
+
+// writeOtherText describes an operation other than a zero: what it reserved and wrote back.
+func writeOtherText(w io.Writer, out runOutput) {
+	line := out.Op
+	switch out.Op {
+	case request.OpWrite:
+		line = fmt.Sprintf("%s: write(offset %s, length %s), buffered", out.Path, units.Group(out.Offset), units.Group(out.Length))
+	case request.OpFsync:
+		line = out.Path + ": fsync"
+	case request.OpSync:
+		line = "sync"
+	case request.OpTune:
+		line = "tune"
+	}
+	fmt.Fprintln(w, line)
+	for i, r := range out.Others {
+		res := "OK"
+		if r.Errno != "" {
+			res = r.Errno
+		}
+		fmt.Fprintf(w, "  %s: %s", out.Modes[i], res)
+		if out.Op == request.OpWrite {
+			fmt.Fprintf(w, ", %s written, %s reserved, %s nodes allocated, i_size %s, i_blocks %s", units.Group(r.Written),
+				units.Group(r.Reserved), units.Group(r.NodesAlloc), units.Group(r.SizeAfter), units.Group(r.BlocksAfter))
+		}
+		fmt.Fprintln(w)
+		writePages(w, r.Pages)
+	}
+}
+
+// writePages lists the dirty pages writeback wrote (the first 8, then how many more).
+func writePages(w io.Writer, pages []core.PageWrite) {
+	for i, p := range pages {
+		if i == 8 {
+			fmt.Fprintf(w, "    … %s more\n", units.Group(len(pages)-8))
+			break
+		}
+		switch p.How {
+		case core.WroteInPlace:
+			fmt.Fprintf(w, "    %s page %s written back in place at block %d\n", p.Path, units.Group(p.Index), p.New)
+		case core.WroteOutPlace:
+			old := "NEW_ADDR"
+			if p.Old != core.NewAddr {
+				old = fmt.Sprintf("block %d (released in the allocator, no f2fs_invalidate_blocks call)", p.Old)
+			}
+			fmt.Fprintf(w, "    %s page %s written back out of place to block %d (%s log, segment %d), was %s\n",
+				p.Path, units.Group(p.Index), p.New, p.Log, p.Segno, old)
+		default:
+			fmt.Fprintf(w, "    %s page %s not written (%s)\n", p.Path, units.Group(p.Index), p.How)
+		}
+	}
 }
 
 // writeCalls lists the first max calls of r and how many follow.

@@ -74,13 +74,12 @@ func traceVerdict(outs []runOutput) error {
 // calls each side made and where they first part.
 func writeTraceText(w io.Writer, out runOutput) {
 	for i, t := range out.Traces {
-		r := out.Results[i]
 		kernel := plural(t.Calls, "call")
 		if t.Expanded {
 			kernel += ", expanded to one block each to meet the per-block model"
 		}
 		fmt.Fprintf(w, "\nKernel trace (%s, operation %d: %s) against the %s model (%s): ", t.Format, t.Op, kernel,
-			r.Mode, plural(t.ModelCalls, "call"))
+			out.Modes[i], plural(t.ModelCalls, "call"))
 		d := t.FirstDivergence
 		if d == nil {
 			fmt.Fprintln(w, map[bool]string{false: "AGREE, call for call.", true: "AGREE, block for block."}[t.Expanded])

@@ -89,7 +89,7 @@ type (
 // kernelCase is one public kernel case as the CLI test needs it.
 type kernelCase struct {
 	n        int
-	ops      []request.Run
+	ops      []request.Op
 	perBlock [][2]uint32 // N.trace, read independently of ktrace
 	batched  [][2]uint32 // N.trace.batched
 	// first holds the earlier operations' calls (case 9), from the ftrace logs, per mode.

@@ -138,6 +138,9 @@ export function beforeText(before) {
  */
 export function opWords(op) {
   const f = op.trim().split(/\s+/);
+  // The other operations of the ops language (write, fsync, sync, tune) are shown as written,
+  // a write's numbers grouped.
+  if (f.length === 4 && f[0] === 'write') return `write ${f[1]} ${groupDigits(f[2])} ${groupDigits(f[3])}`;
   if (f.length < 4 || f[0] !== 'zero') return op;
   return `zero ${f[1]} ${groupDigits(f[2])} ${groupDigits(f[3])}${f[4] === 'keep_size' ? ' keep_size' : ''}`;
 }

@@ -85,3 +85,11 @@ test('beforeText lists the operations run first', () => {
     'before this, 2 operations: 1. zero /a 0 4,096 keep_size; 2. zero /a 4,096 8,192');
   assert.equal(opWords('garbage'), 'garbage');
 });
+
+test('opWords shows the other operations of a sequence', () => {
+  assert.equal(opWords('write /h.bin 4096 1048576'), 'write /h.bin 4,096 1,048,576');
+  assert.equal(opWords('sync'), 'sync');
+  assert.equal(opWords('fsync /h.bin'), 'fsync /h.bin');
+  assert.equal(opWords('tune ipu_policy 16'), 'tune ipu_policy 16');
+  assert.equal(beforeText(['write /a 0 8192', 'sync']), 'before this, 2 operations: 1. write /a 0 8,192; 2. sync');
+});

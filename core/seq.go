@@ -1,0 +1,259 @@
+package core
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// Seq is one mount over a sequence of operations in one mode, as the kernel runs them: the volume
+// (counters, SIT, current segments, ipu_policy) as the last operation left it, every file an
+// operation touched as it was left, with its dirty pages, and the order the files were dirtied
+// (the order writeback takes them). Zero writes back the dirty pages of its range first
+// (filemap_write_and_wait_range), Write dirties pages, Fsync and Sync write them back, Unmount
+// writes back everything and checkpoints: the state an image shows afterwards.
+//
+// A Seq holds no image: the caller resolves each path and passes the reader's Input for the file;
+// Seq substitutes its own copy of a file it has seen.
+type Seq struct {
+	mode  Mode
+	vol   *Input           // after the last operation; nil before the first
+	files map[uint32]Input // by inode number
+	order []uint32         // files with dirty pages, in the order they were first dirtied
+	// Touched lists every segment an operation changed, in first-touch order.
+	touched []uint32
+	ipu     *uint32 // ipu_policy as tuned
+	rsv     *uint64 // reserved_blocks written and not yet applied (before the first operation)
+}
+
+// NewSeq starts a mount whose zero-range walks run in mode.
+func NewSeq(mode Mode) *Seq { return &Seq{mode: mode, files: map[uint32]Input{}} }
+
+// Mode is the mode the sequence runs its zero-range walks in.
+func (q *Seq) Mode() Mode { return q.mode }
+
+// File is the input for an operation on f (the reader's input for the file): the file as the
+// operations so far left it, on the volume as they left it.
+func (q *Seq) File(f Input) Input {
+	if q.vol == nil {
+		q.tune(&f.Volume)
+		q.vol = &f
+		return f
+	}
+	if g, ok := q.files[f.Inode.Ino]; ok {
+		f = g
+	}
+	return q.vol.WithFile(f)
+}
+
+// done records the state an operation left.
+func (q *Seq) done(next Input, touched []uint32) {
+	q.vol = &next
+	q.files[next.Inode.Ino] = next
+	if len(next.Inode.Dirty) > 0 && !slices.Contains(q.order, next.Inode.Ino) {
+		q.order = append(q.order, next.Inode.Ino)
+	}
+	if len(next.Inode.Dirty) == 0 {
+		q.order = slices.DeleteFunc(q.order, func(i uint32) bool { return i == next.Inode.Ino })
+	}
+	for _, no := range touched {
+		if !slices.Contains(q.touched, no) {
+			q.touched = append(q.touched, no)
+		}
+	}
+}
+
+// Touched lists the segments the sequence has changed so far, in first-touch order.
+func (q *Seq) Touched() []uint32 { return slices.Clone(q.touched) }
+
+// State is the volume and every file as the operations so far left them (nil files before any).
+func (q *Seq) State() (Input, []Input, bool) {
+	if q.vol == nil {
+		return Input{}, nil, false
+	}
+	var files []Input
+	for _, f := range q.files {
+		files = append(files, q.vol.WithFile(f))
+	}
+	slices.SortFunc(files, func(a, b Input) int { return cmp.Compare(a.Inode.Ino, b.Inode.Ino) })
+	return *q.vol, files, true
+}
+
+// PrepareZero is what f2fs_zero_range does before its page arithmetic for a request on f: when
+// the argument checks pass, the dirty pages of the byte range are written back
+// (filemap_write_and_wait_range, WB_SYNC_ALL). It returns the input the walk runs on.
+func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
+	in := q.File(f)
+	e, err := newEngine(in, req, q.mode)
+	if err != nil {
+		return in, nil, err
+	}
+	if e.argCheck() != "" || len(in.Inode.Dirty) == 0 {
+		return in, nil, nil
+	}
+	lo, hi := uint64(req.Offset)>>12, uint64(req.Offset+req.Length-1)>>12
+	next, pages, err := writeback(in, lo, hi, wbMode{sync: true})
+	if err != nil {
+		return in, nil, err
+	}
+	q.done(next, touchedOf(next, pages))
+	return next, pages, nil
+}
+
+// Zero runs fallocate(FALLOC_FL_ZERO_RANGE) on f: PrepareZero, then the walk in the sequence's
+// mode. in is the input the walk ran on (what a player replays; ktrace.Check takes it).
+func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWrite, err error) {
+	in, pages, err = q.PrepareZero(f, req)
+	if err != nil {
+		return nil, in, nil, err
+	}
+	res, err = Simulate(in, req, q.mode)
+	if err != nil {
+		return nil, in, nil, err
+	}
+	segs := make([]uint32, 0, len(res.Segments))
+	for _, s := range res.Segments {
+		segs = append(segs, s.Segno)
+	}
+	q.done(res.NextInput(), segs)
+	return res, in, pages, nil
+}
+
+// Write is a buffered write(2) of length bytes at off on f (no fsync): pages reserved and dirtied.
+func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
+	in := q.File(f)
+	next, res, err := bufferedWrite(in, off, length)
+	if err != nil {
+		return nil, err
+	}
+	q.done(next, nil)
+	return res, nil
+}
+
+// Fsync is fsync(2) on f: f2fs_do_sync_file writes the file's dirty pages back (WB_SYNC_ALL),
+// under FI_NEED_IPU when it has at most min_fsync_blocks (8) dirty pages. The node writes and
+// the roll-forward marks it makes change no data slot or data segment; no checkpoint is modelled
+// (need_do_checkpoint is false for a regular file with one link in a checkpointed directory).
+func (q *Seq) Fsync(f Input) (*WriteResult, error) {
+	in := q.File(f)
+	res := &WriteResult{Op: "fsync", Path: in.Path, Pages: []PageWrite{}}
+	switch {
+	case in.Inode.Type == "symlink":
+		res.Errno = "ELOOP"
+	case in.Volume.CheckpointError:
+		res.Errno = "EIO"
+	}
+	if res.Errno != "" || len(in.Inode.Dirty) == 0 {
+		res.SizeAfter, res.BlocksAfter = in.Inode.Size, in.Inode.Blocks
+		return res, nil
+	}
+	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{sync: true, needIPU: len(in.Inode.Dirty) <= minFsyncBlocks})
+	if err != nil {
+		return nil, err
+	}
+	res.Pages = append(res.Pages, pages...)
+	res.SizeAfter, res.BlocksAfter = next.Inode.Size, next.Inode.Blocks
+	q.done(next, touchedOf(next, pages))
+	return res, nil
+}
+
+// Sync is sync(2): every file's dirty pages written back, file by file in the order they were
+// dirtied (the flusher's WB_SYNC_NONE pass runs first, so IPU_ASYNC applies), then a checkpoint
+// (f2fs_sync_fs): prefree segments become free.
+func (q *Seq) Sync() (*WriteResult, error) {
+	res := &WriteResult{Op: "sync", Pages: []PageWrite{}}
+	if err := q.flushAll(res); err != nil {
+		return nil, err
+	}
+	q.checkpoint(res)
+	return res, nil
+}
+
+// Unmount is what a clean umount does to data: Sync's writeback and checkpoint. After it the
+// sequence's State is what the image holds.
+func (q *Seq) Unmount() (*WriteResult, error) {
+	res, err := q.Sync()
+	if res != nil {
+		res.Op = "unmount"
+	}
+	return res, err
+}
+
+func (q *Seq) flushAll(res *WriteResult) error {
+	for _, ino := range slices.Clone(q.order) {
+		in := q.vol.WithFile(q.files[ino])
+		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{})
+		if err != nil {
+			return err
+		}
+		res.Pages = append(res.Pages, pages...)
+		q.done(next, touchedOf(next, pages))
+	}
+	return nil
+}
+
+// checkpoint frees the prefree segments (f2fs_write_checkpoint → f2fs_clear_prefree_segments).
+func (q *Seq) checkpoint(res *WriteResult) {
+	res.Checkpoint = true
+	if q.vol != nil {
+		q.vol.Volume.Prefree = nil
+	}
+}
+
+// Tune writes a sysfs tunable of the mount (/sys/fs/f2fs/<dev>/NAME): ipu_policy (a bit mask of
+// F2FS_IPU_*, below 256) or reserved_blocks (current_reserved_blocks becomes
+// min(N, user_block_count − valid_block_count); more than user_block_count is EINVAL). The result's
+// Errno is the write's.
+func (q *Seq) Tune(name string, value uint64) (*WriteResult, error) {
+	res := &WriteResult{Op: "tune", Pages: []PageWrite{}}
+	switch name {
+	case "ipu_policy":
+		if value >= 1<<8 {
+			res.Errno = "EINVAL"
+			return res, nil
+		}
+		v := uint32(value)
+		q.ipu = &v
+	case "reserved_blocks":
+		q.rsv = &value
+	default:
+		return nil, fmt.Errorf("%w: tunable %q", ErrUnmodelled, name)
+	}
+	if q.vol != nil {
+		if !q.tune(&q.vol.Volume) {
+			res.Errno = "EINVAL"
+		}
+	}
+	return res, nil
+}
+
+// tune applies the tunables written so far to v; false when reserved_blocks exceeds the space.
+func (q *Seq) tune(v *Volume) bool {
+	if q.ipu != nil {
+		v.IPUTuned, v.IPUPolicy = true, *q.ipu
+	}
+	if q.rsv != nil {
+		t := *q.rsv
+		q.rsv = nil
+		if t > v.UserBlockCount-v.RootReservedBlocks {
+			return false
+		}
+		v.CurrentReservedBlocks = min(t, v.UserBlockCount-min(v.ValidBlockCount, v.UserBlockCount))
+	}
+	return true
+}
+
+// touchedOf lists the segments a writeback changed: where pages went, where their old blocks were.
+func touchedOf(in Input, pages []PageWrite) []uint32 {
+	var out []uint32
+	for _, p := range pages {
+		if p.How != WroteOutPlace {
+			continue
+		}
+		if isBlock(p.Old) {
+			out = append(out, segnoOf(&in.Volume, p.Old))
+		}
+		out = append(out, p.Segno)
+	}
+	return out
+}

@@ -1,0 +1,332 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// ipu_policy bits (segment.h, enum F2FS_IPU_*).
+const (
+	IPUForce         uint32 = 1 << 0 // F2FS_IPU_FORCE
+	IPUSSR           uint32 = 1 << 1 // F2FS_IPU_SSR
+	IPUUtil          uint32 = 1 << 2 // F2FS_IPU_UTIL
+	IPUSSRUtil       uint32 = 1 << 3 // F2FS_IPU_SSR_UTIL
+	IPUFsync         uint32 = 1 << 4 // F2FS_IPU_FSYNC
+	IPUAsync         uint32 = 1 << 5 // F2FS_IPU_ASYNC
+	IPUNoCache       uint32 = 1 << 6 // F2FS_IPU_NOCACHE
+	IPUHonorOPUWrite uint32 = 1 << 7 // F2FS_IPU_HONOR_OPU_WRITE
+)
+
+const (
+	smallVolumeSegments       = 16 * 512 // SMALL_VOLUME_SEGMENTS
+	minIPUUtil                = 70       // DEF_MIN_IPU_UTIL
+	minFsyncBlocks            = 8        // DEF_MIN_FSYNC_BLOCKS
+	minHotBlocks              = 16       // DEF_MIN_HOT_BLOCKS
+	adviseHot           uint8 = 0x20     // FADVISE_HOT_BIT
+)
+
+// IPUPolicyOf is the ipu_policy a mount of v runs with: the tuned value, or the kernel's default.
+func IPUPolicyOf(v *Volume) uint32 {
+	if v.IPUTuned {
+		return v.IPUPolicy
+	}
+	if v.MainSegments <= smallVolumeSegments {
+		return IPUForce | IPUHonorOPUWrite
+	}
+	return IPUFsync
+}
+
+// Data logs (CURSEG_*_DATA).
+const (
+	logHotData uint8 = iota
+	logWarmData
+	logColdData
+)
+
+var dataLogNames = [...]string{"hot-data", "warm-data", "cold-data"}
+
+// How a dirty page left the page cache.
+const (
+	WroteInPlace  = "in-place"     // f2fs_inplace_write_data: same block, no SIT change
+	WroteOutPlace = "out-of-place" // f2fs_outplace_write_data: a fresh block; the old one released
+	DroppedEOF    = "past-eof"     // f2fs_write_single_data_page: beyond i_size, not written
+	DroppedHole   = "truncated"    // the slot is NULL_ADDR: "This page is already truncated"
+)
+
+// PageWrite is one dirty page writeback handled, in the order it did.
+type PageWrite struct {
+	Path  string `json:"path"`
+	Index uint64 `json:"index"`
+	How   string `json:"how"`
+	Old   uint32 `json:"old"`           // the slot before (NEW_ADDR, a block address)
+	New   uint32 `json:"new,omitempty"` // the block written (in place: Old)
+	Log   string `json:"log,omitempty"` // out of place: the current segment's log
+	Segno uint32 `json:"segno,omitempty"`
+}
+
+// wbMode is how writeback was asked for.
+type wbMode struct {
+	sync    bool // WB_SYNC_ALL (REQ_SYNC): filemap_write_and_wait_range, fsync
+	needIPU bool // FI_NEED_IPU: an fsync with at most min_fsync_blocks dirty pages
+	hot     bool // FI_HOT_DATA: f2fs_write_cache_pages found at most min_hot_blocks dirty pages
+}
+
+// writeback writes in's dirty pages with index in [lo, hi] as f2fs_write_cache_pages does, in
+// index order: each through f2fs_write_single_data_page and f2fs_do_write_data_page, in place or
+// out of place (f2fs_allocate_data_block: update_sit_entry(new, +1), update_sit_entry(old, −1),
+// locate_dirty_segment; no f2fs_invalidate_blocks call). It returns the state after.
+func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
+	var pages []uint64
+	for _, p := range in.Inode.Dirty {
+		if p >= lo && p <= hi {
+			pages = append(pages, p)
+		}
+	}
+	if len(pages) == 0 {
+		return in, nil, nil
+	}
+	// f2fs_write_cache_pages: a file with few dirty pages (all of its pages, not the range's) is
+	// written to the hot data log.
+	m.hot = len(in.Inode.Dirty) <= minHotBlocks
+	e, err := newEngine(in, Request{}, PerBlock)
+	if err != nil {
+		return in, nil, err
+	}
+	// The volume's log positions change: work on copies of what the input shares.
+	e.in.Volume.CurrentSegments = slices.Clone(in.Volume.CurrentSegments)
+	e.sit.current = e.in.Volume.CurrentSegments
+	var out []PageWrite
+	size := in.Inode.Size
+	endIndex := uint64(size) >> 12
+	for _, idx := range pages {
+		pw := PageWrite{Path: in.Path, Index: idx}
+		if idx > endIndex || (idx == endIndex && size&4095 == 0) {
+			pw.How = DroppedEOF
+			out = append(out, pw)
+			continue
+		}
+		pos, buf, _, err := e.slots.read(idx, e.fbuf)
+		e.fbuf = buf
+		if err != nil {
+			return in, nil, err
+		}
+		old := buf[pos.ofs]
+		pw.Old = old
+		if old == NullAddr {
+			pw.How = DroppedHole
+			out = append(out, pw)
+			continue
+		}
+		if isBlock(old) {
+			act, err := e.validate(old)
+			if err != nil {
+				return in, nil, err
+			}
+			if act != ActNone {
+				// f2fs_do_write_data_page: -EFSCORRUPTED; the page is not written.
+				return in, nil, fmt.Errorf("%w: writeback of page %d: block %d fails f2fs_is_valid_blkaddr", ErrUnmodelled, idx, old)
+			}
+			if e.inPlace(m) {
+				pw.How, pw.New = WroteInPlace, old
+				out = append(out, pw)
+				continue
+			}
+		}
+		log := e.dataLog(m)
+		a, segno, err := e.allocData(log)
+		if err != nil {
+			return in, nil, err
+		}
+		if isBlock(old) {
+			if err := e.releaseBlock(old); err != nil {
+				return in, nil, err
+			}
+		}
+		buf[pos.ofs] = a
+		e.slots.store(pos.start, buf)
+		pw.How, pw.New, pw.Log, pw.Segno = WroteOutPlace, a, dataLogNames[log], segno
+		out = append(out, pw)
+	}
+	next := e.nextInput()
+	next.Inode.Dirty = slices.DeleteFunc(slices.Clone(in.Inode.Dirty), func(p uint64) bool { return p >= lo && p <= hi })
+	if len(next.Inode.Dirty) == 0 {
+		next.Inode.Dirty = nil
+	}
+	return next, out, nil
+}
+
+// inPlace is need_inplace_update for a page whose old block is valid: f2fs_should_update_outplace
+// first (SBI_NEED_FSCK), then f2fs_should_update_inplace (pinned, cold file) and
+// check_inplace_update_policy. Not modelled: LFS mode, SSR need (IPU_SSR, IPU_SSR_UTIL: taken
+// as not needed), FI_OPU_WRITE (set only by GC and defragmentation).
+func (e *engine) inPlace(m wbMode) bool {
+	v, ino := &e.in.Volume, &e.in.Inode
+	if v.NeedFsck || e.s.counters.needFsck {
+		return false
+	}
+	if ino.Inline&InlinePinFile != 0 || e.s.counters.advise&AdviseCold != 0 {
+		return true
+	}
+	p := IPUPolicyOf(v)
+	switch {
+	case p&IPUForce != 0:
+		return true
+	case p&IPUUtil != 0 && e.s.counters.validBlocks*100/max(v.UserBlockCount, 1) > minIPUUtil:
+		return true
+	case p&IPUAsync != 0 && !m.sync:
+		return true
+	case p&IPUFsync != 0 && m.needIPU:
+		return true
+	}
+	return false
+}
+
+// dataLog is __get_segment_type_6 for a data page (6.12): cold files to the cold log; hot files
+// and FI_HOT_DATA (set by f2fs_write_cache_pages for a file of at most min_hot_blocks dirty pages)
+// to the hot log; the rest to the warm log (no write hint). Not modelled: age extent cache
+// (a mount option), atomic and COW files.
+func (e *engine) dataLog(m wbMode) uint8 {
+	adv := e.s.counters.advise
+	switch {
+	case adv&AdviseCold != 0:
+		return logColdData
+	case adv&adviseHot != 0 || m.hot:
+		return logHotData
+	}
+	return logWarmData
+}
+
+// logPos is the data log's current segment and next block offset.
+func (e *engine) logPos(log uint8) (*uint32, *uint32) {
+	v, c := &e.in.Volume, &e.s.counters
+	switch log {
+	case logHotData:
+		return &v.HotDataSegno, &c.hotBlkoff
+	case logColdData:
+		return &v.ColdDataSegno, &c.coldBlkoff
+	}
+	return &v.WarmDataSegno, &c.warmBlkoff
+}
+
+// allocData is f2fs_allocate_data_block for a data log in LFS allocation: the block at the log's
+// next offset (past any block whose bit is set, as the inline conversion takes it), SIT +1 there;
+// a segment filled up is replaced at once by the next free one (new_curseg, get_new_segment).
+func (e *engine) allocData(log uint8) (uint32, uint32, error) {
+	v := &e.in.Volume
+	segp, offp := e.logPos(log)
+	segno := *segp
+	st, err := e.sit.get(segno)
+	if err != nil {
+		return 0, 0, err
+	}
+	k := *offp
+	for k < blocksPerSeg && testBit(&st.cur, k) {
+		k++
+	}
+	if k >= blocksPerSeg {
+		return 0, 0, fmt.Errorf("%w: %s log segment %d has no free block at or after %d", ErrInput, dataLogNames[log], segno, *offp)
+	}
+	a := v.MainBlkaddr + segno*blocksPerSeg + k
+	e.sit.modify(segno, st)
+	setBit(&st.cur, k)
+	setBit(&st.disc, k)
+	st.valid++
+	*offp = k + 1
+	if *offp >= blocksPerSeg {
+		if err := e.newCurseg(segp, offp); err != nil {
+			return 0, 0, err
+		}
+	}
+	return a, segno, nil
+}
+
+// newCurseg replaces a full current segment with the first free segment after it, wrapping to the
+// start (get_new_segment with one segment a section and a zone): free means no valid block, not a
+// current segment and not prefree. The old segment leaves the current ones (locate_dirty_segment).
+func (e *engine) newCurseg(segp, offp *uint32) error {
+	v := &e.in.Volume
+	old := *segp
+	n := v.MainSegments
+	for i := uint32(1); i <= n; i++ {
+		no := (old + i) % n
+		if slices.Contains(v.CurrentSegments, no) || slices.Contains(v.Prefree, no) {
+			continue
+		}
+		st, err := e.sit.get(no)
+		if err != nil {
+			return err
+		}
+		if st.valid != 0 || st.class == SegPrefree {
+			continue
+		}
+		for j, c := range v.CurrentSegments {
+			if c == old {
+				v.CurrentSegments[j] = no
+			}
+		}
+		e.sit.current = v.CurrentSegments
+		e.sit.modify(no, st)
+		st.class = SegCurrent
+		ost, err := e.sit.get(old)
+		if err != nil {
+			return err
+		}
+		e.sit.modify(old, ost)
+		ost.class = classify(ost.valid, false)
+		*segp, *offp = no, 0
+		return nil
+	}
+	return fmt.Errorf("%w: no free segment for a new current segment (ENOSPC in get_new_segment)", ErrUnmodelled)
+}
+
+// releaseBlock is update_sit_entry(old, −1) and locate_dirty_segment(old's segment) inside the
+// allocator: the old block of a page written out of place.
+func (e *engine) releaseBlock(a uint32) error {
+	v := &e.in.Volume
+	segno := segnoOf(v, a)
+	st, err := e.sit.get(segno)
+	if err != nil {
+		return err
+	}
+	e.sit.modify(segno, st)
+	k := (a - v.Segment0Blkaddr) % blocksPerSeg
+	clearBit(&st.cur, k)
+	clearBit(&st.disc, k)
+	st.valid--
+	if st.class != SegCurrent {
+		st.class = classify(st.valid, false)
+		if st.valid <= 0 {
+			st.class = SegPrefree
+		}
+	}
+	return nil
+}
+
+// ErrUnmodelled reports an operation whose effect the model does not know.
+var ErrUnmodelled = errors.New("core: not modelled")
+
+// addDirty merges the successful fill_zero pages into a dirty list.
+func addDirty(dirty []uint64, fills []FillZero) []uint64 {
+	if len(fills) == 0 {
+		return dirty
+	}
+	out := slices.Clone(dirty)
+	for _, f := range fills {
+		if k, found := slices.BinarySearch(out, f.Index); !found {
+			out = slices.Insert(out, k, f.Index)
+		}
+	}
+	return out
+}
+
+// addSegs merges segment numbers into a sorted list.
+func addSegs(list, add []uint32) []uint32 {
+	out := slices.Clone(list)
+	for _, no := range add {
+		if k, found := slices.BinarySearch(out, no); !found {
+			out = slices.Insert(out, k, no)
+		}
+	}
+	return out
+}

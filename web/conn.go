@@ -1,0 +1,209 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// conn is one websocket client, a player's or a follower's: a reader goroutine that feeds controls,
+// a writer goroutine that drains a bounded mailbox, and the loop of whoever owns it (a session, a
+// follower) selecting on them. Whoever makes a message for the client sends it with send, which
+// never blocks: a full queue kicks the client, which the owner's loop then closes with a policy
+// violation, as coder/websocket's chat example does (STYLE.md rule 12).
+type conn struct {
+	ws      *websocket.Conn
+	box     *mailbox
+	log     *slog.Logger
+	timeout time.Duration // per write
+
+	ctrl      chan []byte // controls read (nil for a binary message)
+	readDone  chan error  // capacity 1: the reader's end
+	writeDone chan error  // capacity 1: the writer's end
+	cancel    context.CancelFunc
+	readStop  context.CancelFunc
+}
+
+// errSlowClient is a send that found the client's queue full: the client is being closed.
+var errSlowClient = errors.New("web: the client reads too slowly; closing it")
+
+// checkWS refuses, before any work is done for it, a websocket request that is not an upgrade (426)
+// or that a page of another origin sent (403). websocket.Accept checks the Origin again; this check
+// comes first so that a foreign page costs the server nothing (no run resolved, no outline built).
+func (s *Server) checkWS(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isUpgrade(r) {
+			w.Header().Set("Upgrade", "websocket")
+			s.Error(w, r, ErrNotUpgrade)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r.Host) {
+			w.Header().Set("Connection", "close")
+			s.Error(w, r, &CrossOriginError{From: "origin " + origin})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// accept upgrades the request (its checks are done) and starts the connection's reader and writer.
+// ctx is the server's context: r.Context() is not used once the connection is hijacked.
+func (s *Server) accept(ctx context.Context, w http.ResponseWriter, r *http.Request, log *slog.Logger) (*conn, error) {
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{})
+	if err != nil {
+		return nil, err
+	}
+	ws.SetReadLimit(maxControlSize)
+	c := &conn{ws: ws, box: newMailbox(s.budget), log: log, timeout: s.writeTimeout(),
+		ctrl: make(chan []byte, 8), readDone: make(chan error, 1), writeDone: make(chan error, 1)}
+	// The reader has its own context: cancelling a Read's context closes the connection at once,
+	// and on shutdown the close handshake (1001) must happen first.
+	var readCtx, writeCtx context.Context
+	readCtx, c.readStop = context.WithCancel(context.Background())
+	writeCtx, c.cancel = context.WithCancel(ctx)
+	go c.readLoop(readCtx)
+	go func() { c.writeDone <- c.writeLoop(writeCtx) }()
+	return c, nil
+}
+
+// send marshals v and queues it; with dropFrame (a hello) an unsent frame of the previous run goes.
+// A marshal error is logged and returned; a full queue returns errSlowClient and kicks the client.
+func (c *conn) send(v any, dropFrame bool) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.log.Error("websocket message", "err", err)
+		return err
+	}
+	return c.sendBytes(b, dropFrame)
+}
+
+// sendBytes queues an encoded message; see send.
+func (c *conn) sendBytes(b []byte, dropFrame bool) error {
+	if !c.box.putMsg(b, dropFrame) {
+		return errSlowClient
+	}
+	return nil
+}
+
+// sendError queues an error message, worded and classed as the HTTP API would answer it.
+func (s *Server) sendError(c *conn, err error, fatal bool) {
+	code, msg := s.errorStatus(err)
+	if code >= 500 && code != http.StatusServiceUnavailable {
+		c.log.Error("websocket", "err", err)
+	}
+	c.send(&errorMsg{V: protocolVersion, Type: "error", Error: msg, Status: code, Fatal: fatal}, false)
+}
+
+// Why a connection ended; finish closes it accordingly.
+const (
+	whyShutdown = "server shutting down"
+	whyGone     = "client gone"
+	whySlow     = "client too slow"
+	whyBad      = "too many bad messages"
+	whyEnded    = "the room has ended"
+	// whyUnavailable is a follower refused after the upgrade (the room filled up or ended).
+	whyUnavailable = "room unavailable"
+)
+
+// finish closes the connection for why and waits for its reader and writer: a shutdown with 1001,
+// a slow or misbehaving client with 1008 (after the error reply that says why), an ended room with
+// 1000 once the client has its last messages. The mailbox's budget goes back whatever the client
+// does.
+func (c *conn) finish(why string) {
+	var err error
+	switch why {
+	case whyShutdown:
+		err = c.ws.Close(websocket.StatusGoingAway, why)
+	case whyBad, whyEnded, whyUnavailable:
+		// The last messages (the error reply, the room's end) go out before the close frame.
+		c.drain()
+		code := websocket.StatusPolicyViolation
+		switch why {
+		case whyEnded:
+			code = websocket.StatusNormalClosure
+		case whyUnavailable:
+			code = websocket.StatusTryAgainLater
+		}
+		err = c.ws.Close(code, why)
+	case whySlow:
+		err = c.ws.Close(websocket.StatusPolicyViolation, "connection too slow to keep up with messages")
+	default:
+		err = c.ws.CloseNow()
+	}
+	c.log.Debug("websocket closed", "why", why, "err", err)
+	c.cancel()
+	c.readStop()
+	<-c.writeDone
+	<-c.readDone
+	c.box.close()
+}
+
+// drain waits, at most one write timeout, until the writer has sent everything queued.
+func (c *conn) drain() {
+	t := time.NewTimer(c.timeout)
+	defer t.Stop()
+	select {
+	case <-c.box.drained():
+	case <-t.C:
+	case err := <-c.writeDone:
+		c.writeDone <- err
+	}
+}
+
+// writeLoop writes what the mailbox holds, each write with its own timeout; it returns when ctx
+// ends or a write fails.
+func (c *conn) writeLoop(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.box.ready:
+		}
+		for {
+			b := c.box.take()
+			if b == nil {
+				break
+			}
+			// Not derived from ctx: cancelling a write's context closes the connection, and shutdown
+			// must not cut a message in half before the close handshake.
+			wctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+			err := c.ws.Write(wctx, websocket.MessageText, b)
+			cancel()
+			c.box.wrote()
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// readLoop reads messages into ctrl (nil for a binary one), at most controlRate a second, until ctx
+// ends or the connection fails; the error goes to readDone.
+func (c *conn) readLoop(ctx context.Context) {
+	var lim controlLimiter
+	for {
+		typ, b, err := c.ws.Read(ctx)
+		if err != nil {
+			c.readDone <- err
+			return
+		}
+		if typ != websocket.MessageText {
+			b = nil // reported as a bad control
+		}
+		if err := lim.wait(ctx); err != nil {
+			c.readDone <- err
+			return
+		}
+		select {
+		case c.ctrl <- b:
+		case <-ctx.Done():
+			c.readDone <- ctx.Err()
+			return
+		}
+	}
+}
