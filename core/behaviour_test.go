@@ -192,7 +192,7 @@ func TestNarration(t *testing.T) {
 	head := []want{
 		{EvStart, ActNone, []string{"offset 100, length 24,376"}},
 		{EvFillZero, ActNone, []string{"bytes 100–4,095 of page 0", "no invalidation now"}},
-		{EvChunkEnter, ActNone, []string{"resolves inode", "chunk 0 covers slots 1–4"}},
+		{EvChunkEnter, ActNone, []string{"resolves inode", "chunk 1 covers slots 1–4"}}, // chunks counted from 1, as the page counts
 		{EvReserve, ActNone, []string{"1 NULL slot", "valid_block_count 20,000 → 20,001"}},
 	}
 	release := []want{
@@ -209,7 +209,7 @@ func TestNarration(t *testing.T) {
 	}
 	tail := []want{
 		{EvError, ActBounds, []string{"rejects slot 4", `"access invalid blkaddr:100"`, "-EFSCORRUPTED"}},
-		{EvChunkLeave, ActNone, []string{"chunk 0 ends with -EFSCORRUPTED after 3 slots"}},
+		{EvChunkLeave, ActNone, []string{"chunk 1 ends with -EFSCORRUPTED after 3 slots"}},
 		{EvDone, ActNone, []string{"f2fs_zero_range returns -EFSCORRUPTED"}},
 	}
 	cat := func(parts ...[]want) []want { return slices.Concat(parts...) }

@@ -278,7 +278,9 @@ func (e Event) Narrate() string {
 		}
 		return s
 	case EvChunkEnter:
-		return fmt.Sprintf("f2fs_get_dnode_of_data resolves %s: chunk %d covers slots %s–%s", e.Node, e.Chunk, units.Group(e.Slot), units.Group(e.Slot+e.Count-1))
+		// Chunks are numbered from 1 in every sentence a person reads, as the player's cursor line
+		// ("chunk 1 of 17") and the CLI do; Event.Chunk stays an index from 0.
+		return fmt.Sprintf("f2fs_get_dnode_of_data resolves %s: chunk %d covers slots %s–%s", e.Node, e.Chunk+1, units.Group(e.Slot), units.Group(e.Slot+e.Count-1))
 	case EvNodeAlloc:
 		return fmt.Sprintf("f2fs_new_node_page allocates missing node %s (valid_block_count %s → %s)", e.Node, units.Group(e.Before), units.Group(e.After))
 	case EvReserve:
@@ -319,9 +321,9 @@ func (e Event) Narrate() string {
 		return s
 	case EvChunkLeave:
 		if e.Errno != "" {
-			return fmt.Sprintf("chunk %d ends with -%s after %s", e.Chunk, e.Errno, plural(e.Count, "slot", "slots"))
+			return fmt.Sprintf("chunk %d ends with -%s after %s", e.Chunk+1, e.Errno, plural(e.Count, "slot", "slots"))
 		}
-		return fmt.Sprintf("chunk %d is done: the extent cache drops %s", e.Chunk, plural(e.Count, "slot", "slots"))
+		return fmt.Sprintf("chunk %d is done: the extent cache drops %s", e.Chunk+1, plural(e.Count, "slot", "slots"))
 	case EvSize:
 		if e.Action == ActKeepSize {
 			return fmt.Sprintf("KEEP_SIZE: i_size stays %s and FADVISE_KEEP_SIZE_BIT is set", units.Group(e.Before))

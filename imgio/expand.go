@@ -17,6 +17,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
+	"github.com/zrviz/zrviz/internal/units"
 )
 
 // DefaultMaxExpanded is the bound on an expanded image when [Options].MaxExpanded is 0: 64 GiB, far
@@ -64,8 +65,8 @@ func (e *LimitError) Error() string {
 	case e.Declared >= 0 && e.Written == 0:
 		return fmt.Sprintf("imgio: %s image declares %d bytes, over the limit of %d bytes", e.Format, e.Declared, e.Limit)
 	}
-	return fmt.Sprintf("imgio: %s image expands past the limit of %d bytes (stopped after %d bytes of output, %d bytes of input)",
-		e.Format, e.Limit, e.Written, e.Read)
+	return fmt.Sprintf("imgio: %s image unpacks to more than the limit of %s (%d bytes): stopped after unpacking %s from %s of the upload",
+		e.Format, units.Bytes(e.Limit), e.Limit, units.Bytes(e.Written), units.Bytes(e.Read))
 }
 
 // Is makes errors.Is(err, ErrTooLarge) true for a *LimitError.
@@ -707,8 +708,8 @@ func (s *sink) checkHead() error {
 	sb, magic, err := findSuperblock(&Image{r: bytes.NewReader(head), size: int64(len(head))}, devSize)
 	switch {
 	case !magic:
-		s.err = fmt.Errorf("%w: no magic 0xF2F52010 at byte 0x%x or 0x%x of the expanded %s input (the first %d bytes of output, from %d bytes of input)",
-			ErrNotF2FS, sbOffset, sbOffset+4096, s.format, len(head), s.src.offset())
+		s.err = fmt.Errorf("%w: unpacked from %s, its first %s hold no F2FS superblock (magic 0xF2F52010 at byte 0x%x or 0x%x; %s of the upload read)",
+			ErrNotF2FS, s.format, units.Bytes(int64(len(head))), sbOffset, sbOffset+4096, units.Bytes(s.src.offset()))
 		return s.err
 	case err != nil:
 		s.err = fmt.Errorf("imgio: expanded %s input: %w", s.format, err)

@@ -18,8 +18,11 @@ import (
 	"time"
 )
 
-//go:embed js/*.js css/*.css
+//go:embed js/*.js css/*.css img/*.svg
 var files embed.FS
+
+// Favicon returns the site's icon (img/favicon.svg), for /favicon.ico.
+func Favicon() ([]byte, error) { return fs.ReadFile(files, "img/favicon.svg") }
 
 // Assets is the served form of the embedded files: JavaScript imports are
 // rewritten to carry the version, so that a module graph loaded from one

@@ -387,6 +387,11 @@ type runBody struct {
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	q.Set("image", chi.URLParam(r, "id"))
+	format := q.Get("format")
+	if format != "" && format != "json" && format != "csv" {
+		s.Error(w, r, &ParamError{Name: "format", Msg: `"json" (the default) or "csv"`})
+		return
+	}
 	t, err := s.resolveRun(r.Context(), q)
 	if err != nil {
 		s.Error(w, r, err)
@@ -418,6 +423,10 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		results = append(results, res)
+	}
+	if format == "csv" {
+		writeCallsCSV(w, s, t.info.Path, results)
+		return
 	}
 	traces, err := s.runTraces(q, t, results) // &trace=ID (web/traces.go)
 	if err != nil {

@@ -218,9 +218,9 @@ func volumeGeometry(si *StoredImage, v imgio.Volume) []templates.KV {
 		{Key: "blocks", Value: templates.Int(v.BlockCount), Title: "block_count"},
 		{Key: "segments", Value: fmt.Sprintf("%s (%s in main area)", templates.Int(v.SegmentCount), templates.Int(v.MainSegmentCount)), Title: "segment_count / segment_count_main"},
 		{Key: "segs/section · secs/zone", Value: fmt.Sprintf("%d · %d", v.SegsPerSec, v.SecsPerZone)},
-		{Key: "segment0 / CP", Value: fmt.Sprintf("%d / %d", v.Segment0Blkaddr, v.CPBlkaddr), Title: "segment0_blkaddr / cp_blkaddr"},
-		{Key: "SIT / NAT / SSA", Value: fmt.Sprintf("%d / %d / %d", v.SITBlkaddr, v.NATBlkaddr, v.SSABlkaddr), Title: "sit_blkaddr / nat_blkaddr / ssa_blkaddr"},
-		{Key: "main area", Value: fmt.Sprintf("%d … %d", v.MainBlkaddr, v.MaxBlkaddr), Title: "main_blkaddr … MAX_BLKADDR (exclusive)"},
+		{Key: "segment0 / CP", Value: fmt.Sprintf("%s / %s", templates.Int(v.Segment0Blkaddr), templates.Int(v.CPBlkaddr)), Title: "segment0_blkaddr / cp_blkaddr"},
+		{Key: "SIT / NAT / SSA", Value: fmt.Sprintf("%s / %s / %s", templates.Int(v.SITBlkaddr), templates.Int(v.NATBlkaddr), templates.Int(v.SSABlkaddr)), Title: "sit_blkaddr / nat_blkaddr / ssa_blkaddr"},
+		{Key: "main area", Value: fmt.Sprintf("%s … %s", templates.Int(v.MainBlkaddr), templates.Int(v.MaxBlkaddr)), Title: "main_blkaddr … MAX_BLKADDR (exclusive)"},
 		{Key: "root inode", Value: strconv.FormatUint(uint64(v.RootIno), 10)},
 	}
 	if v.VolumeName != "" {
@@ -250,8 +250,8 @@ func volumeCounters(v imgio.Volume) []templates.KV {
 		{Key: "valid blocks", Value: fmt.Sprintf("%s of %s", templates.Int(v.ValidBlockCount), templates.Int(v.UserBlockCount)), Title: "valid_block_count of user_block_count"},
 		{Key: "valid nodes / inodes", Value: fmt.Sprintf("%s / %s", templates.Int(v.ValidNodeCount), templates.Int(v.ValidInodeCount))},
 		{Key: "free segments", Value: templates.Int(v.FreeSegmentCount), Title: "free_segment_count"},
-		{Key: "reserved / overprov", Value: fmt.Sprintf("%d / %d segments", v.RsvdSegmentCount, v.OverprovSegmentCount)},
-		{Key: "elapsed time", Value: fmt.Sprintf("%d s", v.ElapsedTime)},
+		{Key: "reserved / overprov", Value: fmt.Sprintf("%s / %s segments", templates.Int(v.RsvdSegmentCount), templates.Int(v.OverprovSegmentCount))},
+		{Key: "elapsed time", Value: fmt.Sprintf("%s s", templates.Int(v.ElapsedTime))},
 	}
 }
 

@@ -532,6 +532,10 @@ func (r *room) answer(f *follower, k int, ans string) error {
 	if k < 0 || k >= len(o.Stops) || o.Stops[k].Question == nil {
 		return &ControlError{Msg: "answer: that stop has no question"}
 	}
+	// A slip does not use the question up, in a room either (web/quizcheck.go).
+	if err := checkAnswer(o.Stops[k].Question, ans, o.Range.End-o.Range.Start); err != nil {
+		return &ControlError{Msg: "answer: " + err.Error()}
+	}
 	a := r.answers[k]
 	if a == nil {
 		a = map[*follower]string{}

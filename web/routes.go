@@ -26,9 +26,7 @@ func (s *Server) Handler() http.Handler {
 	// HEAD wherever GET is; a 405 names the allowed methods (web/guard.go).
 	var routes routeTable // filled in below, once every route is registered
 	r.Use(headAsGet(&routes))
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		s.Error(w, r, &NotFoundError{What: "page", Name: r.URL.Path})
-	})
+	r.NotFound(s.handleNotFound) // web/notfound.go: HTML for a browser, JSON for the API
 	r.MethodNotAllowed(s.methodNotAllowed(&routes))
 
 	// Long-lived: streamed uploads and the player's websocket.
@@ -61,6 +59,7 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/exercise", s.handleExercisePage)    // web/exercise.go
 		r.Get("/glossary", s.handleGlossaryPage)    // web/glossary.go
 		r.Get("/diff", s.handleDiffPage)            // web/diff.go: two images compared
+		r.Get("/favicon.ico", s.handleFavicon)      // web/notfound.go
 
 		// Embedded ES modules and CSS; versioned URLs are cached for a year.
 		r.Handle("/static/*", http.StripPrefix("/static/", s.assets))

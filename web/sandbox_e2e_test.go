@@ -88,6 +88,10 @@ func TestBrowserSandboxExercise(t *testing.T) {
 		if err != nil || len(sel) != 2 || sel[0] != 5 || sel[1] != 10 {
 			t.Errorf("selection %v (%v), want the token [5, 10)", sel, err)
 		}
+		// The previous list's results and permalink do not stay under the error (issue 20).
+		if js[bool](t, ctx, `!!document.querySelector('[data-testid="sandbox-results"]').offsetParent`) {
+			t.Error("the previous list's results are still shown under a syntax error")
+		}
 
 		// A list longer than a permalink runs, and the page says it cannot be a link.
 		do(t, ctx,

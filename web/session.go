@@ -410,6 +410,11 @@ func (ss *session) answer(k int, ans string) bool {
 		return false
 	}
 	q := ss.o.Stops[k].Question
+	// A slip ("abc" for a segment number) does not use the question up (web/quizcheck.go).
+	if err := checkAnswer(q, ans, ss.o.Range.End-ss.o.Range.Start); err != nil {
+		ss.sendError(&ControlError{Msg: "answer: " + err.Error()}, false)
+		return false
+	}
 	ok := q.Check(ans)
 	if !ss.done[k] {
 		ss.done[k] = true

@@ -585,7 +585,7 @@ func TestBrowserTeaching(t *testing.T) {
 		// Wrong, typed: n goes to the next question where it is asked.
 		second := o.Stops[qs[1]].Question
 		for range 4 {
-			if text(t, ctx, "quiz-question") == second.Text && js[bool](t, ctx, `!document.querySelector('[data-testid="quiz-answer"]').disabled`) {
+			if text(t, ctx, "quiz-question") == second.Text && js[bool](t, ctx, `!document.querySelector('[data-testid="quiz-answer"]').disabled || !!document.querySelector('[data-testid="quiz-choice"]:not(:disabled)')`) {
 				break
 			}
 			key(t, ctx, "n", false)
@@ -598,8 +598,24 @@ func TestBrowserTeaching(t *testing.T) {
 		} else if second.Kind == "number" {
 			wrong = "12345"
 		}
-		do(t, ctx, chromedp.Focus(chromedp.CSS(`[data-testid="quiz-answer"]`)), chromedp.KeyEvent(wrong), chromedp.KeyEvent(kb.Enter))
-		waitJS(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="quiz-result"]').textContent === %q && document.querySelector('[data-testid="quiz-score"]').textContent === '1/2'`, "wrong: "+second.Answer), 10*time.Second)
+		if second.Kind == "number" {
+			do(t, ctx, chromedp.Focus(chromedp.CSS(`[data-testid="quiz-answer"]`)), chromedp.KeyEvent(wrong), chromedp.KeyEvent(kb.Enter))
+		} else { // yes/no and choices are pressed, not typed (issue 20)
+			if second.Kind == "choice" {
+				for _, c := range second.Choices {
+					if c != second.Answer {
+						wrong = c
+						break
+					}
+				}
+			}
+			// The pointer rests where the first answer was pressed, now over a term of the stop's text
+			// whose entry may cover the choices: Escape closes it, as a user's move of the pointer does.
+			key(t, ctx, kb.Escape, false)
+			do(t, ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`[data-testid="quiz-choice"][data-value=%q]`, wrong))))
+		}
+		waitJSOr(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="quiz-result"]').textContent === %q && document.querySelector('[data-testid="quiz-score"]').textContent === '1/2'`, "wrong: "+second.Answer), 10*time.Second,
+			`[document.querySelector('[data-testid="quiz-result"]').textContent, document.querySelector('[data-testid="quiz-score"]').textContent, document.querySelector('[data-testid="quiz-hint"]').textContent, document.querySelector('[data-testid="quiz-question"]').textContent, document.querySelector('[data-testid="step"]').textContent, document.querySelector('[data-testid="tour-pos"]').textContent].join(' | ')`)
 		waitJS(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="step"]').textContent.replace(/,/g, '') === '%d'`, second.Reveal), 10*time.Second)
 		// Slider markers of the calls stay hidden in a quiz; they return without it.
 		key(t, ctx, "q", false)

@@ -376,15 +376,18 @@ func TestWSQuiz(t *testing.T) {
 		}
 		w.send(ctl{"type": "seek", "step": q.Ask})
 		w.readType("frame")
-		// A wrong answer first, on every other question.
-		guess := "999999"
-		if q.Kind == "yesno" {
-			guess = "maybe"
+		// A slip — no answer, not yes or no, not a choice, more than the run has slots — is
+		// refused with an error and does not use the question up (issue 20).
+		for _, slip := range []string{"", "maybe", "99999999"} {
+			w.send(ctl{"type": "answer", "stop": k, "answer": slip})
+			if e := w.read(); e.Type != "error" || !strings.Contains(e.Error, "answer:") {
+				t.Fatalf("slip %q: %+v, want an error", slip, e)
+			}
 		}
+		// An answer the question takes: on every other question one that may be right, to learn
+		// the answer from the reply and then give it (a stop is scored once); else a wrong one.
 		right := asked%2 == 0
-		if right {
-			guess = ""
-		}
+		guess := validGuess(q, right)
 		w.send(ctl{"type": "answer", "stop": k, "answer": guess})
 		m := w.readType("quiz")
 		asked++
@@ -397,8 +400,8 @@ func TestWSQuiz(t *testing.T) {
 			if m2 := w.readType("quiz"); !m2.Correct || m2.Score.Asked != asked {
 				t.Fatalf("the right answer %q was judged %+v (a stop is scored once)", m.Answer, m2)
 			}
-		} else if m.Correct {
-			t.Fatalf("%q judged right for %q", guess, q.Text)
+		} else if m.Correct && guess != m.Answer {
+			t.Fatalf("%q judged right for %q (answer %q)", guess, q.Text, m.Answer)
 		}
 		f := w.readType("frame")
 		if f.Step != q.Reveal {
@@ -408,6 +411,25 @@ func TestWSQuiz(t *testing.T) {
 	if asked < 3 {
 		t.Fatalf("bench64 asked %d questions", asked)
 	}
+}
+
+// validGuess is an answer q takes: its first choice, "no", or a small number (first) or a larger
+// one, both within any run's slots.
+func validGuess(q *wireQuestion, first bool) string {
+	switch {
+	case q.Kind == "choice" && len(q.Choices) > 0:
+		if first {
+			return q.Choices[0]
+		}
+		return q.Choices[len(q.Choices)-1]
+	case q.Kind == "yesno" && first:
+		return "no"
+	case q.Kind == "yesno":
+		return "yes"
+	case first:
+		return "0"
+	}
+	return "1"
 }
 
 // TestWSNotAnUpgrade: a plain GET of the websocket endpoint does no work and answers 426 in JSON.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"strconv"
 
 	"github.com/zrviz/zrviz/exercise"
@@ -13,7 +14,7 @@ import (
 
 func cmdExercise(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("exercise", "exercise [--seed N] [--kind slots|file] [--image IMG] [-c] [--json]", stderr)
-	seed := fs.String("seed", "0", "random seed `N` (0 to 2^64-1): the same seed gives the same exercise everywhere")
+	seed := fs.String("seed", "", "random seed `N` (0 to 2^64-1): the same seed gives the same exercise everywhere (default: a new one each time, printed with the exercise)")
 	kind := fs.String("kind", "slots", "`KIND` of problem: slots (a slot list for the sandbox) or file (a byte range of a file of the image)")
 	image := imageFlag(fs)
 	answers := fs.Bool("c", false, "print the answers too (computed by the engine)")
@@ -23,6 +24,11 @@ func cmdExercise(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if fs.NArg() != 0 {
 		return usageError{fmt.Sprintf("exercise takes no arguments (got %q); use --seed, --kind and --image", fs.Args())}
+	}
+	if *seed == "" {
+		// A class running `zrviz exercise` each gets its own problem; the seed is printed, so any one
+		// of them can be handed round again with --seed.
+		*seed = strconv.FormatUint(rand.Uint64(), 10)
 	}
 	n, err := strconv.ParseUint(*seed, 10, 64)
 	if err != nil {

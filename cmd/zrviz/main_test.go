@@ -327,7 +327,7 @@ func TestServeTheSameImageTwiceServesItOnce(t *testing.T) {
 		t.Fatalf("serve printed nothing: %v (exit %v)", err, <-done)
 	}
 	go io.Copy(io.Discard, pr)
-	if !strings.Contains(line, "serving 2 image(s)") {
+	if !strings.Contains(line, "serving 2 images ") {
 		t.Errorf("serve demo + the same image twice: %q, want 2 images served", line)
 	}
 	cancel()

@@ -99,7 +99,7 @@ type unmountOutput struct {
 	*core.WriteResult
 }
 
-const runSynopsis = `run [--image IMG] [--json] [--mode per-block|batched|both] [--offset N] [--length N] [--keep-size] [--trace FILE] [--after AFTER] PATH
+const runSynopsis = `run [--image IMG] [--json | --csv] [--mode per-block|batched|both] [--offset N] [--length N] [--keep-size] [--trace FILE] [--after AFTER] PATH
        zrviz run --ops FILE [--image IMG] [--json] [--mode per-block|batched|both] [--trace FILE] [--after AFTER]`
 
 const runExitStatus = `
@@ -116,6 +116,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Usage = func() { usage(); fmt.Fprint(stderr, runExitStatus) }
 	image := imageFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON: {\"op\":\"zero\",\"path\",\"offset\",\"length\",\"keepSize\",\"results\":[...]}, one result per mode; with --ops {\"ops\":[...]}, one object per operation (a zero as above, with \"writeback\" when dirty pages were written back first; write, fsync, sync, tune as {\"op\",\"path\",\"results\":[{\"errno\",\"pages\",...}]})")
+	asCSV := fs.Bool("csv", false, "print the calls as CSV, the header mode,index,start,len and a row per f2fs_invalidate_blocks call of each mode (index from 1), as GET /api/images/{id}/run?…&format=csv does")
 	mode := fs.String("mode", "both", "`MODE`: per-block (upstream), batched (the patch) or both")
 	offset := fs.String("offset", "", "byte offset `N` of the range: decimal, 0x hex or with a unit (4096, 0x1000, 1MiB; default 0)")
 	length := fs.String("length", "", "byte length `N` of the range, same syntax (default: to the end of the file; 0 when the offset is at or past it, which the kernel refuses with EINVAL)")
@@ -133,6 +134,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	modes, err := request.ParseModes(*mode)
 	if err != nil {
 		return flagError(err)
+	}
+	switch {
+	case *asCSV && *asJSON:
+		return usageError{"--csv and --json are two forms of the answer: choose one"}
+	case *asCSV && (*opsFile != "" || *traceFile != ""):
+		return usageError{"--csv is the calls of one operation: run without --ops and --trace (--json carries those)"}
 	}
 	var runs []request.Op
 	if *opsFile != "" {
@@ -183,6 +190,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	outs, unmounts, err := runSequence(ctx, img, runs, modes, tr)
 	if err != nil {
 		return err
+	}
+	if *asCSV {
+		return core.WriteCallsCSV(stdout, outs[0].Results...)
 	}
 	if *afterFile != "" {
 		rep, err := checkAfter(ctx, img, *afterFile, outs, *opsFile, modes[0])

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -107,5 +108,21 @@ func TestSandboxJSONStreamed(t *testing.T) {
 			}
 			t.Errorf("%q: %d bytes, want %d; they differ at byte %d: %.80q vs %.80q", slots, len(g), len(w), i, g[i:], w[i:])
 		}
+	}
+}
+
+// TestExerciseWithoutSeed: without --seed each run picks a seed and prints it; that seed gives the
+// same exercise again.
+func TestExerciseWithoutSeed(t *testing.T) {
+	out := mustRunMain(t, "exercise")
+	m := regexp.MustCompile(`^zrviz exercise --seed (\d+) --kind slots\n`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("exercise without --seed printed %.80q, want its seed first", out)
+	}
+	if again := mustRunMain(t, "exercise", "--seed", m[1]); again != out {
+		t.Errorf("--seed %s gave another exercise than the one it was printed with", m[1])
+	}
+	if out2 := mustRunMain(t, "exercise"); out2 == out {
+		t.Errorf("two runs without --seed gave the same exercise (seed %s twice)", m[1])
 	}
 }

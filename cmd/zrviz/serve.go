@@ -136,7 +136,6 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		demo.Close()
 		return err
 	}
-	served := 1
 	for _, name := range cfg.images {
 		if err := ctx.Err(); err != nil {
 			return nil // interrupted while loading: stop quietly, Close cleans up
@@ -161,18 +160,18 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 			}
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		served++
 	}
 	if err := ctx.Err(); err != nil {
 		return nil
 	}
 	if err := srv.Open(); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return fmt.Errorf("%w\n  %s is taken (another zrviz?): serve on another port with  zrviz serve --addr 127.0.0.1:8081", err, cfg.addr)
+			return fmt.Errorf("%w\n  %s is taken (another zrviz?): serve on another port with  zrviz serve --addr %s", err, cfg.addr, nextPort(cfg.addr))
 		}
 		return err
 	}
-	fmt.Fprintf(stdout, "zrviz is serving %d image(s) at %s/ (Ctrl-C to stop); uploads are kept in %s\n", served, srv.URL(), srv.DataDir())
+	fmt.Fprintf(stdout, "zrviz is serving %s at %s (Ctrl-C to stop); uploads are kept in %s\n",
+		plural(srv.ImageCount(), "image"), servingAt(srv.URL(), cfg.addr), srv.DataDir())
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "zrviz: shutting down")
 	return srv.Close()
@@ -208,6 +207,35 @@ func defaultMaxMemory() int64 {
 		}
 	}
 	return web.DefaultMaxMemory
+}
+
+// nextPort is the address the port-taken hint suggests: the same host, the port after the taken one
+// (127.0.0.1:8080 → 127.0.0.1:8081, :9000 → :9001).
+func nextPort(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "127.0.0.1:8081"
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p <= 0 || p >= 65535 {
+		return net.JoinHostPort(host, "8081")
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+1))
+}
+
+// servingAt says where a browser reaches the server. A listener on every address (--addr 0.0.0.0:8080
+// or :8080) reports [::]:8080, which no browser opens: name this machine's loopback URL and say it
+// is on every address.
+func servingAt(url, addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || (host != "" && !net.ParseIP(host).IsUnspecified()) {
+		return url + "/"
+	}
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(url, "http://"))
+	if err != nil {
+		return url + "/"
+	}
+	return "http://127.0.0.1:" + port + "/ (and on every address of this machine, port " + port + ")"
 }
 
 func isLoopback(host string) bool {

@@ -58,3 +58,21 @@ func TestServeMaxMemory(t *testing.T) {
 		})
 	}
 }
+
+func TestServeHints(t *testing.T) {
+	for addr, want := range map[string]string{"127.0.0.1:8080": "127.0.0.1:8081", ":9000": ":9001", "[::1]:7000": "[::1]:7001", "nonsense": "127.0.0.1:8081"} {
+		if got := nextPort(addr); got != want {
+			t.Errorf("nextPort(%q) = %q, want %q", addr, got, want)
+		}
+	}
+	for _, tt := range []struct{ url, addr, want string }{
+		{"http://127.0.0.1:8080", "127.0.0.1:8080", "http://127.0.0.1:8080/"},
+		{"http://[::]:8080", "0.0.0.0:8080", "http://127.0.0.1:8080/ (and on every address of this machine, port 8080)"},
+		{"http://[::]:9000", ":9000", "http://127.0.0.1:9000/ (and on every address of this machine, port 9000)"},
+		{"http://192.0.2.1:80", "192.0.2.1:80", "http://192.0.2.1:80/"},
+	} {
+		if got := servingAt(tt.url, tt.addr); got != tt.want {
+			t.Errorf("servingAt(%q, %q) = %q, want %q", tt.url, tt.addr, got, tt.want)
+		}
+	}
+}

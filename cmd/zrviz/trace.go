@@ -92,7 +92,7 @@ func writeTraceText(w io.Writer, out runOutput) {
 		}
 		fmt.Fprintf(w, "\n  model:  %s", callText(d.Model, "makes no further call"))
 		if d.Slot != nil {
-			fmt.Fprintf(w, "   for slot %s (file block index) in dnode %s, chunk %d", units.Group(*d.Slot), d.Dnode, *d.Chunk)
+			fmt.Fprintf(w, "   for slot %s (file block index) in dnode %s, chunk %d", units.Group(*d.Slot), d.Dnode, *d.Chunk+1) // from 1, as the page counts
 		}
 		fmt.Fprintln(w)
 	}

@@ -3,6 +3,7 @@
 // package request: `zero PATH OFFSET LENGTH [keep_size]`, decimal, the length resolved) and the new
 // range is played on the state it leaves; the URL carries the whole sequence.
 
+import { byteCount } from './size.js';
 import { int, groupDigits } from './fmt.js';
 import { imagePage } from './links.js';
 
@@ -221,11 +222,12 @@ export class ChainUI {
     const off = /** @type {HTMLInputElement} */ (this.$('chain-offset'));
     const len = /** @type {HTMLInputElement} */ (this.$('chain-length'));
     const keep = /** @type {HTMLInputElement} */ (this.$('chain-keep'));
-    const o = decimal(off.value);
-    const l = decimal(len.value);
+    // The forms the header's range takes: 4096, 0x1000, 64MiB (size.js).
+    const o = byteCount(off.value);
+    const l = byteCount(len.value);
     for (const [el, v] of /** @type {Array<[HTMLInputElement, string]>} */ ([[off, o], [len, l]])) {
       if (!v) {
-        el.setCustomValidity('a byte count: decimal digits');
+        el.setCustomValidity('a byte count: 4096, 0x1000 or 64MiB');
         el.reportValidity();
         return;
       }

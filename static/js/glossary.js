@@ -79,8 +79,10 @@ export function loadGlossary(doc) {
 }
 
 /**
- * Makes the element that names a term and opens its entry: a button, so it takes focus and a
- * keyboard can open it.
+ * Makes the element that names a term and opens its entry: a button a click, a tap or hover
+ * opens, out of the Tab order (tabIndex -1) so that a sentence full of terms is not a row of Tab
+ * stops between a keyboard and the controls; the tour's "terms:" line and the glossary page are
+ * the keyboard's way to the entries (issue 20).
  * @param {Document} doc
  * @param {string} text
  * @param {string} slug
@@ -91,6 +93,7 @@ export function termButton(doc, text, slug) {
   b.type = 'button';
   b.className = 'term';
   b.dataset.term = slug;
+  b.tabIndex = -1;
   b.textContent = text;
   return b;
 }

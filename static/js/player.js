@@ -18,6 +18,8 @@ import { COLOUR_BY, COLOUR_KEY, colourBy } from './colour.js';
 import { loadGlossary, TermMatcher, Popover, writeTerms, termButton } from './glossary.js';
 import { legendColours as paintLegend } from './palette.js';
 import { callItem } from './calllog.js';
+import { VEILED_NARRATION, veiledTitle, questionPlace, choicesOf, checkAnswer, verdictSpeech } from './quiz.js';
+import { wireFigures } from './figure.js';
 
 /** Play speeds the custom-speed slider steps through (steps per second). */
 const SPEEDS = [0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000,
@@ -155,6 +157,8 @@ export function initRun(doc, opts = {}) {
   const quizToggle = /** @type {HTMLInputElement} */ ($('quiz-toggle'));
   const gotoInput = /** @type {HTMLInputElement} */ ($('goto-slot'));
   const quizInput = /** @type {HTMLInputElement} */ ($('quiz-answer'));
+  // The save menu: figures of the current step and the calls as CSV (figure.js).
+  wireFigures(doc, () => ({ st, slots, sit, redraw: () => { dirty = true; } }));
   const glossary = loadGlossary(doc);
   const matcher = glossary.size ? new TermMatcher([...glossary.values()]) : null;
   new Popover(doc, glossary);
@@ -185,6 +189,10 @@ export function initRun(doc, opts = {}) {
   const verdicts = new Map();
   let score = { right: 0, asked: 0 };
   let waitingVerdict = -1;
+  /** What the live region says of the last verdict: it and the right answer (quiz.js). */
+  let lastVerdictSpeech = '';
+  /** Why the last answer was not sent (quiz.js checkAnswer), until the next one. */
+  let answerHint = '';
   /** @type {Array<(s: PresenterState) => void>} */
   const watchers = [];
   let changeQueued = false;
@@ -250,6 +258,7 @@ export function initRun(doc, opts = {}) {
         } else {
           answered.add(m.stop);
           verdicts.set(m.stop, verdictText(m));
+          lastVerdictSpeech = verdictSpeech(m, doc.body.classList.contains('room-presenter'));
           if (waitingVerdict === m.stop) waitingVerdict = -1;
           tourOpen = m.stop;
           tourSticky = true;
@@ -351,15 +360,28 @@ export function initRun(doc, opts = {}) {
   const gotoSlot = () => {
     const v = gotoInput.value.trim().replace(/[,_\s]/g, '');
     if (!/^\d+$/.test(v)) { gotoInput.setCustomValidity('a file block index: digits'); gotoInput.reportValidity(); return; }
+    const slot = Number(v);
+    // A slot outside the range says so, rather than the view jumping to an end of it.
+    if (st.ready && (slot < st.range.start || slot >= st.range.end)) {
+      gotoInput.setCustomValidity(st.range.end > st.range.start
+        ? `slot ${int(slot)} is outside this run: slots ${int(st.range.start)}…${int(st.range.end - 1)}`
+        : 'this run has no slots');
+      gotoInput.reportValidity();
+      return;
+    }
     gotoInput.setCustomValidity('');
-    nav({ type: 'gotoSlot', slot: Number(v) });
+    nav({ type: 'gotoSlot', slot });
   };
   const answer = (/** @type {string} */ a) => {
     const k = openQuestion(st.stops, st.step, answered);
-    if (k < 0 || !a.trim()) return;
-    waitingVerdict = k;
-    sock.send({ type: 'answer', stop: k, answer: a.trim() });
+    if (k < 0) return;
+    // Only an answer the question can take counts: a slip leaves the question open (quiz.js).
+    const c = checkAnswer(/** @type {import('./tour.js').Question} */ (st.stops[k].question), a, st.n);
+    answerHint = c.ok ? '' : c.hint;
     dirty = true;
+    if (!c.ok) return;
+    waitingVerdict = k;
+    sock.send({ type: 'answer', stop: k, answer: c.value });
   };
 
   $('btn-play').addEventListener('click', playPause);
@@ -533,8 +555,8 @@ export function initRun(doc, opts = {}) {
   // The draw loop: only when something changed or a flash is fading.
   let lastURL = 0;
   let lastP95 = 0;
-  /** @type {{step: number, playing: boolean, done: boolean, verdicts: number}} */
-  const spoken = { step: -1, playing: false, done: false, verdicts: 0 };
+  /** @type {{step: number, playing: boolean, done: boolean, verdicts: number, verdict: string}} */
+  const spoken = { step: -1, playing: false, done: false, verdicts: 0, verdict: '' };
   const loop = () => {
     const now = performance.now();
     if (st.ready && st.flash.size && st.ageFlash(now)) dirty = true;
@@ -549,10 +571,10 @@ export function initRun(doc, opts = {}) {
       sit.draw(st, fitSIT.get());
       markers.draw(st, fitMarkers.get(), view.quiz);
       markersDirty = false;
-      updateDOM(doc, st, { status, notice, dragging, seek, paceSel, matcher, view, tourOpen, q, answered, verdicts, score, waitingVerdict, slots, sit, driving, callLog: opts.callLog || null });
+      updateDOM(doc, st, { status, notice, dragging, seek, paceSel, matcher, view, tourOpen, q, answered, verdicts, score, waitingVerdict, slots, sit, driving, callLog: opts.callLog || null, answerHint });
       meter.add(performance.now() - t0);
       if (st.flash.size) dirty = true;
-      speak(doc, st, spoken, verdicts);
+      speak(doc, st, spoken, verdicts, lastVerdictSpeech, view.quiz && q >= 0 ? q : -1);
     } else if (markersDirty) {
       markers.draw(st, fitMarkers.get(), view.quiz);
       markersDirty = false;
@@ -715,6 +737,7 @@ function slotValueText(st, off, v) {
  * @property {SITView} sit
  * @property {boolean} driving false while a follower mirrors its presenter
  * @property {import('./calllog.js').CallLog|null} callLog
+ * @property {string} answerHint why the last answer was not sent, or ''
  */
 
 /**
@@ -796,6 +819,7 @@ function updateDOM(doc, st, ui) {
     p.hidden = !ms;
     if (!ms) return;
     let t = ms.narration || (st.step === 0 ? 'Press play, or → to step: the kernel has not started yet.' : '');
+    if (veiled) t = VEILED_NARRATION;
     if (ui.notice) t = `⚠ ${ui.notice}`;
     const el = $(`${id}-text`);
     if (el.dataset.text !== t) {
@@ -818,11 +842,12 @@ function updateDOM(doc, st, ui) {
     lanes.dataset.key = key;
     lanes.replaceChildren(...st.modes.map((m) => lane(doc, m, st.per[m], st.modes.length, ui.callLog)));
   }
-  text('slots-aside', st.ready ? `${int(st.n)} slots in ${int(st.chunks.length)} chunks${st.runs ? ` · ${int(st.runs.count)} physical run${st.runs.count === 1 ? '' : 's'}` : ''}` : '');
+  const pl = (/** @type {number} */ n, /** @type {string} */ w) => `${int(n)} ${w}${n === 1 ? '' : 's'}`;
+  text('slots-aside', st.ready ? `${pl(st.n, 'slot')} in ${pl(st.chunks.length, 'chunk')}${st.runs ? ` · ${pl(st.runs.count, 'physical run')}` : ''}` : '');
   const [a, b] = ui.sit.shown;
   text('sit-aside', st.ready ? sitAside(st, a, b) : '');
   text('slots-desc', st.ready && st.n > 0 ? cursorLine(st, ui.slots) : '');
-  text('sit-desc', st.ready ? sitLine(st) : '');
+  text('sit-desc', st.ready && !veiled ? sitLine(st) : '');
   tourDOM(doc, st, ui);
 }
 
@@ -961,7 +986,9 @@ function tourDOM(doc, st, ui) {
       title.textContent = stops.length ? 'Press n for the first stop' : '';
       tx.textContent = stops.length ? `The tour has ${stops.length} stops in this run: what the kernel does at each, tied to its code.` : '';
     } else if (asking) {
-      title.textContent = `Predict: ${s.title}`;
+      // The stop's title would say what happens: the panel names only the question's place.
+      const qp = questionPlace(stops, k);
+      title.textContent = veiledTitle(qp.nth, qp.count);
       tx.textContent = '';
     } else {
       title.textContent = s.title;
@@ -971,7 +998,7 @@ function tourDOM(doc, st, ui) {
     if (q) {
       $('quiz-question').textContent = q.text;
       const choices = $('quiz-choices');
-      const opts = q.kind === 'yesno' ? ['yes', 'no'] : q.kind === 'choice' ? (q.choices || []) : [];
+      const opts = choicesOf(q);
       choices.replaceChildren(...opts.map((c) => {
         const b = doc.createElement('button');
         b.type = 'button';
@@ -983,11 +1010,16 @@ function tourDOM(doc, st, ui) {
       }));
       const inp = /** @type {HTMLInputElement} */ ($('quiz-answer'));
       inp.disabled = !asking;
+      // A choice is pressed, not typed: the text box is for numbers only.
+      inp.hidden = opts.length > 0;
+      /** @type {HTMLButtonElement} */ ($('quiz-submit')).hidden = opts.length > 0;
       inp.inputMode = q.kind === 'number' ? 'numeric' : 'text';
       if (asking && ui.waitingVerdict !== k) inp.value = '';
       /** @type {HTMLButtonElement} */ ($('quiz-submit')).disabled = !asking || ui.waitingVerdict === k;
       text('quiz-result', ui.verdicts.get(k) || (ui.waitingVerdict === k ? 'checking…' : ''));
       $('quiz-result').className = `result ${(ui.verdicts.get(k) || '').startsWith('correct') ? 'ok' : ui.verdicts.has(k) ? 'bad' : ''}`;
+      // The verdict comes into view with the answer: the panel scrolls back to the question.
+      if (ui.verdicts.has(k)) body.scrollTop = 0;
     }
     // The stop's terms, as a line of glossary buttons.
     const terms = $('tour-terms');
@@ -1006,6 +1038,7 @@ function tourDOM(doc, st, ui) {
     }
   }
   text('quiz-score', scoreText(ui.score));
+  text('quiz-hint', ui.q === k ? ui.answerHint : '');
 }
 
 /**
@@ -1013,16 +1046,21 @@ function tourDOM(doc, st, ui) {
  * and the counters when the view stops somewhere, the outcome at the end, a verdict.
  * @param {Document} doc
  * @param {RunState} st
- * @param {{step: number, playing: boolean, done: boolean, verdicts: number}} spoken
+ * @param {{step: number, playing: boolean, done: boolean, verdicts: number, verdict: string}} spoken
+ *   (verdict: a verdict just said, which the next step's words repeat first, so the move to the
+ *   step that reveals the answer does not cut it off)
  * @param {Map<number, string>} verdicts
+ * @param {string} verdictSaid the last verdict as spoken, with the right answer
+ * @param {number} asking the open quiz question's stop, or -1: the step's narration stays unsaid
  */
-function speak(doc, st, spoken, verdicts) {
+function speak(doc, st, spoken, verdicts, verdictSaid, asking) {
   if (!st.ready) return;
   const el = /** @type {HTMLElement} */ (doc.getElementById('sr-live'));
   let say = '';
   if (verdicts.size !== spoken.verdicts) {
     spoken.verdicts = verdicts.size;
-    say = `Quiz: ${[...verdicts.values()].pop()}.`;
+    say = `Quiz: ${verdictSaid || [...verdicts.values()].pop()}`;
+    spoken.verdict = say;
   } else if (st.done && !spoken.done) {
     say = /** @type {HTMLElement} */ (doc.getElementById('outcome')).textContent || 'done';
   } else if (st.playing !== spoken.playing) {
@@ -1030,7 +1068,10 @@ function speak(doc, st, spoken, verdicts) {
   } else if (!st.playing && st.step !== spoken.step) {
     const ms = st.per.batched || st.per[st.modes[0]];
     const counts = st.modes.map((m) => `${m} ${int(st.per[m].counters.calls)} calls`).join(', ');
-    say = `Step ${int(st.step)}. ${ms ? ms.narration : ''} ${counts}.`;
+    const q = asking >= 0 ? st.stops[asking].question : null;
+    say = q ? `Step ${int(st.step)}. Question: ${q.text}` : `Step ${int(st.step)}. ${ms ? ms.narration : ''} ${counts}.`;
+    if (spoken.verdict) say = `${spoken.verdict} ${say}`;
+    spoken.verdict = '';
   }
   spoken.done = st.done;
   spoken.playing = st.playing;

@@ -74,13 +74,16 @@ export function initSandbox(doc) {
 }
 
 /**
- * Shows an error message.
+ * Shows an error message, and hides the results of the list before: under an error they would
+ * read as this list's, and their permalink would share the old one.
  * @param {HTMLElement} err
  * @param {string} text
  */
 function showError(err, text) {
   err.textContent = text;
   err.hidden = false;
+  const out = err.ownerDocument.getElementById('sb-out');
+  if (out) out.hidden = true;
 }
 
 /**

@@ -1,0 +1,516 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/zrviz/zrviz/player"
+)
+
+// Classroom on every screen (issue 20): every page at a phone's, a small laptop's, a laptop's and a
+// projector's size — no page scrolls sideways, axe-core finds no serious or critical violation —
+// with ZRVIZ_SCREENSHOTS=1 writing docs/screenshots/screen-<page>-<w>x<h>.png.
+
+// viewports are the sizes the pages must work at: a phone, a 4:3 projector, a laptop, a 1080p screen.
+var viewports = []struct{ w, h int64 }{{390, 844}, {1024, 768}, {1366, 768}, {1920, 1080}}
+
+// axeSource returns axe-core's axe.min.js, which scripts/test installs with npm into
+// .cache/axe (ZRVIZ_AXE names another copy). Without it the test fails under CI=true and is
+// skipped elsewhere, as testutil.NeedTool does for programs.
+func axeSource(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("ZRVIZ_AXE")
+	if p == "" {
+		p = filepath.Join("..", ".cache", "axe", "node_modules", "axe-core", "axe.min.js")
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("axe-core is required (CI=true; scripts/test installs it): %v", err)
+		}
+		t.Skipf("axe-core not found (%v); run scripts/test once, or set ZRVIZ_AXE", err)
+	}
+	return string(b)
+}
+
+// axeViolation is one rule axe-core found broken, with the first few nodes that break it.
+type axeViolation struct {
+	ID     string   `json:"id"`
+	Impact string   `json:"impact"`
+	Help   string   `json:"help"`
+	Nodes  []string `json:"nodes"`
+}
+
+// axeCheck injects axe-core into the tab (once per document) and fails the test for every serious
+// or critical violation on the page as it is now.
+func axeCheck(t *testing.T, ctx context.Context, src, where string) {
+	t.Helper()
+	if !js[bool](t, ctx, `typeof window.axe === 'object'`) {
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[chromedp.Void](src)); err != nil {
+			t.Fatalf("%s: inject axe-core: %v", where, err)
+		}
+	}
+	const run = `axe.run(document, {resultTypes: ['violations']}).then((r) => JSON.stringify(r.violations
+		.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+		.map((v) => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' ') + ': ' + (n.failureSummary || '').split('\n').slice(0, 2).join(' '))}))))`
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[string](run, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("%s: axe.run: %v", where, err)
+	}
+	var vs []axeViolation
+	if err := json.Unmarshal([]byte(out), &vs); err != nil {
+		t.Fatalf("%s: axe result %q: %v", where, out, err)
+	}
+	for _, v := range vs {
+		t.Errorf("%s: axe %s (%s): %s\n\t%s", where, v.ID, v.Impact, v.Help, strings.Join(v.Nodes, "\n\t"))
+	}
+}
+
+// noSideways fails when the page is wider than the viewport (it scrolls sideways), naming the
+// widest elements that stick out.
+func noSideways(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	const probe = `(() => {
+		const w = document.documentElement.clientWidth;
+		if (document.documentElement.scrollWidth <= w) return '';
+		const out = [];
+		for (const el of document.body.querySelectorAll('*')) {
+			const r = el.getBoundingClientRect();
+			if (r.right > w + 1 && r.width > 0) out.push((el.id ? '#' + el.id : el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.split(' ')[0] : '')) + ' right=' + Math.round(r.right));
+		}
+		return 'page ' + document.documentElement.scrollWidth + ' px wide in ' + w + ': ' + out.slice(0, 8).join(', ');
+	})()`
+	if msg := js[string](t, ctx, probe); msg != "" {
+		t.Errorf("%s scrolls sideways: %s", where, msg)
+	}
+}
+
+// settle waits until the page has drawn two frames, so a screenshot shows what the page shows.
+func settle(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shot saves the viewport to docs/screenshots/name.png when ZRVIZ_SCREENSHOTS=1; on a phone, where
+// the pages scroll down, the whole page.
+func shot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if os.Getenv("ZRVIZ_SCREENSHOTS") != "1" {
+		return
+	}
+	settle(t, ctx)
+	capture := chromedp.CaptureScreenshot()
+	if js[bool](t, ctx, `innerWidth < 500`) {
+		capture = chromedp.FullScreenshot(100)
+	}
+	buf, err := chromedp.Run(ctx, capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll("../docs/screenshots", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("../docs/screenshots", name+".png"), buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// classroomPage is a page of the sweep: where it is and what shows it is ready.
+type classroomPage struct {
+	name, path, ready string
+}
+
+var classroomPages = []classroomPage{
+	{"images", "/", `!!document.querySelector('[data-testid="image-item"][data-id="demo"]')`},
+	{"image", "/images/demo", `!!document.querySelector('[data-testid="file-tree"]') && document.getElementById('segmap').height > 20`},
+	{"file", "/images/demo/file?path=/seed/bench64.bin", `!!document.querySelector('[data-testid="block-map-canvas"]')`},
+	{"run", "/images/demo/run?path=/seed/bench64.bin&mode=both&step=2056", `document.querySelector('[data-testid="run-status"]').textContent === 'paused' && document.getElementById('seek').value === '2056'`},
+	{"block", "/images/demo/blocks/4625", `!!document.querySelector('main h1')`},
+	{"sandbox", "/sandbox", `!!document.querySelector('[data-testid="sandbox-input"]')`},
+	{"sandbox-run", "/sandbox/run?slots=" + url.QueryEscape("100 101 102 NEW 200"), `document.querySelector('[data-testid="run-status"]').textContent === 'paused'`},
+	{"exercise", "/exercise?seed=7", `!!document.querySelector('[data-testid="exercise-questions"]')`},
+	{"glossary", "/glossary", `!!document.querySelector('[data-testid="term-sit-lock"]')`},
+	{"notfound", "/nope", `!!document.querySelector('[data-testid="error-page"]')`},
+}
+
+func TestBrowserClassroomScreens(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium, every page at four sizes")
+	}
+	src := axeSource(t)
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	base := ts.ts.URL
+	for _, vp := range viewports {
+		t.Run(fmt.Sprintf("%dx%d", vp.w, vp.h), func(t *testing.T) {
+			for _, p := range classroomPages {
+				// A tab per page: each tab has its own time budget, and axe-core over the block
+				// page's hex dump alone takes most of a minute on a shared machine.
+				ctx := tab(t)
+				do(t, ctx, chromedp.EmulateViewport(vp.w, vp.h))
+				where := fmt.Sprintf("%s at %d×%d", p.name, vp.w, vp.h)
+				do(t, ctx, chromedp.Navigate(base+p.path))
+				waitJSOr(t, ctx, p.ready, 30*time.Second, `document.title + ' ' + document.body.innerText.slice(0, 200)`)
+				settle(t, ctx)
+				noSideways(t, ctx, where)
+				// axe-core at the phone's layout and the desktop's (1024 and 1920 lay the pages out as
+				// 1366 does, and every axe run over the player takes seconds on a shared machine).
+				if vp.w == 390 || vp.w == 1366 {
+					start := time.Now()
+					axeCheck(t, ctx, src, where)
+					t.Logf("%s: axe-core in %v", where, time.Since(start).Round(time.Millisecond))
+				}
+				shot(t, ctx, fmt.Sprintf("screen-%s-%dx%d", p.name, vp.w, vp.h))
+			}
+		})
+	}
+}
+
+// inView reports whether the element sel is on screen: inside the viewport and not scrolled out of
+// the box that clips it.
+func inView(t *testing.T, ctx context.Context, sel string) bool {
+	t.Helper()
+	return js[bool](t, ctx, fmt.Sprintf(`(() => {
+		const el = document.querySelector(%q);
+		if (!el || !el.offsetParent) return false;
+		const r = el.getBoundingClientRect();
+		if (r.height === 0 || r.top < 0 || r.bottom > innerHeight || r.left < 0 || r.right > innerWidth) return false;
+		for (let p = el.parentElement; p; p = p.parentElement) {
+			const s = getComputedStyle(p);
+			if (s.overflowY === 'visible' && s.overflowX === 'visible') continue;
+			const b = p.getBoundingClientRect();
+			if (r.top < b.top - 1 || r.bottom > b.bottom + 1) return false;
+		}
+		return true;
+	})()`, sel))
+}
+
+// VEILED_NARRATION in static/js/quiz.js.
+const veiledNarration = "Hidden until you answer: predict what the kernel does next, then the step plays."
+
+// noAnswerShown fails when the page shows, before an answer, what would answer the open question:
+// the stop's title or text, the step's narration, the SIT panel's line, a segment a choice is about.
+func noAnswerShown(t *testing.T, ctx context.Context, stop player.Stop, where string) {
+	t.Helper()
+	page := js[string](t, ctx, `document.body.innerText`)
+	if strings.Contains(page, stop.Title) {
+		t.Errorf("%s: the stop's title %q is on the page before the answer", where, stop.Title)
+	}
+	if stop.Text != "" && strings.Contains(page, stop.Text[:min(60, len(stop.Text))]) {
+		t.Errorf("%s: the stop's text is on the page before the answer", where)
+	}
+	if got := text(t, ctx, "narration-batched"); got != veiledNarration {
+		t.Errorf("%s: narration %q while the question is open", where, got)
+	}
+	if got := text(t, ctx, "sit-desc"); got != "" {
+		t.Errorf("%s: the SIT line %q while the question is open", where, got)
+	}
+	if !js[bool](t, ctx, `getComputedStyle(document.querySelector('[data-testid="sit-canvas"]')).visibility === 'hidden' && getComputedStyle(document.querySelector('#lanes')).visibility === 'hidden'`) {
+		t.Errorf("%s: the SIT panel or the call log shows while the question is open", where)
+	}
+	if live := text(t, ctx, "sr-live"); strings.Contains(live, "f2fs_invalidate_blocks(") || strings.Contains(live, " loses ") || strings.Contains(live, "calls.") {
+		t.Errorf("%s: the live region says %q while the question is open", where, live)
+	}
+	if q := stop.Question; q.Kind == "choice" && strings.Contains(page, "segment "+q.Answer+" loses") {
+		t.Errorf("%s: the page says segment %s loses blocks before the answer", where, q.Answer)
+	}
+	if js[bool](t, ctx, `!!document.querySelector('[data-testid="figures"]').offsetParent`) {
+		t.Errorf("%s: the save menu (a figure of the SIT panel) is offered while the question is open", where)
+	}
+}
+
+func TestBrowserClassroomQuiz(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	base := ts.ts.URL
+	o := outline(t, ts, url.Values{"image": {DemoID}, "path": {"/seed/bench64.bin"}, "mode": {"both"}})
+	var qs []int
+	for k, s := range o.Stops {
+		if s.Question != nil {
+			qs = append(qs, k)
+		}
+	}
+	if len(qs) < 2 {
+		t.Fatalf("bench64's tour has %d questions, want at least 2", len(qs))
+	}
+	for _, vp := range []struct{ w, h int64 }{{1024, 768}, {390, 844}, {1920, 1080}} {
+		t.Run(fmt.Sprintf("%dx%d", vp.w, vp.h), func(t *testing.T) {
+			ctx := tab(t)
+			do(t, ctx, chromedp.EmulateViewport(vp.w, vp.h))
+			do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "quiz": {"1"}})))
+			waitStatus(t, ctx, 30*time.Second, "paused")
+			for n, k := range qs[:2] {
+				stop := o.Stops[k]
+				q := stop.Question
+				where := fmt.Sprintf("question %d (%s) at %d×%d", n+1, q.Kind, vp.w, vp.h)
+				// The slider to where the question is asked: the quiz opens it. (Playing to a question
+				// and n: teach_e2e_test.go's "quiz to a score".)
+				seekTo(t, ctx, q.Ask)
+				waitJSOr(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="quiz-question"]').textContent === %q && document.querySelector('[data-testid="run-status"]').textContent === 'paused' && document.body.classList.contains('veiled')`, q.Text), 30*time.Second,
+					`document.querySelector('[data-testid="quiz-question"]').textContent + ' | ' + document.querySelector('[data-testid="run-status"]').textContent + ' | ' + document.querySelector('[data-testid="tour-pos"]').textContent + ' step ' + document.querySelector('[data-testid="step"]').textContent + ' ' + document.body.className`)
+				settle(t, ctx)
+				noAnswerShown(t, ctx, stop, where)
+				if want := fmt.Sprintf("Predict: question %d of %d", n+1, len(qs)); text(t, ctx, "tour-title") != want {
+					t.Errorf("%s: tour title %q, want %q", where, text(t, ctx, "tour-title"), want)
+				}
+				shot(t, ctx, fmt.Sprintf("quiz-%d-asked-%dx%d", n+1, vp.w, vp.h))
+				// A slip does not count: the question stays open, the score unchanged, a hint says why.
+				if q.Kind == "number" {
+					for _, bad := range []string{"abc", "99999999"} {
+						do(t, ctx, chromedp.SetValue(chromedp.CSS(`[data-testid="quiz-answer"]`), bad), chromedp.Click(chromedp.CSS(`[data-testid="quiz-submit"]`)))
+						waitJS(t, ctx, `document.querySelector('[data-testid="quiz-hint"]').textContent !== ''`, 5*time.Second)
+						if s := text(t, ctx, "quiz-score"); s != fmt.Sprintf("%d/%d", min(n, 1), n) || text(t, ctx, "quiz-result") != "" {
+							t.Errorf("%s: %q counted (score %s, result %q)", where, bad, s, text(t, ctx, "quiz-result"))
+						}
+					}
+				} else if js[bool](t, ctx, `!!document.querySelector('[data-testid="quiz-answer"]').offsetParent`) {
+					t.Errorf("%s: a text box for a question answered by a choice", where)
+				}
+				// The first right, the second wrong.
+				ans := q.Answer
+				if n == 1 {
+					ans = wrongAnswer(q)
+				}
+				if q.Kind == "number" {
+					do(t, ctx, chromedp.SetValue(chromedp.CSS(`[data-testid="quiz-answer"]`), ans), chromedp.Click(chromedp.CSS(`[data-testid="quiz-submit"]`)))
+				} else {
+					do(t, ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`[data-testid="quiz-choice"][data-value=%q]`, ans))))
+				}
+				verdict, said := "correct", "Quiz: Correct: the answer is "+q.Answer+"."
+				if n == 1 {
+					verdict, said = "wrong: "+q.Answer, "Quiz: Wrong: the answer is "+q.Answer+"."
+				}
+				waitJSOr(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="quiz-result"]').textContent === %q`, verdict), 10*time.Second,
+					`document.querySelector('[data-testid="quiz-result"]').textContent`)
+				waitJSOr(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="sr-live"]').textContent.startsWith(%q)`, said), 10*time.Second,
+					`document.querySelector('[data-testid="sr-live"]').textContent`)
+				settle(t, ctx)
+				if !inView(t, ctx, `[data-testid="quiz-result"]`) {
+					t.Errorf("%s: the verdict %q is out of sight", where, verdict)
+				}
+				shot(t, ctx, fmt.Sprintf("quiz-%d-answered-%dx%d", n+1, vp.w, vp.h))
+			}
+			noSideways(t, ctx, fmt.Sprintf("the quiz at %d×%d", vp.w, vp.h))
+		})
+	}
+}
+
+// wrongAnswer is an answer to q that is not its answer and that the page accepts.
+func wrongAnswer(q *player.Question) string {
+	switch q.Kind {
+	case "yesno":
+		if q.Answer == "yes" {
+			return "no"
+		}
+		return "yes"
+	case "choice":
+		for _, c := range q.Choices {
+			if c != q.Answer {
+				return c
+			}
+		}
+	}
+	if q.Answer == "1" {
+		return "2"
+	}
+	return "1"
+}
+
+func TestBrowserClassroomKeyboard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	ctx := tab(t)
+	do(t, ctx, chromedp.EmulateViewport(1366, 768))
+	do(t, ctx, chromedp.Navigate(runURL(ts.ts.URL, "/seed/bench64.bin", url.Values{"mode": {"both"}, "step": {"2056"}})))
+	waitStatus(t, ctx, 30*time.Second, "paused")
+	// From the top of the page: the skip link first, then the header's links and the range form,
+	// then the controls.
+	tabs := func(until string, most int) (int, []string) {
+		var path []string
+		for i := 1; i <= most; i++ {
+			do(t, ctx, chromedp.KeyEvent(kb.Tab))
+			id := js[string](t, ctx, `(() => { const a = document.activeElement; return a ? (a.dataset.testid || a.id || a.tagName) : ''; })()`)
+			path = append(path, id)
+			if id == until {
+				return i, path
+			}
+		}
+		return 0, path
+	}
+	n, path := tabs("btn-play", 40)
+	if path[0] != "skip-link" {
+		t.Errorf("the first Tab stop is %q, want the skip link", path[0])
+	}
+	if n == 0 || n > 15 {
+		t.Errorf("play is Tab stop %d from the top, want within 15: %v", n, path)
+	}
+	// Through the skip link, "start a room" comes right after the controls.
+	do(t, ctx, chromedp.Reload())
+	waitStatus(t, ctx, 30*time.Second, "paused")
+	do(t, ctx, chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter))
+	if n, path := tabs("room-start", 40); n == 0 || n+1 > 15 {
+		t.Errorf("\"start a room\" is Tab stop %d after the skip link, want within 15: %v", n+1, path)
+	} else if path[0] != "btn-reset" {
+		t.Errorf("after the skip link Tab goes to %q, want the first control", path[0])
+	}
+	// Terms in the page's sentences and headings are not Tab stops; the tour's terms line is the
+	// keyboard's way to them.
+	if n := js[int](t, ctx, `[...document.querySelectorAll('button.term')].filter((b) => b.tabIndex >= 0 && !b.closest('#tour-terms')).length`); n > 0 {
+		t.Errorf("%d glossary terms outside the tour's terms line are Tab stops", n)
+	}
+}
+func TestBrowserClassroomRoomPhone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium, two tabs")
+	}
+	src := axeSource(t)
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	base := ts.ts.URL
+	pres := tab(t)
+	do(t, pres, chromedp.EmulateViewport(1366, 768))
+	do(t, pres, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}})))
+	waitStatus(t, pres, 30*time.Second, "paused")
+	code := pressRoomStart(t, pres)
+	phone := tab(t)
+	do(t, phone, chromedp.EmulateViewport(390, 844))
+	do(t, phone, chromedp.Navigate(base+"/follow/"+code))
+	waitJSOr(t, phone, `document.querySelector('[data-testid="room-status"]').textContent === 'following the presenter'`, 30*time.Second,
+		`document.querySelector('[data-testid="room-status"]').textContent`)
+	waitFollowers(t, pres, 1)
+	for _, step := range []int64{2056, 9000} {
+		seekTo(t, pres, step)
+		waitStep(t, phone, step, 10*time.Second)
+	}
+	settle(t, phone)
+	noSideways(t, phone, "the follow page at 390×844")
+	axeCheck(t, phone, src, "the follow page at 390×844")
+	// The controls a follower has are big enough for a thumb.
+	if h := js[float64](t, phone, `document.querySelector('[data-testid="room-detach"]').getBoundingClientRect().height`); h < 24 {
+		t.Errorf("detach is %.0f px high on a phone", h)
+	}
+	shot(t, phone, "room-follower-390x844")
+	shot(t, pres, "room-presenter-1366x768")
+	// Detach on the phone: the follower drives its own copy, still without sideways scrolling.
+	do(t, phone, chromedp.Click(chromedp.CSS(`[data-testid="room-detach"]`)))
+	waitJS(t, phone, `!document.getElementById('btn-play').disabled`, 10*time.Second)
+	noSideways(t, phone, "the detached follower at 390×844")
+}
+
+// keepFigure writes a downloaded figure beside the screenshots when ZRVIZ_SCREENSHOTS=1.
+func keepFigure(t *testing.T, name string, b []byte) {
+	t.Helper()
+	if os.Getenv("ZRVIZ_SCREENSHOTS") != "1" {
+		return
+	}
+	if err := os.WriteFile(filepath.Join("../docs/screenshots", name), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFile waits until dir holds a finished download named name and returns its content.
+func waitFile(t *testing.T, dir, name string, timeout time.Duration) []byte {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil && len(b) > 0 {
+			return b
+		}
+		if time.Now().After(deadline) {
+			entries, _ := os.ReadDir(dir)
+			t.Fatalf("no download %s in %v (the directory holds %v)", name, timeout, entries)
+		}
+	}
+	return nil
+}
+
+func TestBrowserClassroomDownloads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	ctx := tab(t)
+	dir := t.TempDir()
+	if _, err := chromedp.Call(ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir}); err != nil {
+		t.Fatal(err)
+	}
+	const step = 2056
+	do(t, ctx, chromedp.EmulateViewport(1366, 768))
+	do(t, ctx, chromedp.Navigate(runURL(ts.ts.URL, "/cases/fragmented.bin", url.Values{"mode": {"both"}, "step": {fmt.Sprint(step)}})))
+	waitStatus(t, ctx, 30*time.Second, "paused", "done")
+	at := stepShown(t, ctx)
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="figures"] summary`)))
+	waitJS(t, ctx, `!!document.querySelector('[data-testid="fig-slots-png"]').offsetParent`, 5*time.Second)
+	shot(t, ctx, "run-save-menu")
+
+	pngSize := func(b []byte) (int, int) {
+		img, err := png.DecodeConfig(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("not a PNG: %v", err)
+		}
+		return img.Width, img.Height
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="fig-slots-png"]`)))
+	b := waitFile(t, dir, fmt.Sprintf("fragmented.bin-slots-step%d.png", at), 20*time.Second)
+	w, h := pngSize(b)
+	cw := js[float64](t, ctx, `document.getElementById('slots').getBoundingClientRect().width`)
+	if w < int(cw) || h < 120 {
+		t.Errorf("slots PNG is %d×%d, the panel %.0f px wide", w, h, cw)
+	}
+	keepFigure(t, "figure-slots.png", b)
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="fig-big"]`)), chromedp.Click(chromedp.CSS(`[data-testid="fig-sit-png"]`)))
+	b = waitFile(t, dir, fmt.Sprintf("fragmented.bin-sit-step%d.png", at), 20*time.Second)
+	if w, h := pngSize(b); w != 2560 || h != 2*(640+40) {
+		t.Errorf("presenter-size SIT PNG is %d×%d, want 2560×1360", w, h)
+	}
+	keepFigure(t, "figure-sit-presenter.png", b)
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="fig-strip-svg"]`)))
+	b = waitFile(t, dir, fmt.Sprintf("fragmented.bin-strip-step%d.svg", at), 20*time.Second)
+	if !bytes.HasPrefix(b, []byte(`<svg xmlns="http://www.w3.org/2000/svg"`)) || !bytes.Contains(b, []byte("<rect")) {
+		t.Errorf("strip SVG: %.200s", b)
+	}
+
+	// The CSV link: the run's calls, a row each.
+	href := js[string](t, ctx, `document.querySelector('[data-testid="calls-csv"]').href`)
+	if !strings.Contains(href, "format=csv") || js[bool](t, ctx, `document.querySelector('[data-testid="calls-csv"]').hidden`) {
+		t.Fatalf("CSV link %q", href)
+	}
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="calls-csv"]`)))
+	b = waitFile(t, dir, "fragmented.bin-calls.csv", 20*time.Second)
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := outline(t, ts, url.Values{"image": {DemoID}, "path": {"/cases/fragmented.bin"}, "mode": {"both"}})
+	var calls uint64
+	for _, f := range o.Final {
+		calls += f.Stats.Calls
+	}
+	if len(rows) < 2 || strings.Join(rows[0], ",") != "mode,index,start,len" || uint64(len(rows)-1) != calls {
+		t.Errorf("the CSV has %d rows after its header %v; the run made %d calls", len(rows)-1, rows[0], calls)
+	}
+}
