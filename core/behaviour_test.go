@@ -215,7 +215,7 @@ func TestNarration(t *testing.T) {
 	cat := func(parts ...[]want) []want { return slices.Concat(parts...) }
 	refused := []want{
 		{EvStart, ActNone, []string{"offset 0, length 0"}},
-		{EvError, ActBadArgs, []string{"vfs_fallocate returns -EINVAL", "length that is not positive", "-EINVAL", "before f2fs sees the call"}},
+		{EvError, ActBadArgs, []string{"refused before any change", "vfs_fallocate refuses", "length that is not positive", "-EINVAL", "before f2fs sees the call"}},
 		{EvDone, ActNone, []string{"f2fs_zero_range returns -EINVAL"}},
 	}
 	tests := []struct {
