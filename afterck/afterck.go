@@ -1,5 +1,7 @@
-// Package afterck holds the model's after-state of a sequence of zero-range operations against an
-// image the kernel left (an after-image): for every zeroed file i_size, i_blocks and every slot;
+// Package afterck holds the model's after-state of a sequence of operations against an image the
+// kernel left (an after-image): [ModelSeq] for the whole ops language (zero, write, fsync, sync,
+// tune, then the unmount's writeback), [Model] for zero-range operations alone. For every file
+// the operations touched i_size, i_blocks and every slot;
 // for every segment the SIT valid count and bit map; the checkpoint's valid block and node counts.
 //
 // What the kernel does after the call and before the image was taken is explained, not hidden: a
@@ -126,6 +128,9 @@ type State struct {
 	ValidNodes  uint32
 	NodesAlloc  uint64 // nodes the operations allocated (their NAT entries new in the image)
 	HasCounts   bool   // ValidBlocks and ValidNodes are known
+	// Explained is what the model itself did that the kernel does after the calls (the writeback
+	// of dirty pages, by fsync, sync or the unmount); CheckState reports it first.
+	Explained []Explanation
 }
 
 // FileState is one file as the model left it.
@@ -195,6 +200,7 @@ func CheckState(ctx context.Context, before, after *imgio.Image, st *State) (*Re
 		return nil, err
 	}
 	c := &checker{ctx: ctx, before: before, after: after, rep: &Report{}, sit: map[uint32][64]byte{}, main: before.Volume().MainBlkaddr}
+	c.rep.Explained = append(c.rep.Explained, st.Explained...)
 	segs, err := before.Segments()
 	if err != nil {
 		return nil, err
@@ -576,8 +582,8 @@ func (c *checker) segments() error {
 	return nil
 }
 
-// ErrNotModelled is returned by [Model] for an operation other than zero: the after-check models
-// zero-range sequences (writes, fsync, sync and tunables belong to a sequence model).
+// ErrNotModelled is returned by [Model] for an operation other than zero: Model runs zero-range
+// sequences on core.Simulate; [ModelSeq] models the whole ops language.
 var ErrNotModelled = errors.New("afterck: only zero operations are modelled")
 
 // Model reads operations in the ops language (zero PATH OFFSET LENGTH [keep_size], one a line; a
@@ -626,4 +632,115 @@ func Model(img *imgio.Image, text string, mode core.Mode) ([]Op, error) {
 		ops = append(ops, Op{Path: in.Path, Ino: ino, Result: res})
 	}
 	return ops, nil
+}
+
+// ModelSeq reads operations in the ops language (zero, write, fsync, sync, tune; see
+// request.ParseOps), runs them in order on one mount in one mode, then a clean unmount (core.Seq:
+// every dirty page written back, a checkpoint), and returns the model's after-state: what an image
+// taken after the unmount should show. What the modelled writeback did is in State.Explained, each
+// page with its kernel function. Hold it against an after-image with [CheckState].
+func ModelSeq(img *imgio.Image, text string, mode core.Mode) (*State, error) {
+	ops, err := request.ParseOps(strings.NewReader(text))
+	if err != nil {
+		return nil, err
+	}
+	q := core.NewSeq(mode)
+	st := &State{SIT: map[uint32][64]byte{}}
+	pages := func(ps []core.PageWrite) {
+		for _, p := range ps {
+			st.Explained = append(st.Explained, pageExplanation(p))
+		}
+	}
+	for i, op := range ops {
+		var in core.Input
+		if op.Path != "" {
+			f, err := source.Input(img, op.Path)
+			if err != nil {
+				return nil, fmt.Errorf("afterck: operation %d: %w", i+1, err)
+			}
+			in = f
+		}
+		var w *core.WriteResult
+		var err error
+		switch op.Kind {
+		case request.OpZero:
+			var res *core.Result
+			var ps []core.PageWrite
+			res, _, ps, err = q.Zero(in, op.Request(q.File(in).Inode.Size))
+			if err == nil {
+				pages(ps)
+				st.NodesAlloc += res.Stats.NodesAlloc
+			}
+		case request.OpWrite:
+			w, err = q.Write(in, op.Offset, op.Length)
+		case request.OpFsync:
+			w, err = q.Fsync(in)
+		case request.OpSync:
+			w, err = q.Sync()
+		case request.OpTune:
+			w, err = q.Tune(op.Name, op.Value)
+		default:
+			err = fmt.Errorf("operation %q not modelled", op.Kind)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("afterck: operation %d: %w", i+1, err)
+		}
+		if w != nil {
+			pages(w.Pages)
+			st.NodesAlloc += w.NodesAlloc
+		}
+	}
+	w, err := q.Unmount()
+	if err != nil {
+		return nil, fmt.Errorf("afterck: unmount: %w", err)
+	}
+	if w != nil {
+		pages(w.Pages)
+		st.NodesAlloc += w.NodesAlloc
+	}
+	vol, files, ok := q.State()
+	if !ok {
+		return st, nil
+	}
+	for _, f := range files {
+		ext, err := core.SlotMap(f)
+		if err != nil {
+			return nil, fmt.Errorf("afterck: %s: %w", f.Path, err)
+		}
+		st.Files = append(st.Files, FileState{Path: f.Path, Ino: f.Inode.Ino, Size: f.Inode.Size, Blocks: f.Inode.Blocks,
+			Inline: f.Inode.Inline, Extents: ext})
+	}
+	for _, segno := range q.Touched() {
+		n, m, err := vol.SIT.SegmentValidMap(segno)
+		if err != nil {
+			return nil, fmt.Errorf("afterck: segment %d: %w", segno, err)
+		}
+		st.SIT[segno] = m
+		// Emptied by the operations: prefree until the unmount's checkpoint made it free.
+		if was, _, err := img.SegmentValidMap(segno); err == nil && n == 0 && was > 0 {
+			st.Prefree = append(st.Prefree, segno)
+		}
+	}
+	slices.Sort(st.Prefree)
+	st.ValidBlocks, st.ValidNodes, st.HasCounts = vol.Volume.ValidBlockCount, vol.Volume.ValidNodeCount, true
+	return st, nil
+}
+
+// pageExplanation says what the model's writeback did to one page, with the kernel function.
+func pageExplanation(p core.PageWrite) Explanation {
+	x := Explanation{File: p.Path, Index: u64(p.Index), To: u32(p.New)}
+	switch {
+	case p.Old == p.New || p.New == 0:
+		x.Kind, x.Func = "writeback-in-place", "f2fs_inplace_write_data"
+		x.To = u32(p.Old)
+		x.Text = fmt.Sprintf("page %d of %s written back in place at %d (%s)", p.Index, p.Path, p.Old, p.How)
+	case p.Old == imgio.NewAddr || p.Old == imgio.NullAddr:
+		x.Kind, x.Func = "writeback-new", "f2fs_outplace_write_data → f2fs_allocate_data_block"
+		x.Text = fmt.Sprintf("page %d of %s, reserved NEW, written back to a newly allocated block %d (%s)", p.Index, p.Path, p.New, p.How)
+	default:
+		x.Kind, x.Func = "writeback-out-of-place", "f2fs_outplace_write_data"
+		x.From = u32(p.Old)
+		x.Text = fmt.Sprintf("page %d of %s written back out of place: %d → %d (%s)", p.Index, p.Path, p.Old, p.New, p.How)
+	}
+	return x
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,7 +40,8 @@ func (e afterDiffers) Error() string {
 func (afterDiffers) ExitCode() int { return 3 }
 
 // checkAfter opens the after-image and holds the operations' results (one mode) against it: with
-// --ops the model of the ops file (afterck.Model), else the one run's result.
+// --ops the model of the ops file and the unmount after it (afterck.ModelSeq: zero, write, fsync,
+// sync, tune), else the one run's result.
 func checkAfter(ctx context.Context, before *imgio.Image, name string, outs []runOutput, opsFile string, mode core.Mode) (*afterck.Report, error) {
 	after, err := imgio.OpenFileContext(ctx, name, nil)
 	if err != nil {
@@ -51,16 +51,13 @@ func checkAfter(ctx context.Context, before *imgio.Image, name string, outs []ru
 		return nil, afterError{fmt.Errorf("--after %s: %w", name, err)}
 	}
 	defer after.Close()
-	var ops []afterck.Op
+	var st *afterck.State
 	if opsFile != "" {
 		text, err := os.ReadFile(opsFile)
 		if err != nil {
 			return nil, inputError{fmt.Errorf("--ops: %w", err)}
 		}
-		if ops, err = afterck.Model(before, string(text), mode); err != nil {
-			if errors.Is(err, afterck.ErrNotModelled) {
-				return nil, usageError{fmt.Sprintf("--after: %v (write, fsync, sync and tune are not modelled by the after-check)", err)}
-			}
+		if st, err = afterck.ModelSeq(before, string(text), mode); err != nil {
 			return nil, err
 		}
 	} else {
@@ -68,9 +65,11 @@ func checkAfter(ctx context.Context, before *imgio.Image, name string, outs []ru
 		if err != nil {
 			return nil, err
 		}
-		ops = []afterck.Op{{Path: outs[0].Path, Ino: in.Inode.Ino, Result: outs[0].Results[0]}}
+		if st, err = afterck.StateOf([]afterck.Op{{Path: outs[0].Path, Ino: in.Inode.Ino, Result: outs[0].Results[0]}}); err != nil {
+			return nil, err
+		}
 	}
-	rep, err := afterck.Check(ctx, before, after, ops)
+	rep, err := afterck.CheckState(ctx, before, after, st)
 	if err != nil && ctx.Err() == nil {
 		// Another filesystem, or a table of the after-image that cannot be read (the
 		// before-image has just been read whole by the runs).

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,5 +90,38 @@ func TestDiffCommand(t *testing.T) {
 	}
 	if _, err := runMain(t, "diff", a); exitCode(err) != 2 {
 		t.Errorf("diff with one image: %v, want a usage error", err)
+	}
+}
+
+// TestRunAfterKernelSeq: `zrviz run --ops --after` of every kernel-written sequence
+// (core/testdata/kernel-seq/*), writes, fsync, sync and tunables included, agrees with the kernel's
+// after-image in both modes (exit 0), what the writeback did explained.
+func TestRunAfterKernelSeq(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: reads a 256 MiB after-image per sequence and mode")
+	}
+	opsFiles, _ := filepath.Glob(filepath.Join("..", "..", "core", "testdata", "kernel-seq", "*", "ops"))
+	if len(opsFiles) == 0 {
+		t.Skip("no kernel-seq fixtures")
+	}
+	demo := demoRaw(t)
+	for _, ops := range opsFiles {
+		dir := filepath.Dir(ops)
+		base := demo
+		if _, err := os.Stat(filepath.Join(dir, "before.img.zst")); err == nil {
+			base = filepath.Join(dir, "before.img.zst")
+		}
+		for _, mode := range []string{"per-block", "batched"} {
+			after := "after.img.zst"
+			if mode == "batched" {
+				after = "after.batched.img.zst"
+			}
+			t.Run(filepath.Base(dir)+"/"+mode, func(t *testing.T) {
+				out, err := runMain(t, "run", "--image", base, "--ops", ops, "--mode", mode, "--after", filepath.Join(dir, after))
+				if err != nil || !strings.Contains(out, "After-image: agrees with the model.") {
+					t.Errorf("exit %d (%v):\n%s", exitCode(err), err, out)
+				}
+			})
+		}
 	}
 }
