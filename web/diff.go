@@ -92,11 +92,13 @@ func diffCheck(r *http.Request, a, b *StoredImage, ops, mode string) (*templates
 	if len(ops) > 64<<10 {
 		return &templates.DiffCheck{Error: "the operations are too long"}, nil
 	}
-	model, err := afterck.Model(a.Image, ops, m)
+	// The whole ops language (zero, write, fsync, sync, tune) and the unmount after it, as
+	// `zrviz run --ops --after` models them.
+	st, err := afterck.ModelSeq(a.Image, ops, m)
 	if err != nil {
 		return &templates.DiffCheck{Error: err.Error()}, nil
 	}
-	rep, err := afterck.Check(r.Context(), a.Image, b.Image, model)
+	rep, err := afterck.CheckState(r.Context(), a.Image, b.Image, st)
 	if err != nil {
 		return &templates.DiffCheck{Error: err.Error()}, nil
 	}
