@@ -671,16 +671,8 @@ func ModelSeq(img *imgio.Image, text string, mode core.Mode) (*State, error) {
 				pages(ps)
 				st.NodesAlloc += res.Stats.NodesAlloc
 			}
-		case request.OpWrite:
-			w, err = q.Write(in, op.Offset, op.Length)
-		case request.OpFsync:
-			w, err = q.Fsync(in)
-		case request.OpSync:
-			w, err = q.Sync()
-		case request.OpTune:
-			w, err = q.Tune(op.Name, op.Value)
 		default:
-			err = fmt.Errorf("operation %q not modelled", op.Kind)
+			w, err = op.ApplyOther(q, in)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("afterck: operation %d: %w", i+1, err)

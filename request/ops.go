@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/zrviz/zrviz/core"
 )
 
 // The ops language is the kernel fixtures' ops files: one operation per line,
@@ -41,6 +43,23 @@ type Op struct {
 
 // IsZero says whether the operation is a zero-range, the one a player plays.
 func (o Op) IsZero() bool { return o.Kind == OpZero }
+
+// ApplyOther runs an operation other than a zero on q: a write or fsync on f (the file the
+// operation names), a sync or a tune on the mount. A zero is walked by the caller, which keeps
+// the walk's result ([core.Seq.Zero]); here it is an error, as is an unknown kind.
+func (o Op) ApplyOther(q *core.Seq, f core.Input) (*core.WriteResult, error) {
+	switch o.Kind {
+	case OpWrite:
+		return q.Write(f, o.Offset, o.Length)
+	case OpFsync:
+		return q.Fsync(f)
+	case OpSync:
+		return q.Sync()
+	case OpTune:
+		return q.Tune(o.Name, o.Value)
+	}
+	return nil, fmt.Errorf("request: operation %q is not a write, fsync, sync or tune", o.Kind)
+}
 
 // MaxOps bounds the operations of one sequence: each is a whole run, and a URL carries them all.
 const MaxOps = 64

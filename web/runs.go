@@ -144,17 +144,10 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 		// modes leave the same slots and SIT: run per-block.
 		q := core.NewSeq(core.PerBlock)
 		for _, op := range before {
-			switch op.Kind {
-			case request.OpZero:
+			if op.IsZero() {
 				_, _, _, err = q.Zero(base, op.Request(q.File(base).Inode.Size))
-			case request.OpWrite:
-				_, err = q.Write(base, op.Offset, op.Length)
-			case request.OpFsync:
-				_, err = q.Fsync(base)
-			case request.OpSync:
-				_, err = q.Sync()
-			case request.OpTune:
-				_, err = q.Tune(op.Name, op.Value)
+			} else {
+				_, err = op.ApplyOther(q, base)
 			}
 			if err != nil {
 				return base, err

@@ -83,16 +83,9 @@ func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes 
 				}
 			default:
 				var w *core.WriteResult
-				switch op.Kind {
-				case request.OpWrite:
-					w, err = q.Write(in, op.Offset, op.Length)
+				w, err = op.ApplyOther(q, in)
+				if op.Kind == request.OpWrite {
 					out.Offset, out.Length = op.Offset, op.Length
-				case request.OpFsync:
-					w, err = q.Fsync(in)
-				case request.OpSync:
-					w, err = q.Sync()
-				case request.OpTune:
-					w, err = q.Tune(op.Name, op.Value)
 				}
 				if err != nil {
 					return nil, nil, opError(len(ops), i, op, err)

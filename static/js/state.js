@@ -2,6 +2,7 @@
 // websocket's hello, initial pages and frames (docs/protocol.md, version 2). No drawing and no I/O
 // here; the server says what every slot holds, the model only lays what changed over the initial map.
 import { RunMap } from './colour.js';
+import { groupDigits } from './fmt.js';
 
 /** Slot values with a meaning of their own (f2fs.h). */
 export const NULL_ADDR = 0;
@@ -172,23 +173,8 @@ export function segment(s, type) {
   };
 }
 
-/**
- * Formats a decimal string (a byte count the server sends as a string so it stays exact) with
- * thousands separators.
- * @param {string|number} s
- * @returns {string}
- */
-export function groupDigits(s) {
-  const t = String(s);
-  const neg = t.startsWith('-');
-  const d = neg ? t.slice(1) : t;
-  let out = '';
-  for (let i = 0; i < d.length; i++) {
-    if (i > 0 && (d.length - i) % 3 === 0) out += ',';
-    out += d[i];
-  }
-  return neg ? `-${out}` : out;
-}
+// groupDigits is fmt.js's, re-exported for the modules that import it from here.
+export { groupDigits };
 
 /**
  * Counts the slots of [lo, hi) by state from sorted extents; slots no extent covers are holes.
