@@ -54,37 +54,27 @@ func (s *Server) handleGC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	var now uint64
-	if v := q.Get("now"); v != "" {
-		if now, err = strconv.ParseUint(v, 10, 64); err != nil {
-			s.Error(w, r, &ParamError{Name: "now", Msg: fmt.Sprintf("%q: want the seconds since mount", v)})
-			return
-		}
+	now, err := gcNow(q.Get("now"))
+	if err != nil {
+		s.Error(w, r, err)
+		return
 	}
 	lines := q["op"]
 	if len(lines) == 0 || len(lines) > maxGCOps {
 		s.Error(w, r, &ParamError{Name: "op", Msg: fmt.Sprintf("want 1 to %d ops (checkpoint, gc 1, gc 0, sync, now SECONDS)", maxGCOps)})
 		return
 	}
-	ops := make([]gc.Op, len(lines))
-	for i, l := range lines {
-		if ops[i], err = gc.ParseOp(strings.Fields(l)); err != nil {
-			s.Error(w, r, &ParamError{Name: "op", Msg: err.Error()})
-			return
-		}
-	}
-	v, err := source.GCVolume(si.Image)
+	ops, err := gcOps(lines)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	st, err := gc.Mount(v)
+	st, segsPerSec, err := mountGC(si, now)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	st.Now = now
-	body := gcBody{Now: now, SegsPerSec: v.SegsPerSec, Initial: gcSegments(st)}
+	body := gcBody{Now: now, SegsPerSec: segsPerSec, Initial: gcSegments(st)}
 	prev := body.Initial
 	for _, op := range ops {
 		b, err := json.Marshal(st.Apply(op))
@@ -133,6 +123,33 @@ func gcOps(lines []string) ([]gc.Op, error) {
 	return ops, nil
 }
 
+// gcNow reads the now parameter: the seconds since mount, 0 when absent.
+func gcNow(v string) (uint64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	now, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, &ParamError{Name: "now", Msg: fmt.Sprintf("%q: want the seconds since mount", v)}
+	}
+	return now, nil
+}
+
+// mountGC mounts the image's SIT for the cleaner at the clock now, as the API and the page both
+// replay their ops on it, and returns its segments per section.
+func mountGC(si *StoredImage, now uint64) (*gc.State, uint32, error) {
+	v, err := source.GCVolume(si.Image)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := gc.Mount(v)
+	if err != nil {
+		return nil, 0, err
+	}
+	st.Now = now
+	return st, v.SegsPerSec, nil
+}
+
 // gcPageURL is /images/{id}/next with the ops and the clock.
 func gcPageURL(id string, ops []gc.Op, now uint64) string {
 	q := url.Values{}
@@ -168,32 +185,24 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	var now uint64
-	if v := q.Get("now"); v != "" {
-		if now, err = strconv.ParseUint(v, 10, 64); err != nil {
-			s.Error(w, r, &ParamError{Name: "now", Msg: fmt.Sprintf("%q: want the seconds since mount", v)})
-			return
-		}
+	now, err := gcNow(q.Get("now"))
+	if err != nil {
+		s.Error(w, r, err)
+		return
 	}
 	ops, err := gcOps(q["op"])
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	v, err := source.GCVolume(si.Image)
+	st, segsPerSec, err := mountGC(si, now)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	st, err := gc.Mount(v)
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	st.Now = now
 	p := templates.GCPage{
 		Layout: s.layout("what happens next", "", imageCrumb(si, true), templates.Crumb{Label: "what happens next"}),
-		ID:     si.ID, Now: now, SegsPerSec: v.SegsPerSec, StartHref: gcPageURL(si.ID, nil, now),
+		ID:     si.ID, Now: now, SegsPerSec: segsPerSec, StartHref: gcPageURL(si.ID, nil, now),
 	}
 	var last any
 	var before []gcSegment // the map before the last op, which a quiz question shows
@@ -267,7 +276,7 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 		cells = before
 	}
 	for _, c := range cells {
-		in := victim >= 0 && uint64(c.Segno)/uint64(v.SegsPerSec) == uint64(victim)/uint64(v.SegsPerSec)
+		in := victim >= 0 && uint64(c.Segno)/uint64(segsPerSec) == uint64(victim)/uint64(segsPerSec)
 		p.Cells = append(p.Cells, templates.GCCell{Segno: c.Segno, Class: c.Class, Valid: c.Valid, Victim: in, Marked: c.Marked})
 		counts[c.Class]++
 	}
