@@ -121,8 +121,8 @@ func TestUploadDiskFull(t *testing.T) {
 	if code < 400 || !strings.HasPrefix(strings.TrimSpace(body), `{"error":`) {
 		t.Errorf("upload to a full disk answered %d %q, want an error status with a JSON error", code, body)
 	}
-	// Bug (web/upload.go receive): every imgio.Load error becomes a
-	// *BadImageError, so ENOSPC is a 400 "bad image" carrying the data
+	// Bug (web/upload.go receive): every imgio.Load error became a
+	// bad image, so ENOSPC was a 400 "bad image" carrying the data
 	// dir's path to the client.
 	t.Run("bug_disk_full_is_bad_image_with_host_path", func(t *testing.T) {
 		if strings.Contains(body, dir) {

@@ -81,7 +81,7 @@ func listLimit(r *http.Request, def, most int) (int, error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > most {
-		return 0, &ParamError{Name: "limit", Msg: fmt.Sprintf("%q: want 1 to %d", v, most)}
+		return 0, badParam("limit", fmt.Sprintf("%q: want 1 to %d", v, most))
 	}
 	return n, nil
 }
@@ -177,10 +177,10 @@ func (s *Server) lookup(r *http.Request) (*StoredImage, *imgio.File, error) {
 	}
 	p := r.URL.Query().Get("path")
 	if p == "" {
-		return nil, nil, &ParamError{Name: "path", Msg: "missing"}
+		return nil, nil, badParam("path", "missing")
 	}
 	if !strings.HasPrefix(p, "/") {
-		return nil, nil, &ParamError{Name: "path", Msg: "must be absolute"}
+		return nil, nil, badParam("path", "must be absolute")
 	}
 	// As open(2) and the runs do: a symbolic link's map is its target's.
 	f, err := s.resolvePath(r.Context(), si, p)
@@ -217,7 +217,7 @@ func (s *Server) handleMap(w http.ResponseWriter, r *http.Request) {
 	var from uint64
 	if v := r.URL.Query().Get("from"); v != "" {
 		if from, err = strconv.ParseUint(v, 10, 64); err != nil {
-			s.Error(w, r, &ParamError{Name: "from", Msg: strconv.Quote(v) + " is not a file block index"})
+			s.Error(w, r, badParam("from", strconv.Quote(v)+" is not a file block index"))
 			return
 		}
 	}
@@ -340,12 +340,12 @@ func (s *Server) handleSegment(w http.ResponseWriter, r *http.Request) {
 	raw := chi.URLParam(r, "segno")
 	n, err := strconv.ParseUint(raw, 10, 32)
 	if err != nil {
-		s.Error(w, r, &ParamError{Name: "segno", Msg: strconv.Quote(raw) + " is not a segment number"})
+		s.Error(w, r, badParam("segno", strconv.Quote(raw)+" is not a segment number"))
 		return
 	}
 	v := si.Image.Volume()
 	if n >= uint64(v.MainSegmentCount) {
-		s.Error(w, r, &NotFoundError{What: "segment", Name: raw})
+		s.Error(w, r, notFound("segment", raw))
 		return
 	}
 	sg, err := si.Image.Segment(uint32(n))
@@ -389,7 +389,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	q.Set("image", chi.URLParam(r, "id"))
 	format := q.Get("format")
 	if format != "" && format != "json" && format != "csv" {
-		s.Error(w, r, &ParamError{Name: "format", Msg: `"json" (the default) or "csv"`})
+		s.Error(w, r, badParam("format", `"json" (the default) or "csv"`))
 		return
 	}
 	t, err := s.resolveRun(r.Context(), q)

@@ -25,7 +25,7 @@ func parseBlockAddr(s string) (uint32, error) {
 	}
 	v, err := strconv.ParseUint(digits, base, 32)
 	if err != nil || digits == "" {
-		return 0, &ParamError{Name: "addr", Msg: strconv.Quote(s) + " is not a block address (decimal, or hex with 0x; at most 0xffffffff)"}
+		return 0, badParam("addr", strconv.Quote(s)+" is not a block address (decimal, or hex with 0x; at most 0xffffffff)")
 	}
 	return uint32(v), nil
 }

@@ -27,7 +27,7 @@ func (b *budget) reserve(n int64) (func(), error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.limit > 0 && b.used+n > b.limit {
-		return nil, &BusyError{RetryAfter: retryAfter, Msg: fmt.Sprintf("the server is busy: this needs about %s of memory and %s of its %s budget is in use; try again in %s",
+		return nil, &Error{Code: EUNAVAILABLE, RetryAfter: retryAfter, Message: fmt.Sprintf("the server is busy: this needs about %s of memory and %s of its %s budget is in use; try again in %s",
 			mib(n), mib(b.used), mib(b.limit), retryAfter)}
 	}
 	b.used += n
@@ -105,7 +105,7 @@ func (s *Server) heavyWork(ctx context.Context) (done func(), err error) {
 	h.mu.Lock()
 	if h.waiting >= maxHeavyWaiting {
 		h.mu.Unlock()
-		return nil, &BusyError{RetryAfter: retryAfter, Msg: fmt.Sprintf(
+		return nil, &Error{Code: EUNAVAILABLE, RetryAfter: retryAfter, Message: fmt.Sprintf(
 			"the server is busy: %d simulations run and %d wait, its limit; try again in %s", maxHeavy, h.waiting, retryAfter)}
 	}
 	h.waiting++

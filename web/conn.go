@@ -39,12 +39,12 @@ func (s *Server) checkWS(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !isUpgrade(r) {
 			w.Header().Set("Upgrade", "websocket")
-			s.Error(w, r, ErrNotUpgrade)
+			s.Error(w, r, errNotUpgrade)
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r.Host) {
 			w.Header().Set("Connection", "close")
-			s.Error(w, r, &CrossOriginError{From: "origin " + origin})
+			s.Error(w, r, crossOrigin("origin "+origin))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -92,11 +92,11 @@ func (c *conn) sendBytes(b []byte, dropFrame bool) error {
 
 // sendError queues an error message, worded and classed as the HTTP API would answer it.
 func (s *Server) sendError(c *conn, err error, fatal bool) {
-	code, msg := s.errorStatus(err)
-	if code >= 500 && code != http.StatusServiceUnavailable {
+	code, msg := classify(err)
+	if code == EINTERNAL {
 		c.log.Error("websocket", "err", err)
 	}
-	c.send(&errorMsg{V: protocolVersion, Type: "error", Error: msg, Status: code, Fatal: fatal}, false)
+	c.send(&errorMsg{V: protocolVersion, Type: "error", Error: msg, Status: codes[code], Fatal: fatal}, false)
 }
 
 // Why a connection ended; finish closes it accordingly.

@@ -37,7 +37,7 @@ func TestWSForeignOriginCostsNothing(t *testing.T) {
 			continue
 		}
 		var body errorBody
-		if err := json.NewDecoder(res.Body).Decode(&body); err != nil || !strings.Contains(body.Error, "cross-origin") {
+		if err := json.NewDecoder(res.Body).Decode(&body); err != nil || body.Code != EFORBIDDEN || body.Error == "" {
 			t.Errorf("%.40s: body %+v (%v); want a JSON cross-origin error", path, body, err)
 		}
 	}

@@ -43,7 +43,7 @@ func (s *Server) handleDiffPage(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 1<<20 {
-			s.pageError(w, r, &ParamError{Name: "page", Msg: "a page number from 0"})
+			s.pageError(w, r, badParam("page", "a page number from 0"))
 			return
 		}
 		p.Page = n

@@ -8,7 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
-	"syscall"
+	"time"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/exercise"
@@ -16,164 +16,180 @@ import (
 	"github.com/zrviz/zrviz/internal/units"
 )
 
-// Errors the handlers return; Error maps them to status codes.
-var (
-	// ErrNotFound: an unknown image, path or upload token (404).
-	ErrNotFound = errors.New("not found")
-	// ErrExists: an image id already in use (409).
-	ErrExists = errors.New("already exists")
-	// ErrTooLarge: an upload over the limit (413).
-	ErrTooLarge = errors.New("too large")
+// Code is the kind of an [*Error]. It alone decides the HTTP status (codes, at the edge), whether the
+// failure is logged, and what the JSON body's "code" says; handlers never pick a status themselves.
+type Code string
+
+// The codes, as in benbjohnson/wtf's error.go, one per status the server answers with.
+const (
+	EINVALID       Code = "invalid"            // 400: a bad parameter, body, image or websocket control
+	EFORBIDDEN     Code = "forbidden"          // 403: a state-changing request from another origin
+	ENOTFOUND      Code = "not_found"          // 404: an unknown image, path, segment, room, trace, upload or route
+	EMETHOD        Code = "method_not_allowed" // 405: with an Allow header naming the methods the path takes
+	ETIMEOUT       Code = "timeout"            // 408: an upload body slower than Config.UploadMinRate
+	ECONFLICT      Code = "conflict"           // 409: an image id in use; DELETE of an image that is not an upload
+	ETOOLARGE      Code = "too_large"          // 413: an upload or trace over its limit
+	EMISDIRECTED   Code = "misdirected"        // 421: a Host the server does not answer to
+	EUNPROCESSABLE Code = "unprocessable"      // 422: a stored image the engine cannot read or model
+	EUPGRADE       Code = "upgrade_required"   // 426: a plain request to a websocket endpoint
+	EINTERNAL      Code = "internal"           // 500: the server's fault; logged
+	EUNAVAILABLE   Code = "unavailable"        // 503 + Retry-After: a limit the server sets itself, or shutdown
+	ESTOREFULL     Code = "store_full"         // 507: the data dir is full, or Config.MaxStore is taken
 )
 
-// NotFoundError names what was not found. It matches ErrNotFound with errors.Is.
-type NotFoundError struct {
-	What string // "image", "path", "upload", "segment"
-	Name string
+// codes maps each Code to its HTTP status.
+var codes = map[Code]int{
+	EINVALID:       http.StatusBadRequest,
+	EFORBIDDEN:     http.StatusForbidden,
+	ENOTFOUND:      http.StatusNotFound,
+	EMETHOD:        http.StatusMethodNotAllowed,
+	ETIMEOUT:       http.StatusRequestTimeout,
+	ECONFLICT:      http.StatusConflict,
+	ETOOLARGE:      http.StatusRequestEntityTooLarge,
+	EMISDIRECTED:   http.StatusMisdirectedRequest,
+	EUNPROCESSABLE: http.StatusUnprocessableEntity,
+	EUPGRADE:       http.StatusUpgradeRequired,
+	EINTERNAL:      http.StatusInternalServerError,
+	EUNAVAILABLE:   http.StatusServiceUnavailable,
+	ESTOREFULL:     http.StatusInsufficientStorage,
 }
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("%s %q not found", e.What, e.Name) }
-
-// Is reports whether target is ErrNotFound.
-func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
-
-// ParamError is a bad request parameter (400).
-type ParamError struct {
-	Name string // query parameter or field
-	Msg  string
+// Error is every failure web itself reports: a Code and the Message the user sees. Errors of other
+// packages (imgio, core, io/fs, context) are given a Code by [ErrorCode] where they reach the edge.
+type Error struct {
+	Code    Code
+	Message string
+	// RetryAfter is how long an EUNAVAILABLE client is told to wait (0: 5 s).
+	RetryAfter time.Duration
+	// Err is the cause, if any, for errors.Is and errors.As (a bad image's imgio error, a full disk's
+	// errno); Message already says what of it the user may see.
+	Err error
 }
 
-func (e *ParamError) Error() string { return fmt.Sprintf("bad %s: %s", e.Name, e.Msg) }
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.Err }
 
-// TooLargeError is an upload over the limit (413). It matches ErrTooLarge.
-type TooLargeError struct{ Limit int64 }
-
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("upload too large: the limit is %s (%d bytes)", units.Bytes(e.Limit), e.Limit)
+// Errorf is an *Error of code with a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// Is reports whether target is ErrTooLarge.
-func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
-
-// BadImageError is an upload imgio refused (400); Err says what and where.
-type BadImageError struct{ Err error }
-
-func (e *BadImageError) Error() string { return "bad image: " + e.Err.Error() }
-func (e *BadImageError) Unwrap() error { return e.Err }
-
-// StorageError is the server failing to store an upload in its data dir (disk full, quota, I/O): the
-// server's fault, not the image's. Its message names the cause but not the host path.
-type StorageError struct{ Err error }
-
-func (e *StorageError) Error() string {
-	return "the server could not store the image: " + e.Err.Error()
+// badParam is a bad request parameter or field name (400).
+func badParam(name, msg string) *Error {
+	return &Error{Code: EINVALID, Message: fmt.Sprintf("bad %s: %s", name, msg)}
 }
-func (e *StorageError) Unwrap() error { return e.Err }
+
+// notFound names what was not found (404); what is "image", "path", "upload", "segment", "room", ….
+func notFound(what, name string) *Error {
+	return Errorf(ENOTFOUND, "%s %q not found", what, name)
+}
+
+// controlError is a websocket message the server does not understand, reported to the client as a
+// non-fatal error frame (400).
+func controlError(msg string) *Error {
+	return &Error{Code: EINVALID, Message: "bad control: " + msg}
+}
+
+// tooLarge is an upload or a trace over limit bytes (413).
+func tooLarge(limit int64) *Error {
+	return Errorf(ETOOLARGE, "upload too large: the limit is %s (%d bytes)", units.Bytes(limit), limit)
+}
+
+// badImage is an upload imgio refused (400); err says what and where.
+func badImage(err error) *Error {
+	return &Error{Code: EINVALID, Message: "bad image: " + err.Error(), Err: err}
+}
+
+// ErrorCode is the Code err has at the edge: that of the *Error in its chain, or the one its kind of
+// foreign error implies; EINTERNAL when nothing says otherwise.
+func ErrorCode(err error) Code {
+	c, _ := classify(err)
+	return c
+}
+
+// classify gives err its Code and the message users see. Context errors come first (a cancelled
+// upload is the client leaving, whatever it was doing), then two imgio bounds a web error may wrap,
+// then web's own *Error, then the other packages' kinds.
+func classify(err error) (Code, string) {
+	var (
+		we  *Error
+		pfe *fs.PathError
+		fe  *imgio.FormatError
+		ue  *imgio.UnsupportedError
+	)
+	switch {
+	case err == nil:
+		return EINTERNAL, "internal error"
+	case errors.Is(err, context.DeadlineExceeded):
+		return EUNAVAILABLE, "the server gave up: this took longer than its time budget allows"
+	case errors.Is(err, context.Canceled):
+		return EUNAVAILABLE, "cancelled: the client left or the server is shutting down"
+	case errors.Is(err, imgio.ErrNameTooLong):
+		// A path over PATH_MAX (4096 bytes) or a name over 255: the kernel says ENAMETOOLONG.
+		return EINVALID, err.Error() + " (ENAMETOOLONG)"
+	case errors.Is(err, imgio.ErrTooLarge):
+		// A small upload that expands past imgio's bound (a zip bomb).
+		return ETOOLARGE, err.Error()
+	case errors.As(err, &we):
+		if we.Code == EINTERNAL {
+			return EINTERNAL, we.Message
+		}
+		return we.Code, err.Error()
+	case errors.Is(err, fs.ErrNotExist) && errors.As(err, &pfe):
+		// imgio's lookups: the path inside the image does not exist (the one place this is mapped).
+		return ENOTFOUND, fmt.Sprintf("path %q not found", pfe.Path)
+	case errors.Is(err, fs.ErrNotExist):
+		return ENOTFOUND, err.Error()
+	case errors.Is(err, fs.ErrInvalid) && errors.As(err, &pfe) && pfe.Op == "readdir":
+		// A listing of a file or a symbolic link: the client's mistake, as ENOTDIR is.
+		return EINVALID, fmt.Sprintf("path %q is not a directory (ENOTDIR)", pfe.Path)
+	case errors.Is(err, imgio.ErrSymlinkLoop) && errors.As(err, &pfe):
+		return EUNPROCESSABLE, fmt.Sprintf("path %q: %v (ELOOP)", pfe.Path, imgio.ErrSymlinkLoop)
+	case errors.Is(err, exercise.ErrNoFile),
+		errors.Is(err, imgio.ErrNotF2FS), errors.As(err, &fe), errors.As(err, &ue), errors.Is(err, core.ErrInput):
+		// A stored image that turns out corrupt where it is read lazily, or that the engine cannot
+		// model: the client asked about a bad or unsupported structure, not a server fault.
+		return EUNPROCESSABLE, err.Error()
+	}
+	return EINTERNAL, "internal error"
+}
+
+// errorStatus maps err to an HTTP status and the message users see: the edge's one translation, which
+// the JSON API (Error), the HTML pages (pageError) and the websocket's error frames (sendError) share.
+func (s *Server) errorStatus(err error) (int, string) {
+	c, msg := classify(err)
+	return codes[c], msg
+}
 
 // errorBody is the JSON of every error response.
 type errorBody struct {
 	Error string `json:"error"`
+	Code  Code   `json:"code,omitempty"`
 }
 
 // Error writes err as a JSON error response with the status its kind
 // implies. Internal errors are logged and shown as a generic message, so
 // no file-system paths leak to the client.
 func (s *Server) Error(w http.ResponseWriter, r *http.Request, err error) {
-	code, msg := s.errorStatus(err)
-	var be *BusyError
-	if errors.As(err, &be) {
-		w.Header().Set("Retry-After", strconv.Itoa(int(be.RetryAfter.Seconds())))
-	} else if code == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "5")
+	c, msg := classify(err)
+	if c == EUNAVAILABLE {
+		after := retryAfterDefault
+		var we *Error
+		if errors.As(err, &we) && we.RetryAfter > 0 {
+			after = we.RetryAfter
+		}
+		w.Header().Set("Retry-After", strconv.Itoa(int(after.Seconds())))
 	}
-	if code >= 500 && code != http.StatusServiceUnavailable && code != http.StatusInsufficientStorage {
+	if c == EINTERNAL {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	} else {
-		s.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "status", code, "err", err)
+		s.log.Debug("request refused", "method", r.Method, "path", r.URL.Path, "code", c, "err", err)
 	}
-	writeJSON(w, code, errorBody{Error: msg})
+	writeJSON(w, codes[c], errorBody{Error: msg, Code: c})
 }
 
-// errorStatus maps err to an HTTP status and the message users see.
-func (s *Server) errorStatus(err error) (int, string) {
-	var (
-		pe  *ParamError
-		bie *BadImageError
-		se  *StorageError
-		fe  *imgio.FormatError
-		ue  *imgio.UnsupportedError
-		pfe *fs.PathError
-		be  *BusyError
-		sue *SlowUploadError
-		me  *MisdirectedError
-		coe *CrossOriginError
-		sfe *StoreFullError
-		ce  *ControlError
-	)
-	switch {
-	case errors.Is(err, ErrNotUpgrade):
-		return http.StatusUpgradeRequired, err.Error()
-	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable, "the server gave up: this took longer than its time budget allows"
-	case errors.Is(err, context.Canceled):
-		return http.StatusServiceUnavailable, "cancelled: the client left or the server is shutting down"
-	case errors.As(err, &ce):
-		return http.StatusBadRequest, err.Error()
-	case errors.Is(err, imgio.ErrNameTooLong):
-		// A path over PATH_MAX (4096 bytes) or a name over 255: the kernel says ENAMETOOLONG.
-		return http.StatusBadRequest, err.Error() + " (ENAMETOOLONG)"
-	case errors.As(err, &me):
-		return http.StatusMisdirectedRequest, err.Error()
-	case errors.As(err, &coe):
-		return http.StatusForbidden, err.Error()
-	case errors.As(err, &be):
-		return http.StatusServiceUnavailable, err.Error()
-	case errors.As(err, &sue):
-		return http.StatusRequestTimeout, err.Error()
-	case errors.Is(err, ErrNotDeletable):
-		return http.StatusConflict, err.Error()
-	case errors.As(err, &sfe) && !errors.Is(err, ErrTooLarge):
-		return http.StatusInsufficientStorage, err.Error()
-	case errors.Is(err, ErrTooLarge):
-		return http.StatusRequestEntityTooLarge, err.Error()
-	case errors.Is(err, imgio.ErrTooLarge):
-		// A small upload that expands past imgio's bound (a zip bomb).
-		return http.StatusRequestEntityTooLarge, err.Error()
-	case errors.As(err, &pe):
-		return http.StatusBadRequest, err.Error()
-	case errors.As(err, &se):
-		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-			return http.StatusInsufficientStorage, err.Error()
-		}
-		return http.StatusInternalServerError, err.Error()
-	case errors.As(err, &bie):
-		return http.StatusBadRequest, err.Error()
-	case errors.Is(err, ErrNotFound):
-		return http.StatusNotFound, err.Error()
-	case errors.Is(err, fs.ErrNotExist) && errors.As(err, &pfe):
-		// imgio's lookups: the path inside the image does not exist (the one place this is mapped).
-		return http.StatusNotFound, fmt.Sprintf("path %q not found", pfe.Path)
-	case errors.Is(err, fs.ErrNotExist):
-		return http.StatusNotFound, err.Error()
-	case errors.Is(err, fs.ErrInvalid) && errors.As(err, &pfe) && pfe.Op == "readdir":
-		// A listing of a file or a symbolic link: the client's mistake, as ENOTDIR is.
-		return http.StatusBadRequest, fmt.Sprintf("path %q is not a directory (ENOTDIR)", pfe.Path)
-	case errors.Is(err, exercise.ErrNoFile):
-		return http.StatusUnprocessableEntity, err.Error()
-	case errors.Is(err, imgio.ErrSymlinkLoop) && errors.As(err, &pfe):
-		return http.StatusUnprocessableEntity, fmt.Sprintf("path %q: %v (ELOOP)", pfe.Path, imgio.ErrSymlinkLoop)
-	case errors.Is(err, errClosed):
-		return http.StatusServiceUnavailable, err.Error()
-	case errors.Is(err, ErrExists):
-		return http.StatusConflict, err.Error()
-	case errors.Is(err, imgio.ErrNotF2FS), errors.As(err, &fe), errors.As(err, &ue), errors.Is(err, core.ErrInput):
-		// A stored image that turns out corrupt where it is read lazily, or
-		// that the engine cannot model: the client asked about a bad or
-		// unsupported structure, not a server fault.
-		return http.StatusUnprocessableEntity, err.Error()
-	}
-	return http.StatusInternalServerError, "internal error"
-}
+// retryAfterDefault is the Retry-After of an EUNAVAILABLE error that names none (shutdown, a deadline).
+const retryAfterDefault = 5 * time.Second
 
 // writeJSON writes v with status code.
 func writeJSON(w http.ResponseWriter, code int, v any) {

@@ -20,13 +20,13 @@ func (s *Server) exerciseFor(r *http.Request) (*exercise.Exercise, *StoredImage,
 	if v := q.Get("seed"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
-			return nil, nil, &ParamError{Name: "seed", Msg: fmt.Sprintf("%q: want a whole number from 0 to %d", v, uint64(1<<64-1))}
+			return nil, nil, badParam("seed", fmt.Sprintf("%q: want a whole number from 0 to %d", v, uint64(1<<64-1)))
 		}
 		seed = n
 	}
 	kind, err := exercise.ParseKind(q.Get("kind"))
 	if err != nil {
-		return nil, nil, &ParamError{Name: "kind", Msg: fmt.Sprintf("%q: want slots or file", q.Get("kind"))}
+		return nil, nil, badParam("kind", fmt.Sprintf("%q: want slots or file", q.Get("kind")))
 	}
 	var si *StoredImage
 	var img *imgio.Image

@@ -61,7 +61,7 @@ func (s *Server) handleGC(w http.ResponseWriter, r *http.Request) {
 	}
 	lines := q["op"]
 	if len(lines) == 0 || len(lines) > maxGCOps {
-		s.Error(w, r, &ParamError{Name: "op", Msg: fmt.Sprintf("want 1 to %d ops (checkpoint, gc 1, gc 0, sync, now SECONDS)", maxGCOps)})
+		s.Error(w, r, badParam("op", fmt.Sprintf("want 1 to %d ops (checkpoint, gc 1, gc 0, sync, now SECONDS)", maxGCOps)))
 		return
 	}
 	ops, err := gcOps(lines)
@@ -111,13 +111,13 @@ func (s *Server) handleGC(w http.ResponseWriter, r *http.Request) {
 // gcOps parses the op= parameters of a gc request.
 func gcOps(lines []string) ([]gc.Op, error) {
 	if len(lines) > maxGCOps {
-		return nil, &ParamError{Name: "op", Msg: fmt.Sprintf("at most %d ops", maxGCOps)}
+		return nil, badParam("op", fmt.Sprintf("at most %d ops", maxGCOps))
 	}
 	ops := make([]gc.Op, len(lines))
 	for i, l := range lines {
 		var err error
 		if ops[i], err = gc.ParseOp(strings.Fields(l)); err != nil {
-			return nil, &ParamError{Name: "op", Msg: err.Error()}
+			return nil, badParam("op", err.Error())
 		}
 	}
 	return ops, nil
@@ -130,7 +130,7 @@ func gcNow(v string) (uint64, error) {
 	}
 	now, err := strconv.ParseUint(v, 10, 64)
 	if err != nil {
-		return 0, &ParamError{Name: "now", Msg: fmt.Sprintf("%q: want the seconds since mount", v)}
+		return 0, badParam("now", fmt.Sprintf("%q: want the seconds since mount", v))
 	}
 	return now, nil
 }

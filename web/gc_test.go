@@ -46,7 +46,7 @@ func TestGCAPI(t *testing.T) {
 	}
 	for _, bad := range []string{"/api/images/demo/gc", "/api/images/demo/gc?op=gc+2", "/api/images/demo/gc?op=gc+1&now=x"} {
 		var e errorBody
-		if code := ts.get(t, bad, &e); code != 400 || !strings.Contains(e.Error, "bad") {
+		if code := ts.get(t, bad, &e); code != 400 || e.Code != EINVALID || !strings.Contains(e.Error, "op") && !strings.Contains(e.Error, "now") {
 			t.Errorf("GET %s = %d %q, want 400", bad, code, e.Error)
 		}
 	}

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -77,18 +76,14 @@ func (a *allowedHosts) allows(host, localPort string) bool {
 	return false
 }
 
-// MisdirectedError is a request whose Host is not a name the server answers to (421).
-type MisdirectedError struct{ Host string }
-
-func (e *MisdirectedError) Error() string {
-	return fmt.Sprintf("misdirected request: this server does not answer to the host %q (add it with zrviz serve --allowed-host)", e.Host)
+// misdirected is a request whose Host is not a name the server answers to (421).
+func misdirected(host string) *Error {
+	return Errorf(EMISDIRECTED, "misdirected request: this server does not answer to the host %q (add it with zrviz serve --allowed-host)", host)
 }
 
-// CrossOriginError is a state-changing request sent by a page of another origin (403).
-type CrossOriginError struct{ From string }
-
-func (e *CrossOriginError) Error() string {
-	return fmt.Sprintf("cross-origin request refused: only this server's own pages may change it (request from %s)", e.From)
+// crossOrigin is a state-changing request sent by a page of another origin (403); from names it.
+func crossOrigin(from string) *Error {
+	return Errorf(EFORBIDDEN, "cross-origin request refused: only this server's own pages may change it (request from %s)", from)
 }
 
 // checkHost answers 421 to requests whose Host header names another server (DNS rebinding).
@@ -102,7 +97,7 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 		}
 		if !s.hosts.allows(r.Host, localPort) {
 			w.Header().Set("Connection", "close")
-			s.Error(w, r, &MisdirectedError{Host: r.Host})
+			s.Error(w, r, misdirected(r.Host))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -134,7 +129,7 @@ func (s *Server) checkOrigin(next http.Handler) http.Handler {
 		}
 		if !ok {
 			w.Header().Set("Connection", "close")
-			s.Error(w, r, &CrossOriginError{From: from})
+			s.Error(w, r, crossOrigin(from))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -250,7 +245,6 @@ func (s *Server) methodNotAllowed(routes *routeTable) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		allow := routes.allowed(r.URL.Path)
 		w.Header().Set("Allow", strings.Join(allow, ", "))
-		writeJSON(w, http.StatusMethodNotAllowed, errorBody{
-			Error: "method " + r.Method + " not allowed here (allowed: " + strings.Join(allow, ", ") + ")"})
+		s.Error(w, r, Errorf(EMETHOD, "method %s not allowed here (allowed: %s)", r.Method, strings.Join(allow, ", ")))
 	}
 }

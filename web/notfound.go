@@ -13,7 +13,7 @@ import (
 // browser, the JSON error body for the API and for clients that asked for JSON. A browser's
 // Accept names text/html; fetch and curl send */* or application/json.
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
-	err := &NotFoundError{What: "page", Name: r.URL.Path}
+	err := notFound("page", r.URL.Path)
 	if strings.HasPrefix(r.URL.Path, "/api/") || !wantsHTML(r) {
 		s.Error(w, r, err)
 		return

@@ -260,7 +260,7 @@ func volumeCounters(v imgio.Volume) []templates.KV {
 func lookupFile(si *StoredImage, r *http.Request, follow bool) (*imgio.File, error) {
 	p := r.URL.Query().Get("path")
 	if p == "" {
-		return nil, &ParamError{Name: "path", Msg: "missing"}
+		return nil, badParam("path", "missing")
 	}
 	if follow {
 		return si.Image.ResolveContext(r.Context(), p)
@@ -471,7 +471,7 @@ func stepParam(q url.Values) (int64, error) {
 	}
 	step, err := request.ParseSize("step", v)
 	if err != nil || step < 0 {
-		return 0, &ParamError{Name: "step", Msg: "want a non-negative integer"}
+		return 0, badParam("step", "want a non-negative integer")
 	}
 	return step, nil
 }

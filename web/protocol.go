@@ -67,12 +67,6 @@ type control struct {
 	UI     roomUI  // ui
 }
 
-// ControlError is a client message the server does not understand. It is reported to the client as
-// a non-fatal error frame.
-type ControlError struct{ Msg string }
-
-func (e *ControlError) Error() string { return "bad control: " + e.Msg }
-
 // wireControl is the JSON of a client message. Numbers are decoded as json.Number so a huge or
 // fractional step count is refused rather than silently rounded.
 type wireControl struct {
@@ -95,16 +89,16 @@ type wireControl struct {
 // maxSpeed].
 func decodeControl(b []byte) (control, error) {
 	if len(b) > maxControlSize {
-		return control{}, &ControlError{Msg: fmt.Sprintf("message of %d bytes (limit %d)", len(b), maxControlSize)}
+		return control{}, controlError(fmt.Sprintf("message of %d bytes (limit %d)", len(b), maxControlSize))
 	}
 	var wc wireControl
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	if err := dec.Decode(&wc); err != nil {
-		return control{}, &ControlError{Msg: "not a JSON object: " + err.Error()}
+		return control{}, controlError("not a JSON object: " + err.Error())
 	}
 	if dec.More() {
-		return control{}, &ControlError{Msg: "trailing data after the JSON object"}
+		return control{}, controlError("trailing data after the JSON object")
 	}
 	c := control{Type: wc.Type}
 	var err error
@@ -114,7 +108,7 @@ func decodeControl(b []byte) (control, error) {
 		c.N = 1
 		if wc.N != nil {
 			if c.N, err = wc.N.Int64(); err != nil {
-				return control{}, &ControlError{Msg: fmt.Sprintf("step: n %q is not an integer", wc.N.String())}
+				return control{}, controlError(fmt.Sprintf("step: n %q is not an integer", wc.N.String()))
 			}
 		}
 	case ctlSeek:
@@ -123,24 +117,24 @@ func decodeControl(b []byte) (control, error) {
 		}
 	case ctlSpeed:
 		if wc.StepsPerSecond == nil {
-			return control{}, &ControlError{Msg: "speed: missing stepsPerSecond"}
+			return control{}, controlError("speed: missing stepsPerSecond")
 		}
 		f, err := wc.StepsPerSecond.Float64()
 		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
-			return control{}, &ControlError{Msg: fmt.Sprintf("speed: stepsPerSecond %q is not a positive number", wc.StepsPerSecond.String())}
+			return control{}, controlError(fmt.Sprintf("speed: stepsPerSecond %q is not a positive number", wc.StepsPerSecond.String()))
 		}
 		c.Speed = min(max(f, minSpeed), maxSpeed)
 	case ctlPace:
 		if wc.Pace == nil || !paces[*wc.Pace] {
-			return control{}, &ControlError{Msg: "pace: want \"10\", \"30\", \"60\", \"180\" (seconds from start to end) or \"step\" (one step a second)"}
+			return control{}, controlError("pace: want \"10\", \"30\", \"60\", \"180\" (seconds from start to end) or \"step\" (one step a second)")
 		}
 		c.Pace = *wc.Pace
 	case ctlMode:
 		if wc.Mode == nil {
-			return control{}, &ControlError{Msg: "mode: missing mode"}
+			return control{}, controlError("mode: missing mode")
 		}
 		if _, err := request.ParseModes(*wc.Mode); err != nil {
-			return control{}, &ControlError{Msg: err.Error()}
+			return control{}, controlError(err.Error())
 		}
 		c.Mode = *wc.Mode
 	case ctlGotoSlot, ctlInitial:
@@ -167,7 +161,7 @@ func decodeControl(b []byte) (control, error) {
 			}
 			n, err := f.v.Int64()
 			if err != nil || n < -1 || n > math.MaxInt32 {
-				return control{}, &ControlError{Msg: fmt.Sprintf("ui: %s %q is not a stop index or -1", f.name, f.v.String())}
+				return control{}, controlError(fmt.Sprintf("ui: %s %q is not a stop index or -1", f.name, f.v.String()))
 			}
 			*f.dst = int(n)
 		}
@@ -175,33 +169,33 @@ func decodeControl(b []byte) (control, error) {
 	case ctlReveal:
 		n, err := nonNegative(ctlReveal, "stop", wc.Stop)
 		if err != nil || n > math.MaxInt32 {
-			return control{}, &ControlError{Msg: "reveal: want a stop index"}
+			return control{}, controlError("reveal: want a stop index")
 		}
 		c.Stop = int(n)
 	case ctlAnswer:
 		n, err := nonNegative(ctlAnswer, "stop", wc.Stop)
 		if err != nil || n > math.MaxInt32 {
-			return control{}, &ControlError{Msg: "answer: want a stop index"}
+			return control{}, controlError("answer: want a stop index")
 		}
 		if wc.Answer == nil || len(*wc.Answer) > 200 {
-			return control{}, &ControlError{Msg: "answer: missing answer (at most 200 bytes)"}
+			return control{}, controlError("answer: missing answer (at most 200 bytes)")
 		}
 		c.Stop, c.Answer = int(n), *wc.Answer
 	case "":
-		return control{}, &ControlError{Msg: "missing type"}
+		return control{}, controlError("missing type")
 	default:
-		return control{}, &ControlError{Msg: fmt.Sprintf("unknown type %q", wc.Type)}
+		return control{}, controlError(fmt.Sprintf("unknown type %q", wc.Type))
 	}
 	return c, nil
 }
 
 func nonNegative(typ, field string, v *json.Number) (int64, error) {
 	if v == nil {
-		return 0, &ControlError{Msg: fmt.Sprintf("%s: missing %s", typ, field)}
+		return 0, controlError(fmt.Sprintf("%s: missing %s", typ, field))
 	}
 	n, err := v.Int64()
 	if err != nil || n < 0 {
-		return 0, &ControlError{Msg: fmt.Sprintf("%s: %s %q is not a non-negative integer", typ, field, v.String())}
+		return 0, controlError(fmt.Sprintf("%s: %s %q is not a non-negative integer", typ, field, v.String()))
 	}
 	return n, nil
 }

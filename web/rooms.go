@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"encoding/base32"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -83,11 +82,8 @@ type answersMsg struct {
 	Followers int            `json:"followers"`
 }
 
-// ErrRoomFull is a room at its follower limit, or a server at its room limit (503).
-var ErrRoomFull = errors.New("the room is full")
-
-// ErrNotPresenter is a follower trying to drive (a non-fatal error reply).
-var ErrNotPresenter = &ControlError{Msg: "only the presenter drives this room: detach to explore on your own"}
+// errNotPresenter is a follower trying to drive (a non-fatal error reply).
+var errNotPresenter = controlError("only the presenter drives this room: detach to explore on your own")
 
 // roomHub holds the rooms.
 type roomHub struct {
@@ -195,7 +191,7 @@ func (s *Server) startRoom(ss *session) (*room, error) {
 		if mine >= maxRoomsPerClient {
 			limit = fmt.Sprintf("this address holds %d rooms, the limit for one client", mine)
 		}
-		return nil, &BusyError{Msg: limit + "; try again later", RetryAfter: time.Minute}
+		return nil, &Error{Code: EUNAVAILABLE, Message: limit + "; try again later", RetryAfter: time.Minute}
 	}
 	r := &room{hub: h, s: s, token: randomCode(roomTokenBytes), client: ss.client, run: rr,
 		followers: map[*follower]bool{}, answers: map[int]map[*follower]string{}, ui: roomUI{Stop: -1, Question: -1},
@@ -218,14 +214,14 @@ func (s *Server) startRoom(ss *session) (*room, error) {
 func (s *Server) reclaimRoom(ss *session, code, token string) (*room, error) {
 	r, ok := s.rooms.get(code)
 	if !ok {
-		return nil, &NotFoundError{What: "room", Name: code}
+		return nil, notFound("room", code)
 	}
 	r.mu.Lock()
 	same := r.run.t.key() == ss.t.key()
 	valid := subtle.ConstantTimeCompare([]byte(token), []byte(r.token)) == 1 && !r.ended
 	r.mu.Unlock()
 	if !valid {
-		return nil, &NotFoundError{What: "room", Name: code}
+		return nil, notFound("room", code)
 	}
 	var rr *roomRun
 	if !same {
@@ -240,7 +236,7 @@ func (s *Server) reclaimRoom(ss *session, code, token string) (*room, error) {
 		if rr != nil {
 			rr.retire()
 		}
-		return nil, &NotFoundError{What: "room", Name: code}
+		return nil, notFound("room", code)
 	}
 	if r.timer != nil {
 		r.timer.Stop()
@@ -497,10 +493,10 @@ func (r *room) join(f *follower) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.ended {
-		return &NotFoundError{What: "room", Name: r.code}
+		return notFound("room", r.code)
 	}
 	if len(r.followers) >= maxFollowers {
-		return &BusyError{Msg: fmt.Sprintf("room %s has %d followers, its limit", r.code, maxFollowers), RetryAfter: time.Minute}
+		return &Error{Code: EUNAVAILABLE, Message: fmt.Sprintf("room %s has %d followers, its limit", r.code, maxFollowers), RetryAfter: time.Minute}
 	}
 	f.needHello = true
 	r.followers[f] = true
@@ -530,11 +526,11 @@ func (r *room) answer(f *follower, k int, ans string) error {
 	defer r.mu.Unlock()
 	o := r.run.o
 	if k < 0 || k >= len(o.Stops) || o.Stops[k].Question == nil {
-		return &ControlError{Msg: "answer: that stop has no question"}
+		return controlError("answer: that stop has no question")
 	}
 	// A slip does not use the question up, in a room either (web/quizcheck.go).
 	if err := checkAnswer(o.Stops[k].Question, ans, o.Range.End-o.Range.Start); err != nil {
-		return &ControlError{Msg: "answer: " + err.Error()}
+		return controlError("answer: " + err.Error())
 	}
 	a := r.answers[k]
 	if a == nil {
@@ -668,7 +664,7 @@ func (s *Server) handleWSFollow(w http.ResponseWriter, r *http.Request) {
 	code := r.URL.Query().Get("code")
 	rm, ok := s.rooms.get(code)
 	if !ok {
-		s.Error(w, r, &NotFoundError{What: "room", Name: code})
+		s.Error(w, r, notFound("room", code))
 		return
 	}
 	release, err := s.budget.reserve(followerBytes)
@@ -717,7 +713,7 @@ func (s *Server) follow(rm *room, f *follower) {
 		case b := <-c.ctrl:
 			ctl, err := decodeControl(b)
 			if b == nil {
-				err = &ControlError{Msg: "binary messages are not supported"}
+				err = controlError("binary messages are not supported")
 			}
 			switch {
 			case err != nil:
@@ -733,7 +729,7 @@ func (s *Server) follow(rm *room, f *follower) {
 			case ctl.Type == ctlAnswer:
 				err = rm.answer(f, ctl.Stop, ctl.Answer)
 			default:
-				err = ErrNotPresenter
+				err = errNotPresenter
 			}
 			if err != nil {
 				s.sendError(c, err, false)
@@ -751,7 +747,7 @@ func (s *Server) handleFollowPage(w http.ResponseWriter, r *http.Request) {
 	code := chi.URLParam(r, "code")
 	rm, ok := s.rooms.get(code)
 	if !ok {
-		s.pageError(w, r, &NotFoundError{What: "room", Name: code})
+		s.pageError(w, r, notFound("room", code))
 		return
 	}
 	rm.mu.Lock()

@@ -28,6 +28,7 @@ type roomReply struct {
 	Room     *roomInfo      `json:"room"`
 	Step     int64          `json:"step"`
 	Error    string         `json:"error"`
+	Status   int            `json:"status"`
 	Run      runInfo        `json:"run"`
 }
 
@@ -113,7 +114,7 @@ func TestRoom(t *testing.T) {
 	}
 	// A follower cannot drive.
 	a.send(ctl{"type": "seek", "step": 0})
-	if e := a.readRoom("error"); !strings.Contains(e.Error, "presenter") {
+	if e := a.readRoom("error"); e.Status != codes[EINVALID] || !strings.Contains(e.Error, "presenter") {
 		t.Fatalf("a follower's seek answered %+v", e)
 	}
 	// A follower pages the initial map itself.

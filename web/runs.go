@@ -88,7 +88,7 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 	}
 	id := q.Get("image")
 	if id == "" {
-		return nil, &ParamError{Name: "image", Msg: "missing"}
+		return nil, badParam("image", "missing")
 	}
 	si, err := s.image(id)
 	if err != nil {
@@ -101,12 +101,12 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 	var before []request.Op
 	if ops := q[FieldBefore]; len(ops) > 0 {
 		if len(ops) >= request.MaxOps {
-			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("more than %d operations", request.MaxOps-1)}
+			return nil, badParam(FieldBefore, fmt.Sprintf("more than %d operations", request.MaxOps-1))
 		}
 		for k, line := range ops {
 			op, err := request.ParseOp(line)
 			if err != nil {
-				return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d: %v", k+1, err)}
+				return nil, badParam(FieldBefore, fmt.Sprintf("operation %d: %v", k+1, err))
 			}
 			before = append(before, op)
 		}
@@ -129,7 +129,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 			return nil, err
 		}
 		if of.Inode().Ino != f.Inode().Ino {
-			return nil, &ParamError{Name: FieldBefore, Msg: fmt.Sprintf("operation %d is on %s, not %s: a player plays one file", k+1, op.Path, run.Path)}
+			return nil, badParam(FieldBefore, fmt.Sprintf("operation %d is on %s, not %s: a player plays one file", k+1, op.Path, run.Path))
 		}
 	}
 	// The page and its websocket (and reconnects, mode switches) resolve the same run: the earlier
@@ -189,7 +189,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 func resolveSandbox(list, mode string) (*runTarget, error) {
 	l, err := sandbox.Parse(list)
 	if err != nil {
-		return nil, &ParamError{Name: "sandbox", Msg: err.Error()}
+		return nil, badParam("sandbox", err.Error())
 	}
 	modes := request.Both()
 	if mode != "" {
@@ -220,11 +220,11 @@ func (s *Server) resolvePath(ctx context.Context, si *StoredImage, path string) 
 func paramError(err error) error {
 	var fe *request.FieldError
 	if errors.As(err, &fe) {
-		return &ParamError{Name: fe.Field, Msg: strings.TrimPrefix(err.Error(), fe.Field+" ")}
+		return badParam(fe.Field, strings.TrimPrefix(err.Error(), fe.Field+" "))
 	}
 	var le *request.LineError
 	if errors.As(err, &le) {
-		return &ParamError{Name: FieldBefore, Msg: err.Error()}
+		return badParam(FieldBefore, err.Error())
 	}
 	return err
 }

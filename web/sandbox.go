@@ -89,8 +89,7 @@ func (s *Server) handleSandboxAPI(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxSandboxBody))
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: fmt.Sprintf(
-			"request body larger than %d bytes (a slot list holds at most %d bytes)", maxSandboxBody, sandbox.MaxInput)})
+		s.Error(w, r, Errorf(ETOOLARGE, "request body larger than %d bytes (a slot list holds at most %d bytes)", maxSandboxBody, sandbox.MaxInput))
 		return
 	}
 	if err != nil {
@@ -99,13 +98,13 @@ func (s *Server) handleSandboxAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	var req sandboxRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		s.Error(w, r, &ParamError{Name: "body", Msg: `want JSON {"slots":"...","mode":"both"}: ` + err.Error()})
+		s.Error(w, r, badParam("body", `want JSON {"slots":"...","mode":"both"}: `+err.Error()))
 		return
 	}
 	modes := request.Both()
 	if req.Mode != "" {
 		if modes, err = request.ParseModes(req.Mode); err != nil {
-			s.Error(w, r, &ParamError{Name: "mode", Msg: fmt.Sprintf("%q: %v", req.Mode, request.ErrMode)})
+			s.Error(w, r, badParam("mode", fmt.Sprintf("%q: %v", req.Mode, request.ErrMode)))
 			return
 		}
 	}

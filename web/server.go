@@ -236,7 +236,7 @@ func (s *Server) AddImage(id, name string, img *imgio.Image) (*StoredImage, erro
 		return nil, fmt.Errorf("web: image %q: %w", id, err)
 	}
 	if loaded {
-		return nil, fmt.Errorf("web: image %q: %w", id, ErrExists)
+		return nil, Errorf(ECONFLICT, "web: image %q: already exists", id)
 	}
 	return si, nil
 }

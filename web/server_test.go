@@ -218,8 +218,8 @@ func TestErrors(t *testing.T) {
 		t.Run(tt.path, func(t *testing.T) {
 			var body errorBody
 			code := ts.get(t, tt.path, &body)
-			if code != tt.code || !strings.Contains(body.Error, tt.msg) {
-				t.Fatalf("GET %s = %d %q; want %d containing %q", tt.path, code, body.Error, tt.code, tt.msg)
+			if code != tt.code || codes[body.Code] != tt.code || !strings.Contains(body.Error, tt.msg) {
+				t.Fatalf("GET %s = %d %s %q; want %d containing %q", tt.path, code, body.Code, body.Error, tt.code, tt.msg)
 			}
 		})
 	}

@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -74,8 +73,8 @@ func headerHas(h http.Header, name, token string) bool {
 	return false
 }
 
-// ErrNotUpgrade is a plain HTTP request to the websocket endpoint (426).
-var ErrNotUpgrade = errors.New("this endpoint speaks websocket only: send Connection: Upgrade and Upgrade: websocket")
+// errNotUpgrade is a plain HTTP request to the websocket endpoint (426).
+var errNotUpgrade = &Error{Code: EUPGRADE, Message: "this endpoint speaks websocket only: send Connection: Upgrade and Upgrade: websocket"}
 
 // handleWSRun upgrades to a websocket and plays one run for the client. The upgrade is checked
 // before anything else, and everything that can be refused is refused before it, so the client gets
@@ -290,7 +289,7 @@ func (s *Server) writeTimeout() time.Duration {
 func (ss *session) handleControl(b []byte) string {
 	c, err := decodeControl(b)
 	if b == nil {
-		err = &ControlError{Msg: "binary messages are not supported"}
+		err = controlError("binary messages are not supported")
 	}
 	if err != nil {
 		ss.bad++
@@ -383,7 +382,7 @@ func (ss *session) handleControl(b []byte) string {
 		return ""
 	case ctlUI:
 		if ss.room == nil {
-			ss.sendError(&ControlError{Msg: "ui: not in a room"}, false)
+			ss.sendError(controlError("ui: not in a room"), false)
 		} else {
 			ss.room.setUI(ss, c.UI)
 		}
@@ -391,7 +390,7 @@ func (ss *session) handleControl(b []byte) string {
 	case ctlReveal:
 		ss.playing = false
 		if ss.room == nil || c.Stop >= len(ss.o.Stops) || ss.o.Stops[c.Stop].Question == nil {
-			ss.sendError(&ControlError{Msg: "reveal: not in a room, or that stop has no question"}, false)
+			ss.sendError(controlError("reveal: not in a room, or that stop has no question"), false)
 			return ""
 		}
 		ss.room.reveal(ss, c.Stop)
@@ -406,13 +405,13 @@ func (ss *session) handleControl(b []byte) string {
 // answer checks a quiz answer for stop k, tells the client, and moves to the step that reveals it.
 func (ss *session) answer(k int, ans string) bool {
 	if k >= len(ss.o.Stops) || ss.o.Stops[k].Question == nil {
-		ss.sendError(&ControlError{Msg: "answer: that stop has no question"}, false)
+		ss.sendError(controlError("answer: that stop has no question"), false)
 		return false
 	}
 	q := ss.o.Stops[k].Question
 	// A slip ("abc" for a segment number) does not use the question up (web/quizcheck.go).
 	if err := checkAnswer(q, ans, ss.o.Range.End-ss.o.Range.Start); err != nil {
-		ss.sendError(&ControlError{Msg: "answer: " + err.Error()}, false)
+		ss.sendError(controlError("answer: "+err.Error()), false)
 		return false
 	}
 	ok := q.Check(ans)

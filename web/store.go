@@ -99,7 +99,7 @@ type StoredImage struct {
 //
 //	release, err := si.Acquire()
 //	if err != nil {
-//		return err // deleted or evicted since it was looked up: a *NotFoundError (404)
+//		return err // deleted or evicted since it was looked up: an ENOTFOUND *Error (404)
 //	}
 //	defer release()
 //
@@ -112,7 +112,7 @@ func (si *StoredImage) Acquire() (release func(), err error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if si.gone {
-		return nil, &NotFoundError{What: "image", Name: si.ID}
+		return nil, notFound("image", si.ID)
 	}
 	si.refs++
 	si.lastUsed = st.now()
@@ -165,7 +165,7 @@ func (st *store) insertLocked(si *StoredImage) {
 }
 
 // errClosed: the server is shutting down (503).
-var errClosed = errors.New("server shutting down")
+var errClosed = &Error{Code: EUNAVAILABLE, Message: "server shutting down"}
 
 func (st *store) get(id string) (*StoredImage, bool) {
 	st.mu.Lock()
@@ -231,9 +231,6 @@ func (si *StoredImage) touch(t time.Time) {
 	}
 }
 
-// ErrNotDeletable: DELETE of the demo or of an image given on the command line (409).
-var ErrNotDeletable = errors.New("only uploaded images can be deleted")
-
 // remove takes the upload id out of the store for DELETE. It returns the image and whether it is
 // unused (the caller then closes it; else its last release does).
 func (st *store) remove(id string) (*StoredImage, bool, error) {
@@ -241,10 +238,10 @@ func (st *store) remove(id string) (*StoredImage, bool, error) {
 	defer st.mu.Unlock()
 	si, ok := st.images[id]
 	if !ok {
-		return nil, false, &NotFoundError{What: "image", Name: id}
+		return nil, false, notFound("image", id)
 	}
 	if !si.Upload {
-		return nil, false, fmt.Errorf("image %q: %w", id, ErrNotDeletable)
+		return nil, false, Errorf(ECONFLICT, "image %q: only uploaded images can be deleted", id) // the demo, or an image given on the command line
 	}
 	st.forgetLocked(si)
 	unused := si.refs == 0
@@ -262,25 +259,17 @@ func (st *store) forgetLocked(si *StoredImage) {
 	}
 }
 
-// StoreFullError: an upload that does not fit under Config.MaxStore even after every unused upload
-// is evicted (507), or that is larger than the bound by itself (413).
-type StoreFullError struct {
-	Need  int64 // bytes the new upload takes on disk
-	Limit int64 // Config.MaxStore
-	InUse int64 // bytes held by uploads in use, which are never evicted
-}
-
-func (e *StoreFullError) Error() string {
-	if e.Need > e.Limit {
-		return fmt.Sprintf("the image needs %s or more on disk, more than the server stores in all (%s, zrviz serve --max-store)",
-			units.Bytes(e.Need), units.Bytes(e.Limit))
+// storeFull is an upload that does not fit under Config.MaxStore (limit) even after every unused
+// upload is evicted (507), or that is larger than the bound by itself (413). need is the bytes the
+// new upload takes on disk, inUse those held by uploads in use, which are never evicted.
+func storeFull(need, limit, inUse int64) *Error {
+	if need > limit {
+		return Errorf(ETOOLARGE, "the image needs %s or more on disk, more than the server stores in all (%s, zrviz serve --max-store)",
+			units.Bytes(need), units.Bytes(limit))
 	}
-	return fmt.Sprintf("the store is full: %s of uploads in use or being received cannot be evicted to make room for %s (limit %s, zrviz serve --max-store)",
-		units.Bytes(e.InUse), units.Bytes(e.Need), units.Bytes(e.Limit))
+	return Errorf(ESTOREFULL, "the store is full: %s of uploads in use or being received cannot be evicted to make room for %s (limit %s, zrviz serve --max-store)",
+		units.Bytes(inUse), units.Bytes(need), units.Bytes(limit))
 }
-
-// Is makes a StoreFullError larger than the bound by itself match ErrTooLarge (413).
-func (e *StoreFullError) Is(target error) bool { return target == ErrTooLarge && e.Need > e.Limit }
 
 // uploadStep is how much an upload in flight reserves at a time against Config.MaxStore.
 const uploadStep = 8 << 20
@@ -300,7 +289,7 @@ func (st *store) reserveWrite(total, need, step int64) (int64, error) {
 		return step, nil
 	}
 	if total > st.maxStore {
-		return 0, &StoreFullError{Need: total, Limit: st.maxStore}
+		return 0, storeFull(total, st.maxStore, 0)
 	}
 	var inUse int64
 	for _, si := range st.images {
@@ -313,7 +302,7 @@ func (st *store) reserveWrite(total, need, step int64) (int64, error) {
 		n = need
 	}
 	if inUse+st.writing+n > st.maxStore {
-		return 0, &StoreFullError{Need: min(n+st.writing, st.maxStore), Limit: st.maxStore, InUse: inUse + st.writing}
+		return 0, storeFull(min(n+st.writing, st.maxStore), st.maxStore, inUse+st.writing)
 	}
 	st.writing += n
 	return n, nil
@@ -334,7 +323,7 @@ func (st *store) makeRoomLocked(need int64) ([]*StoredImage, error) {
 		return nil, nil
 	}
 	if need > st.maxStore {
-		return nil, &StoreFullError{Need: need, Limit: st.maxStore}
+		return nil, storeFull(need, st.maxStore, 0)
 	}
 	var cands []*StoredImage
 	var inUse int64
@@ -364,7 +353,7 @@ func (st *store) makeRoomLocked(need int64) ([]*StoredImage, error) {
 		over -= si.onDisk
 	}
 	if over > 0 {
-		return nil, &StoreFullError{Need: need, Limit: st.maxStore, InUse: inUse}
+		return nil, storeFull(need, st.maxStore, inUse)
 	}
 	for _, si := range victims {
 		st.forgetLocked(si)
@@ -401,11 +390,11 @@ func (si *StoredImage) close() error {
 // DemoID is the id of the embedded demo image.
 const DemoID = "demo"
 
-// image returns the stored image id, or an error wrapping ErrNotFound.
+// image returns the stored image id, or an ENOTFOUND *Error.
 func (s *Server) image(id string) (*StoredImage, error) {
 	si, ok := s.store.get(id)
 	if !ok {
-		return nil, &NotFoundError{What: "image", Name: id}
+		return nil, notFound("image", id)
 	}
 	return si, nil
 }

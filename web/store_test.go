@@ -354,7 +354,7 @@ func TestDeleteImage(t *testing.T) {
 	if code := ts.del(t, b.ID); code != http.StatusNoContent {
 		t.Fatalf("DELETE in use: %d", code)
 	}
-	if _, err := si.Acquire(); err == nil || !errors.Is(err, ErrNotFound) {
+	if _, err := si.Acquire(); ErrorCode(err) != ENOTFOUND {
 		t.Errorf("Acquire after DELETE: %v, want not found", err)
 	}
 	if _, err := si.Image.Files(); err != nil {
@@ -483,7 +483,7 @@ func TestAcquireAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := si.Acquire(); !errors.Is(err, ErrNotFound) {
+	if _, err := si.Acquire(); ErrorCode(err) != ENOTFOUND {
 		t.Errorf("Acquire after Close: %v", err)
 	}
 }

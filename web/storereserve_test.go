@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"testing"
 )
 
@@ -19,9 +18,8 @@ func TestStoreReserveWrite(t *testing.T) {
 	if err != nil || n != 20 {
 		t.Fatalf("second upload: %d %v, want its 20-byte write", n, err)
 	}
-	var sfe *StoreFullError
-	if _, err := st.reserveWrite(10, 10, 80); !errors.As(err, &sfe) || errors.Is(err, ErrTooLarge) {
-		t.Fatalf("a third upload past the store: %v, want a 507 StoreFullError", err)
+	if _, err := st.reserveWrite(10, 10, 80); ErrorCode(err) != ESTOREFULL {
+		t.Fatalf("a third upload past the store: %v, want ESTOREFULL (507)", err)
 	}
 	st.releaseWrite(80)
 	// An upload in use counts; an unused one does not (commit evicts it).
@@ -33,8 +31,8 @@ func TestStoreReserveWrite(t *testing.T) {
 	if _, err := st.reserveWrite(1, 1, 1); err == nil {
 		t.Fatal("reserved past the store")
 	}
-	if _, err := st.reserveWrite(101, 1, 1); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("an upload larger than the store: %v, want 413 (ErrTooLarge)", err)
+	if _, err := st.reserveWrite(101, 1, 1); ErrorCode(err) != ETOOLARGE {
+		t.Fatalf("an upload larger than the store: %v, want ETOOLARGE (413)", err)
 	}
 	st.releaseWrite(50)
 	if st.writing != 0 {

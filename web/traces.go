@@ -110,7 +110,7 @@ func (s *Server) handleTraceUpload(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.ContentLength > MaxTraceBody {
-		s.Error(w, r, &TooLargeError{Limit: MaxTraceBody})
+		s.Error(w, r, tooLarge(MaxTraceBody))
 		return
 	}
 	body := http.MaxBytesReader(w, r.Body, MaxTraceBody)
@@ -148,13 +148,13 @@ func traceBody(r *http.Request, body io.Reader) (io.Reader, error) {
 	r.Body = io.NopCloser(body)
 	mr, err := r.MultipartReader()
 	if err != nil {
-		return nil, &ParamError{Name: "trace", Msg: "bad multipart body: " + err.Error()}
+		return nil, badParam("trace", "bad multipart body: "+err.Error())
 	}
 	for {
 		p, err := mr.NextPart()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil, &ParamError{Name: "trace", Msg: `missing: send the trace as the body or as the form field "trace"`}
+				return nil, badParam("trace", `missing: send the trace as the body or as the form field "trace"`)
 			}
 			return nil, err
 		}
@@ -172,11 +172,11 @@ func (s *Server) traceError(w http.ResponseWriter, r *http.Request, err error) {
 	var le *ktrace.LostError
 	switch {
 	case errors.As(err, &mbe):
-		s.Error(w, r, &TooLargeError{Limit: MaxTraceBody})
+		s.Error(w, r, tooLarge(MaxTraceBody))
 	case errors.Is(err, ktrace.ErrLimit):
-		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: err.Error()})
+		s.Error(w, r, &Error{Code: ETOOLARGE, Message: err.Error(), Err: err})
 	case errors.As(err, &se), errors.As(err, &le), errors.Is(err, ktrace.ErrEmpty):
-		s.Error(w, r, &ParamError{Name: "trace", Msg: err.Error()})
+		s.Error(w, r, badParam("trace", err.Error()))
 	default:
 		s.Error(w, r, err)
 	}
@@ -208,7 +208,7 @@ func (s *Server) handleTraceGet(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
 	st, ok := s.traces.get(id, chi.URLParam(r, "tid"))
 	if !ok {
-		s.Error(w, r, &NotFoundError{What: "trace", Name: chi.URLParam(r, "tid")})
+		s.Error(w, r, notFound("trace", chi.URLParam(r, "tid")))
 		return
 	}
 	t := st.trace
@@ -222,18 +222,18 @@ func (s *Server) handleTraceGet(w http.ResponseWriter, r *http.Request) {
 func (s *Server) traceFor(q url.Values, t *runTarget) (*storedTrace, int, error) {
 	tid := q.Get(FieldTrace)
 	if t.si == nil {
-		return nil, 0, &ParamError{Name: FieldTrace, Msg: "a sandbox run has no kernel trace"}
+		return nil, 0, badParam(FieldTrace, "a sandbox run has no kernel trace")
 	}
 	st, ok := s.traces.get(t.si.ID, tid)
 	if !ok {
-		return nil, 0, &NotFoundError{What: "trace", Name: tid}
+		return nil, 0, notFound("trace", tid)
 	}
 	n, ops := len(st.trace.Ops), len(t.before)+1
 	switch v := q.Get(FieldTraceOp); {
 	case v != "":
 		k, err := strconv.Atoi(v)
 		if err != nil || k < 1 || k > n {
-			return nil, 0, &ParamError{Name: FieldTraceOp, Msg: fmt.Sprintf("%q: want an operation of the trace, 1 to %d", v, n)}
+			return nil, 0, badParam(FieldTraceOp, fmt.Sprintf("%q: want an operation of the trace, 1 to %d", v, n))
 		}
 		return st, k - 1, nil
 	case n == ops:
@@ -241,7 +241,7 @@ func (s *Server) traceFor(q url.Values, t *runTarget) (*storedTrace, int, error)
 	case n == 1:
 		return st, 0, nil
 	}
-	return nil, 0, &ParamError{Name: FieldTraceOp, Msg: fmt.Sprintf("missing: the trace holds %d operations and the run %d; say which to compare", n, ops)}
+	return nil, 0, badParam(FieldTraceOp, fmt.Sprintf("missing: the trace holds %d operations and the run %d; say which to compare", n, ops))
 }
 
 // runTraces holds the trace a run query names (FieldTrace, FieldTraceOp) against the run's results

@@ -146,7 +146,7 @@ type uploadBody struct {
 func (s *Server) handleUpload(w http.ResponseWriter, r *http.Request) {
 	token := r.URL.Query().Get("token")
 	if token != "" && !tokenRE.MatchString(token) {
-		s.Error(w, r, &ParamError{Name: "token", Msg: "want 1 to 64 of [A-Za-z0-9_-]"})
+		s.Error(w, r, badParam("token", "want 1 to 64 of [A-Za-z0-9_-]"))
 		return
 	}
 	// Refused before reading the body: say so and drop the connection, so a client that keeps
@@ -225,27 +225,27 @@ func (s *Server) receive(r *http.Request, body *bodyReader, prog *uploadProgress
 	switch {
 	case lr.over.Load():
 		// Our limit, not the image, stopped the expansion.
-		return nil, false, &TooLargeError{Limit: limit}
+		return nil, false, tooLarge(limit)
 	case body.err != nil:
 		// Cut by shutdown or too slow: the reader's own error says which.
 		return nil, false, body.err
 	case body.wasCut():
 		return nil, false, errClosed
 	case err != nil && r.Context().Err() != nil:
-		return nil, false, &ParamError{Name: "body", Msg: "upload interrupted: the client went away"}
+		return nil, false, badParam("body", "upload interrupted: the client went away")
 	case lr.readErr != nil:
-		return nil, false, &ParamError{Name: "body", Msg: "upload interrupted: " + lr.readErr.Error()}
+		return nil, false, badParam("body", "upload interrupted: "+lr.readErr.Error())
 	case dst.over != nil:
 		return nil, false, dst.over
 	case dst.err != nil:
 		s.log.Error("storing an upload", "err", dst.err)
 		return nil, false, storageErr(dst.err)
 	case err != nil:
-		return nil, false, &BadImageError{Err: err}
+		return nil, false, badImage(err)
 	}
 	img, err := imgio.NewImage(part.file, size)
 	if err != nil {
-		return nil, false, &BadImageError{Err: fmt.Errorf("%s: %w", name, err)}
+		return nil, false, badImage(fmt.Errorf("%s: %w", name, err))
 	}
 	prog.phase.Store(phaseOpening)
 	id := hex.EncodeToString(lr.h.Sum(nil))[:12]
@@ -410,7 +410,7 @@ type recordingFile struct {
 	written  int64
 	reserved int64 // bytes reserved from st
 	err      error
-	over     *StoreFullError
+	over     error // a storeFull error, once a write did not fit
 }
 
 func (r *recordingFile) WriteAt(p []byte, off int64) (int, error) {
@@ -418,14 +418,14 @@ func (r *recordingFile) WriteAt(p []byte, off int64) (int, error) {
 		return 0, r.over
 	}
 	if r.limit > 0 && r.written+int64(len(p)) > r.limit {
-		r.over = &StoreFullError{Need: r.written + int64(len(p)), Limit: r.limit}
+		r.over = storeFull(r.written+int64(len(p)), r.limit, 0)
 		return 0, r.over
 	}
 	if r.limit > 0 && r.st != nil && r.written+int64(len(p)) > r.reserved {
 		need := r.written + int64(len(p)) - r.reserved
 		n, err := r.st.reserveWrite(r.written+int64(len(p)), need, max(uploadStep, need))
 		if err != nil {
-			r.over = err.(*StoreFullError)
+			r.over = err
 			return 0, r.over
 		}
 		r.reserved += n
@@ -456,17 +456,21 @@ func (r *recordingFile) Truncate(size int64) error {
 }
 
 // storageErr is a failure of the server's own disk as the client sees it: the cause (no space left
-// on device), never the data dir's path.
+// on device), never the data dir's path: a full disk or quota is ESTOREFULL (507), anything else
+// EINTERNAL (500).
 func storageErr(err error) error {
 	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return &StorageError{Err: pe.Err}
-	}
 	var le *os.LinkError
-	if errors.As(err, &le) {
-		return &StorageError{Err: le.Err}
+	if errors.As(err, &pe) {
+		err = pe.Err
+	} else if errors.As(err, &le) {
+		err = le.Err
 	}
-	return &StorageError{Err: err}
+	code := EINTERNAL // logged
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		code = ESTOREFULL
+	}
+	return &Error{Code: code, Message: "the server could not store the image: " + err.Error(), Err: err}
 }
 
 // uploadStream returns the image bytes of the request: the part named "image" of a multipart
@@ -476,19 +480,19 @@ func uploadStream(r *http.Request, body io.Reader, limit int64) (io.Reader, stri
 	ct, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if strings.HasPrefix(ct, "multipart/") {
 		if r.ContentLength > limit+multipartSlack {
-			return nil, "", &TooLargeError{Limit: limit}
+			return nil, "", tooLarge(limit)
 		}
 		if params["boundary"] == "" {
-			return nil, "", &ParamError{Name: "body", Msg: "multipart body without boundary"}
+			return nil, "", badParam("body", "multipart body without boundary")
 		}
 		mr := multipart.NewReader(body, params["boundary"])
 		for {
 			p, err := mr.NextPart()
 			if errors.Is(err, io.EOF) {
-				return nil, "", &ParamError{Name: "body", Msg: `multipart body has no "image" field`}
+				return nil, "", badParam("body", `multipart body has no "image" field`)
 			}
 			if err != nil {
-				return nil, "", &ParamError{Name: "body", Msg: "multipart: " + err.Error()}
+				return nil, "", badParam("body", "multipart: "+err.Error())
 			}
 			if p.FormName() != "image" {
 				continue
@@ -497,7 +501,7 @@ func uploadStream(r *http.Request, body io.Reader, limit int64) (io.Reader, stri
 		}
 	}
 	if r.ContentLength > limit {
-		return nil, "", &TooLargeError{Limit: limit}
+		return nil, "", tooLarge(limit)
 	}
 	return body, uploadName("", false, r), nil
 }
@@ -579,13 +583,13 @@ type limitedHashReader struct {
 
 func (l *limitedHashReader) Read(p []byte) (int, error) {
 	if l.over.Load() {
-		return 0, &TooLargeError{Limit: l.limit}
+		return 0, tooLarge(l.limit)
 	}
 	n, err := l.r.Read(p)
 	l.n += int64(n)
 	if l.n > l.limit {
 		l.over.Store(true)
-		return 0, &TooLargeError{Limit: l.limit}
+		return 0, tooLarge(l.limit)
 	}
 	l.h.Write(p[:n])
 	l.prog.read.Store(l.n)
@@ -605,7 +609,7 @@ func (s *Server) handleUploadProgress(w http.ResponseWriter, r *http.Request) {
 	token := chi.URLParam(r, "token")
 	p, ok := s.uploads.get(token)
 	if !ok {
-		s.Error(w, r, &NotFoundError{What: "upload", Name: token})
+		s.Error(w, r, notFound("upload", token))
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")

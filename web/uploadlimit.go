@@ -28,24 +28,10 @@ const (
 	busyRetryAfter = 10 * time.Second
 )
 
-// BusyError is a request refused because the server is at a limit it sets itself, not broken (503
-// with Retry-After): too many uploads at once, from everyone or from one client.
-type BusyError struct {
-	Msg        string
-	RetryAfter time.Duration
-}
-
-func (e *BusyError) Error() string { return e.Msg }
-
-// SlowUploadError is an upload body that arrived slower than Config.UploadMinRate over
+// slowUpload is an upload body that arrived slower than Config.UploadMinRate over
 // Config.UploadRateWindow (408): the server stopped reading it.
-type SlowUploadError struct {
-	MinRate int64
-	Window  time.Duration
-}
-
-func (e *SlowUploadError) Error() string {
-	return fmt.Sprintf("upload too slow: less than %s/s over %s; the server stopped reading", units.Bytes(e.MinRate), e.Window)
+func slowUpload(minRate int64, window time.Duration) *Error {
+	return Errorf(ETIMEOUT, "upload too slow: less than %s/s over %s; the server stopped reading", units.Bytes(minRate), window)
 }
 
 // uploadSlots counts the uploads in progress, in all and per client address.
@@ -61,17 +47,17 @@ func newUploadSlots(max, perClient int) *uploadSlots {
 	return &uploadSlots{max: max, perClient: perClient, clients: map[string]int{}}
 }
 
-// take reserves a slot for an upload from client, or returns a *BusyError.
+// take reserves a slot for an upload from client, or returns an EUNAVAILABLE *Error (503 with Retry-After: a limit the server sets itself, not a fault).
 func (u *uploadSlots) take(client string) (release func(), err error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.n >= u.max {
-		return nil, &BusyError{RetryAfter: busyRetryAfter,
-			Msg: fmt.Sprintf("server busy: %d uploads are in progress, the most it takes at once; try again later", u.max)}
+		return nil, &Error{Code: EUNAVAILABLE, RetryAfter: busyRetryAfter,
+			Message: fmt.Sprintf("server busy: %d uploads are in progress, the most it takes at once; try again later", u.max)}
 	}
 	if u.clients[client] >= u.perClient {
-		return nil, &BusyError{RetryAfter: busyRetryAfter,
-			Msg: fmt.Sprintf("server busy: %d uploads from your address are in progress, the most one client may send at once; try again later", u.perClient)}
+		return nil, &Error{Code: EUNAVAILABLE, RetryAfter: busyRetryAfter,
+			Message: fmt.Sprintf("server busy: %d uploads from your address are in progress, the most one client may send at once; try again later", u.perClient)}
 	}
 	u.n++
 	u.clients[client]++
@@ -118,7 +104,7 @@ type bodyReader struct {
 	winWait  time.Duration // time spent in Read in this window
 	winBytes int64         // bytes received in this window
 	eof      bool
-	err      error // *SlowUploadError or errClosed, once the reader stopped for one of them
+	err      error // slowUpload or errClosed, once the reader stopped for one of them
 
 	mu  sync.Mutex // cut against the deadline updates
 	cut bool
@@ -162,7 +148,7 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		if cut {
 			b.err = errClosed
 		} else {
-			b.err = &SlowUploadError{MinRate: b.minRate, Window: b.window}
+			b.err = slowUpload(b.minRate, b.window)
 		}
 		return n, b.err
 	}

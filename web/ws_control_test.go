@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/zrviz/zrviz/request"
@@ -59,9 +58,8 @@ func TestDecodeControl(t *testing.T) {
 		t.Run(tt.in, func(t *testing.T) {
 			got, err := decodeControl([]byte(tt.in))
 			if tt.bad {
-				var ce *ControlError
-				if !errors.As(err, &ce) {
-					t.Fatalf("decodeControl(%s) = %+v, %v; want a *ControlError", tt.in, got, err)
+				if ErrorCode(err) != EINVALID {
+					t.Fatalf("decodeControl(%s) = %+v, %v; want an EINVALID *Error", tt.in, got, err)
 				}
 				return
 			}
@@ -79,9 +77,8 @@ func TestDecodeControlTooLarge(t *testing.T) {
 		b[i] = ' '
 	}
 	copy(b, `{"type":"play"}`)
-	var ce *ControlError
-	if _, err := decodeControl(b); !errors.As(err, &ce) {
-		t.Fatalf("oversized message: err = %v, want *ControlError", err)
+	if _, err := decodeControl(b); ErrorCode(err) != EINVALID {
+		t.Fatalf("oversized message: err = %v, want an EINVALID *Error", err)
 	}
 }
 
@@ -98,9 +95,8 @@ func FuzzControlMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := decodeControl(b)
 		if err != nil {
-			var ce *ControlError
-			if !errors.As(err, &ce) {
-				t.Fatalf("error %v is not a *ControlError", err)
+			if ErrorCode(err) != EINVALID {
+				t.Fatalf("error %v is not an EINVALID *Error", err)
 			}
 			return
 		}

@@ -352,7 +352,7 @@ func TestWSSeekStepBackMode(t *testing.T) {
 	}
 	// A bad message gets a non-fatal error; the socket stays usable.
 	w.send(ctl{"type": "jump"})
-	if m := w.read(); m.Type != "error" || m.Fatal || m.Status != 400 || !strings.Contains(m.Error, "jump") {
+	if m := w.read(); m.Type != "error" || m.Fatal || m.Status != codes[EINVALID] || !strings.Contains(m.Error, "jump") {
 		t.Fatalf("bad control answered with %+v", m)
 	}
 	w.send(ctl{"type": "step"})
@@ -477,7 +477,7 @@ func TestWSRefusedBeforeUpgrade(t *testing.T) {
 			continue
 		}
 		var body errorBody
-		if err := json.NewDecoder(res.Body).Decode(&body); err != nil || !strings.Contains(body.Error, tt.msg) {
+		if err := json.NewDecoder(res.Body).Decode(&body); err != nil || codes[body.Code] != tt.code || !strings.Contains(body.Error, tt.msg) {
 			t.Errorf("%s: body %+v (%v); want an error naming %q", tt.q, body, err, tt.msg)
 		}
 	}

@@ -153,7 +153,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		}
 		if _, err := srv.AddImage(imageID(img), filepath.Base(name), img); err != nil {
 			img.Close()
-			if errors.Is(err, web.ErrExists) {
+			if web.ErrorCode(err) == web.ECONFLICT {
 				// The same image twice (or a copy of it, or of the demo): serve it once.
 				logger.Warn("image already loaded; serving it once", "image", name)
 				continue
