@@ -179,10 +179,14 @@ export function outcomeText(st) {
 
 /**
  * The markers' description for screen readers: the stops, chunks and call markers on the seek bar.
+ * A quiz draws no call markers (where the calls fall would answer its questions), and says none.
  * @param {RunState} st
+ * @param {boolean} [quiz]
  * @returns {string}
  */
-export function markersText(st) {
+export function markersText(st, quiz = false) {
+  const head = `${plural(st.stops.length, 'tour stop')}, ${plural(st.chunks.length, 'dnode chunk')}`;
+  if (quiz) return head;
   const flushes = st.markers.filter((m) => m.kind === 'flush').length;
-  return `${plural(st.stops.length, 'tour stop')}, ${plural(st.chunks.length, 'dnode chunk')}, ${st.markersThinned ? 'some of the ' : ''}${plural(flushes, 'call marker')}`;
+  return `${head}, ${st.markersThinned ? 'some of the ' : ''}${plural(flushes, 'call marker')}`;
 }

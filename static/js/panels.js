@@ -80,7 +80,6 @@ export function helloDOM(doc, st) {
   } else {
     c.hidden = true;
   }
-  $('markers-desc').textContent = markersText(st);
 }
 
 /**
@@ -183,6 +182,7 @@ export function updateDOM(doc, st, ui) {
     lanes.dataset.key = key;
     lanes.replaceChildren(...st.modes.map((m) => lane(doc, m, st.per[m], st.modes.length, ui.callLog)));
   }
+  text('markers-desc', st.ready ? markersText(st, ui.view.quiz) : '');
   text('slots-aside', slotsAside(st));
   const [a, b] = ui.sit.shown;
   text('sit-aside', st.ready ? sitAside(st, a, b) : '');

@@ -43,6 +43,7 @@ test('the asides count slots, chunks, runs and segments with separators and sing
   assert.equal(statesText({ addr: 16384, new: 2, null: 0, compress: 0 }), '16,384 · 2 · 0');
   assert.equal(statesText({ addr: 1, new: 0, null: 0, compress: 3 }), '1 · 0 · 0 · 3 compressed');
   assert.equal(markersText(st), '3 tour stops, 1 dnode chunk, 2 call markers');
+  assert.equal(markersText(st, true), '3 tour stops, 1 dnode chunk');
 });
 
 test('the outcome: nothing while running; at the end, the calls of each mode and the saving', () => {

@@ -30,6 +30,7 @@ test('the counters show the step, the calls and the slots in use, grouped', () =
   assert.equal(doc.text('c-bt-calls'), '1');
   assert.equal(doc.text('narr-bt-text'), 'slot 2 is released');
   assert.equal(doc.text('slots-aside'), '10 slots in 1 chunk · 1 physical run');
+  assert.equal(doc.text('markers-desc'), '3 tour stops, 1 dnode chunk, 2 call markers');
   assert.equal(doc.getElementById('seek').getAttribute('aria-valuetext'), 'step 3 of 40');
   assert.ok(!doc.body.classList.contains('veiled'));
   assert.equal(doc.getElementById('counters-panel').dataset.final, 'false');
@@ -41,6 +42,7 @@ test('an open question veils the narration and the SIT line, and the tour title 
   st.frame(frame(3, { narration: 'f2fs_invalidate_blocks(4608, 3) (flush: the next address is not contiguous)' }), 0);
   updateDOM(doc, st, ui(doc, st, { quiz: true }));
   assert.ok(doc.body.classList.contains('veiled'));
+  assert.equal(doc.text('markers-desc'), '3 tour stops, 1 dnode chunk', 'a quiz says nothing of where the calls fall');
   assert.equal(doc.text('narr-pb-text'), VEILED_NARRATION);
   assert.equal(doc.text('narr-bt-text'), VEILED_NARRATION);
   assert.equal(doc.text('sit-desc'), '');
@@ -108,7 +110,6 @@ test('helloDOM names the modes and the tour size; a lane lists the latest calls,
   helloDOM(doc, st);
   assert.equal(doc.text('slots-mode'), 'both modes: the slots end alike');
   assert.equal(doc.text('tour-count'), '3');
-  assert.equal(doc.text('markers-desc'), '3 tour stops, 1 dnode chunk, 2 call markers');
   assert.ok(doc.getElementById('file-compressed').hidden);
   const ms = { counters: { calls: 1200 }, pending: { start: 34304, len: 512 }, calls: [[100, 1, 'a'], [200, 2, 'b'], [300, 3, 'c'], [400, 4, 'flush']] };
   const el = lane(doc, 'batched', ms, 2, null);
