@@ -49,10 +49,41 @@ type quizBuilder struct {
 	chunkEnd   []int64
 	chunkSegs  map[int32][]uint32
 	last       int // the last mode's engine index
+	// What a question shows of the moment before its stop, which the stop's event does not carry:
+	// the step its event came at (a call's stop moves on to its last SIT update), the batched
+	// pending run then, and the address of the slot a discontiguous flush is about (the event after
+	// the flush, the slot's second visit, carries it).
+	at        map[string]int64
+	pendingAt map[string]core.Pending
+	nextAddr  map[string]uint32
+	waitAddr  string // a stop kind whose slot's address the next event of engine waitEngine gives
+	waitEng   int
 }
 
 func newQuizBuilder(o *Outline) *quizBuilder {
-	return &quizBuilder{o: o, chunkSegs: map[int32][]uint32{}, last: len(o.spec.Modes) - 1}
+	return &quizBuilder{o: o, chunkSegs: map[int32][]uint32{}, last: len(o.spec.Modes) - 1,
+		at: map[string]int64{}, pendingAt: map[string]core.Pending{}, nextAddr: map[string]uint32{}}
+}
+
+// made records a stop kind's first event: its step and engine i's pending run before it.
+func (q *quizBuilder) made(kind string, i int, step int64, pd core.Pending) {
+	q.at[kind] = step
+	q.pendingAt[kind] = pd
+	if kind == StopDiscontiguous {
+		q.waitAddr, q.waitEng = kind, i
+	}
+}
+
+// follow takes engine i's event after a flush whose slot's address a question names: the slot's
+// second visit starts a run (or fails validation) at that address.
+func (q *quizBuilder) follow(ev core.Event, i int) {
+	if q.waitAddr == "" || i != q.waitEng || ev.Kind == core.EvSITUpdate || ev.Kind == core.EvInvalidate {
+		return
+	}
+	if ev.Kind == core.EvSlot || ev.Kind == core.EvError {
+		q.nextAddr[q.waitAddr] = ev.Addr
+	}
+	q.waitAddr = ""
 }
 
 func (q *quizBuilder) add(ev core.Event, i int, step int64) {
@@ -102,26 +133,46 @@ func (q *quizBuilder) question(s *Stop, lastMode core.Mode) *Question {
 	num := func(text string, v uint64, ask int64) *Question {
 		return &Question{Kind: "number", Text: text, Answer: strconv.FormatUint(v, 10), Ask: ask, Reveal: s.Step, chunk: -1}
 	}
+	// A yes/no is asked just before the event it is about: before a call's step, not before its
+	// SIT updates (by then the call has been made and the pending run is gone).
 	yesno := func(text string, yes bool) *Question {
 		a := "no"
 		if yes {
 			a = "yes"
 		}
-		return &Question{Kind: "yesno", Text: text, Answer: a, Ask: max(s.Step-1, 0), Reveal: s.Step, chunk: -1}
+		return &Question{Kind: "yesno", Text: text, Answer: a, Ask: max(q.stepOf(s)-1, 0), Reveal: s.Step, chunk: -1}
+	}
+	// The run question names the pending run and the slot's value and asks what the batched mode
+	// does, in the same words whatever the answer: the page shows the run's bracket and the slots,
+	// not whether the next one continues the run.
+	runQ := func(pd core.Pending, holds string) string {
+		return fmt.Sprintf("The batched mode's pending run is (blkstart %s, blklen %s). Pass 2 comes to slot %s, which holds %s. Does slot %s end the pending run?",
+			units.Group(uint64(pd.Start)), units.Group(uint64(pd.Len)), units.Group(s.Slot), holds, units.Group(s.Slot))
 	}
 	chunk := q.o.chunkAt(s.Slot)
 	switch s.Kind {
 	case StopReserve:
 		if ev, ok := q.eventOf(s); ok {
-			return num("How many of this chunk's NULL_ADDR slots will f2fs_reserve_new_blocks turn into NEW_ADDR?", uint64(ev.Len), max(s.Step-1, 0))
+			return num("Pass 1 is about to reserve this chunk's holes with f2fs_reserve_new_blocks. By how many blocks will valid_block_count grow?", uint64(ev.Len), max(s.Step-1, 0))
 		}
 	case StopNewInRun:
-		return yesno(fmt.Sprintf("Slot %s holds NEW_ADDR while the batched mode has a run pending. Does this slot end the pending run?", units.Group(s.Slot)), false)
+		if pd, ok := q.pendingAt[s.Kind]; ok && pd.Len > 0 {
+			return yesno(runQ(pd, "NEW_ADDR"), false)
+		}
 	case StopDiscontiguous:
-		return yesno(fmt.Sprintf("The batched mode has a run pending, and slot %s holds an address that is not blkstart+blklen. Does slot %s end the pending run?", units.Group(s.Slot), units.Group(s.Slot)), true)
+		ev, ok := q.eventOf(s)
+		addr, known := q.nextAddr[s.Kind]
+		if ok && known {
+			return yesno(runQ(core.Pending{Start: ev.Addr, Len: ev.Len}, "address "+units.Group(uint64(addr))), true)
+		}
 	case StopError:
 		if ev, ok := q.eventOf(s); ok && (ev.Action == core.ActSITBit || ev.Action == core.ActBounds) {
-			return yesno(fmt.Sprintf("Slot %s holds block %s. Will f2fs_is_valid_blkaddr accept it?", units.Group(s.Slot), units.Group(ev.Addr)), false)
+			ans := choiceSITBit
+			if ev.Action == core.ActBounds {
+				ans = choiceBounds
+			}
+			return &Question{Kind: "choice", Text: fmt.Sprintf("Pass 2 comes to slot %s, which holds block %s. What does f2fs_is_valid_blkaddr find?", units.Group(s.Slot), units.Group(uint64(ev.Addr))),
+				Choices: []string{choiceValid, choiceBounds, choiceSITBit}, Answer: ans, Ask: max(s.Step-1, 0), Reveal: s.Step, chunk: -1}
 		}
 	case StopChunk:
 		if chunk >= 0 {
@@ -164,10 +215,27 @@ func (q *quizBuilder) question(s *Stop, lastMode core.Mode) *Question {
 			}
 			choices = kept
 		}
-		return &Question{Kind: "choice", Text: "This chunk's calls will empty one segment. Which segment becomes prefree next?",
+		return &Question{Kind: "choice", Text: "This chunk's calls will release every valid block of one of these segments. Which segment becomes prefree first?",
 			Choices: choices, Answer: strconv.FormatUint(uint64(ev.Segno), 10), Ask: q.chunkEnter[chunk], Reveal: s.Step, chunk: -1}
 	}
 	return nil
+}
+
+// The choices of the validation question: what f2fs_is_valid_blkaddr(DATA_GENERIC_ENHANCE) can
+// find of a block pass 2 is about to release.
+const (
+	choiceValid  = "a valid block"
+	choiceBounds = "outside the main area"
+	choiceSITBit = "its SIT bit is clear"
+)
+
+// stepOf returns the step of a stop's own event: a call's stop shows the state after its SIT
+// updates, so its Step is later.
+func (q *quizBuilder) stepOf(s *Stop) int64 {
+	if at, ok := q.at[s.Kind]; ok && at <= s.Step {
+		return at
+	}
+	return s.Step
 }
 
 // eventOf replays the event a stop is about: the outline keeps no events, so the stop's own

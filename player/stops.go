@@ -95,9 +95,11 @@ func (t *tourBuilder) add(ev core.Event, i int, step int64) {
 		}
 		t.open[i] = t.open[i][:0]
 	}
+	t.q.follow(ev, i)
 	stop := func(kind, title, text string, terms ...string) int {
 		if _, ok := t.o.stopEvents[kind]; !ok {
 			t.o.stopEvents[kind] = ev
+			t.q.made(kind, i, step, t.pending[i])
 		}
 		t.stops = append(t.stops, Stop{Step: step, Kind: kind, Mode: mode.String(), Slot: ev.Slot,
 			Title: title, Text: text, Terms: terms})

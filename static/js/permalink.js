@@ -1,0 +1,53 @@
+// Keeps the address bar a permalink of the view: the run, the mode, the step, the pace, the
+// colouring, presenter mode and the quiz. permalinkSearch is pure (static/jstest/permalink.test.js).
+import { isPace, DEFAULT_PACE } from './pace.js';
+
+/**
+ * @typedef {object} PermalinkParams
+ * @property {string} path
+ * @property {string} offset
+ * @property {string} length
+ * @property {string} mode
+ * @property {boolean} keepSize
+ * @property {string[]} before
+ * @property {string} sandbox a sandbox run's id: its URL names the list, not the file
+ */
+
+/**
+ * Returns the query string of the view's permalink, from the page's own (other keys stay).
+ * @param {string} search location.search
+ * @param {PermalinkParams} params
+ * @param {import('./state.js').RunState} st
+ * @param {import('./render.js').ViewOptions} view
+ * @returns {string} without the "?"
+ */
+export function permalinkSearch(search, params, st, view) {
+  const q = new URLSearchParams(search);
+  q.set('mode', params.mode);
+  q.set('step', String(st.step));
+  if (!params.sandbox) {
+    q.set('path', params.path);
+    q.set('offset', st.info.offset || String(params.offset));
+    q.set('length', st.info.length || String(params.length));
+    q.delete('run');
+    q.delete('before');
+    for (const op of params.before) q.append('before', op);
+    if (params.keepSize) q.set('keepSize', 'true');
+  }
+  if (isPace(st.pace) && st.pace !== DEFAULT_PACE) q.set('pace', st.pace); else q.delete('pace');
+  if (view.colour.by !== 'run') q.set('colour', view.colour.by); else q.delete('colour');
+  if (view.present) q.set('present', '1'); else q.delete('present');
+  if (view.quiz) q.set('quiz', '1'); else q.delete('quiz');
+  return String(q);
+}
+
+/**
+ * Replaces the address bar's URL with the view's permalink when it differs.
+ * @param {PermalinkParams} params
+ * @param {import('./state.js').RunState} st
+ * @param {import('./render.js').ViewOptions} view
+ */
+export function updateURL(params, st, view) {
+  const url = `${location.pathname}?${permalinkSearch(location.search, params, st, view)}`;
+  if (url !== location.pathname + location.search) history.replaceState(null, '', url);
+}

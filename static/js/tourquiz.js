@@ -1,0 +1,157 @@
+// The tour and quiz as one page holds them: which stop is open and whether the user chose it, the
+// questions answered, their verdicts, the score, the answer awaiting a verdict and why the last
+// one was refused. It decides where n, p and an opened stop take the view and when playing must
+// come back to a question; the socket and the panels only carry out and show what it says.
+// No DOM, no socket: tested in static/jstest/tourquiz.test.js.
+import { stopAt, stopStep, nextStop, prevStop, openQuestion, passedQuestion, verdictText } from './tour.js';
+import { tourAfterHello } from './modeswitch.js';
+import { checkAnswer, verdictSpeech } from './quiz.js';
+
+/** @typedef {import('./tour.js').Stop} Stop */
+
+export class TourQuiz {
+  constructor() {
+    /** the open stop's index, -1 for none */
+    this.open = -1;
+    /** the user chose the open stop (n, p, an answer): the tour does not follow the step */
+    this.sticky = false;
+    /** @type {Set<number>} stops whose question is answered */
+    this.answered = new Set();
+    /** @type {Map<number, string>} stop → the verdict as shown ("correct", "wrong: 59", "answer sent: …") */
+    this.verdicts = new Map();
+    this.score = { right: 0, asked: 0 };
+    /** the stop whose answer awaits its verdict, -1 for none */
+    this.waiting = -1;
+    /** what the live region says of the last verdict: it and the right answer */
+    this.speech = '';
+    /** why the last answer was not sent, until the next one */
+    this.hint = '';
+  }
+
+  /**
+   * Takes a hello: another mode brings other stops, so the open stop and the verdicts (kept by
+   * stop index) start over; the same mode (a reconnect) keeps them.
+   * @param {string|null} before the mode shown before the hello (null: none yet)
+   * @param {string} mode the hello's mode
+   * @param {Stop[]} stops
+   * @param {number} step
+   * @param {{right: number, asked: number}} [score] the hello's score
+   */
+  hello(before, mode, stops, step, score) {
+    ({ open: this.open, sticky: this.sticky } = tourAfterHello(before, mode, stops, step, this.open, this.sticky));
+    if (before !== null && before !== mode) {
+      this.verdicts.clear();
+      this.answered.clear();
+      this.waiting = -1;
+    }
+    this.score = score || this.score;
+  }
+
+  /**
+   * Takes a quiz message: a verdict (the stop opens on it, answered), or in a room a follower's
+   * answer sent and awaiting the presenter.
+   * @param {{stop: number, correct?: boolean, answer?: string, pending?: boolean, score?: {right: number, asked: number}}} m
+   * @param {boolean} presenter the page presents a room: it did not answer itself
+   */
+  verdict(m, presenter) {
+    if (m.score) this.score = m.score;
+    if (m.pending) {
+      this.verdicts.set(m.stop, 'answer sent: the presenter reveals it');
+      return;
+    }
+    const v = /** @type {{correct: boolean, answer: string}} */ (m);
+    this.answered.add(m.stop);
+    this.verdicts.set(m.stop, verdictText(v));
+    this.speech = verdictSpeech(v, presenter);
+    if (this.waiting === m.stop) this.waiting = -1;
+    this.open = m.stop;
+    this.sticky = true;
+  }
+
+  /**
+   * The question open at step, or -1 (none, or no quiz).
+   * @param {Stop[]} stops
+   * @param {number} step
+   * @param {boolean} quiz
+   * @returns {number}
+   */
+  question(stops, step, quiz) {
+    return quiz ? openQuestion(stops, step, this.answered) : -1;
+  }
+
+  /**
+   * After a frame while playing in a quiz: an unanswered question whose step was passed opens, and
+   * the view must go back to its step.
+   * @param {Stop[]} stops
+   * @param {number} from the step before the frame
+   * @param {number} to the frame's step
+   * @returns {number} the step to seek to, or -1
+   */
+  bounce(stops, from, to) {
+    const k = passedQuestion(stops, from, to, this.answered);
+    if (k < 0) return -1;
+    this.open = k;
+    this.sticky = true;
+    return /** @type {import('./tour.js').Question} */ (stops[k].question).ask;
+  }
+
+  /**
+   * Before a draw: the open question opens its stop; otherwise the tour follows the step unless
+   * the user opened a stop.
+   * @param {Stop[]} stops
+   * @param {number} step
+   * @param {boolean} quiz
+   * @returns {number} the open question's stop, or -1
+   */
+  follow(stops, step, quiz) {
+    const q = this.question(stops, step, quiz);
+    if (q >= 0) this.open = q;
+    else if (!this.sticky) this.open = stopAt(stops, step);
+    return q;
+  }
+
+  /**
+   * Opens stop k and returns the step the view goes to (in a quiz, where its question is asked).
+   * @param {Stop[]} stops
+   * @param {number} k
+   * @param {boolean} quiz
+   * @returns {number} the step, or -1 when there is no stop k
+   */
+  openStop(stops, k, quiz) {
+    if (k < 0 || k >= stops.length) return -1;
+    this.open = k;
+    this.sticky = true;
+    return stopStep(stops[k], quiz && !this.answered.has(k));
+  }
+
+  /** @param {Stop[]} stops @returns {number} the stop n opens */
+  nextStop(stops) { return nextStop(stops, this.open); }
+
+  /** @param {Stop[]} stops @returns {number} the stop p opens */
+  prevStop(stops) { return prevStop(stops, this.open); }
+
+  /** The user moved the view by hand: the tour follows the step again. */
+  unstick() { this.sticky = false; }
+
+  /**
+   * Checks an answer to the question open at step and returns the message that sends it, or null
+   * (no question, or an answer the question cannot take: hint says why).
+   * @param {Stop[]} stops
+   * @param {number} step
+   * @param {string} raw
+   * @param {number} max the largest number an answer may be (the range's slots)
+   * @returns {{type: 'answer', stop: number, answer: string}|null}
+   */
+  answer(stops, step, raw, max) {
+    const k = openQuestion(stops, step, this.answered);
+    if (k < 0) return null;
+    const c = checkAnswer(/** @type {import('./tour.js').Question} */ (stops[k].question), raw, max);
+    if (!c.ok) {
+      this.hint = c.hint;
+      return null;
+    }
+    this.hint = '';
+    this.waiting = k;
+    return { type: 'answer', stop: k, answer: c.value };
+  }
+}

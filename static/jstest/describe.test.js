@@ -1,0 +1,68 @@
+// Unit tests of the player's sentences about the run (node --test).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  plural, slotValueText, slotText, cursorLine, slotsAside, sitAside, statesText, outcomeText, markersText,
+} from '../js/describe.js';
+import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR } from '../js/state.js';
+import { model, frame, hello } from './player.fixture.js';
+
+test('plural: one is singular, the rest plural and grouped', () => {
+  assert.equal(plural(1, 'slot'), '1 slot');
+  assert.equal(plural(0, 'slot'), '0 slots');
+  assert.equal(plural(16384, 'call'), '16,384 calls');
+});
+
+test('a slot value says what it is: hole, reserved, compressed marker, or address in its segment', () => {
+  const st = model();
+  assert.equal(slotValueText(st, 0, NULL_ADDR), 'NULL_ADDR: a hole');
+  assert.match(slotValueText(st, 0, NEW_ADDR), /^NEW_ADDR/);
+  assert.match(slotValueText(st, 0, COMPRESS_ADDR), /^COMPRESS_ADDR/);
+  // 4608 = main area 4096 + 1 × 512: segment 1, offset 0, in the first physical run.
+  assert.equal(slotValueText(st, 0, 4608), 'address 4608, segment 1, block offset 0, physical run 1 of 1');
+  assert.match(slotValueText(st, 0, 10), /outside the main area/);
+});
+
+test('the tooltip and cursor line name the slot, its chunk and what it held before the run', () => {
+  const st = model();
+  const tip = slotText(st, 3);
+  assert.match(tip, /^slot 3 \(file offset 12,288\)/);
+  assert.match(tip, /chunk 1 of 1/);
+  assert.match(tip, /address 4611/);
+  assert.doesNotMatch(tip, /before the run/);
+  st.frame({ ...frame(4), changed: [{ index: 3, count: 1, state: 'new' }] }, 0);
+  assert.match(slotText(st, 3), /before the run: address 4611/);
+  assert.match(cursorLine(st, 3), /^pinned at slot 3 .*NEW_ADDR.*; before the run address 4611/);
+  assert.match(cursorLine(st, null), /^cursor at slot 4/);
+});
+
+test('the asides count slots, chunks, runs and segments with separators and singulars', () => {
+  const st = model();
+  assert.equal(slotsAside(st), '10 slots in 1 chunk · 1 physical run');
+  assert.equal(sitAside(st, 1, 1), '1 segment');
+  assert.equal(statesText({ addr: 16384, new: 2, null: 0, compress: 0 }), '16,384 · 2 · 0');
+  assert.equal(statesText({ addr: 1, new: 0, null: 0, compress: 3 }), '1 · 0 · 0 · 3 compressed');
+  assert.equal(markersText(st), '3 tour stops, 1 dnode chunk, 2 call markers');
+  assert.equal(markersText(st, true), '3 tour stops, 1 dnode chunk');
+});
+
+test('the outcome: nothing while running; at the end, the calls of each mode and the saving', () => {
+  const st = model();
+  assert.equal(outcomeText(st), '');
+  const f = frame(40, { calls: 8, done: true });
+  st.frame(f, 0);
+  assert.equal(outcomeText(st), 'f2fs_zero_range returns 0: 8 per-block calls against 1 batched, 8.0× fewer SIT lock holds, and the same slots and SIT at the end.');
+  const one = model({ run: { ...hello().run, mode: 'batched', modes: ['batched'] }, state: [hello().state[1]] });
+  one.frame({ ...frame(40, { calls: 1, blocks: 8, done: true }), state: [frame(40, { calls: 1, blocks: 8, done: true }).state[1]] }, 0);
+  assert.equal(outcomeText(one), 'f2fs_zero_range returns 0: 1 calls, 8 blocks released.');
+});
+
+test('the outcome of an error quotes the kernel and names who returned it', () => {
+  const st = model();
+  const f = frame(7, { calls: 2, done: true });
+  for (const s of f.state) { s.errno = 'EFSCORRUPTED'; s.message = 'Inconsistent error blkaddr:12463'; }
+  st.frame(f, 0);
+  assert.equal(outcomeText(st), 'f2fs_zero_range returns -EFSCORRUPTED: the kernel logs "Inconsistent error blkaddr:12463".');
+  const c = model({ run: { ...hello().run, compressed: true, algorithm: 'lz4', clusterSize: 4 } });
+  assert.match(outcomeText(c), /compressed \(lz4, cluster 4 blocks\).*first step is EOPNOTSUPP/);
+});

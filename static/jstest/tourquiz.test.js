@@ -1,0 +1,104 @@
+// Unit tests of the tour and quiz session (node --test).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { TourQuiz } from '../js/tourquiz.js';
+import { hello } from './player.fixture.js';
+
+const stops = hello().stops;
+
+test('the tour follows the step until the user opens a stop, and again after a move by hand', () => {
+  const tq = new TourQuiz();
+  tq.hello(null, 'both', stops, 0);
+  assert.equal(tq.open, 0);
+  assert.equal(tq.follow(stops, 5, false), -1);
+  assert.equal(tq.open, 1, 'step 5 is past stop 1 (step 4)');
+  assert.equal(tq.openStop(stops, 2, false), 40);
+  assert.equal(tq.follow(stops, 5, false), -1);
+  assert.equal(tq.open, 2, 'an opened stop stays open');
+  tq.unstick();
+  tq.follow(stops, 5, false);
+  assert.equal(tq.open, 1);
+  assert.equal(tq.openStop(stops, 3, false), -1, 'no stop 3');
+  assert.equal(tq.openStop(stops, -1, false), -1);
+});
+
+test('n and p: next and previous stop from the open one; in a quiz n opens a question where it is asked', () => {
+  const tq = new TourQuiz();
+  tq.hello(null, 'both', stops, 0);
+  assert.equal(tq.nextStop(stops), 1);
+  assert.equal(tq.openStop(stops, tq.nextStop(stops), true), 3, 'the question is asked at step 3, before its stop');
+  assert.equal(tq.prevStop(stops), 0);
+  tq.verdict({ stop: 1, correct: true, answer: 'yes', score: { right: 1, asked: 1 } }, false);
+  assert.equal(tq.openStop(stops, 1, true), 4, 'answered: the stop itself');
+});
+
+test('a question opens at its ask step and closes at its reveal or when answered', () => {
+  const tq = new TourQuiz();
+  tq.hello(null, 'both', stops, 0);
+  assert.equal(tq.follow(stops, 2, true), -1);
+  assert.equal(tq.follow(stops, 3, true), 1);
+  assert.equal(tq.open, 1);
+  assert.equal(tq.follow(stops, 3, false), -1, 'no quiz, no question');
+  assert.equal(tq.follow(stops, 4, true), -1, 'revealed');
+  tq.verdict({ stop: 1, correct: false, answer: 'yes' }, false);
+  assert.equal(tq.follow(stops, 3, true), -1, 'answered');
+});
+
+test('playing past an unanswered question comes back to it, once it is answered no more', () => {
+  const tq = new TourQuiz();
+  tq.hello(null, 'both', stops, 0);
+  assert.equal(tq.bounce(stops, 0, 2), -1);
+  assert.equal(tq.bounce(stops, 2, 9), 3);
+  assert.deepEqual([tq.open, tq.sticky], [1, true]);
+  assert.equal(tq.bounce(stops, 3, 9), -1, 'from the ask step itself: not passed');
+  tq.verdict({ stop: 1, correct: true, answer: 'yes' }, false);
+  assert.equal(tq.bounce(stops, 0, 9), -1);
+});
+
+test('an answer is sent only when the question can take it; a slip leaves a hint and the question open', () => {
+  const tq = new TourQuiz();
+  tq.hello(null, 'both', stops, 0);
+  assert.equal(tq.answer(stops, 0, 'yes', 10), null, 'no question open at step 0');
+  assert.equal(tq.hint, '');
+  assert.equal(tq.answer(stops, 3, 'maybe', 10), null);
+  assert.match(tq.hint, /yes, no/);
+  assert.equal(tq.waiting, -1);
+  assert.deepEqual(tq.answer(stops, 3, ' Y ', 10), { type: 'answer', stop: 1, answer: 'yes' });
+  assert.equal(tq.hint, '');
+  assert.equal(tq.waiting, 1);
+});
+
+test('a verdict opens its stop, counts, and is said with the right answer; a presenter hears only the answer', () => {
+  const tq = new TourQuiz();
+  tq.hello(null, 'both', stops, 0);
+  tq.waiting = 1;
+  tq.verdict({ stop: 1, correct: false, answer: 'no', score: { right: 0, asked: 1 } }, false);
+  assert.equal(tq.verdicts.get(1), 'wrong: no');
+  assert.equal(tq.speech, 'Wrong: the answer is no.');
+  assert.deepEqual(tq.score, { right: 0, asked: 1 });
+  assert.deepEqual([tq.open, tq.sticky, tq.waiting], [1, true, -1]);
+  assert.ok(tq.answered.has(1));
+  tq.verdict({ stop: 1, correct: true, answer: 'no' }, true);
+  assert.equal(tq.speech, 'The answer is no.');
+});
+
+test('a follower\'s pending answer waits for the presenter without closing the question', () => {
+  const tq = new TourQuiz();
+  tq.verdict({ stop: 1, pending: true }, false);
+  assert.match(tq.verdicts.get(1), /presenter reveals/);
+  assert.ok(!tq.answered.has(1));
+});
+
+test('a hello for another mode starts the verdicts over; the same mode keeps them and the open stop', () => {
+  const tq = new TourQuiz();
+  tq.hello(null, 'both', stops, 0);
+  tq.openStop(stops, 2, false);
+  tq.verdict({ stop: 1, correct: true, answer: 'yes' }, false);
+  tq.hello('both', 'both', stops, 5, { right: 1, asked: 1 });
+  assert.deepEqual([tq.open, tq.verdicts.size, tq.score.right], [1, 1, 1], 'the verdict opened stop 1 and it stays');
+  tq.hello('both', 'batched', stops, 5);
+  assert.equal(tq.verdicts.size, 0);
+  assert.equal(tq.answered.size, 0);
+  assert.equal(tq.sticky, false);
+  assert.equal(tq.open, 1, 'follows the step');
+});
