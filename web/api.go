@@ -3,6 +3,7 @@ package web
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,7 +16,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
-	"github.com/zrviz/zrviz/player"
 )
 
 // imageInfo is one row of GET /api/images.
@@ -397,32 +397,20 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	// A Result holds the calls (compressed) and the file's slot map after: reserve for the map.
-	in := t.spec.Input
-	slots := max(in.Inode.SlotsEnd, player.PagesOf(t.spec).End)
-	release, err := s.budget.reserve(int64(len(t.spec.Modes)) * (1<<20 + 48*int64(slots)))
+	// The results are held until the answer is written (web/reservations.go); the heavy slot only
+	// while simulating, so that slow readers do not keep other work from starting.
+	release, err := s.budget.reserve(runBytes(t.spec))
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	defer release()
-	done, err := s.heavyWork(r.Context())
+	results, err := s.simulateRun(r.Context(), t)
 	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	defer done()
-	results := make([]*core.Result, 0, len(t.spec.Modes))
-	for _, m := range t.spec.Modes {
-		if err := r.Context().Err(); err != nil {
-			return // the client has gone
-		}
-		res, err := core.Simulate(in, t.spec.Request, m)
-		if err != nil {
+		if r.Context().Err() == nil {
 			s.Error(w, r, err)
-			return
 		}
-		results = append(results, res)
+		return // else the client has gone
 	}
 	if format == "csv" {
 		writeCallsCSV(w, s, t.info.Path, results)
@@ -489,4 +477,25 @@ func writeResult(w *bufio.Writer, res *core.Result, extra []byte) error {
 	}
 	_, err = w.Write(after)
 	return err
+}
+
+// simulateRun runs t in each of its modes, per-block first, in a slot of heavy work.
+func (s *Server) simulateRun(ctx context.Context, t *runTarget) ([]*core.Result, error) {
+	done, err := s.heavyWork(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	results := make([]*core.Result, 0, len(t.spec.Modes))
+	for _, m := range t.spec.Modes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res, err := core.Simulate(t.spec.Input, t.spec.Request, m)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, res)
+	}
+	return results, nil
 }

@@ -2,7 +2,9 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -121,4 +123,40 @@ func (s *Server) heavyWork(ctx context.Context) (done func(), err error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// MemoryInUse is the part of the memory budget (Config.MaxMemory) reserved now: what the work in
+// progress, the cached outlines and the queued replies are counted as holding. Tests hold it
+// against the heap the same work grows by.
+func (s *Server) MemoryInUse() int64 { return s.budget.inUse() }
+
+// reserveHeavy reserves n bytes of the budget and a slot of heavy work (waiting while ctx lasts);
+// done gives back both.
+func (s *Server) reserveHeavy(ctx context.Context, n int64) (done func(), err error) {
+	release, err := s.budget.reserve(n)
+	if err != nil {
+		return nil, err
+	}
+	slot, err := s.heavyWork(ctx)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return func() { slot(); release() }, nil
+}
+
+// retryAfterHeader tells a client refused for the budget or the heavy-work cap (a *BusyError, or
+// another 503) when to come back, reporting whether it did: such a refusal is the server keeping
+// its bounds, not a fault to log as one.
+func retryAfterHeader(w http.ResponseWriter, err error, code int) bool {
+	var be *BusyError
+	switch {
+	case errors.As(err, &be):
+		w.Header().Set("Retry-After", strconv.Itoa(int(be.RetryAfter.Seconds())))
+	case code == http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter.Seconds())))
+	default:
+		return false
+	}
+	return true
 }

@@ -6,10 +6,14 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/zrviz/zrviz/afterck"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgdiff"
+	"github.com/zrviz/zrviz/request"
+	"github.com/zrviz/zrviz/source"
 	"github.com/zrviz/zrviz/templates"
 )
 
@@ -62,6 +66,22 @@ func (s *Server) handleDiffPage(w http.ResponseWriter, r *http.Request) {
 	defer relB()
 	p.A = templates.DiffSide{ID: sa.ID, Name: sa.Name, Format: string(sa.Format)}
 	p.B = templates.DiffSide{ID: sb.ID, Name: sb.Name, Format: string(sb.Format)}
+	// The diff, the page made of it and the check's model are held until the page is written
+	// (web/reservations.go); comparing walks both images: heavy work.
+	ops, _ := request.ParseOps(strings.NewReader(q.Get("ops"))) // a bad list is diffCheck's to report
+	release, err := s.budget.reserve(diffBytes(source.Volume(sa.Image.Volume()), source.Volume(sb.Image.Volume()), ops))
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	defer release()
+	slot, err := s.heavyWork(r.Context())
+	if err != nil {
+		s.pageError(w, r, err)
+		return
+	}
+	heavyDone := sync.OnceFunc(slot)
+	defer heavyDone()
 	d, err := imgdiff.Compare(r.Context(), sa.Image, sb.Image)
 	if errors.Is(err, imgdiff.ErrUnrelated) {
 		p.Error = "These images cannot be compared: " + err.Error() + ". Pick two images of one filesystem (a copy taken before and after)."
@@ -79,6 +99,7 @@ func (s *Server) handleDiffPage(w http.ResponseWriter, r *http.Request) {
 		p.Check, diffs = diffCheck(r, sa, sb, p.Ops, p.Mode)
 		markCheck(&p, diffs)
 	}
+	heavyDone() // a slow reader of the page holds its memory, not a slot of heavy work
 	s.render(w, r, http.StatusOK, templates.Diff(p))
 }
 

@@ -42,7 +42,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, c temp
 // would give it, so a browser sees a page and not a JSON body.
 func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
 	code, msg := s.errorStatus(err)
-	if code >= 500 {
+	if retryAfterHeader(w, err, code) {
+		s.log.Debug("page refused", "path", r.URL.Path, "err", err)
+	} else if code >= 500 {
 		s.log.Error("page failed", "path", r.URL.Path, "err", err)
 	}
 	s.render(w, r, code, templates.Error(templates.ErrorPage{

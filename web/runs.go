@@ -139,6 +139,13 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 		if err != nil {
 			return base, err
 		}
+		if len(before) > 0 { // each operation is a whole simulation (web/reservations.go)
+			done, err := s.reserveHeavy(ctx, beforeBytes(base.Volume, base.Inode.SlotsEnd, before))
+			if err != nil {
+				return base, err
+			}
+			defer done()
+		}
 		// The player plays one file; operations on it (and sync, tune) run first, each on the
 		// state the previous one left, as on one mount (core.Seq: dirty pages, writeback). Both
 		// modes leave the same slots and SIT: run per-block.

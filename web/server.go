@@ -206,6 +206,7 @@ func NewServer(cfg Config) (*Server, error) {
 		s.budget.limit = DefaultMaxMemory
 	}
 	s.outlines = newOutlineCache(s.budget)
+	s.traces.charge = s.budget
 	s.heavy = newHeavySlots()
 	s.hosts = newAllowedHosts(cfg.Addr, cfg.AllowedHosts)
 	s.slots = newUploadSlots(cfg.MaxUploads, cfg.MaxUploadsPerClient)

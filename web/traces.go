@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bufio"
 	"container/list"
 	"crypto/rand"
 	"encoding/hex"
@@ -56,6 +57,9 @@ type traceStore struct {
 	byID  map[string]*list.Element // of *storedTrace
 	lru   list.List                // front: most recently used
 	bytes int
+	// charge, when set, is the budget the kept traces are charged to (forced: a trace that was
+	// parsed within its reservation is kept), given back as they are evicted.
+	charge *budget
 }
 
 // add stores t and evicts the least recently used traces over the count or memory bound.
@@ -67,10 +71,12 @@ func (ts *traceStore) add(t *storedTrace) {
 	}
 	ts.byID[t.id] = ts.lru.PushFront(t)
 	ts.bytes += t.size
+	ts.charge.take(int64(t.size), true)
 	for ts.lru.Len() > 1 && (ts.lru.Len() > maxTraces || ts.bytes > maxTraceMem) {
 		old := ts.lru.Remove(ts.lru.Back()).(*storedTrace)
 		delete(ts.byID, old.id)
 		ts.bytes -= old.size
+		ts.charge.give(int64(old.size))
 	}
 }
 
@@ -113,6 +119,14 @@ func (s *Server) handleTraceUpload(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, tooLarge(MaxTraceBody))
 		return
 	}
+	// The parse holds the calls until they are stored (web/reservations.go); a body of unknown
+	// length reserves for the largest.
+	release, err := s.budget.reserve(traceParseBytes(r.ContentLength))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer release()
 	body := http.MaxBytesReader(w, r.Body, MaxTraceBody)
 	src, err := traceBody(r, body)
 	if err != nil {
@@ -211,9 +225,50 @@ func (s *Server) handleTraceGet(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, notFound("trace", chi.URLParam(r, "tid")))
 		return
 	}
+	release, err := s.budget.reserve(traceAnswerBytes)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer release()
 	t := st.trace
-	writeJSON(w, http.StatusOK, traceBodyJSON{ID: st.id, Image: id, Format: t.Format, Lines: t.Lines,
-		Outside: t.Outside, Sized: t.Sized, Ops: t.Ops})
+	// Streamed, call by call: a trace at the call limit is about 80 MB of JSON, which a stalled
+	// reader would otherwise hold whole (issue 19: 30 of them 2.9 GB).
+	head, err := json.Marshal(traceBodyJSON{ID: st.id, Image: id, Format: t.Format, Lines: t.Lines,
+		Outside: t.Outside, Sized: t.Sized})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	bw := bufio.NewWriterSize(w, traceAnswerBuffer)
+	bw.Write(head[:len(head)-len(`null}`)]) // traceBodyJSON ends with "ops":null}
+	bw.WriteByte('[')
+	var num []byte
+	for i := range t.Ops {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString(`{"line":`)
+		bw.Write(strconv.AppendInt(num[:0], int64(t.Ops[i].Line), 10))
+		bw.WriteString(`,"calls":[`)
+		k := 0
+		for c := range t.Ops[i].Calls.All() {
+			if k > 0 {
+				bw.WriteByte(',')
+			}
+			k++
+			num = append(strconv.AppendUint(append(num[:0], '['), uint64(c.Start), 10), ',')
+			num = append(strconv.AppendUint(num, uint64(c.Len), 10), ']')
+			if _, err := bw.Write(num); err != nil {
+				return // the client has gone, or the write deadline passed
+			}
+		}
+		bw.WriteString("]}")
+	}
+	bw.WriteString("]}\n")
+	bw.Flush()
 }
 
 // traceFor finds the stored trace a run query names (FieldTrace) and the operation of it to compare

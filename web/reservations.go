@@ -1,0 +1,124 @@
+package web
+
+import (
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/player"
+	"github.com/zrviz/zrviz/request"
+)
+
+// What each kind of work that allocates in proportion to its input reserves from the memory budget
+// (web/budget.go) before it starts, and holds until its request ends (issue 19). Each figure is
+// the heap in use the work was measured to grow by (web/reservation_test.go holds every one of
+// them against the heap for the worst input of its kind we can craft; docs/reliability.md has the
+// table), with the margin said at each: the heap a request grows by also counts the garbage the
+// collector has not yet taken, which is what the process's RSS shows.
+
+// Resolving `before=` operations (web/runs.go resolve). A write reserves the blocks it will dirty
+// and its writeback (fsync, sync, or the zero's filemap_write_and_wait_range) allocates and remaps
+// them: measured 456–670 B of heap per block written and written back (write + fsync of the whole
+// free space of 256 MiB, 1 GiB and 2 GiB volumes: +11, +98–142 and +232 MiB). A zero walks the
+// file's slots as one simulation does (runPerSlot). What a sequence can write is bounded by the
+// volume's main area whatever the ops say (a write past the free space stops at ENOSPC).
+// TestBeforeReservation: +162 MiB against 255 reserved for write + fsync of a 1 GiB volume's free
+// space; +17 MiB against 148 for 63 zeros of a 9 GiB sparse file (holes walk cheaply, but the
+// reservation cannot tell holes from slots without reading the file's nodes).
+const (
+	beforeBase     = 4 << 20
+	beforePerBlock = 1 << 10
+)
+
+// beforeBytes is what resolving ops on a file of fileSlots slots (one past its last mapped one)
+// on volume v reserves.
+func beforeBytes(v core.Volume, fileSlots uint64, ops []request.Op) int64 {
+	main := mainBlocks(v)
+	var written int64
+	walks := false
+	for _, op := range ops {
+		switch {
+		case op.IsZero():
+			walks = true
+			written += 2 // fill_zero's partial pages at the range's edges
+		case op.Kind == request.OpWrite:
+			written += op.Length>>12 + 2
+		}
+		written = min(written, max(main, 0))
+	}
+	n := beforeBase + beforePerBlock*written
+	if walks {
+		n += runPerSlot * (int64(fileSlots) + written)
+	}
+	return n
+}
+
+// mainBlocks is the blocks of v's main area (0 for a volume that lies about it).
+func mainBlocks(v core.Volume) int64 { return max(int64(v.MaxBlkaddr)-int64(v.MainBlkaddr), 0) }
+
+// A run API answer (GET /api/images/{id}/run) holds each mode's core.Result (its calls, compressed
+// into runs, and the file's slot map after) until the answer is written. Measured on the crafted
+// 1,020,909-slot file whose every slot is its own extent (issue 13's rows layout, no two calls
+// merge): heap +48 MiB for one mode, +71 MiB for both (47 and 95 MiB were reserved before, 1 MiB +
+// 48 B a slot; issue 19 measured the process grow 2–3.7× past that with slow readers, which the
+// write deadline and the heavy slot's release after simulating now bound). 64 B a slot is a third
+// over the measured 49.
+const (
+	runBase    = 1 << 20
+	runPerSlot = 64
+)
+
+// runBytes is what the run API's answer for spec reserves.
+func runBytes(spec player.Spec) int64 {
+	slots := max(spec.Input.Inode.SlotsEnd, player.PagesOf(spec).End)
+	return int64(len(spec.Modes)) * (runBase + runPerSlot*int64(slots))
+}
+
+// Parsing an uploaded trace (POST /api/images/{id}/traces) holds its calls as runs of 12 bytes
+// (ktrace.Calls); the worst trace is one whose calls never merge into a run ("0 1", "2 1", "4 1",
+// …: two bytes of body at the least per call), up to traceLimits.MaxCalls. The slice doubles as
+// it grows, so the old and the new array and the garbage of earlier growth are live at once:
+// measured +153 MiB (38 B a call) for the worst trace at the call limit, 4,194,304 calls in 41 MB
+// (TestTraceReservation); 48 B a call.
+const (
+	traceParseBase    = 1 << 20
+	traceParsePerCall = 48
+)
+
+// traceParseBytes is what parsing a trace body of at most n bytes reserves (n < 0: unknown length,
+// bounded by MaxTraceBody).
+func traceParseBytes(n int64) int64 {
+	if n < 0 || n > MaxTraceBody {
+		n = MaxTraceBody
+	}
+	calls := min(n/2+1, int64(traceLimits.MaxCalls))
+	return traceParseBase + traceParsePerCall*calls
+}
+
+// A trace answer (GET /api/images/{id}/traces/{tid}) is streamed through a buffer of
+// traceAnswerBuffer bytes (it was built whole: about 12 bytes a call, twice over for the encoder's
+// copy, held as long as the client took to read it); it reserves the buffer and the encoder's head.
+// Measured: +0.1 MiB for the 50 MB answer of the worst trace.
+const (
+	traceAnswerBuffer = 64 << 10
+	traceAnswerBytes  = 4 * traceAnswerBuffer
+)
+
+// The diff page (GET /diff?a=&b=) holds both images' differences (imgdiff.Diff: a record per
+// changed slot, node, NAT entry, SIT entry and bit) and the page made of them; with &ops= the
+// after-image check models the operations on a (as `before=` does) and compares every block.
+// Changes are bounded by the blocks of the two main areas. Measured (TestDiffReservation): +4.2 MiB
+// for the demo against a copy with all its 21,725 data slots released (15.5 MiB reserved), +30 MiB
+// with the check of a write and fsync of the demo's whole free space and a zero (87 MiB reserved).
+const (
+	diffBase     = 8 << 20
+	diffPerBlock = 64
+)
+
+// diffBytes is what comparing a and b reserves; ops (the after-image check's operations, nil
+// without) add what modelling them on a holds: as `before=` on a file as large as a's main area
+// (the operations may name several files; together their mapped slots are a's blocks at most).
+func diffBytes(a, b core.Volume, ops []request.Op) int64 {
+	n := diffBase + diffPerBlock*(mainBlocks(a)+mainBlocks(b))
+	if len(ops) > 0 {
+		n += beforeBytes(a, uint64(mainBlocks(a)), ops)
+	}
+	return n
+}
