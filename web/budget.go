@@ -145,14 +145,14 @@ func (s *Server) reserveHeavy(ctx context.Context, n int64) (done func(), err er
 	return func() { slot(); release() }, nil
 }
 
-// retryAfterHeader tells a client refused for the budget or the heavy-work cap (a *BusyError, or
-// another 503) when to come back, reporting whether it did: such a refusal is the server keeping
+// retryAfterHeader tells a client refused for the budget or the heavy-work cap (an EUNAVAILABLE
+// *Error naming its wait, or another 503) when to come back, reporting whether it did: such a refusal is the server keeping
 // its bounds, not a fault to log as one.
 func retryAfterHeader(w http.ResponseWriter, err error, code int) bool {
-	var be *BusyError
+	var we *Error
 	switch {
-	case errors.As(err, &be):
-		w.Header().Set("Retry-After", strconv.Itoa(int(be.RetryAfter.Seconds())))
+	case errors.As(err, &we) && we.Code == EUNAVAILABLE && we.RetryAfter > 0:
+		w.Header().Set("Retry-After", strconv.Itoa(int(we.RetryAfter.Seconds())))
 	case code == http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", strconv.Itoa(int(retryAfter.Seconds())))
 	default:
