@@ -51,3 +51,23 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		})
 	}
 }
+
+// TestTestSupportStaysOutOfTheProduct: internal/testutil and internal/imgedit are for tests (they
+// import "testing"; imgedit doctors images); the binary must not reach them, so no product code can
+// start to depend on them. It is also why scripts/deadcode leaves them out: deadcode starts from main.
+func TestTestSupportStaysOutOfTheProduct(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./cmd/zrviz").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps ./cmd/zrviz: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps ./cmd/zrviz listed %d packages", len(deps))
+	}
+	for _, d := range deps {
+		switch d {
+		case "testing", "github.com/zrviz/zrviz/internal/testutil", "github.com/zrviz/zrviz/internal/imgedit":
+			t.Errorf("the zrviz binary depends on %s, which is for tests only", d)
+		}
+	}
+}

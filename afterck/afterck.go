@@ -1,6 +1,7 @@
 // Package afterck holds the model's after-state of a sequence of operations against an image the
 // kernel left (an after-image): [ModelSeq] for the whole ops language (zero, write, fsync, sync,
-// tune, then the unmount's writeback), [Model] for zero-range operations alone. For every file
+// tune, then the unmount's writeback), held against the image by [CheckState]; [StateOf] gives the
+// after-state of zero-range results alone. For every file
 // the operations touched i_size, i_blocks and every slot;
 // for every segment the SIT valid count and bit map; the checkpoint's valid block and node counts.
 //
@@ -16,7 +17,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -180,16 +180,6 @@ func StateOf(ops []Op) (*State, error) {
 	}
 	slices.Sort(st.Prefree)
 	return st, nil
-}
-
-// Check holds ops' model after-state against after, the image the kernel left when it ran them on
-// before: [CheckState] of [StateOf].
-func Check(ctx context.Context, before, after *imgio.Image, ops []Op) (*Report, error) {
-	st, err := StateOf(ops)
-	if err != nil {
-		return nil, err
-	}
-	return CheckState(ctx, before, after, st)
 }
 
 // CheckState holds a model after-state against after, the image the kernel left. The error wraps
@@ -580,58 +570,6 @@ func (c *checker) segments() error {
 		}
 	}
 	return nil
-}
-
-// ErrNotModelled is returned by [Model] for an operation other than zero: Model runs zero-range
-// sequences on core.Simulate; [ModelSeq] models the whole ops language.
-var ErrNotModelled = errors.New("afterck: only zero operations are modelled")
-
-// Model reads operations in the ops language (zero PATH OFFSET LENGTH [keep_size], one a line; a
-// # at the start of a line or after white space starts a comment), runs them in order on one
-// mount in one mode, each on the state the previous one left (as `zrviz run --ops` does), and
-// returns them as Check takes them. A line of another operation is [ErrNotModelled].
-func Model(img *imgio.Image, text string, mode core.Mode) ([]Op, error) {
-	lines := strings.Split(text, "\n")
-	for i, l := range lines {
-		for k := 0; k < len(l); k++ {
-			if l[k] == '#' && (k == 0 || l[k-1] == ' ' || l[k-1] == '\t') {
-				l = l[:k]
-				break
-			}
-		}
-		lines[i] = l
-		if f := strings.Fields(l); len(f) > 0 && f[0] != "zero" {
-			return nil, fmt.Errorf("line %d (%q): %w", i+1, strings.TrimSpace(l), ErrNotModelled)
-		}
-	}
-	runs, err := request.ParseOps(strings.NewReader(strings.Join(lines, "\n")))
-	if err != nil {
-		return nil, err
-	}
-	var last *core.Input
-	files := map[uint32]core.Input{}
-	ops := make([]Op, 0, len(runs))
-	for i, run := range runs {
-		in, err := source.Input(img, run.Path)
-		if err != nil {
-			return nil, fmt.Errorf("afterck: operation %d: %w", i+1, err)
-		}
-		ino := in.Inode.Ino
-		if last != nil {
-			if f, ok := files[ino]; ok {
-				in = f
-			}
-			in = last.WithFile(in)
-		}
-		res, err := core.Simulate(in, run.Request(in.Inode.Size), mode)
-		if err != nil {
-			return nil, fmt.Errorf("afterck: operation %d: %w", i+1, err)
-		}
-		next := res.NextInput()
-		last, files[ino] = &next, next
-		ops = append(ops, Op{Path: in.Path, Ino: ino, Result: res})
-	}
-	return ops, nil
 }
 
 // ModelSeq reads operations in the ops language (zero, write, fsync, sync, tune; see

@@ -35,7 +35,7 @@ func readOps(t *testing.T, name string) string {
 
 func model(t *testing.T, img *imgio.Image, n int, mode core.Mode) []afterck.Op {
 	t.Helper()
-	ops, err := afterck.Model(img, readOps(t, filepath.Join(cases, fmt.Sprintf("%d.ops", n))), mode)
+	ops, err := zeroOps(img, readOps(t, filepath.Join(cases, fmt.Sprintf("%d.ops", n))), mode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func after(t *testing.T, n int, mode core.Mode) (*imgio.Image, []afterck.Op, str
 
 func check(t *testing.T, before *imgio.Image, ops []afterck.Op, name string) *afterck.Report {
 	t.Helper()
-	rep, err := afterck.Check(context.Background(), before, imgedit.Open(t, name), ops)
+	rep, err := checkOps(context.Background(), before, imgedit.Open(t, name), ops)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestUnrelated(t *testing.T) {
 		t.Fatalf("mkfs.f2fs: %v\n%s", err, out)
 	}
 	before := imgedit.Open(t, imgedit.Copy(t, demo))
-	_, err := afterck.Check(context.Background(), before, imgedit.Open(t, other), model(t, before, 6, core.PerBlock))
+	_, err := checkOps(context.Background(), before, imgedit.Open(t, other), model(t, before, 6, core.PerBlock))
 	if !errors.Is(err, imgdiff.ErrUnrelated) {
 		t.Errorf("another filesystem: %v, want ErrUnrelated", err)
 	}
@@ -402,7 +402,7 @@ func TestDoctoredKernelAfterImage(t *testing.T) {
 		t.Skip("no kernel-seq/c1-data-partial fixture")
 	}
 	before := imgedit.Open(t, imgedit.Copy(t, demo))
-	ops, err := afterck.Model(before, readOps(t, seq+"/ops"), core.PerBlock)
+	ops, err := zeroOps(before, readOps(t, seq+"/ops"), core.PerBlock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,6 @@ type Pages struct {
 	End   uint64 `json:"end"`
 }
 
-// Len is the number of pages.
-func (p Pages) Len() uint64 { return p.End - p.Start }
-
 // ArgCheck returns the errno with which the kernel refuses the request before looking at a page
 // (open(2), vfs_fallocate, f2fs_fallocate, in that order: EISDIR, EINVAL, EOPNOTSUPP, EFBIG, …),
 // or "" when the request gets to f2fs_zero_range. It is the engine's own check.

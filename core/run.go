@@ -79,7 +79,6 @@ type Run struct {
 	e    *engine
 	cps  []checkpoint
 	last Event
-	res  *Result
 }
 
 // RunOptions tune a [Run].
@@ -97,12 +96,7 @@ type RunOptions struct {
 	Forward bool
 }
 
-// NewRun prepares a run; no event has happened yet (Step 0).
-func NewRun(in Input, req Request, mode Mode) (*Run, error) {
-	return NewRunOptions(in, req, mode, RunOptions{})
-}
-
-// NewRunOptions is [NewRun] with options.
+// NewRunOptions prepares a run with options; no event has happened yet (Step 0).
 func NewRunOptions(in Input, req Request, mode Mode, opt RunOptions) (*Run, error) {
 	e, err := newEngine(in, req, mode)
 	if err != nil {
@@ -168,9 +162,6 @@ func (r *Run) restore(c *checkpoint) {
 	r.last = Event{}
 }
 
-// Mode returns the run's mode.
-func (r *Run) Mode() Mode { return r.e.mode }
-
 // Step returns the number of events emitted so far.
 func (r *Run) Step() int64 { return r.e.s.step }
 
@@ -208,16 +199,6 @@ func (r *Run) InCall() bool {
 	return r.e.s.phase == phInvSeg
 }
 
-// Slots returns the run's current slot map over the file block indices [lo, hi), reading through
-// its changes (dnodes it has not written are read from the input).
-func (r *Run) Slots(lo, hi uint64) ([]Extent, error) {
-	ext, err := r.e.extents(lo, hi)
-	if ext == nil && err == nil {
-		ext = []Extent{}
-	}
-	return ext, err
-}
-
 // Changed returns the current content of every dnode the run has written so far, clipped to the
 // file block indices [lo, hi), in index order with neighbours merged. Laid over the input's slots it
 // gives the current slot map; it reads nothing from the input, and its size is that of what changed
@@ -228,9 +209,6 @@ func (r *Run) Changed(lo, hi uint64) []Extent {
 
 // ErrForward is returned by SeekTo for a step back on a run made with RunOptions.Forward.
 var ErrForward = errors.New("core: a forward-only run cannot seek back")
-
-// UndoEntries is the number of entries in the run's SIT undo log (see SITUndoBytes).
-func (r *Run) UndoEntries() int { return len(r.e.sit.log) }
 
 // ErrSeek is returned by SeekTo for a negative step.
 var ErrSeek = errors.New("core: seek to a negative step")
@@ -264,33 +242,6 @@ func (r *Run) SeekTo(step int64) error {
 		}
 	}
 	return e.err
-}
-
-// Last returns the most recent event (zero before the first).
-func (r *Run) Last() Event { return r.last }
-
-// Result returns the run's Result, running a separate simulation when the
-// run is not finished.
-func (r *Run) Result() (*Result, error) {
-	if r.res != nil {
-		return r.res, nil
-	}
-	var res *Result
-	var err error
-	if r.Done() && r.e.calls.limit == 0 {
-		res, err = r.e.result()
-		if err == nil {
-			// The run may seek back later: freeze the state now.
-			next := r.e.nextInput()
-			res.next, res.nextFn = &next, nil
-		}
-	} else {
-		res, err = Simulate(r.e.in, r.e.req, r.e.mode)
-	}
-	if err == nil {
-		r.res = res
-	}
-	return res, err
 }
 
 // Snapshot window sizes.

@@ -29,9 +29,6 @@ type Seq struct {
 // NewSeq starts a mount whose zero-range walks run in mode.
 func NewSeq(mode Mode) *Seq { return &Seq{mode: mode, files: map[uint32]Input{}} }
 
-// Mode is the mode the sequence runs its zero-range walks in.
-func (q *Seq) Mode() Mode { return q.mode }
-
 // File is the input for an operation on f (the reader's input for the file): the file as the
 // operations so far left it, on the volume as they left it.
 func (q *Seq) File(f Input) Input {

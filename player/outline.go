@@ -103,9 +103,6 @@ type Outline struct {
 // after a seek.
 const maxViewerUndo = 1 << 20
 
-// Spec returns the run the outline describes.
-func (o *Outline) Spec() Spec { return o.spec }
-
 // Modes returns the run's modes, per-block first.
 func (o *Outline) Modes() []core.Mode { return o.spec.Modes }
 

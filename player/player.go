@@ -97,9 +97,6 @@ func New(o *Outline) (*Player, error) {
 	return &Player{o: o, l: l}, nil
 }
 
-// Outline returns the run's shared outline.
-func (p *Player) Outline() *Outline { return p.o }
-
 // Step is the player step the view shows: 0 before anything, Total at the end.
 func (p *Player) Step() int64 { return p.l.step }
 

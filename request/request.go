@@ -6,7 +6,6 @@ package request
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/zrviz/zrviz/core"
@@ -159,17 +158,4 @@ func (r Run) Request(size int64) core.Request {
 		}
 	}
 	return req
-}
-
-// Values returns the fields that describe r, for a URL query or a form; the length is left out when
-// it defaults. Numbers are decimal strings, so JavaScript never rounds them.
-func (r Run) Values() [][2]string {
-	out := [][2]string{{FieldPath, r.Path}, {FieldOffset, strconv.FormatInt(r.Offset, 10)}}
-	if r.HasLength {
-		out = append(out, [2]string{FieldLength, strconv.FormatInt(r.Length, 10)})
-	}
-	if r.KeepSize {
-		out = append(out, [2]string{FieldKeepSize, "true"})
-	}
-	return append(out, [2]string{FieldMode, r.ModeName()})
 }

@@ -43,13 +43,6 @@ func (b *budget) reserve(n int64) (func(), error) {
 	}, nil
 }
 
-// inUse returns the bytes reserved now.
-func (b *budget) inUse() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.used
-}
-
 func mib(n int64) string { return strconv.FormatInt((n+(1<<20)-1)>>20, 10) + " MiB" }
 
 // take charges n bytes unless that would pass the limit (with force: even then), reporting whether

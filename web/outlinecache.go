@@ -108,14 +108,3 @@ func (c *outlineCache) get(ctx context.Context, key string, build func(context.C
 		return nil, ctx.Err()
 	}
 }
-
-// charged returns the bytes the cached outlines hold of the budget.
-func (c *outlineCache) charged() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var n int64
-	for _, e := range c.m {
-		n += e.charged
-	}
-	return n
-}

@@ -299,9 +299,12 @@ func caseQuery(tb testing.TB, n string, mode string) url.Values {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	q := url.Values{}
-	for _, kv := range last.Values() {
-		q.Set(kv[0], kv[1])
+	q := url.Values{request.FieldPath: {last.Path}, request.FieldOffset: {strconv.FormatInt(last.Offset, 10)}, request.FieldMode: {last.ModeName()}}
+	if last.HasLength {
+		q.Set(request.FieldLength, strconv.FormatInt(last.Length, 10))
+	}
+	if last.KeepSize {
+		q.Set(request.FieldKeepSize, "true")
 	}
 	for _, op := range ops[:len(ops)-1] {
 		q.Add(FieldBefore, op.OpLine(0))

@@ -1,0 +1,22 @@
+package web
+
+// What the tests read of the memory budget and the outline cache; the product only reserves and
+// releases.
+
+// inUse returns the bytes reserved now.
+func (b *budget) inUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+// charged returns the bytes the cached outlines hold of the budget.
+func (c *outlineCache) charged() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, e := range c.m {
+		n += e.charged
+	}
+	return n
+}
