@@ -166,7 +166,7 @@ func (s *Server) errorStatus(err error) (int, string) {
 		return http.StatusServiceUnavailable, err.Error()
 	case errors.Is(err, ErrExists):
 		return http.StatusConflict, err.Error()
-	case errors.Is(err, imgio.ErrNotF2FS), errors.As(err, &fe), errors.As(err, &ue), errors.Is(err, core.ErrInput):
+	case errors.Is(err, imgio.ErrNotF2FS), errors.As(err, &fe), errors.As(err, &ue), errors.Is(err, core.ErrInput), errors.Is(err, core.ErrUnmodelled):
 		// A stored image that turns out corrupt where it is read lazily, or
 		// that the engine cannot model: the client asked about a bad or
 		// unsupported structure, not a server fault.
