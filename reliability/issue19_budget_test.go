@@ -259,7 +259,9 @@ func TestBudgetBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	br := burst(t, 40, func(int) *http.Request { return getReq(base, "/api/images/demo/run?path=/cases/sparse-9g.bin&mode=both") })
+	br := burst(t, 40, func(int) *http.Request {
+		return getReq(base, "/api/images/demo/run?path=/cases/sparse-9g.bin&mode=both")
+	})
 	cpu1, err := ReadProcCPU(pid)
 	if err != nil {
 		t.Fatal(err)
