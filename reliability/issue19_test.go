@@ -100,8 +100,8 @@ func TestForeignOriginCostsNothingBinary(t *testing.T) {
 
 // TestJoinBurstBinary (issue 19): 1,000 followers join a room within about 2 s while the presenter
 // seeks; every follower that joined gets the presenter's newest step. The time from each seek to
-// each follower's frame is measured and logged (p50, p95), not asserted: the goal is p95 ≤ 1 s,
-// and docs/reliability.md records the figure.
+// each follower's frame is measured and logged (p50, p95); the issue's requirement is asserted:
+// "1,000 followers joining in 2 s see the presenter's seeks within 1 s at p95".
 func TestJoinBurstBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: 1,000 websocket followers")
@@ -190,8 +190,11 @@ func TestJoinBurstBinary(t *testing.T) {
 	}
 	slices.Sort(lat)
 	k := len(lat)
-	t.Logf("%d followers joined in %v; seek (mid-burst) to frame for the %d that had joined: p50 %v, p95 %v, max %v",
-		n, joined, k, lat[k/2], lat[k*95/100], lat[k-1])
+	t.Logf("%d followers joined in %v; seek (mid-burst) to frame for the %d that had joined: p50 %v, p95 %v, max %v; load average %s",
+		n, joined, k, lat[k/2], lat[k*95/100], lat[k-1], LoadAverage())
+	if p95 := lat[k*95/100]; p95 > time.Second {
+		t.Errorf("p95 of seek to follower frame %v, want ≤ 1 s (issue 19)", p95)
+	}
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
