@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -19,15 +20,20 @@ import (
 // binServer is `zrviz serve` run as a process, for the cases whose figures are the process's own
 // (CPU seconds, RSS).
 type binServer struct {
-	cmd  *exec.Cmd
-	base string // http://127.0.0.1:PORT
+	cmd     *exec.Cmd
+	base    string // http://127.0.0.1:PORT
+	dataDir string
+	tmpDir  string // its TMPDIR
 }
 
 func startBinServer(t *testing.T, args ...string) *binServer {
 	t.Helper()
 	bin := buildZrviz(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "-addr", "127.0.0.1:0", "-data-dir", t.TempDir(), "-quiet"}, args...)...)
+	dataDir := t.TempDir()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "-addr", "127.0.0.1:0", "-data-dir", dataDir, "-quiet"}, args...)...)
+	tmpDir := t.TempDir()
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmpDir)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +55,7 @@ func startBinServer(t *testing.T, args ...string) *binServer {
 	if base == "" {
 		t.Fatal("serve printed no URL")
 	}
-	return &binServer{cmd: cmd, base: base}
+	return &binServer{cmd: cmd, base: base, dataDir: dataDir, tmpDir: tmpDir}
 }
 
 func (b *binServer) ws(path string) string { return "ws" + strings.TrimPrefix(b.base, "http") + path }
