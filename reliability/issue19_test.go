@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -19,15 +20,20 @@ import (
 // binServer is `zrviz serve` run as a process, for the cases whose figures are the process's own
 // (CPU seconds, RSS).
 type binServer struct {
-	cmd  *exec.Cmd
-	base string // http://127.0.0.1:PORT
+	cmd     *exec.Cmd
+	base    string // http://127.0.0.1:PORT
+	dataDir string
+	tmpDir  string // its TMPDIR
 }
 
 func startBinServer(t *testing.T, args ...string) *binServer {
 	t.Helper()
 	bin := buildZrviz(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "-addr", "127.0.0.1:0", "-data-dir", t.TempDir(), "-quiet"}, args...)...)
+	dataDir := t.TempDir()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"serve", "-addr", "127.0.0.1:0", "-data-dir", dataDir, "-quiet"}, args...)...)
+	tmpDir := t.TempDir()
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmpDir)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +55,7 @@ func startBinServer(t *testing.T, args ...string) *binServer {
 	if base == "" {
 		t.Fatal("serve printed no URL")
 	}
-	return &binServer{cmd: cmd, base: base}
+	return &binServer{cmd: cmd, base: base, dataDir: dataDir, tmpDir: tmpDir}
 }
 
 func (b *binServer) ws(path string) string { return "ws" + strings.TrimPrefix(b.base, "http") + path }
@@ -100,8 +106,8 @@ func TestForeignOriginCostsNothingBinary(t *testing.T) {
 
 // TestJoinBurstBinary (issue 19): 1,000 followers join a room within about 2 s while the presenter
 // seeks; every follower that joined gets the presenter's newest step. The time from each seek to
-// each follower's frame is measured and logged (p50, p95), not asserted: the goal is p95 ≤ 1 s,
-// and docs/reliability.md records the figure.
+// each follower's frame is measured and logged (p50, p95); the issue's requirement is asserted:
+// "1,000 followers joining in 2 s see the presenter's seeks within 1 s at p95".
 func TestJoinBurstBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: 1,000 websocket followers")
@@ -190,8 +196,11 @@ func TestJoinBurstBinary(t *testing.T) {
 	}
 	slices.Sort(lat)
 	k := len(lat)
-	t.Logf("%d followers joined in %v; seek (mid-burst) to frame for the %d that had joined: p50 %v, p95 %v, max %v",
-		n, joined, k, lat[k/2], lat[k*95/100], lat[k-1])
+	t.Logf("%d followers joined in %v; seek (mid-burst) to frame for the %d that had joined: p50 %v, p95 %v, max %v; load average %s",
+		n, joined, k, lat[k/2], lat[k*95/100], lat[k-1], LoadAverage())
+	if p95 := lat[k*95/100]; p95 > time.Second {
+		t.Errorf("p95 of seek to follower frame %v, want ≤ 1 s (issue 19)", p95)
+	}
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

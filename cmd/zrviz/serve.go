@@ -173,7 +173,8 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "zrviz is serving %s at %s (Ctrl-C to stop); uploads are kept in %s\n",
 		plural(srv.ImageCount(), "image"), servingAt(srv.URL(), cfg.addr), srv.DataDir())
 	<-ctx.Done()
-	fmt.Fprintln(stdout, "zrviz: shutting down")
+	fmt.Fprintf(stdout, "zrviz: shutting down (%s of the memory budget reserved by work in progress and cached outlines)\n",
+		units.Bytes(srv.MemoryInUse()))
 	return srv.Close()
 }
 

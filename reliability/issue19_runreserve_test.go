@@ -1,0 +1,99 @@
+package reliability
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/web"
+)
+
+// heapAndReserved runs f and returns the peaks of the heap in use and of s's reserved budget, each
+// above where it stood when f started (after a collection), sampled every millisecond.
+func heapAndReserved(s *web.Server, f func()) (heap, reserved int64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base, rbase := int64(ms.HeapInuse), s.MemoryInUse()
+	var stop atomic.Bool
+	var ph, pr atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var m runtime.MemStats
+		for !stop.Load() {
+			runtime.ReadMemStats(&m)
+			if v := int64(m.HeapInuse) - base; v > ph.Load() {
+				ph.Store(v)
+			}
+			if v := s.MemoryInUse() - rbase; v > pr.Load() {
+				pr.Store(v)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	f()
+	stop.Store(true)
+	<-done
+	return ph.Load(), pr.Load()
+}
+
+// TestRunReservationManySlots (issue 19): the run API's answer for the worst file we know — every
+// slot its own extent, two in each of 509 segments a node (issue 13's rows layout), so no call
+// merges with the next — reserves at least the heap it grows by, in each mode and in both. The
+// server runs in this process; the client reads everything. 200 direct nodes (206,509 slots) keep
+// the test fast; the estimate is per slot.
+func TestRunReservationManySlots(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: crafts a 3 GiB many-slots image")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "big.bin"), bytes.Repeat([]byte("many-slots"), 820), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw := mkfsImage(t, dir, 3<<10, src)
+	ms, err := BuildManySlots(raw, manySlotsPath, 200, LayoutRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := startServer(t, web.Config{MaxMemory: -1})
+	img, err := imgio.OpenFileContext(context.Background(), raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ls.srv.AddImage("ms", "ms.img", img); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"per-block", "batched", "both"} {
+		var n int64
+		var code int
+		heap, res := heapAndReserved(ls.srv, func() {
+			r, err := http.Get(ls.url + "/api/images/ms/run?path=" + manySlotsPath + "&mode=" + mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, _ = io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+			code = r.StatusCode
+		})
+		t.Logf("%s, %d slots: %d, %d bytes; heap +%.1f MiB, reserved %.1f MiB", mode, ms.Slots, code, n, float64(heap)/(1<<20), float64(res)/(1<<20))
+		if code != http.StatusOK {
+			t.Fatalf("%s: %d", mode, code)
+		}
+		if heap > res {
+			t.Errorf("%s: the heap grew by %.1f MiB, past the %.1f MiB reserved", mode, float64(heap)/(1<<20), float64(res)/(1<<20))
+		}
+	}
+}
