@@ -1,7 +1,6 @@
 package core
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -34,20 +33,29 @@ type blockOwner struct {
 	index uint64
 }
 
-// MountGC gives the sequence the volume's segment manager, v being what a mount of the image the
-// operations run on reads (source.GCVolume), and the image's block owners. From then on the
-// sequence runs checkpoint and gc operations ([Seq.Checkpoint], [Seq.GC]) and the garbage
-// collection f2fs_balance_fs runs inside an operation when the volume is short of free sections.
-// It must be called before the first operation.
-func (q *Seq) MountGC(v gc.Volume, o Owners) error {
+// MountGC mounts the volume for the sequence: vol and sit are the image's volume and SIT (as a
+// file's Input has them), v what the segment manager reads at mount (source.GCVolume), o the
+// image's block owners. From then on the sequence runs checkpoint and gc operations
+// ([Seq.Checkpoint], [Seq.GC]), also before any file is named, and the garbage collection
+// f2fs_balance_fs runs inside an operation when the volume is short of free sections. It must be
+// called before the first operation.
+func (q *Seq) MountGC(vol Volume, sit SITSource, v gc.Volume, o Owners) error {
 	if q.vol != nil {
 		return fmt.Errorf("%w: MountGC after the first operation", ErrInput)
+	}
+	if sit == nil || o == nil {
+		return fmt.Errorf("%w: MountGC without a SIT or block owners", ErrInput)
 	}
 	s, err := gc.Mount(v)
 	if err != nil {
 		return err
 	}
+	if s.Segments() != vol.MainSegments {
+		return fmt.Errorf("%w: the segment manager has %d main segments, the volume %d", ErrInput, s.Segments(), vol.MainSegments)
+	}
 	q.sm, q.owners, q.placed = s, o, map[uint32]blockOwner{}
+	q.tune(&vol)
+	q.vol = &Input{Volume: vol, SIT: sit}
 	return nil
 }
 
@@ -84,10 +92,6 @@ func (q *Seq) Checkpoint() (*WriteResult, error) {
 	}
 	q.balance = nil
 	res := &WriteResult{Op: "checkpoint", Pages: []PageWrite{}, Checkpoint: true}
-	if q.vol == nil {
-		res.Freed = []uint32{}
-		return res, nil
-	}
 	freed, moves := q.sm.Checkpoint()
 	if err := q.applyMoves(moves); err != nil {
 		return nil, err
@@ -105,9 +109,6 @@ func (q *Seq) GC(sync int) (*WriteResult, error) {
 		return nil, ErrNoSegmentManager
 	}
 	q.balance = nil
-	if q.vol == nil {
-		return nil, fmt.Errorf("%w: a gc operation before any file is known", ErrInput)
-	}
 	if q.vol.Volume.CheckpointError {
 		e := "EIO"
 		return &WriteResult{Op: "gc", Errno: e, Pages: []PageWrite{}, GC: &gc.Pick{Op: "gc", Errno: &e, Candidates: []gc.Candidate{}}}, nil
@@ -125,16 +126,6 @@ func (q *Seq) GC(sync int) (*WriteResult, error) {
 		res.Errno = *p.Errno
 	}
 	return res, nil
-}
-
-// MarshalJSON writes a gc operation's result as its pick ({"op":"gc","type","policy","victim",
-// "cost","errno","moved","candidates"}), any other result as it is.
-func (w *WriteResult) MarshalJSON() ([]byte, error) {
-	if w.GC != nil {
-		return json.Marshal(w.GC)
-	}
-	type plain WriteResult
-	return json.Marshal((*plain)(w))
 }
 
 // feedCalls gives the segment manager a zero's f2fs_invalidate_blocks calls, piece by piece.

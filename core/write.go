@@ -22,7 +22,8 @@ type WriteResult struct {
 	// the blocks a checkpoint or gc operation moved (with a segment manager, Seq.MountGC).
 	Freed []uint32 `json:"freed,omitempty"`
 	Moved int      `json:"moved,omitempty"`
-	// GC is a gc operation's pick (its JSON is the result's, see MarshalJSON).
+	// GC is a gc operation's pick: the JSON a gc operation's result is shown as (zrviz run --ops
+	// --json: {"op":"gc","type","policy","victim","cost","errno","moved","candidates"}).
 	GC *gc.Pick `json:"-"`
 }
 

@@ -21,6 +21,26 @@ type Report struct {
 	Expanded        bool        `json:"expanded"`
 	Agree           bool        `json:"agree"`
 	FirstDivergence *Divergence `json:"firstDivergence"`
+	// Victims are the kernel's f2fs_get_victim events of the operation (a gc op, or the garbage
+	// collection f2fs_balance_fs ran inside another); VictimDivergence says how the model's
+	// differ ("" when they agree, as they must for Agree). Set by [Report.CheckVictims].
+	Victims          []Victim `json:"victims,omitempty"`
+	VictimDivergence string   `json:"victimDivergence,omitempty"`
+}
+
+// CheckVictims adds the victim check of the operation to the report: the model's pick p (a gc
+// op's, or Seq.BalanceGC's; nil: no collection) against the trace's f2fs_get_victim events.
+func (r *Report) CheckVictims(t *Trace, p *gc.Pick) error {
+	d, err := CheckVictims(t, r.Op-1, ModelVictims(p))
+	if err != nil {
+		return err
+	}
+	r.Victims = t.Ops[r.Op-1].Victims
+	r.VictimDivergence = d
+	if d != "" {
+		r.Agree = false
+	}
+	return nil
 }
 
 // ModelCalls adapts a result's calls.

@@ -48,7 +48,7 @@ func NewSeq(ctx context.Context, img *imgio.Image, mode core.Mode) (*core.Seq, e
 	if err != nil {
 		return nil, err
 	}
-	if err := q.MountGC(v, NewOwners(ctx, img)); err != nil {
+	if err := q.MountGC(Volume(img.Volume()), img, v, NewOwners(ctx, img)); err != nil {
 		return nil, err
 	}
 	return q, nil
