@@ -279,6 +279,9 @@ func (s *State) move(b Block, log int) (Move, bool) {
 		return Move{}, false // already moved or invalidated
 	}
 	c := &s.cur[log]
+	if c.Blkoff >= BlocksPerSeg {
+		return Move{}, false // the log is full and no free segment was found (ENOSPC)
+	}
 	to := Block{c.Segno, c.Blkoff}
 	c.Blkoff++
 	full := c.Blkoff >= BlocksPerSeg
