@@ -44,7 +44,7 @@
 // segments" when free sections ≤ upper_secs + NR_GC_CHECKPOINT_SECS; [State.Balance] is the same
 // loop as f2fs_balance_fs starts it (BG_GC, no_bg_gc, nr_free_secs 1). Pick.Rounds lists the
 // searches after the first, Pick.Checkpoints what each checkpoint inside freed. A foreground
-// ioctl returns EAGAIN when no section was freed since the last checkpoint (err_gc_skipped),
+// ioctl returns EAGAIN when the call freed no whole section (err_gc_skipped, gc.c:2058),
 // ENODATA when a search found nothing (also after earlier rounds moved blocks).
 // __get_secs_required's dirty node and dentry pages are taken as fewer than a section's worth
 // with room in the current segments (upper_secs 1: the inode an operation dirtied).

@@ -189,8 +189,8 @@ func (s *State) run(ctl control) Pick {
 	}
 	// stop: last_victim[ALLOC_NEXT] and [FLUSH_DEVICE] are not the GC policies' slots.
 	pk.Moved = len(pk.Moves)
-	if ctl.errGCSkipped && errno == "" && secFreed == 0 {
-		errno = EAGAIN // err_gc_skipped: no section freed since the last checkpoint
+	if ctl.errGCSkipped && errno == "" && totalSecFreed == 0 {
+		errno = EAGAIN // err_gc_skipped (gc.c:2058): no whole section freed in the call
 	}
 	if errno != "" {
 		pk.Errno = &errno
