@@ -50,6 +50,10 @@ type Volume struct {
 	// (segment.c:5502): 0 normally, but a slow mount that crosses a second boundary starts
 	// max_mtime one higher, and every cost-benefit age with it.
 	MountSeconds uint64
+	// ReservedSegments is the checkpoint's rsvd_segment_count (SM_I(sbi)->reserved_segments):
+	// has_not_enough_free_secs compares the free sections with it (reserved_sections). 0 makes
+	// only a volume without a free section short of space.
+	ReservedSegments uint32
 }
 
 // The victim policies (gc_mode, enum in segment.h:153): GC_CB = 0, GC_GREEDY = 1; last_victim
@@ -79,6 +83,7 @@ type State struct {
 	minMtime, maxMtime             uint64
 	lastVictim                     [2]uint32
 	curVictimSec                   uint32
+	rsvSegs                        uint32
 
 	dirty     bitset // dirty_segmap[DIRTY]
 	prefree   bitset // dirty_segmap[PRE]
@@ -152,7 +157,7 @@ func Mount(v Volume) (*State, error) {
 		MaxVictimSearch: DefMaxVictimSearch,
 		segsPerSec:      v.SegsPerSec, mainSegs: n, mainSecs: n / v.SegsPerSec,
 		segs: append([]Segment(nil), v.Segments...), cur: v.Current, elapsed: v.ElapsedTime,
-		curVictimSec: NullSegno,
+		curVictimSec: NullSegno, rsvSegs: v.ReservedSegments,
 	}
 	for t, c := range s.cur {
 		if c.Segno >= n || c.Blkoff > BlocksPerSeg {

@@ -138,7 +138,8 @@ func mountGC(ctx context.Context, img *imgio.Image, zeros []request.Op, now uint
 	return s, nil
 }
 
-func writeGCStep(w io.Writer, op gc.Op, v any) {
+func writeGCStep(w io.Writer, label fmt.Stringer, v any) {
+	op := label
 	switch r := v.(type) {
 	case *gc.Pick:
 		fmt.Fprintf(w, "%s: %s %s, ", op, r.Type, r.Policy)
@@ -176,3 +177,8 @@ func writeGCStep(w io.Writer, op gc.Op, v any) {
 		fmt.Fprintf(w, "%s\n", op)
 	}
 }
+
+// stringer is a fixed label for writeGCStep.
+type stringer string
+
+func (s stringer) String() string { return string(s) }
