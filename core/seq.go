@@ -159,8 +159,14 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.done(next, nil)
-	if err := q.feedEnd(nil); err != nil {
+	// An inline conversion (f2fs_preallocate_blocks → f2fs_convert_inline_inode) wrote page 0 to
+	// the hot data log: its segment, and the one the log moved to, changed.
+	var touched []uint32
+	if v, w := &in.Volume, &next.Volume; v.HotDataSegno != w.HotDataSegno || v.HotDataBlkoff != w.HotDataBlkoff {
+		touched = append(touched, v.HotDataSegno, w.HotDataSegno)
+	}
+	q.done(next, touched)
+	if err := q.feedEnd(touched); err != nil {
 		return nil, err
 	}
 	// f2fs_map_blocks (F2FS_GET_BLOCK_PRE_AIO) calls f2fs_balance_fs after each dnode it reserved in.
@@ -177,6 +183,7 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 // the roll-forward marks it makes change no data slot or data segment; no checkpoint is modelled
 // (need_do_checkpoint is false for a regular file with one link in a checkpointed directory).
 func (q *Seq) Fsync(f Input) (*WriteResult, error) {
+	q.balance = nil
 	in := q.File(f)
 	res := &WriteResult{Op: "fsync", Path: in.Path, Pages: []PageWrite{}}
 	switch {
@@ -274,6 +281,7 @@ func (q *Seq) checkpoint(res *WriteResult, sync bool) error {
 // min(N, user_block_count − valid_block_count); more than user_block_count is EINVAL). The result's
 // Errno is the write's.
 func (q *Seq) Tune(name string, value uint64) (*WriteResult, error) {
+	q.balance = nil
 	res := &WriteResult{Op: "tune", Pages: []PageWrite{}}
 	switch name {
 	case "ipu_policy":

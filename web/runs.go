@@ -146,9 +146,11 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 			}
 			defer done()
 		}
-		// The player plays one file; operations on it (and sync, tune) run first, each on the
-		// state the previous one left, as on one mount (core.Seq: dirty pages, writeback). Both
-		// modes leave the same slots and SIT: run per-block.
+		// The player plays one file; operations on it (and sync, tune, checkpoint, gc, now) run
+		// first, each on the state the previous one left, as on one mount (source.NewSeq: dirty
+		// pages, writeback, the segment manager). Zeros, writes and greedy gc leave the same slots
+		// and SIT in both modes; cost-benefit (gc 0) reads the modes' different mtimes: the
+		// earlier operations run per-block.
 		q, err := source.NewSeq(ctx, si.Image, core.PerBlock)
 		if err != nil {
 			return base, err
