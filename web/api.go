@@ -392,19 +392,29 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, badParam("format", `"json" (the default) or "csv"`))
 		return
 	}
-	t, err := s.resolveRun(r.Context(), q)
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
 	// The results are held until the answer is written (web/reservations.go); the heavy slot only
-	// while simulating, so that slow readers do not keep other work from starting.
-	release, err := s.budget.reserve(runBytes(t.spec))
+	// while simulating, so that slow readers do not keep other work from starting. With `before=`
+	// the answer's most is reserved before the operations run.
+	bound := s.runAnswerBound(r.Context(), q)
+	release, err := s.budget.reserve(bound)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	defer release()
+	t, err := s.resolveRun(withReserved(r.Context(), bound), q)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	if need := runBytes(t.spec); need > bound {
+		more, err := s.budget.reserve(need - bound)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
+		defer more()
+	}
 	results, err := s.simulateRun(r.Context(), t)
 	if err != nil {
 		if r.Context().Err() == nil {

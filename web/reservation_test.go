@@ -287,3 +287,28 @@ func TestDiffReservation(t *testing.T) {
 		checkReservation(t, fmt.Sprintf("diff page, %s (%d bytes)", c.name, d.n), heap, res)
 	}
 }
+
+// TestRunRefusedBeforeOperations: a run API answer too large for the budget is refused before the
+// `before=` operations it names are simulated (the resolved-input cache counts every simulation of
+// them), with 503 and Retry-After; one that fits runs them once.
+func TestRunRefusedBeforeOperations(t *testing.T) {
+	s := mustOpenServer(t, Config{MaxMemory: 256 << 20}).Server
+	q := url.Values{"path": {"/cases/sparse-9g.bin"}, "mode": {"both"}}
+	for range 63 {
+		q.Add(FieldBefore, "zero /cases/sparse-9g.bin 0 9664729088")
+	}
+	d := serveDiscard(s, "GET", "/api/images/demo/run?"+q.Encode(), nil)
+	if d.code != http.StatusServiceUnavailable || d.h.Get("Retry-After") == "" {
+		t.Fatalf("both modes of the 9 GiB file after 63 zeros: %d (Retry-After %q), want 503", d.code, d.h.Get("Retry-After"))
+	}
+	if m := s.resolved.misses; m != 0 {
+		t.Fatalf("the refused request simulated its operations (%d simulations)", m)
+	}
+	q = url.Values{"path": {"/cases/holes.bin"}, "mode": {"both"}, FieldBefore: {"zero /cases/holes.bin 67584 195560"}}
+	if d := serveDiscard(s, "GET", "/api/images/demo/run?"+q.Encode(), nil); d.code != http.StatusOK || s.resolved.misses != 1 {
+		t.Fatalf("a run that fits: %d, %d simulations of its operations; want 200 and 1", d.code, s.resolved.misses)
+	}
+	if u := s.budget.inUse(); u != 0 {
+		t.Fatalf("%d bytes still reserved after both requests", u)
+	}
+}

@@ -1,6 +1,9 @@
 package web
 
 import (
+	"context"
+	"net/url"
+
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/player"
 	"github.com/zrviz/zrviz/request"
@@ -120,5 +123,60 @@ func diffBytes(a, b core.Volume, ops []request.Op) int64 {
 	if len(ops) > 0 {
 		n += beforeBytes(a, uint64(mainBlocks(a)), ops)
 	}
+	return n
+}
+
+// runAnswerBound is, for a run API query with `before=` operations, the most its answer can reserve
+// (runBytes) once they have run: the file's pages as the operations can grow it (a write, or a zero
+// without keep_size, to offset+length) and the run's own range. handleRun reserves it before the
+// operations run, so that an answer refused for its size does not simulate 63 of them first
+// (issue 19: 22 CPU-s). 0 when there are no operations, or when the query is one resolveRun will
+// refuse (its error is resolveRun's to give).
+func (s *Server) runAnswerBound(ctx context.Context, q url.Values) int64 {
+	ops := q[FieldBefore]
+	if len(ops) == 0 || len(ops) >= request.MaxOps || q.Get("sandbox") != "" {
+		return 0
+	}
+	si, err := s.image(q.Get("image"))
+	if err != nil {
+		return 0
+	}
+	run, err := request.Parse(q.Get)
+	if err != nil {
+		return 0
+	}
+	f, err := s.resolvePath(ctx, si, run.Path)
+	if err != nil {
+		return 0
+	}
+	pages := func(end int64) uint64 { return uint64(max(end, 0)+4095) >> 12 }
+	size := f.Inode().Size
+	end := pages(int64(size))
+	for _, line := range ops {
+		op, err := request.ParseOp(line)
+		if err != nil {
+			return 0
+		}
+		if op.Kind == request.OpWrite || (op.IsZero() && !op.KeepSize) {
+			end = max(end, pages(op.Offset+op.Length))
+		}
+	}
+	if run.HasLength {
+		end = max(end, pages(run.Offset+run.Length))
+	}
+	return int64(len(run.Modes)) * (runBase + runPerSlot*int64(end))
+}
+
+// reservedKey is the context key of what a request has already reserved for its answer when it
+// resolves its run: the operations before it reserve only what passes that, as they end before the
+// answer's results exist.
+type reservedKey struct{}
+
+func withReserved(ctx context.Context, n int64) context.Context {
+	return context.WithValue(ctx, reservedKey{}, n)
+}
+
+func reservedFor(ctx context.Context) int64 {
+	n, _ := ctx.Value(reservedKey{}).(int64)
 	return n
 }

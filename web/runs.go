@@ -140,7 +140,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 			return base, err
 		}
 		if len(before) > 0 { // each operation is a whole simulation (web/reservations.go)
-			done, err := s.reserveHeavy(ctx, beforeBytes(base.Volume, base.Inode.SlotsEnd, before))
+			done, err := s.reserveHeavy(ctx, max(beforeBytes(base.Volume, base.Inode.SlotsEnd, before)-reservedFor(ctx), 0))
 			if err != nil {
 				return base, err
 			}
