@@ -151,9 +151,10 @@ func writebackGroups(ctx context.Context, base core.Input, before []request.Op, 
 		if err != nil {
 			return err
 		}
-		if res.Errno != "" {
-			out[len(out)-1].Errno = res.Errno
-		}
+		g := &out[len(out)-1]
+		g.Errno = res.Errno
+		// fill_zero's partial pages are dirty from the walk on.
+		g.Dirtied = uint64(len(q.File(base).Inode.Dirty))
 		return nil
 	}
 	for i, op := range before {

@@ -19,7 +19,7 @@ import (
 // writeback before its walk, the other operations' writeback, the unmount's) and returns the pages
 // each wrote back, and the valid count of every segment they touched as the writeback left it (for
 // a zero: before its walk, on a second Seq that stops there: core.Seq.PrepareZero).
-func seqPages(t *testing.T, img *imgio.Image, path string, ops []request.Op) ([][]core.PageWrite, []map[uint32]uint32) {
+func seqPages(t *testing.T, img *imgio.Image, path string, ops []request.Op) ([][]core.PageWrite, []map[uint32]uint32, []int) {
 	t.Helper()
 	base, err := source.Input(img, path)
 	if err != nil {
@@ -28,6 +28,7 @@ func seqPages(t *testing.T, img *imgio.Image, path string, ops []request.Op) ([]
 	q, split := core.NewSeq(core.PerBlock), core.NewSeq(core.PerBlock)
 	var pages [][]core.PageWrite
 	var valid []map[uint32]uint32
+	var dirty []int
 	counts := func(s *core.Seq, ps []core.PageWrite) map[uint32]uint32 {
 		vol, _, _ := s.State()
 		m := map[uint32]uint32{}
@@ -64,6 +65,7 @@ func seqPages(t *testing.T, img *imgio.Image, path string, ops []request.Op) ([]
 			if _, _, _, err := split.Zero(base, req); err != nil {
 				t.Fatal(err)
 			}
+			dirty = append(dirty, len(q.File(base).Inode.Dirty))
 			continue
 		}
 		w, err := op.ApplyOther(q, base)
@@ -74,13 +76,14 @@ func seqPages(t *testing.T, img *imgio.Image, path string, ops []request.Op) ([]
 			t.Fatal(err)
 		}
 		pages, valid = append(pages, w.Pages), append(valid, counts(q, w.Pages))
+		dirty = append(dirty, len(q.File(base).Inode.Dirty))
 	}
 	w, err := q.Unmount()
 	if err != nil {
 		t.Fatal(err)
 	}
 	pages, valid = append(pages, w.Pages), append(valid, counts(q, w.Pages))
-	return pages, valid
+	return pages, valid, append(dirty, len(q.File(base).Inode.Dirty))
 }
 
 // TestWritebackMatchesSeq: what the player says writeback did, operation by operation and page by
@@ -99,7 +102,7 @@ func TestWritebackMatchesSeq(t *testing.T) {
 	t.Cleanup(func() { img.Close() })
 	files, _ := filepath.Glob(filepath.Join(kernelSeqDir, "*", "ops"))
 	files = append(files, filepath.Join(kernelCasesDir, "3.ops"), filepath.Join(kernelCasesDir, "4.ops"), filepath.Join(kernelCasesDir, "9.ops"))
-	var played, outPlace, inPlace, checkpoints int
+	var played, outPlace, inPlace, checkpoints, dirtied int
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		if err != nil {
@@ -134,7 +137,7 @@ func TestWritebackMatchesSeq(t *testing.T) {
 			if code := ts.get(t, "/api/images/demo/writeback?"+q.Encode(), &body); code != http.StatusOK {
 				t.Fatalf("status %d", code)
 			}
-			want, valid := seqPages(t, img, path, ops)
+			want, valid, dirty := seqPages(t, img, path, ops)
 			if len(body.Groups) != len(ops)+1 {
 				t.Fatalf("%d groups, want one per operation and the unmount (%d)", len(body.Groups), len(ops)+1)
 			}
@@ -143,6 +146,10 @@ func TestWritebackMatchesSeq(t *testing.T) {
 				if i < len(ops) {
 					kind = ops[i].Kind
 				}
+				if int(g.Dirtied) != dirty[i] {
+					t.Errorf("group %d (%s): %d dirty pages after it, core.Seq has %d", i, g.Line, g.Dirtied, dirty[i])
+				}
+				dirtied += dirty[i]
 				if g.Op != i+1 || g.Kind != kind || g.Played != (i == len(ops)-1) || g.Via == "" {
 					t.Errorf("group %d: op %d kind %q played %v via %q", i, g.Op, g.Kind, g.Played, g.Via)
 				}
@@ -192,8 +199,8 @@ func TestWritebackMatchesSeq(t *testing.T) {
 		})
 	}
 	// The class is covered: sequences with writeback out of place and in place, and checkpoints.
-	if played < 8 || outPlace == 0 || inPlace == 0 || checkpoints == 0 {
-		t.Errorf("%d sequences played, %d pages out of place, %d in place, %d checkpoints: the test saw too little", played, outPlace, inPlace, checkpoints)
+	if played < 8 || outPlace == 0 || inPlace == 0 || checkpoints == 0 || dirtied == 0 {
+		t.Errorf("%d sequences played, %d pages out of place, %d in place, %d checkpoints, %d dirty pages left: the test saw too little", played, outPlace, inPlace, checkpoints, dirtied)
 	}
 	// A sandbox run has nothing to write back.
 	if code := ts.get(t, "/api/images/demo/writeback?"+url.Values{"sandbox": {"1,2"}}.Encode(), nil); code != http.StatusBadRequest {
