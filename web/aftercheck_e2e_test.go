@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -157,14 +158,32 @@ func TestBrowserWritebackAndChain(t *testing.T) {
 	}
 	axeCheck(t, ctx, src, "chain with added operations")
 	shot(t, ctx, "run-chain-ops")
-	do(t, ctx, chromedp.Click(testid("chain-go"))) // zero it
-	waitJS(t, ctx, `new URLSearchParams(location.search).getAll('before').length === 5`, 10*time.Second)
+	do(t, ctx, chromedp.Click(testid("chain-go"))) // zero it: a new page
+	waitAcross(t, ctx, `new URLSearchParams(location.search).getAll('before').length === 5 && document.readyState === 'complete'`, 20*time.Second)
 	before := js[[]string](t, ctx, `new URLSearchParams(location.search).getAll('before')`)
 	want := []string{"zero /cases/holes.bin 67584 195560", "sync", "zero /cases/holes.bin 0 524288", "write /cases/holes.bin 65536 8192", "sync"}
 	if strings.Join(before, "|") != strings.Join(want, "|") {
 		t.Errorf("before= %q, want %q", before, want)
 	}
 	waitStatus(t, ctx, 30*time.Second, "paused")
+}
+
+// waitAcross waits until expr is true in the tab, across a navigation (an evaluation that fails
+// because the page it ran in went away is tried again in the next one).
+func waitAcross(t *testing.T, ctx context.Context, expr string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: %v", expr, err)
+		}
+		// The next try waits for the tab's next animation frame, not for a time.
+		_, _ = chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise((ok) => requestAnimationFrame(() => ok(true)))`, chromedp.EvalAwaitPromise))
+	}
 }
 
 func mustAbs(t *testing.T, p string) string {

@@ -102,8 +102,8 @@ func (s *Server) handleWriteback(w http.ResponseWriter, r *http.Request) {
 var wbVia = map[string]string{
 	request.OpZero:  "f2fs_zero_range → filemap_write_and_wait_range (before the walk)",
 	request.OpFsync: "f2fs_do_sync_file → file_write_and_wait_range",
-	request.OpSync:  "sync(2): the flusher's writeback (f2fs_write_data_pages), then f2fs_sync_fs's checkpoint",
-	"unmount":       "umount: sync_filesystem → f2fs_write_data_pages, then f2fs_write_checkpoint",
+	request.OpSync:  "sync(2): the flusher's writeback (f2fs_write_data_pages)",
+	"unmount":       "umount: sync_filesystem → f2fs_write_data_pages",
 }
 
 // pageFunc is the kernel function that handled a page as writeback did.

@@ -293,6 +293,7 @@ export class ChainUI {
     ol.replaceChildren(...this.added.map((op, i) => {
       const li = this.doc.createElement('li');
       li.dataset.testid = 'chain-added';
+      li.title = op;
       li.append(`then ${opWords(op)} `);
       const b = this.doc.createElement('button');
       b.type = 'button';

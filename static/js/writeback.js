@@ -116,7 +116,7 @@ export function summaryWords(groups) {
   const total = groups.reduce((s, g) => s + g.pages.length, 0);
   if (!total) return 'no dirty page is written back in this sequence';
   const parts = groups.filter((g) => g.pages.length).map((g) => {
-    const at = g.kind === 'unmount' ? 'at the unmount' : g.played ? 'before the walk' : `at ${g.op}. ${g.kind}`;
+    const at = g.kind === 'unmount' ? 'at the unmount' : g.played ? 'before the played zero\'s walk' : `by the ${g.kind} (operation ${g.op})`;
     return `${int(g.pages.length)} ${at}`;
   });
   return `${int(total)} page${total === 1 ? '' : 's'} written back: ${parts.join(', ')}`;

@@ -68,7 +68,7 @@ test('writeback words: each page with its function, old → new, the SIT change 
   assert.match(groupWords(g[1]), /^2\. sync — 2 pages written back by sync\(2\).*; then a checkpoint: prefree segments become free \(f2fs_write_checkpoint → f2fs_clear_prefree_segments\); 0 dirty pages left\.$/);
   assert.match(groupWords(g[2]), /^3\. zero \/cases\/holes\.bin 0 524288 \(played here: its writeback comes before the walk\) — no page written back/);
   assert.match(groupWords(g[3]), /^the unmount after the sequence — no page written back; then a checkpoint/);
-  assert.equal(summaryWords(g), '2 pages written back: 2 at 2. sync');
+  assert.equal(summaryWords(g), '2 pages written back: 2 by the sync (operation 2)');
   assert.equal(summaryWords([]), 'no dirty page is written back in this sequence');
   assert.equal(bitWords({ segno: 3, bit: 2, addr: 5634, set: false, before: 256, after: 255 }), 'segment 3 bit 2 cleared (valid 256 → 255)');
   assert.equal(addrWords(0), 'NULL_ADDR');
