@@ -139,6 +139,9 @@ func TestBrowserWritebackAndChain(t *testing.T) {
 	if !strings.Contains(sync, "written out of place") || !strings.Contains(sync, "f2fs_outplace_write_data") || !strings.Contains(sync, "bit") || !strings.Contains(sync, "valid") {
 		t.Errorf("the sync's writeback: %q", sync)
 	}
+	if js[bool](t, ctx, `document.getElementById('narr-wb').hidden`) != true {
+		t.Error("the narration speaks of writeback though the played zero and the unmount write nothing (sync did)")
+	}
 	axeCheck(t, ctx, src, "writeback panel")
 	shot(t, ctx, "run-writeback")
 	do(t, ctx, chromedp.Click(`[data-close="wb"]`))
@@ -166,6 +169,16 @@ func TestBrowserWritebackAndChain(t *testing.T) {
 		t.Errorf("before= %q, want %q", before, want)
 	}
 	waitStatus(t, ctx, 30*time.Second, "paused")
+
+	// Sequence a: the played zero overlaps the two pages the first one dirtied: the narration
+	// says they are written back before its walk, and where.
+	q = seqQuery(t, filepath.Join(kernelSeqDir, "a-holes-partial", "ops"), "both")
+	do(t, ctx, chromedp.Navigate(ts.ts.URL+"/images/demo/run?"+q.Encode()))
+	waitJS(t, ctx, `!document.getElementById('narr-wb').hidden`, 20*time.Second)
+	if w := text(t, ctx, "narr-writeback"); !strings.HasPrefix(w, "before the walk, filemap_write_and_wait_range writes back page 16") || !strings.Contains(w, "page 64 of /cases/holes.bin out of place, NEW_ADDR → block") {
+		t.Errorf("narration %q", w)
+	}
+	shot(t, ctx, "run-writeback-narration")
 }
 
 // waitAcross waits until expr is true in the tab, across a navigation (an evaluation that fails

@@ -54,10 +54,12 @@ func TestSideVectors(t *testing.T) {
 		return raw("/api/images/demo/aftercheck?" + q.Encode())
 	}
 	seq := seqQuery(t, filepath.Join(kernelSeqDir, "b-holes-partial-sync", "ops"), "both")
+	overlap := seqQuery(t, filepath.Join(kernelSeqDir, "a-holes-partial", "ops"), "both")
 	out := map[string]any{
 		"comment":   "written by go test ./web -run TestSideVectors -side-vectors",
 		"forms":     json.RawMessage(opFormsJSON()),
 		"writeback": raw("/api/images/demo/writeback?" + seq.Encode()),
+		"overlap":   raw("/api/images/demo/writeback?" + overlap.Encode()),
 		"agree":     check("k6"),
 		"differs":   check("k6doc"),
 		"run6":      url.Values(six).Encode(),

@@ -123,6 +123,53 @@ export function summaryWords(groups) {
 }
 
 /**
+ * The narration's line: what writeback does around the played zero — the pages written back
+ * before its walk (they change what the walk finds), and those the unmount writes after it.
+ * @param {WBGroup[]} groups
+ * @returns {string} "" when neither writes a page
+ */
+export function narrationWords(groups) {
+  const parts = [];
+  const played = groups.find((g) => g.played);
+  if (played && played.pages.length) {
+    parts.push(`before the walk, filemap_write_and_wait_range writes back ${played.pages.map(shortPage).join('; ')}`);
+  }
+  const um = groups.find((g) => g.kind === 'unmount');
+  if (um && um.pages.length) {
+    parts.push(`at the unmount ${int(um.pages.length)} dirty page${um.pages.length === 1 ? ' is' : 's are'} written back (${summaryHow(um.pages)})`);
+  }
+  return parts.length ? `${parts.join('. ')}.` : '';
+}
+
+/**
+ * A page's writeback in a clause: "page 64 of /a out of place, NEW_ADDR → block 24,159 (…)".
+ * @param {WBPage} p
+ * @returns {string}
+ */
+function shortPage(p) {
+  const page = `page ${int(p.index)} of ${p.path}`;
+  switch (p.how) {
+    case 'in-place': return `${page} in place at ${addrWords(p.old)} (f2fs_inplace_write_data: no SIT change)`;
+    case 'out-of-place': {
+      const sit = p.sit.length ? `: ${p.sit.map(bitWords).join(', ')}` : '';
+      return `${page} out of place, ${addrWords(p.old)} → ${addrWords(p.new ?? 0)} (f2fs_outplace_write_data, ${p.log || 'data'} log)${sit}`;
+    }
+  }
+  return `${page}: ${p.how}, not written`;
+}
+
+/**
+ * How pages were written: "1 in place, 2 out of place".
+ * @param {WBPage[]} ps
+ * @returns {string}
+ */
+function summaryHow(ps) {
+  const n = (/** @type {string} */ h) => ps.filter((p) => p.how === h).length;
+  return [['in-place', 'in place'], ['out-of-place', 'out of place'], ['past-eof', 'past i_size, not written'], ['truncated', 'truncated, not written']]
+    .filter(([h]) => n(h)).map(([h, w]) => `${int(n(h))} ${w}`).join(', ');
+}
+
+/**
  * The writeback side panel: fetched for each run (each hello), listed by operation.
  */
 export class WritebackUI {
@@ -150,6 +197,8 @@ export class WritebackUI {
     if (key === this.key) return;
     this.key = key;
     this.groups = null;
+    const line = this.$('narr-wb');
+    if (line) line.hidden = true;
     this.load();
   }
 
@@ -185,6 +234,10 @@ export class WritebackUI {
     const total = g.reduce((s, x) => s + x.pages.length, 0);
     if (open) open.textContent = `writeback (${int(total)} page${total === 1 ? '' : 's'})`;
     this.say(summaryWords(g));
+    const nw = narrationWords(g);
+    const line = this.$('narr-wb');
+    const lt = this.$('narr-wb-text');
+    if (line && lt) { line.hidden = !nw; lt.textContent = nw; }
     const aside = this.$('wb-aside');
     if (aside) aside.textContent = `${int(g.length - 1)} operation${g.length === 2 ? '' : 's'} and the unmount`;
     const list = this.$('wb-list');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { parseForms, formLine, onFile, placeholder, ZERO_FORM } from '../js/opsform.js';
 import { chainURL, chainRefusal, nextTraceOp, MAX_BEFORE } from '../js/chain.js';
-import { pageWords, groupWords, summaryWords, bitWords, addrWords } from '../js/writeback.js';
+import { pageWords, groupWords, summaryWords, bitWords, addrWords, narrationWords } from '../js/writeback.js';
 import { verdict, marksOf, differenceWords, explainedWords, valueWords, slotMarkBox, sitMarkBox } from '../js/aftercheck.js';
 import { runQuery } from '../js/sidepanel.js';
 
@@ -77,6 +77,17 @@ test('writeback words: each page with its function, old → new, the SIT change 
     { segno: 36, bit: 1, addr: 22529, set: false, before: 512, after: 511 }, { segno: 39, bit: 0, addr: 24000, set: true, before: 0, after: 1 }] }),
   'f: page 1 of /a written out of place, block 22,529 → block 24,000 (warm-data log, current segment 39): segment 36 bit 1 cleared (valid 512 → 511), segment 39 bit 0 set (valid 0 → 1).');
   assert.match(pageWords({ path: '/a', index: 9, how: 'past-eof', old: 0, func: 'f2fs_write_single_data_page', sit: [] }), /past i_size: not written/);
+});
+
+test('the narration says what the played zero writes back before its walk', () => {
+  // a-holes-partial: the first zero dirties pages 16 and 64, the played one overlaps both.
+  const g = side.overlap.groups;
+  assert.equal(g[1].played, true);
+  assert.equal(g[1].pages.length, 2);
+  const w = narrationWords(g);
+  assert.match(w, /^before the walk, filemap_write_and_wait_range writes back page 16 of \/cases\/holes\.bin in place at block 23,568 \(f2fs_inplace_write_data: no SIT change\); page 64 of \/cases\/holes\.bin out of place, NEW_ADDR → block [\d,]+ \(f2fs_outplace_write_data, hot-data log\): segment \d+ bit \d+ set \(valid \d+ → \d+\)\.$/);
+  // Sync wrote them before: the played zero has nothing to write, and neither has the unmount.
+  assert.equal(narrationWords(side.writeback.groups), '');
 });
 
 test('the after-image check\'s verdict: agrees in both modes, the explanation naming its function', () => {
