@@ -2,7 +2,9 @@ package web
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -49,7 +51,7 @@ func seqQuery(t *testing.T, opsFile, mode string) url.Values {
 }
 
 // addKernelImage stores a zstd image (a kernel's after-image) as id, optionally edited first.
-func addKernelImage(t *testing.T, ts *testServer, id, zst string, edit func(e imgedit.Editor)) {
+func addKernelImage(t testing.TB, ts *testServer, id, zst string, edit func(e imgedit.Editor)) {
 	t.Helper()
 	b := imgedit.Copy(t, zst)
 	if edit != nil {
@@ -270,5 +272,40 @@ func TestAfterCheckRefusals(t *testing.T) {
 				t.Errorf("status %d %q, want %d and %q", code, e.Error, c.code, c.msg)
 			}
 		})
+	}
+}
+
+// BenchmarkAfterCheck measures one check of the player's run on the demo (case 6, both modes)
+// against the kernel's after-image: the model's sequence and unmount per mode, the NAT and SIT
+// compared.
+func BenchmarkAfterCheck(b *testing.B) {
+	ts := mustOpenServer(b, Config{Logger: slog.New(slog.DiscardHandler)})
+	addKernelImage(b, ts, "k6", filepath.Join(kernelCasesDir, "6.after.img.zst"), nil)
+	q := url.Values{"path": {"/cases/fragmented.bin"}, "offset": {"0"}, "length": {"1048576"}, "mode": {"both"}, FieldAfter: {"k6"}}
+	h := ts.Handler()
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/api/images/demo/aftercheck?"+q.Encode(), nil))
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
+
+// BenchmarkWriteback measures the writeback events of kernel sequence d (tune ipu_policy 16, a zero
+// that dirties two pages, the played zero over them).
+func BenchmarkWriteback(b *testing.B) {
+	ts := mustOpenServer(b, Config{Logger: slog.New(slog.DiscardHandler)})
+	q := url.Values{"path": {"/cases/holes.bin"}, "offset": {"0"}, "length": {"524288"},
+		FieldBefore: {"tune ipu_policy 16", "zero /cases/holes.bin 67584 195560"}}
+	h := ts.Handler()
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "http://127.0.0.1/api/images/demo/writeback?"+q.Encode(), nil))
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
 	}
 }
