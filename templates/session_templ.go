@@ -173,7 +173,28 @@ func opsBox(p RunPage) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<div class=\"ops\" id=\"ops-box\" data-testid=\"ops-box\"><span class=\"ops-before\" id=\"ops-before\" data-testid=\"ops-before\" hidden></span><form class=\"chain\" id=\"chain-form\" data-testid=\"chain-form\" aria-label=\"then zero another range of the file, from the state this run leaves\" hidden><span class=\"k\">then zero another range:</span> <label for=\"chain-offset\">offset</label> <input type=\"text\" inputmode=\"numeric\" id=\"chain-offset\" data-testid=\"chain-offset\" size=\"10\" autocomplete=\"off\" title=\"offset in bytes\"> <label for=\"chain-length\">length</label> <input type=\"text\" inputmode=\"numeric\" id=\"chain-length\" data-testid=\"chain-length\" size=\"10\" autocomplete=\"off\" title=\"length in bytes\"> <label class=\"check\"><input type=\"checkbox\" id=\"chain-keep\" data-testid=\"chain-keep\"> KEEP_SIZE</label> <button type=\"submit\" class=\"primary\" data-testid=\"chain-go\">zero it</button> <span class=\"chain-error\" id=\"chain-error\" data-testid=\"chain-error\" role=\"alert\"></span></form></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<div class=\"ops\" id=\"ops-box\" data-testid=\"ops-box\"><span class=\"ops-before\" id=\"ops-before\" data-testid=\"ops-before\" hidden></span><form class=\"chain\" id=\"chain-form\" data-testid=\"chain-form\" data-forms=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var7 string
+		templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.OpForms).Resolve(ctx)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/session.templ`, Line: 66, Col: 85}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var7)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\" aria-label=\"then another operation on the file, from the state this run leaves\" hidden><ol class=\"chain-staged\" id=\"chain-staged\" data-testid=\"chain-staged\" aria-label=\"operations to run before the next zero\" hidden></ol><label class=\"k\" for=\"chain-kind\">then</label> <select id=\"chain-kind\" data-testid=\"chain-kind\" title=\"the next operation (the ops language); a zero is played, the others run before it\"><option value=\"zero\">zero</option></select> <span class=\"chain-args\" id=\"chain-args\" data-testid=\"chain-args\" hidden></span> <span class=\"chain-zero\" id=\"chain-zero\"><label for=\"chain-offset\">offset</label> <input type=\"text\" inputmode=\"numeric\" id=\"chain-offset\" data-testid=\"chain-offset\" size=\"10\" autocomplete=\"off\" title=\"offset in bytes\"> <label for=\"chain-length\">length</label> <input type=\"text\" inputmode=\"numeric\" id=\"chain-length\" data-testid=\"chain-length\" size=\"10\" autocomplete=\"off\" title=\"length in bytes\"> <label class=\"check\"><input type=\"checkbox\" id=\"chain-keep\" data-testid=\"chain-keep\"> KEEP_SIZE</label></span> <button type=\"submit\" class=\"primary\" id=\"chain-go\" data-testid=\"chain-go\">zero it</button> <span class=\"chain-error\" id=\"chain-error\" data-testid=\"chain-error\" role=\"alert\"></span></form>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = sideButtons().Render(ctx, templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "</div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -199,7 +220,7 @@ func kernelCount() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<div class=\"kern\" id=\"kern-box\" data-testid=\"kern-box\" title=\"the f2fs_invalidate_blocks calls in the kernel's trace of this operation\" hidden><div class=\"label\">kernel calls</div><div class=\"value\" data-testid=\"stat-calls-kernel\" id=\"stat-calls-kernel\">–</div></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<div class=\"kern\" id=\"kern-box\" data-testid=\"kern-box\" title=\"the f2fs_invalidate_blocks calls in the kernel's trace of this operation\" hidden><div class=\"label\">kernel calls</div><div class=\"value\" data-testid=\"stat-calls-kernel\" id=\"stat-calls-kernel\">–</div></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -225,7 +246,7 @@ func kernelWords() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<p id=\"narr-kernel\" class=\"kernel-words\" hidden><span class=\"who\">kernel</span><span class=\"text\" id=\"narr-kernel-text\" data-testid=\"trace-words\"></span></p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<p id=\"narr-kernel\" class=\"kernel-words\" hidden><span class=\"who\">kernel</span><span class=\"text\" id=\"narr-kernel-text\" data-testid=\"trace-words\"></span></p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -251,7 +272,7 @@ func roomAnswers() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<div class=\"room-answers\" id=\"room-answers\" data-testid=\"room-answers\" hidden><p class=\"ra-head\"><span id=\"room-answered\" data-testid=\"room-answered\"></span> <button type=\"button\" class=\"primary\" id=\"room-reveal\" data-testid=\"room-reveal\">reveal</button></p><ol class=\"ra-bars\" id=\"answer-bars\" data-testid=\"answer-bars\" aria-label=\"the followers' answers\"></ol></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<div class=\"room-answers\" id=\"room-answers\" data-testid=\"room-answers\" hidden><p class=\"ra-head\"><span id=\"room-answered\" data-testid=\"room-answered\"></span> <button type=\"button\" class=\"primary\" id=\"room-reveal\" data-testid=\"room-reveal\">reveal</button></p><ol class=\"ra-bars\" id=\"answer-bars\" data-testid=\"answer-bars\" aria-label=\"the followers' answers\"></ol></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -169,6 +169,7 @@ type RunPage struct {
 	Before   []string // operations run first, in the ops language
 	Follow   string   // the room code on a follower's page, "" otherwise
 	Sandbox  string   // the slot list of a sandbox run (then ID is "")
+	OpForms  string   // the ops language's forms as JSON (request.Forms), for the next operation
 }
 
 // ErrorPage is the data of an error page (404 and friends).

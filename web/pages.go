@@ -448,6 +448,7 @@ func (s *Server) renderRunPage(w http.ResponseWriter, r *http.Request, t *runTar
 		Before:   t.info.Before,
 		Follow:   follow,
 		Sandbox:  t.info.Sandbox,
+		OpForms:  opFormsJSON(),
 	}
 	if t.si == nil {
 		p.Layout = s.layout("sandbox · run", "js/run.js",

@@ -81,6 +81,8 @@ func (s *Server) Handler() http.Handler {
 				r.Get("/blocks/{addr}", s.handleBlock)   // web/block.go
 				r.Post("/traces", s.handleTraceUpload)   // web/traces.go
 				r.Get("/traces/{tid}", s.handleTraceGet) // web/traces.go
+				r.Get("/aftercheck", s.handleAfterCheck) // web/aftercheck.go: an after-image against the run's model
+				r.Get("/writeback", s.handleWriteback)   // web/writeback.go: dirty pages around the run
 			})
 			r.Get("/uploads/{token}", s.handleUploadProgress)
 			r.Post("/sandbox", s.handleSandboxAPI)  // web/sandbox.go

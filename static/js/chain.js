@@ -1,11 +1,14 @@
-// Sequences of operations (issue 12): "then zero another range" continues from the end state of
-// the run shown. The run's own operation becomes one more `before=` line (the ops language of
+// Sequences of operations (issues 12, 17): "then zero another range" continues from the end state
+// of the run shown. The run's own operation becomes one more `before=` line (the ops language of
 // package request: `zero PATH OFFSET LENGTH [keep_size]`, decimal, the length resolved) and the new
-// range is played on the state it leaves; the URL carries the whole sequence.
+// range is played on the state it leaves; the URL carries the whole sequence. Any other operation
+// of the language (write, fsync, sync, tune, and whatever request.Forms lists) is added first, in
+// order, and runs between the run shown and the next zero (opsform.js builds its line).
 
 import { byteCount } from './size.js';
 import { int, groupDigits } from './fmt.js';
 import { imagePage } from './links.js';
+import { parseForms, formLine, placeholder } from './opsform.js';
 
 /** Operations a query may carry before the played one (request.MaxOps - 1). */
 export const MAX_BEFORE = 63;
@@ -49,12 +52,13 @@ export function decimal(s) {
 /**
  * Says why the run shown cannot be continued, or "" when it can.
  * @param {RunInfo} run
+ * @param {number} [added] operations added before the next zero
  * @returns {string}
  */
-export function chainRefusal(run) {
+export function chainRefusal(run, added = 0) {
   if (!run || !run.image) return 'a sandbox run has no file to continue on';
   if (/\s/.test(run.path)) return 'the ops language cannot name a path with spaces';
-  if ((run.before || []).length >= MAX_BEFORE) return `at most ${MAX_BEFORE + 1} operations in a sequence`;
+  if ((run.before || []).length + added >= MAX_BEFORE) return `at most ${MAX_BEFORE + 1} operations in a sequence`;
   return '';
 }
 
@@ -79,10 +83,11 @@ export function chainRefusal(run) {
  * @param {NextRange} next
  * @param {URLSearchParams} [keep] the current page's query: its view options and room are kept
  *   (pace, colour, present, quiz, room)
- * @param {TraceRef|null} [trace] a trace of several operations goes on with its next one
+ * @param {TraceRef|null} [trace] a trace of several operations goes on with the one the next zero is
+ * @param {string[]} [added] operations (ops lines) run between the run shown and the next zero
  * @returns {string}
  */
-export function chainURL(run, next, keep, trace) {
+export function chainURL(run, next, keep, trace, added = []) {
   const q = new URLSearchParams();
   q.set('path', run.path);
   q.set('offset', next.offset);
@@ -91,12 +96,13 @@ export function chainURL(run, next, keep, trace) {
   if (next.keepSize) q.set('keepSize', 'true');
   for (const op of run.before || []) q.append('before', op);
   q.append('before', opLine(run));
+  for (const op of added) q.append('before', op);
   // A presenter's room goes along: its followers get the new run (the token is in sessionStorage).
   for (const k of ['pace', 'colour', 'present', 'quiz', 'room']) {
     const v = keep?.get(k);
     if (v) q.set(k, v);
   }
-  const t = nextTraceOp(trace);
+  const t = nextTraceOp(trace, 1 + added.length);
   if (t) {
     q.set('trace', t.id);
     q.set('traceOp', String(t.op));
@@ -105,15 +111,18 @@ export function chainURL(run, next, keep, trace) {
 }
 
 /**
- * The trace operation the next run of a sequence compares: the one after the current, when the
- * trace holds it; null otherwise (a trace of one operation belongs to the run it was attached to,
- * and a trace whose size is unknown is not guessed at: the server would refuse the run).
+ * The trace operation the next run of a sequence compares: the trace marks every operation (a
+ * sync or a write has its zr_op marker too), so the next zero is `ahead` operations on — 1 after
+ * the current, more when operations run between — when the trace holds it; null otherwise (a
+ * trace of one operation belongs to the run it was attached to, and a trace whose size is unknown
+ * is not guessed at: the server would refuse the run).
  * @param {TraceRef|null|undefined} trace
+ * @param {number} [ahead]
  * @returns {{id: string, op: number}|null}
  */
-export function nextTraceOp(trace) {
+export function nextTraceOp(trace, ahead = 1) {
   if (!trace || !trace.id || !(trace.ops > 1)) return null;
-  const op = trace.op + 1;
+  const op = trace.op + ahead;
   if (op > trace.ops) return null;
   return { id: trace.id, op };
 }
@@ -146,8 +155,9 @@ export function opWords(op) {
 }
 
 /**
- * The page's sequence: the operations before the run shown and, once it has finished, the
- * "then zero another range" form.
+ * The page's sequence: the operations before the run shown and, once it has finished, the next
+ * operation's form: a zero (played), or any other operation of the language, added to the
+ * operations run before the next zero.
  */
 export class ChainUI {
   /** @param {Document} doc */
@@ -160,6 +170,11 @@ export class ChainUI {
     /** @type {() => TraceRef|null} */
     this.trace = () => null;
     this.shown = false;
+    /** @type {import('./opsform.js').OpForm[]} */
+    this.forms = parseForms('');
+    /** operations added to run before the next zero, as ops lines */
+    /** @type {string[]} */
+    this.added = [];
   }
 
   /** @param {string} id */
@@ -174,6 +189,19 @@ export class ChainUI {
     this.trace = trace;
     const form = /** @type {HTMLFormElement|null} */ (this.$('chain-form'));
     if (!form) return;
+    this.forms = parseForms(form.dataset.forms);
+    const kind = /** @type {HTMLSelectElement|null} */ (this.$('chain-kind'));
+    if (kind) {
+      kind.replaceChildren(...this.forms.map((f) => {
+        const o = this.doc.createElement('option');
+        o.value = f.kind;
+        o.textContent = f.kind;
+        o.title = f.line;
+        return o;
+      }));
+      kind.value = 'zero';
+      kind.addEventListener('change', () => this.kindChanged());
+    }
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       this.submit();
@@ -181,6 +209,101 @@ export class ChainUI {
     for (const id of ['chain-offset', 'chain-length']) {
       this.$(id)?.addEventListener('input', () => /** @type {HTMLInputElement} */ (this.$(id)).setCustomValidity(''));
     }
+    this.$('chain-staged')?.addEventListener('click', (e) => {
+      const b = /** @type {HTMLElement} */ (e.target).closest('button[data-drop]');
+      if (!b) return;
+      this.added.splice(Number(/** @type {HTMLElement} */ (b).dataset.drop), 1);
+      this.renderAdded();
+      kind?.focus();
+    });
+    this.kindChanged();
+  }
+
+  /** The form of the chosen kind. */
+  form() {
+    const kind = /** @type {HTMLSelectElement|null} */ (this.$('chain-kind'));
+    return this.forms.find((f) => f.kind === (kind ? kind.value : 'zero')) || this.forms[0];
+  }
+
+  /** Shows the fields of the chosen kind: a zero's range, or another operation's words. */
+  kindChanged() {
+    const f = this.form();
+    const zero = f.kind === 'zero';
+    const zf = this.$('chain-zero');
+    if (zf) zf.hidden = !zero;
+    const args = this.$('chain-args');
+    const go = this.$('chain-go');
+    if (go) go.textContent = zero ? 'zero it' : `add ${f.kind}`;
+    if (!args) return;
+    args.hidden = zero;
+    args.replaceChildren();
+    if (zero) return;
+    f.args.forEach((a, i) => {
+      const id = `chain-arg-${i}`;
+      if (a.name === 'PATH') return; // the played file
+      if (a.name) {
+        const p = placeholder(a.name);
+        const l = this.doc.createElement('label');
+        l.htmlFor = id;
+        l.textContent = p.label;
+        const inp = this.doc.createElement('input');
+        inp.type = 'text';
+        inp.id = id;
+        inp.dataset.arg = String(i);
+        inp.dataset.testid = 'chain-arg';
+        inp.size = 10;
+        inp.autocomplete = 'off';
+        inp.title = p.hint;
+        if (p.count) inp.inputMode = 'numeric';
+        inp.addEventListener('input', () => inp.setCustomValidity(''));
+        args.append(l, inp);
+      } else if ((a.words || []).length > 1) {
+        const sel = this.doc.createElement('select');
+        sel.id = id;
+        sel.dataset.arg = String(i);
+        sel.dataset.testid = 'chain-arg';
+        sel.setAttribute('aria-label', `${f.kind}: ${(a.words || []).join(' or ')}`);
+        if (a.optional) sel.append(new Option('—', ''));
+        for (const w of a.words || []) sel.append(new Option(w, w));
+        args.append(sel);
+      } else if (a.optional) {
+        const l = this.doc.createElement('label');
+        l.className = 'check';
+        const cb = this.doc.createElement('input');
+        cb.type = 'checkbox';
+        cb.id = id;
+        cb.dataset.arg = String(i);
+        cb.dataset.testid = 'chain-arg';
+        l.append(cb, ` ${(a.words || [''])[0]}`);
+        args.append(l);
+      } else {
+        const k = this.doc.createElement('span');
+        k.className = 'k';
+        k.textContent = (a.words || [''])[0];
+        args.append(k);
+      }
+    });
+  }
+
+  /** Lists the operations added before the next zero. */
+  renderAdded() {
+    const ol = this.$('chain-staged');
+    if (!ol) return;
+    ol.hidden = this.added.length === 0;
+    ol.replaceChildren(...this.added.map((op, i) => {
+      const li = this.doc.createElement('li');
+      li.dataset.testid = 'chain-added';
+      li.title = op;
+      li.append(`then ${opWords(op)} `);
+      const b = this.doc.createElement('button');
+      b.type = 'button';
+      b.dataset.drop = String(i);
+      b.textContent = '✕';
+      b.setAttribute('aria-label', `remove ${op}`);
+      b.title = 'remove';
+      li.append(b);
+      return li;
+    }));
   }
 
   /** @param {any} h a hello */
@@ -216,9 +339,20 @@ export class ChainUI {
     }
   }
 
-  /** Opens the player on the sequence with the new range last. */
+  /** Says why not, in the form's alert. */
+  refuse(/** @type {string} */ why) {
+    const e = this.$('chain-error');
+    if (e) e.textContent = why;
+  }
+
+  /** A zero opens the player on the sequence with the new range last; another kind is added. */
   submit() {
     if (!this.run) return;
+    const f = this.form();
+    if (f.kind !== 'zero') {
+      this.add(f);
+      return;
+    }
     const off = /** @type {HTMLInputElement} */ (this.$('chain-offset'));
     const len = /** @type {HTMLInputElement} */ (this.$('chain-length'));
     const keep = /** @type {HTMLInputElement} */ (this.$('chain-keep'));
@@ -232,12 +366,36 @@ export class ChainUI {
         return;
       }
     }
-    const why = chainRefusal(this.run);
-    if (why) {
-      const e = this.$('chain-error');
-      if (e) e.textContent = why;
+    const why = chainRefusal(this.run, this.added.length);
+    if (why) { this.refuse(why); return; }
+    location.assign(chainURL(this.run, { offset: o, length: l, keepSize: keep.checked }, new URLSearchParams(location.search), this.trace(), this.added));
+  }
+
+  /**
+   * Adds an operation of form f, its words from the fields, to those before the next zero.
+   * @param {import('./opsform.js').OpForm} f
+   */
+  add(f) {
+    if (!this.run) return;
+    const why = chainRefusal(this.run, this.added.length + 1);
+    if (why) { this.refuse(why); return; }
+    /** @type {Array<string|boolean|undefined>} */
+    const values = f.args.map((_, i) => {
+      const el = /** @type {HTMLInputElement|HTMLSelectElement|null} */ (this.doc.getElementById(`chain-arg-${i}`));
+      if (!el) return undefined;
+      return el instanceof HTMLInputElement && el.type === 'checkbox' ? el.checked : el.value;
+    });
+    const r = formLine(f, values, this.run.path);
+    if (r.error) {
+      const el = /** @type {HTMLInputElement|null} */ (this.doc.getElementById(`chain-arg-${r.arg}`));
+      if (el && el.setCustomValidity) { el.setCustomValidity(r.error); el.reportValidity(); } else this.refuse(r.error);
       return;
     }
-    location.assign(chainURL(this.run, { offset: o, length: l, keepSize: keep.checked }, new URLSearchParams(location.search), this.trace()));
+    this.refuse('');
+    this.added.push(r.line);
+    this.renderAdded();
+    const kind = /** @type {HTMLSelectElement|null} */ (this.$('chain-kind'));
+    if (kind) { kind.value = 'zero'; this.kindChanged(); }
+    /** @type {HTMLElement|null} */ (this.$('chain-offset'))?.focus();
   }
 }

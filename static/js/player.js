@@ -47,6 +47,7 @@ export { FrameMeter };
  * The handle a page gets on its player.
  * @typedef {object} PlayerController
  * @property {RunState} state the model
+ * @property {{slots: SlotsView, sit: SITView}} views the slots and SIT panels (their layouts place marks)
  * @property {() => PresenterState} presenterState
  * @property {(s: Partial<PresenterState>, opts?: {drive?: boolean}) => void} applyPresenterState
  *   shows s on this page: the open stop, the quiz, the colouring and presenter mode always; with
@@ -422,6 +423,7 @@ export function initRun(doc, opts = {}) {
 
   return {
     state: st,
+    views: { slots, sit },
     presenterState,
     applyPresenterState(s, o = {}) {
       if (typeof s.colourBy === 'string' && s.colourBy !== view.colour.by) { view.colour.by = colourBy(s.colourBy); colourSel.value = view.colour.by; }

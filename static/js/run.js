@@ -6,6 +6,9 @@ import { RoomUI, presenterRoomParams } from './room.js';
 import { TraceUI, opsKey, traceKept } from './trace.js';
 import { ChainUI } from './chain.js';
 import { SlotLinks, blockURL } from './links.js';
+import { SidePanels } from './sidepanel.js';
+import { WritebackUI } from './writeback.js';
+import { AfterCheckUI } from './aftercheck.js';
 
 async function main() {
   const root = document.getElementById('player');
@@ -36,11 +39,14 @@ async function main() {
   const trace = new TraceUI(document);
   const chain = new ChainUI(document);
   const links = new SlotLinks(document);
+  const panels = new SidePanels(document);
+  const writeback = new WritebackUI(document, panels);
+  const after = new AfterCheckUI(document, panels);
   /** @type {import('./player.js').PlayerController|null} */
   let ctl = null;
   ctl = initRun(document, {
     params,
-    onHello(h) { room.hello(h); trace.hello(h); chain.hello(h); links.schedule(); },
+    onHello(h) { room.hello(h); trace.hello(h); chain.hello(h); links.schedule(); writeback.hello(h); after.hello(h); },
     onFrame(f) { room.frame(); trace.frame(f); chain.frame(); links.schedule(); },
     onMessage(m) { room.message(m); },
     callLog: trace.callLog(() => (ctl ? ctl.state.info.image || '' : ''), blockURL),
@@ -49,6 +55,7 @@ async function main() {
   room.attach(ctl);
   trace.attach(ctl);
   links.attach(ctl);
+  after.attach(ctl);
   chain.attach(ctl, () => {
     const t = trace.info;
     if (!t) return null;

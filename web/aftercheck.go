@@ -1,0 +1,146 @@
+package web
+
+import (
+	"errors"
+	"github.com/go-chi/chi/v5"
+	"net/http"
+	"strings"
+
+	"github.com/zrviz/zrviz/afterck"
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/imgdiff"
+	"github.com/zrviz/zrviz/request"
+)
+
+// The player's after-image check (issue 21, "the same in the web"): the user holds an image the
+// kernel left — uploaded through POST /api/images like any other, or one already stored — against
+// the model's after-state of the run the player shows (the operations before it, the played zero,
+// then the unmount's writeback and checkpoint), as `zrviz run --ops … --after` does: afterck.ModelSeq
+// and afterck.CheckState, in every mode of the run. What the kernel does after the call is
+// explained (each explanation names its kernel function); anything else is a difference, and the
+// page marks the differing slots and SIT bits on its panels (static/js/aftercheck.js).
+
+// FieldAfter is the after-check's query field: the stored image to hold against the model.
+const FieldAfter = "after"
+
+// afterCheckBytes is what one after-check reserves of the memory budget per mode: the model's
+// sequence (core.Seq: the file's slot map as extents, the SIT segments the operations touch) and
+// the two images' NAT and SIT tables as CheckState reads them. BenchmarkAfterCheck allocates
+// 8.8 MB in all for both modes of kernel case 6 on the demo; the rest is slack for a large file's
+// extents.
+const afterCheckBytes = 32 << 20
+
+// afterCheckBody is the answer to GET /api/images/{id}/aftercheck.
+type afterCheckBody struct {
+	After afterCheckImage `json:"after"`
+	// Ops are the operations modelled, in the ops language: the run's before= lines and the
+	// played zero (the unmount follows them).
+	Ops   []string         `json:"ops"`
+	Path  string           `json:"path"`
+	Ino   uint32           `json:"ino"`
+	Modes []afterCheckMode `json:"modes"`
+}
+
+type afterCheckImage struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// afterCheckMode is afterck's report for one mode (JSON agree, explained, differences, total).
+type afterCheckMode struct {
+	Mode string `json:"mode"`
+	*afterck.Report
+}
+
+// handleAfterCheck answers GET /api/images/{id}/aftercheck?after=ID&path=…&offset=…&length=…
+// [&keepSize=true][&mode=…][&before=…]: image ID held against the model's after-state of the run
+// the query names (the player's own query). 200 with a report per mode of the run; 400 for a bad
+// run or a sandbox run (it has no image to compare), 404 for an unknown image, 422 when the
+// images are of different filesystems or the model cannot run the operations (the message says
+// which and why).
+func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	q.Set("image", chi.URLParam(r, "id"))
+	if q.Get("sandbox") != "" {
+		s.Error(w, r, &ParamError{Name: "sandbox", Msg: "a sandbox run has no image: an after-image is checked against a stored image's run"})
+		return
+	}
+	afterID := q.Get(FieldAfter)
+	if afterID == "" {
+		s.Error(w, r, &ParamError{Name: FieldAfter, Msg: "missing: the id of the image the kernel left (upload it first)"})
+		return
+	}
+	t, err := s.resolveRun(r.Context(), q)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	sa, releaseAfter, err := s.acquire(afterID)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer releaseAfter()
+	release, err := s.budget.reserve(int64(len(t.run.Modes)) * afterCheckBytes)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer release()
+	done, err := s.heavyWork(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer done()
+
+	ops := afterCheckOps(t)
+	out := afterCheckBody{After: afterCheckImage{ID: sa.ID, Name: sa.Name}, Ops: ops, Path: t.info.Path, Ino: t.info.Ino}
+	text := strings.Join(ops, "\n")
+	for _, m := range t.run.Modes {
+		st, err := afterck.ModelSeq(t.si.Image, text, m)
+		if err != nil {
+			s.afterCheckError(w, r, err)
+			return
+		}
+		rep, err := afterck.CheckState(r.Context(), t.si.Image, sa.Image, st)
+		if err != nil {
+			s.afterCheckError(w, r, err)
+			return
+		}
+		if rep.Explained == nil {
+			rep.Explained = []afterck.Explanation{}
+		}
+		if rep.Differences == nil {
+			rep.Differences = []afterck.Difference{}
+		}
+		out.Modes = append(out.Modes, afterCheckMode{Mode: m.String(), Report: rep})
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, out)
+}
+
+// afterCheckOps is the run's sequence in the ops language: its before= operations, then the played
+// zero with its length resolved against the file as they left it.
+func afterCheckOps(t *runTarget) []string {
+	ops := make([]string, 0, len(t.before)+1)
+	for _, op := range t.before {
+		ops = append(ops, op.OpLine(0))
+	}
+	req := t.spec.Request
+	played := request.Run{Path: t.run.Path, Offset: req.Offset, Length: req.Length, HasLength: true, KeepSize: req.KeepSize}
+	return append(ops, played.OpLine(t.spec.Input.Inode.Size))
+}
+
+// afterCheckError answers a check the images or the model refuse: 422 with what and why (images
+// of different filesystems, an operation the model cannot run); anything else as s.Error does.
+func (s *Server) afterCheckError(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, imgdiff.ErrUnrelated):
+		writeJSON(w, http.StatusUnprocessableEntity, errorBody{Error: "not an after-image of this image: " + err.Error()})
+	case errors.Is(err, core.ErrUnmodelled), errors.Is(err, core.ErrInput):
+		writeJSON(w, http.StatusUnprocessableEntity, errorBody{Error: "the model cannot run these operations: " + err.Error()})
+	default:
+		s.Error(w, r, err)
+	}
+}

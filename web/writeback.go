@@ -1,0 +1,262 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"github.com/go-chi/chi/v5"
+	"net/http"
+
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/request"
+	"github.com/zrviz/zrviz/source"
+)
+
+// Writeback around the played zero (issue 17): the dirty pages the run's operations leave behind
+// (fill_zero's partial pages, a buffered write's pages) are written back by a later zero over
+// them (filemap_write_and_wait_range, before its walk), by fsync and sync, and at the unmount. The
+// server runs the run's sequence on core.Seq and says, per operation, which page went where: in
+// place or out of place, old block → new block, the current segment's log, and the SIT change of
+// each block with the segment's valid count before and after. static/js/writeback.js words it.
+
+// wbGroup is what one operation of the sequence did to dirty pages.
+type wbGroup struct {
+	Op     int    `json:"op"`   // 1-based place in the sequence; the unmount is last
+	Line   string `json:"line"` // the operation in the ops language, "unmount" for the unmount
+	Kind   string `json:"kind"` // request.Op kinds, "unmount"
+	Played bool   `json:"played,omitempty"`
+	// Via is the kernel path that wrote the pages back (the operation's own for a zero: before
+	// its walk).
+	Via        string   `json:"via"`
+	Errno      string   `json:"errno,omitempty"`
+	Dirtied    uint64   `json:"dirtied"` // dirty pages of the file after the operation
+	Pages      []wbPage `json:"pages"`
+	Checkpoint bool     `json:"checkpoint,omitempty"` // prefree segments became free
+}
+
+// wbPage is one page writeback handled: core.PageWrite with the kernel function and the SIT change.
+type wbPage struct {
+	core.PageWrite
+	Func string  `json:"func"`
+	SIT  []wbBit `json:"sit"` // out of place: the old block's bit cleared, the new one's set
+}
+
+// wbBit is one SIT bit writeback changed, with the segment's valid count before and after.
+type wbBit struct {
+	Segno  uint32 `json:"segno"`
+	Bit    uint32 `json:"bit"` // block offset in the segment
+	Addr   uint32 `json:"addr"`
+	Set    bool   `json:"set"`
+	Before uint32 `json:"before"` // the segment's valid blocks before this page
+	After  uint32 `json:"after"`
+}
+
+// wbBody is the answer to GET /api/images/{id}/writeback.
+type wbBody struct {
+	Path   string    `json:"path"`
+	Groups []wbGroup `json:"groups"`
+}
+
+// handleWriteback answers GET /api/images/{id}/writeback?path=…&offset=…&length=…[&before=…]: what
+// writeback does to the played file's dirty pages around the run the query names (the player's own
+// query). 400 for a bad run or a sandbox run (no operations before it, nothing dirty).
+func (s *Server) handleWriteback(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	q.Set("image", chi.URLParam(r, "id"))
+	if q.Get("sandbox") != "" {
+		s.Error(w, r, &ParamError{Name: "sandbox", Msg: "a sandbox run has no page cache: nothing is written back"})
+		return
+	}
+	t, err := s.resolveRun(r.Context(), q)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	release, err := s.budget.reserve(afterCheckBytes)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer release()
+	done, err := s.heavyWork(r.Context())
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer done()
+	base, err := source.FileInput(t.si.Image, t.file)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	groups, err := writebackGroups(r.Context(), base, t.before, t.run)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, wbBody{Path: t.info.Path, Groups: groups})
+}
+
+// Kernel paths that write dirty pages back, by operation kind.
+var wbVia = map[string]string{
+	request.OpZero:  "f2fs_zero_range → filemap_write_and_wait_range (before the walk)",
+	request.OpFsync: "f2fs_do_sync_file → file_write_and_wait_range",
+	request.OpSync:  "sync(2): the flusher's writeback (f2fs_write_data_pages)",
+	"unmount":       "umount: sync_filesystem → f2fs_write_data_pages",
+}
+
+// pageFunc is the kernel function that handled a page as writeback did.
+func pageFunc(how string) string {
+	switch how {
+	case core.WroteInPlace:
+		return "f2fs_do_write_data_page → f2fs_inplace_write_data"
+	case core.WroteOutPlace:
+		return "f2fs_do_write_data_page → f2fs_outplace_write_data → f2fs_allocate_data_block"
+	}
+	return "f2fs_write_single_data_page"
+}
+
+// writebackGroups runs the sequence (the operations before the played zero, the zero, the unmount)
+// on one mount in per-block mode (both modes leave the same slots and SIT, and write back the
+// same pages) and says what writeback did at each operation.
+func writebackGroups(ctx context.Context, base core.Input, before []request.Op, played request.Run) ([]wbGroup, error) {
+	q := core.NewSeq(core.PerBlock)
+	var out []wbGroup
+	add := func(g wbGroup, ps []core.PageWrite) error {
+		g.Pages = []wbPage{}
+		if err := sitChanges(q, &g, ps); err != nil {
+			return err
+		}
+		if g.Via == "" {
+			g.Via = wbVia[g.Kind]
+		}
+		if g.Via == "" {
+			g.Via = g.Kind
+		}
+		g.Dirtied = uint64(len(q.File(base).Inode.Dirty))
+		out = append(out, g)
+		return ctx.Err()
+	}
+	zero := func(n int, line string, req core.Request, isPlayed bool) error {
+		_, ps, err := q.PrepareZero(base, req)
+		if err != nil {
+			return err
+		}
+		if err := add(wbGroup{Op: n, Line: line, Kind: request.OpZero, Played: isPlayed}, ps); err != nil {
+			return err
+		}
+		// The pages of the range are clean now: Zero's own PrepareZero writes none.
+		res, _, _, err := q.Zero(base, req)
+		if err != nil {
+			return err
+		}
+		g := &out[len(out)-1]
+		g.Errno = res.Errno
+		// fill_zero's partial pages are dirty from the walk on.
+		g.Dirtied = uint64(len(q.File(base).Inode.Dirty))
+		return nil
+	}
+	for i, op := range before {
+		if op.IsZero() {
+			if err := zero(i+1, op.OpLine(0), op.Request(q.File(base).Inode.Size), false); err != nil {
+				return nil, fmt.Errorf("operation %d (%s): %w", i+1, op.OpLine(0), err)
+			}
+			continue
+		}
+		res, err := op.ApplyOther(q, base)
+		if err != nil {
+			return nil, fmt.Errorf("operation %d (%s): %w", i+1, op.OpLine(0), err)
+		}
+		g := wbGroup{Op: i + 1, Line: op.OpLine(0), Kind: op.Kind, Errno: res.Errno, Checkpoint: res.Checkpoint}
+		if err := add(g, res.Pages); err != nil {
+			return nil, err
+		}
+	}
+	n := len(before) + 1
+	req := played.Request(q.File(base).Inode.Size)
+	line := request.Run{Path: played.Path, Offset: req.Offset, Length: req.Length, HasLength: true, KeepSize: req.KeepSize}.OpLine(0)
+	if err := zero(n, line, req, true); err != nil {
+		return nil, fmt.Errorf("the played zero (%s): %w", line, err)
+	}
+	res, err := q.Unmount()
+	if err != nil {
+		return nil, fmt.Errorf("unmount: %w", err)
+	}
+	if err := add(wbGroup{Op: n + 1, Line: "unmount", Kind: "unmount", Checkpoint: res.Checkpoint}, res.Pages); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// sitChanges fills g.Pages from ps, the pages an operation wrote back just now on q, with the SIT
+// bits each changed. The valid counts are read from q's SIT as the operation left it and walked
+// back over the operation's own changes: the count before a page is the count after it less its
+// change, so the figures are the model's, not a second computation of them.
+func sitChanges(q *core.Seq, g *wbGroup, ps []core.PageWrite) error {
+	vol, _, ok := q.State()
+	if !ok {
+		for _, p := range ps {
+			g.Pages = append(g.Pages, wbPage{PageWrite: p, Func: pageFunc(p.How), SIT: []wbBit{}})
+		}
+		return nil
+	}
+	v := vol.Volume
+	bit := func(a uint32, set bool) wbBit {
+		r := a - v.MainBlkaddr
+		return wbBit{Segno: r / v.BlocksPerSeg, Bit: r % v.BlocksPerSeg, Addr: a, Set: set}
+	}
+	for _, p := range ps {
+		wp := wbPage{PageWrite: p, Func: pageFunc(p.How), SIT: []wbBit{}}
+		if p.How == core.WroteOutPlace {
+			if isAddrValue(p.Old) && p.Old >= v.MainBlkaddr {
+				wp.SIT = append(wp.SIT, bit(p.Old, false))
+			}
+			wp.SIT = append(wp.SIT, bit(p.New, true))
+		}
+		g.Pages = append(g.Pages, wp)
+	}
+	// Valid counts after the operation, walked back page by page.
+	now := map[uint32]uint32{}
+	for i := len(g.Pages) - 1; i >= 0; i-- {
+		sit := g.Pages[i].SIT
+		for k := len(sit) - 1; k >= 0; k-- {
+			b := &sit[k]
+			n, ok := now[b.Segno]
+			if !ok {
+				c, _, err := vol.SIT.SegmentValidMap(b.Segno)
+				if err != nil {
+					return fmt.Errorf("segment %d: %w", b.Segno, err)
+				}
+				n = c
+			}
+			b.After = n
+			if b.Set {
+				if n == 0 {
+					return fmt.Errorf("segment %d: a bit set by writeback, yet the model counts 0 valid blocks", b.Segno)
+				}
+				b.Before = n - 1
+			} else {
+				b.Before = n + 1
+			}
+			now[b.Segno] = b.Before
+		}
+	}
+	return nil
+}
+
+// isAddrValue reports whether a slot value is a block address (not NULL, NEW or the compressed
+// cluster's marker).
+func isAddrValue(a uint32) bool {
+	return a != core.NullAddr && a != core.NewAddr && a != core.CompressAddr
+}
+
+// opFormsJSON is the ops language's forms (request.Forms) as the player's "next operation" reads
+// them (static/js/opsform.js).
+func opFormsJSON() string {
+	b, err := json.Marshal(request.Forms())
+	if err != nil {
+		return "[]"
+	}
+	return string(b)
+}
