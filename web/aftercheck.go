@@ -62,12 +62,12 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	q.Set("image", chi.URLParam(r, "id"))
 	if q.Get("sandbox") != "" {
-		s.Error(w, r, &ParamError{Name: "sandbox", Msg: "a sandbox run has no image: an after-image is checked against a stored image's run"})
+		s.Error(w, r, badParam("sandbox", "a sandbox run has no image: an after-image is checked against a stored image's run"))
 		return
 	}
 	afterID := q.Get(FieldAfter)
 	if afterID == "" {
-		s.Error(w, r, &ParamError{Name: FieldAfter, Msg: "missing: the id of the image the kernel left (upload it first)"})
+		s.Error(w, r, badParam(FieldAfter, "missing: the id of the image the kernel left (upload it first)"))
 		return
 	}
 	t, err := s.resolveRun(r.Context(), q)

@@ -64,7 +64,7 @@ func (s *Server) handleWriteback(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	q.Set("image", chi.URLParam(r, "id"))
 	if q.Get("sandbox") != "" {
-		s.Error(w, r, &ParamError{Name: "sandbox", Msg: "a sandbox run has no page cache: nothing is written back"})
+		s.Error(w, r, badParam("sandbox", "a sandbox run has no page cache: nothing is written back"))
 		return
 	}
 	t, err := s.resolveRun(r.Context(), q)
