@@ -11,15 +11,15 @@ import (
 // the six logs in six different random sections.
 func randomVolume(r *rand.Rand) Volume {
 	sps := []uint32{1, 2, 4}[r.IntN(3)]
-	secs := uint32(8 + r.IntN(40))
+	secs := uint32(16 + r.IntN(40))
 	n := secs * sps
 	v := Volume{SegsPerSec: sps, Segments: make([]Segment, n), ElapsedTime: uint64(r.IntN(5000))}
 	for i := range v.Segments {
 		s := &v.Segments[i]
 		s.Type = r.IntN(NumLogs)
-		switch r.IntN(4) {
-		case 0: // empty
-		case 1:
+		switch r.IntN(5) {
+		case 0, 1: // empty
+		case 2:
 			for k := range uint32(BlocksPerSeg) {
 				setMap(&s.Map, k)
 			}
@@ -81,7 +81,7 @@ func after(t *testing.T, r *rand.Rand, v Volume, now uint64) *State {
 func TestTimelineIsTheOps(t *testing.T) {
 	r := rand.New(rand.NewPCG(22, 1))
 	frames := 0
-	for iter := range 60 {
+	for iter := range 40 {
 		v := randomVolume(r)
 		now := uint64(r.IntN(3000))
 		seed := r.Uint64()
@@ -100,6 +100,10 @@ func TestTimelineIsTheOps(t *testing.T) {
 				fresh := after(t, rand.New(rand.NewPCG(seed, 2)), v, now)
 				var last any
 				for _, op := range tl.MapOps(k) {
+					if op.Verb == "sync" {
+						last = fresh.syncMarked()
+						continue
+					}
 					last = fresh.Apply(op)
 				}
 				if got := fresh.Snap(); !reflect.DeepEqual(got, f.Map) {
@@ -199,5 +203,49 @@ func TestTimelineShape(t *testing.T) {
 	tl = NewTimeline(mount(t, vol(t, 1, crowded, nil)), Foreground, 0)
 	if n := len(tl.Frames); n != 3 || tl.Frames[2].Kind != FrameShort {
 		t.Errorf("a volume with no free section: %d frames, the third %q; want it to stop (short)", n, tl.Frames[len(tl.Frames)-1].Kind)
+	}
+}
+
+// TestSyncMovesEveryMarkedBlock: after background calls mark sections, the timeline's sync moves
+// every marked block (data to the cold data log, nodes to their own log), nothing stays pending,
+// and the victims end free — for random volumes.
+func TestSyncMovesEveryMarkedBlock(t *testing.T) {
+	r := rand.New(rand.NewPCG(22, 3))
+	checked := 0
+	defer func() {
+		if checked < 10 {
+			t.Errorf("only %d volumes had a victim to sync", checked)
+		}
+	}()
+	for iter := range 60 {
+		s := after(t, r, randomVolume(r), uint64(r.IntN(100)))
+		if s.freeSecs() < s.segsPerSec+NumLogs {
+			continue
+		}
+		s.Checkpoint()
+		pk := s.GC(Background)
+		if pk.Victim == nil {
+			continue
+		}
+		marked := s.Pending()
+		checked++
+		c := s.syncMarked()
+		if len(c.Moves) != len(marked) || len(s.Pending()) != 0 {
+			t.Fatalf("volume %d: %d blocks marked, sync moved %d, %d still pending", iter, len(marked), len(c.Moves), len(s.Pending()))
+		}
+		for i, m := range c.Moves {
+			want := ColdData
+			if isNodeType(m.Log) {
+				want = m.Log
+			}
+			if m.Log != want || testMap(&s.segs[m.From.Segno].Map, m.From.Blkoff) || !testMap(&s.segs[m.To.Segno].Map, m.To.Blkoff) {
+				t.Fatalf("volume %d move %d: %+v", iter, i, m)
+			}
+		}
+		for seg := *pk.Victim; seg < *pk.Victim+s.segsPerSec; seg++ {
+			if !s.isCurSeg(seg) && s.Class(seg) != "free" {
+				t.Errorf("volume %d: victim segment %d is %s after the sync, want free", iter, seg, s.Class(seg))
+			}
+		}
 	}
 }
