@@ -212,10 +212,9 @@ func (s *Server) handleNext(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	if n.at >= len(tl.Frames) {
-		s.Error(w, r, &ParamError{Name: "at", Msg: fmt.Sprintf("frame %d: this timeline has frames 0 to %d", n.at, len(tl.Frames)-1)})
-		return
-	}
+	// A frame past the end (a permalink of a longer timeline, a policy or clock changed at a late
+	// frame) is the last one; the body says which frame it is.
+	n.at = min(n.at, len(tl.Frames)-1)
 	writeJSON(w, http.StatusOK, nextBodyOf(tl, n))
 }
 

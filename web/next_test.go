@@ -101,6 +101,9 @@ func TestNextAPI(t *testing.T) {
 	if asked == 0 {
 		t.Error("no question asked")
 	}
+	if late, code := nextGet(t, ts, nextRun+"&at=999"); code != 200 || late.At != len(b.Frames)-1 || late.Frame.Kind != b.Frames[len(b.Frames)-1].Kind {
+		t.Errorf("at=999: status %d, frame %d (%s), want the last, %d", code, late.At, late.Frame.Kind, len(b.Frames)-1)
+	}
 	if rounds == 0 || b.Frames[len(b.Frames)-1].Kind != "none" {
 		t.Errorf("%d calls; last frame %s, want the timeline to end at ENODATA", rounds, b.Frames[len(b.Frames)-1].Kind)
 	}
@@ -113,7 +116,7 @@ func TestNextAPI(t *testing.T) {
 	if sy.Frame.Kind != "sync" || sy.Frame.Classes[*cb.Frame.Victim] != 'f' || len(sy.Frame.Moves) == 0 {
 		t.Errorf("cost-benefit sync frame: %s, victim %c, %d move runs", sy.Frame.Kind, sy.Frame.Classes[*cb.Frame.Victim], len(sy.Frame.Moves))
 	}
-	for _, bad := range []string{nextRun + "&policy=lru", nextRun + "&now=-1", nextRun + "&at=x", nextRun + "&at=999",
+	for _, bad := range []string{nextRun + "&policy=lru", nextRun + "&now=-1", nextRun + "&at=x",
 		"path=/nope&offset=0&length=4096", nextRun + "&before=write+/seed/bench64.bin+0+4096"} {
 		var e errorBody
 		if code := ts.get(t, "/api/images/demo/next?"+bad, &e); code/100 != 4 || e.Error == "" {

@@ -6,6 +6,7 @@ import { RoomUI, presenterRoomParams } from './room.js';
 import { TraceUI, opsKey, traceKept } from './trace.js';
 import { ChainUI } from './chain.js';
 import { SlotLinks, blockURL } from './links.js';
+import { initNext } from './nextpanel.js';
 
 async function main() {
   const root = document.getElementById('player');
@@ -46,6 +47,7 @@ async function main() {
     callLog: trace.callLog(() => (ctl ? ctl.state.info.image || '' : ''), blockURL),
   });
   if (!ctl) return;
+  initNext(document);
   room.attach(ctl);
   trace.attach(ctl);
   links.attach(ctl);
