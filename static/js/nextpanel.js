@@ -33,6 +33,7 @@ export function initNext(doc) {
   const policySel = /** @type {HTMLSelectElement} */ ($('next-policy'));
   const nowInput = /** @type {HTMLInputElement} */ ($('next-now'));
   const quizToggle = /** @type {HTMLInputElement|null} */ (doc.getElementById('quiz-toggle'));
+  const ownQuiz = /** @type {HTMLInputElement} */ ($('next-quiz-toggle'));
 
   let state = readState(new URLSearchParams(location.search));
   /** @type {any} the last frame the server sent */
@@ -100,6 +101,11 @@ export function initNext(doc) {
 
   const showOpen = () => {
     panel.hidden = !state.open;
+    // The run's panels stay under the open panel, out of reach (the keyboard's and a screen
+    // reader's too) until it closes.
+    for (const el of panel.parentElement ? [...panel.parentElement.children] : []) {
+      if (el !== panel) /** @type {HTMLElement} */ (el).inert = state.open;
+    }
     doc.body.classList.toggle('next-open', state.open);
     if (openBtn) openBtn.setAttribute('aria-expanded', String(state.open));
   };
@@ -207,7 +213,19 @@ export function initNext(doc) {
     answers.set(state.at, b.dataset.value || '');
     act({ type: 'seek', at: q.reveal });
   });
-  if (quizToggle) quizToggle.addEventListener('change', () => { if (state.open) load(); });
+  // The panel's quiz switch is the player's (its own is under the panel): one sets the other.
+  const setQuiz = (/** @type {boolean} */ on) => {
+    if (!quizToggle || quizToggle.checked === on) return;
+    quizToggle.checked = on;
+    quizToggle.dispatchEvent(new Event('change'));
+  };
+  ownQuiz.checked = quiz();
+  ownQuiz.addEventListener('change', () => setQuiz(ownQuiz.checked));
+  if (quizToggle) {
+    quizToggle.addEventListener('change', () => { ownQuiz.checked = quizToggle.checked; if (state.open) load(); });
+  } else {
+    ownQuiz.disabled = true;
+  }
   // The panel's keys are the player's: while the focus is in the panel they move the panel, not
   // the run under it.
   panel.addEventListener('keydown', (e) => {
@@ -222,6 +240,7 @@ export function initNext(doc) {
       case 'Home': a = { type: 'home' }; break;
       case 'End': a = { type: 'end' }; break;
       case 'Escape': a = { type: 'close' }; break;
+      case 'q': setQuiz(!quiz()); break;
       case 'n': case 'PageDown': tourGo(1); break;
       case 'p': case 'PageUp': tourGo(-1); break;
       case ' ': case 'Enter': return; // a focused button's
@@ -258,12 +277,13 @@ function candidates(doc, el, f, body) {
   t.append(cap);
   const cols = f.veiled ? ['section', 'valid', 'mean mtime'] : ['#', 'section', 'valid', 'mean mtime', 'u %', 'age', 'cost'];
   const head = doc.createElement('tr');
-  for (const c of cols) {
+  cols.forEach((c, i) => {
     const th = doc.createElement('th');
     th.scope = 'col';
     th.textContent = c;
+    if (i >= (f.veiled ? 1 : 2)) th.className = 'num';
     head.append(th);
-  }
+  });
   t.append(head);
   for (const c of f.candidates) {
     const tr = doc.createElement('tr');
@@ -272,11 +292,13 @@ function candidates(doc, el, f, body) {
     if (chosen) tr.className = 'chosen';
     const cells = f.veiled ? [`segment ${c.segno}`, int(c.valid), int(c.mtime)]
       : [String(c.rank), `segment ${c.segno}${chosen ? ' ◂ victim' : ''}`, int(c.valid), int(c.mtime), String(c.u), String(c.age), String(c.cost)];
-    for (const v of cells) {
+    cells.forEach((v, i) => {
       const td = doc.createElement('td');
       td.textContent = v;
+      // Numbers line up on the right; the rank and the section read from the left.
+      if (i >= (f.veiled ? 1 : 2)) td.className = 'num';
       tr.append(td);
-    }
+    });
     t.append(tr);
   }
   el.replaceChildren(t);
