@@ -536,9 +536,9 @@ func nextStops(tl *gc.Timeline) []nextStop {
 				st = nextStop{Title: "Cost-benefit: old and empty first", Text: "A background call (" + call + ", as the gc thread runs it) weighs what cleaning frees against its cost and prefers old data, which is unlikely to be overwritten soon: the LFS cleaner's cost-benefit policy.", Terms: []string{"cost-benefit", "age", "victim"}}
 			}
 		case f.Kind == gc.FrameVictim && f.Round == 1:
-			st = nextStop{Title: "The victim", Text: "The chosen section is named by its first segment, as the kernel's f2fs_get_victim tracepoint names it; the next call's search starts after it (last_victim).", Terms: []string{"victim", "section"}}
+			st = nextStop{Title: "The victim", Text: "The chosen section is named by its first segment, as the kernel's f2fs_get_victim tracepoint names it; the next call's search starts after it (last_victim).", Terms: []string{"victim", "section", "last-victim"}}
 		case (f.Kind == gc.FrameMove || f.Kind == gc.FrameSync) && f.Round == 1:
-			st = nextStop{Title: "Where the blocks go", Text: "Cleaning copies the valid blocks to the active logs — data to the cold data log, since data the cleaner moved is unlikely to change soon — and leaves the victim prefree: free space, after the next checkpoint.", Terms: []string{"current-segment", "log-type", "prefree"}}
+			st = nextStop{Title: "Where the blocks go", Text: "Cleaning copies the valid blocks to the active logs — data to the cold data log, since data the cleaner moved is unlikely to change soon — and leaves the victim prefree: free space, after the next checkpoint.", Terms: []string{"cold-data-log", "current-segment", "prefree"}}
 		case f.Kind == gc.FrameNone:
 			st = nextStop{Title: "Nothing left to collect", Text: "No section is partly valid any more (or the only ones are active logs): the cleaner returns ENODATA.", Terms: []string{"victim", "dirty"}}
 		case f.Kind == gc.FrameShort:
