@@ -482,7 +482,7 @@ func narration(tl *gc.Timeline, k int, veiled bool) string {
 		p := f.Pick
 		what := "greedy (FG_GC → GC_GREEDY): a section's cost is its valid blocks"
 		if tl.Kind == gc.Background {
-			what = "cost-benefit (BG_GC → GC_CB): cost = UINT_MAX − (100 − u)·age/(100 + u) from get_cb_cost, so old, mostly empty sections are cheapest"
+			what = "cost-benefit (BG_GC → GC_CB): cost = UINT_MAX − 100·(100 − u)·age/(100 + u) from get_cb_cost, so old, mostly empty sections are cheapest"
 		}
 		s := fmt.Sprintf("%s: f2fs_get_victim searches the dirty sections round-robin from last_victim, skipping current sections; %s. It looked at %s.",
 			call, what, plural(p.Searched, "section", "sections"))
@@ -511,6 +511,10 @@ func narration(tl *gc.Timeline, k int, veiled bool) string {
 		}
 		return s + fmt.Sprintf("; then the checkpoint frees %s (%s).", plural(len(c.Freed), "prefree segment", "prefree segments"), segList(c.Freed))
 	case gc.FrameNone:
+		if n := len(f.Pick.Candidates); n > 0 {
+			return fmt.Sprintf("%s: f2fs_get_victim looks at %s, but each costs UINT_MAX — its benefit 100·(100 − u)·age/(100 + u) rounds to 0: as young as the newest data, or all but full — no less than get_max_cost's starting value, and only a lower cost is taken: no victim, F2FS_IOC_GARBAGE_COLLECT returns -ENODATA. A foreground call (greedy) would still take one.",
+				call, plural(n, "dirty section", "dirty sections"))
+		}
 		return fmt.Sprintf("%s: f2fs_get_victim finds no dirty section it may take, so F2FS_IOC_GARBAGE_COLLECT returns -ENODATA. Nothing is left to collect.", call)
 	}
 	free := strings.Count(f.Map.Classes, string(rune(gc.ClassFree)))
@@ -539,6 +543,8 @@ func nextStops(tl *gc.Timeline) []nextStop {
 			st = nextStop{Title: "The victim", Text: "The chosen section is named by its first segment, as the kernel's f2fs_get_victim tracepoint names it; the next call's search starts after it (last_victim).", Terms: []string{"victim", "section", "last-victim"}}
 		case (f.Kind == gc.FrameMove || f.Kind == gc.FrameSync) && f.Round == 1:
 			st = nextStop{Title: "Where the blocks go", Text: "Cleaning copies the valid blocks to the active logs — data to the cold data log, since data the cleaner moved is unlikely to change soon — and leaves the victim prefree: free space, after the next checkpoint.", Terms: []string{"cold-data-log", "current-segment", "prefree"}}
+		case f.Kind == gc.FrameNone && len(f.Pick.Candidates) > 0:
+			st = nextStop{Title: "Too young to collect", Text: "Cost-benefit gives a section whose data is as new as the newest (or that is all but full) no benefit at all, and the search takes only a cost below its starting value: the background cleaner leaves such sections alone and returns ENODATA.", Terms: []string{"cost-benefit", "age"}}
 		case f.Kind == gc.FrameNone:
 			st = nextStop{Title: "Nothing left to collect", Text: "No section is partly valid any more (or the only ones are active logs): the cleaner returns ENODATA.", Terms: []string{"victim", "dirty"}}
 		case f.Kind == gc.FrameShort:

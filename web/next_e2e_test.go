@@ -200,6 +200,17 @@ func TestBrowserNextPanel(t *testing.T) {
 			// The panel's switch is the player's: its checkbox and its permalink follow.
 			waitJS(t, ctx, `document.getElementById('quiz-toggle').checked && new URLSearchParams(location.search).get('quiz') === '1'`, 10*time.Second)
 			do(t, ctx, chromedp.Click(chromedp.CSS(`#next-quiz-toggle`)))
+			// Cost-benefit: a background call marks its victim; the sync after it moves the blocks.
+			do(t, ctx, chromedp.SetValue(chromedp.CSS(`#next-policy`), "cost-benefit"),
+				chromedp.Evaluate[chromedp.Void](`document.getElementById('next-policy').dispatchEvent(new Event('change'))`))
+			nextReady(t, ctx)
+			do(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('next-seek'); s.value = '4'; s.dispatchEvent(new Event('change')); })()`))
+			nextReady(t, ctx)
+			if !strings.HasSuffix(text(t, ctx, "next-label"), "sync") || !strings.Contains(text(t, ctx, "next-moves"), "cold data log") {
+				t.Errorf("cost-benefit frame 4: %q, moves %q; want the sync that moves the marked blocks", text(t, ctx, "next-label"), text(t, ctx, "next-moves"))
+			}
+			shot(t, ctx, "next-cb-sync-"+size)
+			nextCompareFresh(t, tab, ctx, vp.w, vp.h, "the cost-benefit sync")
 			// Closing goes back to the run; the address loses the panel's parameters.
 			do(t, ctx, chromedp.Click(chromedp.CSS(`#next-close`)))
 			waitJS(t, ctx, `document.getElementById('next-panel').hidden && !new URLSearchParams(location.search).has('next')`, 10*time.Second)

@@ -167,7 +167,10 @@ export function initNext(doc) {
       });
     }
     $('next-quiz').hidden = !q;
-    if (q) {
+    if (!q) {
+      $('next-question').textContent = '';
+      $('next-choices').replaceChildren();
+    } else {
       $('next-question').textContent = q.text;
       $('next-choices').replaceChildren(...q.choices.map((c) => {
         const b = doc.createElement('button');
