@@ -41,7 +41,8 @@ func NextButton(p RunPage) templ.Component {
 // NextPanel is the frame the panel's script fills: a checkpoint and the cleaner, step by step,
 // after the run (per-block and batched leave the same SIT, so there is one timeline). The
 // controls work as the player's do: ⏮ ◀ ▶ ⏭, the slider, ← → Home End while the panel has the
-// focus, n and p for its tour; the policy and the clock choose the timeline.
+// focus, n and p for its tour; the policy and the clock choose the timeline. The timeline goes on
+// from the run's end: the player's → there opens it, and ← on its first frame comes back.
 func NextPanel(p RunPage) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context

@@ -215,6 +215,27 @@ func TestBrowserNextPanel(t *testing.T) {
 			do(t, ctx, chromedp.Click(chromedp.CSS(`#next-close`)))
 			waitJS(t, ctx, `document.getElementById('next-panel').hidden && !new URLSearchParams(location.search).has('next')`, 10*time.Second)
 			noSideways(t, ctx, "the player after the panel, "+size)
+			// The timeline goes on from the run's end: → there opens the panel at its first frame,
+			// ← on that frame comes back to the run, still at its end.
+			do(t, ctx, chromedp.Click(chromedp.CSS(`#btn-end`)))
+			waitJS(t, ctx, `document.getElementById('run-status').textContent === 'done' && document.getElementById('step-now').textContent === document.getElementById('step-total').textContent`, time.Minute)
+			end := text(t, ctx, "step")
+			do(t, ctx, chromedp.KeyEvent(kb.ArrowRight))
+			nextReady(t, ctx)
+			if nextAt(t, ctx) != 0 || text(t, ctx, "next-label") != "after the run" {
+				t.Errorf("→ at the run's end: panel at frame %d %q", nextAt(t, ctx), text(t, ctx, "next-label"))
+			}
+			do(t, ctx, chromedp.KeyEvent(kb.ArrowLeft))
+			waitJS(t, ctx, `document.getElementById('next-panel').hidden && !new URLSearchParams(location.search).has('next')`, 10*time.Second)
+			if got := text(t, ctx, "step"); got != end {
+				t.Errorf("back from the panel: the run at step %s, want its end %s", got, end)
+			}
+			// The step button at the end does the same as →.
+			do(t, ctx, chromedp.Click(chromedp.CSS(`#btn-step`)))
+			nextReady(t, ctx)
+			if nextAt(t, ctx) != 0 || text(t, ctx, "step") != end {
+				t.Errorf("the step button at the run's end: panel at %d, run at %s", nextAt(t, ctx), text(t, ctx, "step"))
+			}
 		})
 	}
 }

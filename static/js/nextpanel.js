@@ -239,7 +239,7 @@ export function initNext(doc) {
     let a = null;
     switch (e.key) {
       case 'ArrowRight': a = { type: 'step', n: 1 }; break;
-      case 'ArrowLeft': a = { type: 'step', n: -1 }; break;
+      case 'ArrowLeft': a = state.at === 0 ? { type: 'close' } : { type: 'step', n: -1 }; break;
       case 'Home': a = { type: 'home' }; break;
       case 'End': a = { type: 'end' }; break;
       case 'Escape': a = { type: 'close' }; break;
@@ -252,9 +252,40 @@ export function initNext(doc) {
     e.preventDefault();
     e.stopPropagation();
     if (a) act(a);
-    if (a && a.type === 'close' && openBtn) openBtn.focus();
+    if (a && a.type === 'close') {
+      // Back to the run: the focus goes where the run is driven from.
+      const back = doc.getElementById(e.key === 'ArrowLeft' ? 'btn-step' : 'next-open');
+      if (back) back.focus();
+    }
   });
   panel.addEventListener('keyup', (e) => e.stopPropagation());
+  // The timeline goes on from the run's end: there the player's → (the key and the step button)
+  // opens the panel at its first frame, and ← on that frame comes back to the run.
+  const atRunEnd = () => {
+    const step = doc.getElementById('step-now');
+    const total = doc.getElementById('step-total');
+    const st = doc.getElementById('run-status');
+    return !!(step && total && st) && st.textContent === 'done' && step.textContent === total.textContent;
+  };
+  const continueIntoPanel = (/** @type {Event} */ e) => {
+    if (state.open || !atRunEnd()) return false;
+    e.preventDefault();
+    e.stopPropagation();
+    act({ type: 'open' });
+    act({ type: 'home' });
+    panel.focus();
+    return true;
+  };
+  doc.addEventListener('keydown', (e) => {
+    const t = /** @type {HTMLElement} */ (e.target);
+    if (e.key !== 'ArrowRight' || e.shiftKey || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (t && (t.tagName === 'INPUT' || t.tagName === 'SELECT' || t.tagName === 'TEXTAREA')) return;
+    continueIntoPanel(e);
+  }, true);
+  doc.addEventListener('click', (e) => {
+    const t = /** @type {HTMLElement} */ (e.target);
+    if (t && t.closest && t.closest('#btn-step')) continueIntoPanel(e);
+  }, true);
 
   showOpen();
   if (state.open) load(); else draw();
