@@ -236,6 +236,16 @@ func All() []Entry {
 			OnDisk: "the SIT entry's mtime (seconds of the volume's running time: the checkpoint's elapsed_time plus the seconds since mount).",
 			Source: "get_cb_cost(); update_segment_mtime() in segment.c.",
 			See:    []string{"cost-benefit", "sit-entry"}},
+		{Slug: "last-victim", Term: "last_victim (round-robin start)", Group: GroupSIT,
+			Text:   "Where the cleaner's next search starts, one per policy: just after the last section a search looked at, wrapping to 0. It spreads the cleaning over the volume and decides ties: of equally cheap sections, the first found from here wins.",
+			OnDisk: "nothing on disk: sm->last_victim[gc_mode] in memory, 0 at mount.",
+			Source: "f2fs_get_victim() in gc.c (p.offset = last_victim; updated when nsearched reaches max_search).",
+			Match:  []string{"last_victim"}, See: []string{"victim", "greedy"}},
+		{Slug: "cold-data-log", Term: "cold data log", Group: GroupSIT,
+			Text:   "The active log the cleaner writes moved data to: a page marked gcing goes to CURSEG_COLD_DATA, since data that survived until cleaning is unlikely to change soon. Moved node blocks go to their own node log.",
+			OnDisk: "cur_data_segno[2] and cur_data_blkoff[2] of the checkpoint; the segment's SIT type is 2 (CURSEG_COLD_DATA).",
+			Source: "__get_segment_type_6() in segment.c: if (page_private_gcing(page)) return CURSEG_COLD_DATA (no atgc).",
+			Match:  []string{"cold data log"}, See: []string{"current-segment", "log-type", "victim"}},
 
 		// Requests and outcomes.
 		{Slug: "keep-size", Term: "KEEP_SIZE", Group: GroupOutcomes,

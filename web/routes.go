@@ -78,6 +78,7 @@ func (s *Server) Handler() http.Handler {
 				r.Get("/segments", s.handleSegments)
 				r.Get("/segments/{segno}", s.handleSegment)
 				r.Get("/gc", s.handleGC)                 // web/gc.go: checkpoint and GC, "what happens next"
+				r.Get("/next", s.handleNext)             // web/next.go: the player's what-happens-next panel
 				r.Get("/blocks/{addr}", s.handleBlock)   // web/block.go
 				r.Post("/traces", s.handleTraceUpload)   // web/traces.go
 				r.Get("/traces/{tid}", s.handleTraceGet) // web/traces.go

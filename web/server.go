@@ -92,6 +92,7 @@ type Server struct {
 	uploads  *uploads
 	outlines *outlineCache
 	resolved *resolvedCache // engine inputs after a run's earlier operations (web/resolvecache.go)
+	next     *nextCache     // what-happens-next timelines of recent runs (web/next.go)
 	traces   traceStore     // kernel traces (web/traces.go)
 	rooms    *roomHub       // classroom rooms (web/rooms.go)
 	// roomLingerFor overrides roomLinger (tests shorten it).
@@ -200,6 +201,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.uploads = newUploads()
 	s.resolved = newResolvedCache()
+	s.next = newNextCache()
 	s.rooms = newRoomHub()
 	s.budget = &budget{limit: cfg.MaxMemory}
 	if cfg.MaxMemory == 0 {

@@ -9,6 +9,7 @@ import { SlotLinks, blockURL } from './links.js';
 import { SidePanels } from './sidepanel.js';
 import { WritebackUI } from './writeback.js';
 import { AfterCheckUI } from './aftercheck.js';
+import { initNext } from './nextpanel.js';
 
 async function main() {
   const root = document.getElementById('player');
@@ -52,6 +53,7 @@ async function main() {
     callLog: trace.callLog(() => (ctl ? ctl.state.info.image || '' : ''), blockURL),
   });
   if (!ctl) return;
+  initNext(document);
   room.attach(ctl);
   trace.attach(ctl);
   links.attach(ctl);
