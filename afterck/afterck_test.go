@@ -411,6 +411,19 @@ func TestKernelSeqAfterImages(t *testing.T) {
 					suffix, sfx = "after.batched.img.zst", ".batched"
 				}
 				text := seqModelOps(t, dir, sfx)
+				// A case with the kernel's clock commits the model's ops too (model.ops,
+				// model.batched.ops, what zrviz run --ops runs): they must be these.
+				if b, err := os.ReadFile(filepath.Join(dir, "model"+sfx+".ops")); err == nil {
+					var lines []string
+					for _, l := range strings.Split(string(b), "\n") {
+						if l != "" && !strings.HasPrefix(l, "#") {
+							lines = append(lines, l)
+						}
+					}
+					if got := strings.Join(lines, "\n"); got != text {
+						t.Fatalf("model%s.ops is not the case's ops with the kernel's clock:\n%s\nwant\n%s", sfx, got, text)
+					}
+				}
 				t.Run(mode.String(), func(t *testing.T) {
 					before := imgedit.Open(t, imgedit.Copy(t, base))
 					st, err := afterck.ModelSeq(before, text, mode)

@@ -274,6 +274,9 @@ func (q *Seq) applyMoves(moves []gc.Move) error {
 		byIno[o.ino] = append(byIno[o.ino], slotMove{o.index, from, to})
 	}
 	q.rebase()
+	if q.sm.CheckpointError() {
+		q.vol.Volume.CheckpointError = true // a log found no free segment: f2fs_stop_checkpoint
+	}
 	for _, ino := range inos {
 		f, ok := q.files[ino]
 		if !ok {

@@ -140,11 +140,12 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 	if err := q.feedEnd(segs); err != nil {
 		return nil, in, nil, err
 	}
-	// f2fs_zero_range calls f2fs_balance_fs after each dnode chunk, also after one that failed;
+	// f2fs_zero_range calls f2fs_balance_fs after each dnode chunk, also after one that failed,
+	// and the writeback before the walk after each page it wrote (f2fs_write_single_data_page);
 	// an operation refused before the loop (argument checks, fill_zero of the first page) has
-	// none.
-	if res.Stats.DnodeChunks > 0 {
-		if err := q.balanceFS(res.Stats.DnodeChunks); err != nil {
+	// no chunk.
+	if points := res.Stats.DnodeChunks + uint64(len(pages)); points > 0 {
+		if err := q.balanceFS(points); err != nil {
 			return nil, in, nil, err
 		}
 	}

@@ -45,7 +45,9 @@
 // loop as f2fs_balance_fs starts it (BG_GC, no_bg_gc, nr_free_secs 1). Pick.Rounds lists the
 // searches after the first, Pick.Checkpoints what each checkpoint inside freed. A foreground
 // ioctl returns EAGAIN when the call freed no whole section (err_gc_skipped, gc.c:2058),
-// ENODATA when a search found nothing (also after earlier rounds moved blocks).
+// ENODATA when a search found nothing (also after earlier rounds moved blocks), EIO once a log
+// found no free segment (get_new_segment's ENOSPC stops checkpoints, segment.c:2806;
+// [State.CheckpointError]; the kernel would have tried SSR first, which the model does not do).
 // __get_secs_required's dirty node and dentry pages are taken as fewer than a section's worth
 // with room in the current segments (upper_secs 1: the inode an operation dirtied).
 //

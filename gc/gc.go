@@ -58,8 +58,12 @@ type Round struct {
 	Moved  int     `json:"moved"`
 }
 
-// EINVAL is what f2fs_gc returns when f2fs_balance_fs asked for background GC (no_bg_gc).
-const EINVAL = "EINVAL"
+// EINVAL is what f2fs_gc returns when f2fs_balance_fs asked for background GC (no_bg_gc); EIO
+// what it returns on a file system with a checkpoint error.
+const (
+	EINVAL = "EINVAL"
+	EIO    = "EIO"
+)
 
 // control is the part of struct f2fs_gc_control (gc.h) the model uses.
 type control struct {
@@ -126,6 +130,10 @@ func (s *State) run(ctl control) Pick {
 	var errno string
 	first := true
 	for round := 0; round < maxRounds; round++ {
+		if s.cpError {
+			errno = EIO // f2fs_cp_error (gc.c:1938)
+			break
+		}
 		// "Let's run FG_GC, if we don't have enough space."
 		if s.hasNotEnoughFreeSecs(0, 0) {
 			gcType = Foreground
@@ -332,7 +340,11 @@ func (s *State) newCurseg(log int) {
 			secno = s.inuseSec.nextZero(0, s.mainSecs)
 		}
 		if secno >= s.mainSecs {
-			return // -ENOSPC: out of the model's scope
+			// -ENOSPC: get_new_segment stops checkpoints (segment.c:2806); the log stays full.
+			// The kernel would first have tried SSR (reusing dirty segments' free blocks), which
+			// the model does not do.
+			s.cpError = true
+			return
 		}
 		segno = secno * s.segsPerSec
 	}

@@ -84,6 +84,9 @@ type State struct {
 	lastVictim                     [2]uint32
 	curVictimSec                   uint32
 	rsvSegs                        uint32
+	// cpError is the checkpoint error f2fs_stop_checkpoint(STOP_CP_REASON_NO_SEGMENT) sets when
+	// get_new_segment finds no free section (segment.c:2806): the file system is shut down.
+	cpError bool
 
 	dirty     bitset // dirty_segmap[DIRTY]
 	prefree   bitset // dirty_segmap[PRE]
@@ -435,6 +438,10 @@ func (s *State) SegmentValidMap(segno uint32) (valid uint32, bitmap [64]byte, er
 	}
 	return s.segs[segno].Valid, s.segs[segno].Map, nil
 }
+
+// CheckpointError reports the checkpoint error a log that found no free segment left
+// (f2fs_stop_checkpoint, STOP_CP_REASON_NO_SEGMENT): from then on f2fs_gc returns EIO.
+func (s *State) CheckpointError() bool { return s.cpError }
 
 // SegsPerSec returns the segments of a section.
 func (s *State) SegsPerSec() uint32 { return s.segsPerSec }
