@@ -1,0 +1,12 @@
+package web
+
+import (
+	"os"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	removeSharedDemo()
+	os.Exit(code)
+}
