@@ -417,8 +417,11 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		if err := r.Context().Err(); err != nil {
 			return // the client has gone
 		}
-		res, err := core.Simulate(in, t.spec.Request, m)
+		res, err := core.SimulateContext(r.Context(), in, t.spec.Request, m)
 		if err != nil {
+			if r.Context().Err() != nil {
+				return // the client left mid-run: the engine stopped with it
+			}
 			s.Error(w, r, err)
 			return
 		}
