@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"math"
 	"slices"
@@ -9,12 +10,29 @@ import (
 
 // Simulate runs the request to the end without keeping events.
 func Simulate(in Input, req Request, mode Mode) (*Result, error) {
+	return SimulateContext(context.Background(), in, req, mode)
+}
+
+// ctxEvery is how many turns of a loop pass between two looks at its context: a turn is one event
+// or one dnode chunk's pass 2 (at most 1018 slots), so a cancelled walk stops within microseconds
+// and the look costs nothing measurable.
+const ctxEvery = 256
+
+// SimulateContext is [Simulate] that stops, returning ctx.Err(), once ctx is done: a 64 GiB range
+// is millions of events, and a server must not finish it for a client that has gone. The result
+// does not depend on ctx otherwise.
+func SimulateContext(ctx context.Context, in Input, req Request, mode Mode) (*Result, error) {
 	e, err := newEngine(in, req, mode)
 	if err != nil {
 		return nil, err
 	}
 	var ev Event
-	for {
+	for turn := 1; ; turn++ { // the context is looked at on turn 1, ctxEvery+1, …
+		if turn%ctxEvery == 1 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		// Pass 2 without pausing, then one stepped event.
 		if e.runPass2(math.MaxInt64, nil) || !e.next(&ev) {
 			break
@@ -29,12 +47,22 @@ func Simulate(in Input, req Request, mode Mode) (*Result, error) {
 // Walk runs the request to the end and hands every event to fn, which may
 // stop the run early by returning false (then the Result is nil).
 func Walk(in Input, req Request, mode Mode, fn func(*Event) bool) (*Result, error) {
+	return WalkContext(context.Background(), in, req, mode, fn)
+}
+
+// WalkContext is [Walk] that stops, returning ctx.Err(), once ctx is done (see [SimulateContext]).
+func WalkContext(ctx context.Context, in Input, req Request, mode Mode, fn func(*Event) bool) (*Result, error) {
 	e, err := newEngine(in, req, mode)
 	if err != nil {
 		return nil, err
 	}
 	var ev Event
-	for {
+	for turn := 1; ; turn++ { // the context is looked at on turn 1, ctxEvery+1, …
+		if turn%ctxEvery == 1 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		if e.runPass2(math.MaxInt64, fn) {
 			return nil, e.err
 		}

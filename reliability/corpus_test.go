@@ -74,8 +74,12 @@ func TestCorruptCorpus(t *testing.T) {
 	lim := Limits{MaxFiles: 16, EngineRuns: true, EngineMaxSize: 128 << 20}
 	only := os.Getenv("ZRVIZ_CASE") // "base/index" to replay one case
 	// The default run takes a seeded sample of each base's cases (every
-	// structural kind is represented); ZRVIZ_SOAK=1 runs them all.
+	// structural kind is represented); ZRVIZ_SOAK=1 runs them all; -short
+	// (the fast tier) a smaller seeded sample of the same cases.
 	perBase := 1750
+	if testing.Short() {
+		perBase = 200
+	}
 	if os.Getenv("ZRVIZ_SOAK") != "" || only != "" {
 		perBase = 1 << 30
 	}
@@ -166,8 +170,12 @@ func TestCorruptCorpus(t *testing.T) {
 	t.Logf("total %d corrupt images in %v (seed %d)", total, time.Since(start).Round(time.Millisecond), seed)
 	t.Logf("typed errors: %v", typed)
 	t.Logf("engine errnos: %v", errnos)
-	if only == "" && total < 10000 {
-		t.Errorf("only %d corrupt images, want at least 10000", total)
+	want := 10000
+	if testing.Short() {
+		want = perBase * len(bases)
+	}
+	if only == "" && total < want {
+		t.Errorf("only %d corrupt images, want at least %d", total, want)
 	}
 	keys := make([]string, 0, len(viols))
 	for k := range viols {

@@ -501,7 +501,7 @@ func (s *Server) simulateRun(ctx context.Context, t *runTarget) ([]*core.Result,
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		res, err := core.Simulate(t.spec.Input, t.spec.Request, m)
+		res, err := core.SimulateContext(ctx, t.spec.Input, t.spec.Request, m) // stops when the client leaves
 		if err != nil {
 			return nil, err
 		}

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -377,6 +378,13 @@ func TestEvictionLRU(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ts := mustOpenServer(t, Config{DataDir: dir})
+	// The store's clock advances a second at each reading, so every use is later than the one before
+	// it (recency is their order, not how far apart the wall clock put them).
+	var ticks atomic.Int64
+	t0 := time.Now()
+	ts.store.mu.Lock()
+	ts.store.now = func() time.Time { return t0.Add(time.Duration(ticks.Add(1)) * time.Second) }
+	ts.store.mu.Unlock()
 	up := func(v string) string {
 		t.Helper()
 		code, u := ts.upload(t, v+".img", fixtureVariant(t, "basic", v))
@@ -392,7 +400,6 @@ func TestEvictionLRU(t *testing.T) {
 	ts.store.maxStore = 2*si.onDisk + si.onDisk/2
 	ts.store.mu.Unlock()
 	b := up("b")
-	time.Sleep(10 * time.Millisecond)
 	ts.get(t, "/api/images/"+a+"/segments", nil) // a is now more recent than b
 	c := up("c")
 	if ids, want := ts.ids(t), sorted(DemoID, a, c); fmt.Sprint(ids) != fmt.Sprint(want) {
@@ -406,7 +413,6 @@ func TestEvictionLRU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(10 * time.Millisecond)
 	ts.get(t, "/api/images/"+c, nil)
 	d := up("d")
 	if ids, want := ts.ids(t), sorted(DemoID, a, d); fmt.Sprint(ids) != fmt.Sprint(want) {
@@ -553,16 +559,10 @@ func TestViewerHoldsImage(t *testing.T) {
 		t.Errorf("the file of an image still viewed: %v", err)
 	}
 	c.Close(websocket.StatusNormalClosure, "")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := si.file.Stat(); errors.Is(err, os.ErrClosed) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the deleted image's file is still open after its viewer left")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually(t, 10*time.Second, "the deleted image's file closed after its viewer left", func() bool {
+		_, err := si.file.Stat()
+		return errors.Is(err, os.ErrClosed)
+	})
 	// Now b fits.
 	if code := ts.post(t, "?name=b.img.gz", bytes.NewReader(data), int64(len(data)), "", &e); code != http.StatusCreated {
 		t.Errorf("upload after the viewer left: %d %q", code, e.Error)

@@ -46,19 +46,11 @@ func stalledUpload(ts *testServer, client *http.Client, body []byte, gate chan s
 // waitUploads waits until n uploads are in flight.
 func waitUploads(t *testing.T, s *Server, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	eventually(t, 30*time.Second, fmt.Sprintf("%d uploads in flight", n), func() bool {
 		s.upMu.Lock()
-		k := len(s.inflight)
-		s.upMu.Unlock()
-		if k >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d uploads in flight, want %d", k, n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer s.upMu.Unlock()
+		return len(s.inflight) >= n
+	})
 }
 
 // TestUploadCaps: past the per-client and the global cap, uploads are answered 503 with

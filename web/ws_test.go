@@ -574,12 +574,13 @@ func TestWSDisconnectEndsRun(t *testing.T) {
 	w.c.Close(websocket.StatusNormalClosure, "")
 	waitGoroutines(t, -1)
 	base := runtime.NumGoroutine()
-	cached := ts.budget.inUse()
-	for cached != ts.outlines.charged() {
-		// The first viewer's reservation ends once its connection's goroutines have.
-		time.Sleep(10 * time.Millisecond)
+	// The first viewer's reservation ends once its connection's goroutines have: then only the
+	// cached outlines hold the budget.
+	var cached int64
+	eventually(t, 10*time.Second, "the first viewer's reservation released", func() bool {
 		cached = ts.budget.inUse()
-	}
+		return cached == ts.outlines.charged()
+	})
 
 	w = ts.dialWS(t, bench64+"&mode=both")
 	w.readType("hello")
