@@ -164,7 +164,7 @@ func TestBrowserWritebackAndChain(t *testing.T) {
 	do(t, ctx, chromedp.SetValue(testid("chain-kind"), "sync"))
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('chain-kind').dispatchEvent(new Event('change'))`))
 	do(t, ctx, chromedp.Click(testid("chain-go")))
-	added := js[[]string](t, ctx, `[...document.querySelectorAll('[data-testid="chain-added"]')].map((li) => li.firstChild.textContent.trim())`)
+	added := js[[]string](t, ctx, `[...document.querySelectorAll('[data-testid="chain-added"]')].map((li) => li.querySelector('.op').textContent.trim())`)
 	if strings.Join(added, "|") != "then write /cases/holes.bin 65,536 8,192|then sync" {
 		t.Errorf("added %q", added)
 	}
