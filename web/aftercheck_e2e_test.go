@@ -107,6 +107,15 @@ func TestBrowserAfterCheck(t *testing.T) {
 	if n := js[int](t, ctx, `document.querySelectorAll('.ac-mark').length`); n != 0 {
 		t.Errorf("%d marks left after an agreeing check", n)
 	}
+	// On a phone: the panel in the tour's place, the marks on the panels, nothing sideways.
+	do(t, ctx, chromedp.EmulateViewport(390, 844))
+	check("k6doc")
+	waitJS(t, ctx, `document.querySelector('[data-testid="ac-mark-slot"][data-index="5"]') && document.querySelector('[data-testid="ac-mark-bit"][data-segno="3"][data-bit="2"]')`, 10*time.Second)
+	noSideways(t, ctx, "after-image check on a phone")
+	axeCheck(t, ctx, src, "after-image check on a phone")
+	shot(t, ctx, "after-differs-390x844")
+	do(t, ctx, chromedp.EmulateViewport(viewW, viewH))
+
 	// Closing goes back to the tour.
 	do(t, ctx, chromedp.Click(`[data-close="ac"]`))
 	waitJS(t, ctx, `document.querySelector('[data-testid="tour"]').checkVisibility()`, 5*time.Second)
@@ -155,7 +164,7 @@ func TestBrowserWritebackAndChain(t *testing.T) {
 	do(t, ctx, chromedp.SetValue(testid("chain-kind"), "sync"))
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('chain-kind').dispatchEvent(new Event('change'))`))
 	do(t, ctx, chromedp.Click(testid("chain-go")))
-	added := js[[]string](t, ctx, `[...document.querySelectorAll('[data-testid="chain-added"]')].map((li) => li.firstChild.textContent.trim())`)
+	added := js[[]string](t, ctx, `[...document.querySelectorAll('[data-testid="chain-added"]')].map((li) => li.querySelector('.op').textContent.trim())`)
 	if strings.Join(added, "|") != "then write /cases/holes.bin 65,536 8,192|then sync" {
 		t.Errorf("added %q", added)
 	}

@@ -293,8 +293,11 @@ export class ChainUI {
     ol.replaceChildren(...this.added.map((op, i) => {
       const li = this.doc.createElement('li');
       li.dataset.testid = 'chain-added';
-      li.title = op;
-      li.append(`then ${opWords(op)} `);
+      const w = this.doc.createElement('span');
+      w.className = 'op';
+      w.title = op;
+      w.textContent = `then ${opWords(op)}`;
+      li.append(w);
       const b = this.doc.createElement('button');
       b.type = 'button';
       b.dataset.drop = String(i);
