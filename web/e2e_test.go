@@ -120,6 +120,17 @@ func text(t *testing.T, ctx context.Context, id string) string {
 	return strings.TrimSpace(s)
 }
 
+// count reads a headline figure's plain number (data-count: the page shows it grouped).
+func count(t *testing.T, ctx context.Context, id string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](
+		fmt.Sprintf(`(document.querySelector('[data-testid=%q]')||{dataset: {}}).dataset.count||''`, id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // waitJS waits until a JavaScript expression is truthy.
 func waitJS(t *testing.T, ctx context.Context, expr string, timeout time.Duration) {
 	t.Helper()
@@ -278,7 +289,7 @@ func TestBrowser(t *testing.T) {
 		waitStatus(t, ctx, 30*time.Second, "paused")
 		playFull(t, ctx)
 		waitStatus(t, ctx, 2*time.Minute, "done")
-		if got := text(t, ctx, "stat-calls-batched"); got != "19" {
+		if got := count(t, ctx, "stat-calls-batched"); got != "19" {
 			t.Errorf("stat-calls-batched = %q, want 19", got)
 		}
 		p95 := frameP95(t, ctx)
@@ -290,9 +301,13 @@ func TestBrowser(t *testing.T) {
 		do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "run": {"end"}})))
 		waitStatus(t, ctx, time.Minute, "done")
 		for id, want := range map[string]string{"stat-calls-per-block": "16384", "stat-calls-batched": "19", "stat-blocks-invalidated": "16384"} {
-			if got := text(t, ctx, id); got != want {
+			if got := count(t, ctx, id); got != want {
 				t.Errorf("%s = %q, want %s", id, got, want)
 			}
+		}
+		// Shown as every count on the page is: grouped.
+		if got := text(t, ctx, "stat-calls-per-block"); got != "16,384" {
+			t.Errorf("the per-block headline shows %q, want 16,384", got)
 		}
 		// (TestBrowserTeaching writes run-end.png, with the final summary.)
 		// Everything on one screen: no scrolling at 1280×720, nor on a
@@ -315,7 +330,7 @@ func TestBrowser(t *testing.T) {
 		}
 		// Mid-run: per-block has made calls, batched is still on its
 		// first run (one physical run, 873 slots in the inode).
-		pb, _ := strconv.Atoi(text(t, ctx, "stat-calls-per-block"))
+		pb, _ := strconv.Atoi(count(t, ctx, "stat-calls-per-block"))
 		if pb <= 0 || pb >= 1024 {
 			t.Errorf("per-block calls at step %d = %d, want mid-run", step, pb)
 		}
@@ -345,7 +360,7 @@ func TestBrowser(t *testing.T) {
 		do(t, ctx, chromedp.Navigate(runURL(base, "/cases/prealloc.bin", url.Values{"mode": {"batched"}, "step": {"150"}})))
 		waitStatus(t, ctx, 30*time.Second, "paused")
 		waitJS(t, ctx, `document.getElementById('seek').value === '150'`, 10*time.Second)
-		if got := text(t, ctx, "stat-calls-batched"); got != "0" {
+		if got := count(t, ctx, "stat-calls-batched"); got != "0" {
 			t.Errorf("batched calls at step 150 = %q, want 0 (the run is still pending)", got)
 		}
 		if lanes := text(t, ctx, "calls-panel"); !strings.Contains(lanes, "pending run (blkstart") {
@@ -354,10 +369,10 @@ func TestBrowser(t *testing.T) {
 		screenshot(t, ctx, "run-prealloc")
 		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-end"]`)))
 		waitStatus(t, ctx, 30*time.Second, "done")
-		if got := text(t, ctx, "stat-calls-batched"); got != "1" {
+		if got := count(t, ctx, "stat-calls-batched"); got != "1" {
 			t.Errorf("batched calls = %q, want 1", got)
 		}
-		if got := text(t, ctx, "stat-blocks-invalidated"); got != "24" {
+		if got := count(t, ctx, "stat-blocks-invalidated"); got != "24" {
 			t.Errorf("blocks invalidated = %q, want 24", got)
 		}
 	})
@@ -404,7 +419,7 @@ func TestBrowser(t *testing.T) {
 			}
 		}
 		// holes.bin: 128 blocks in one physical run around a hole of 64.
-		if got := text(t, ctx, "stat-calls-batched"); got != "1" {
+		if got := count(t, ctx, "stat-calls-batched"); got != "1" {
 			t.Errorf("holes.bin batched calls = %q, want 1", got)
 		}
 	})
@@ -558,7 +573,7 @@ func TestBrowserFrameTime(t *testing.T) {
 			played := time.Since(start)
 			p95 := frameP95(t, ctx)
 			for id, want := range map[string]string{"stat-calls-per-block": "16384", "stat-calls-batched": "19"} {
-				if got := text(t, ctx, id); got != want {
+				if got := count(t, ctx, id); got != want {
 					t.Errorf("%s = %q after the play, want %s", id, got, want)
 				}
 			}

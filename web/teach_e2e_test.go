@@ -210,7 +210,7 @@ func TestBrowserTeaching(t *testing.T) {
 		}
 		waitStatus(t, ctx, 45*time.Second, "done")
 		t.Logf("bench64 both modes played to the end in %.1f s at the default pace", time.Since(start).Seconds())
-		if got := text(t, ctx, "stat-calls-per-block"); got != "16384" {
+		if got := count(t, ctx, "stat-calls-per-block"); got != "16384" {
 			t.Errorf("per-block calls %s, want 16384", got)
 		}
 		if tl := text(t, ctx, "time-left"); tl != "at the end" {
@@ -240,7 +240,7 @@ func TestBrowserTeaching(t *testing.T) {
 		released := int64(0)
 		for k, n := range []int64{512, 361, 1018} {
 			key(t, ctx, kb.ArrowRight, true)
-			waitJS(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="stat-calls-batched"]').textContent === '%d'`, k+1), 10*time.Second)
+			waitJS(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="stat-calls-batched"]').dataset.count === '%d'`, k+1), 10*time.Second)
 			released += n
 			if got := digits(t, ctx, "sum-sit-bt"); got != before-released {
 				t.Errorf("after batched call %d the SIT holds %d valid blocks, want %d: the counters and the SIT maps disagree", k+1, got, before-released)
