@@ -112,6 +112,50 @@ export function writeTerms(el, text, m, seen) {
   el.replaceChildren(...parts.map((p) => (p.slug ? termButton(doc, p.text, p.slug) : p.text)));
 }
 
+/** What a popover must not cover: the quiz's question, choices and answer box while it is open. */
+export const POPOVER_AVOID = '#quiz:not([hidden]) .choices, #quiz:not([hidden]) form, #quiz:not([hidden]) .result';
+
+/**
+ * @typedef {{left: number, top: number, right: number, bottom: number}} Box
+ */
+
+/**
+ * Chooses where a popover of size p goes for a term at r in a viewport of size v: under the term,
+ * else above it, else beside it (right, then left), the first place inside the viewport that
+ * overlaps none of avoid; when every place overlaps, the one that overlaps least. 6 px margins.
+ * @param {Box} r the term
+ * @param {{width: number, height: number}} p the popover
+ * @param {{width: number, height: number}} v the viewport
+ * @param {Box[]} avoid
+ * @returns {{left: number, top: number}}
+ */
+export function popoverPlace(r, p, v, avoid) {
+  const m = 6;
+  const clampX = (/** @type {number} */ x) => Math.max(m, Math.min(x, v.width - p.width - m));
+  const clampY = (/** @type {number} */ y) => Math.max(m, Math.min(y, v.height - p.height - m));
+  const spots = [
+    { left: clampX(r.left), top: r.bottom + m },
+    { left: clampX(r.left), top: r.top - p.height - m },
+    { left: r.right + m, top: clampY(r.top) },
+    { left: r.left - p.width - m, top: clampY(r.top) },
+  ];
+  const fits = (/** @type {{left: number, top: number}} */ s) => s.left >= m - 0.5 && s.top >= m - 0.5
+    && s.left + p.width <= v.width - m + 0.5 && s.top + p.height <= v.height - m + 0.5;
+  const overlap = (/** @type {{left: number, top: number}} */ s) => avoid.reduce((sum, a) => {
+    const w = Math.min(s.left + p.width, a.right) - Math.max(s.left, a.left);
+    const h = Math.min(s.top + p.height, a.bottom) - Math.max(s.top, a.top);
+    return sum + (w > 0 && h > 0 ? w * h : 0);
+  }, 0);
+  const clear = spots.find((s) => fits(s) && overlap(s) === 0);
+  if (clear) return clear;
+  // Nowhere clear: inside the viewport, the place that covers least (under the term when nothing
+  // is to be avoided, or above it when under does not fit, as before).
+  const inside = spots.map((s) => ({ left: clampX(s.left), top: clampY(s.top) }));
+  let best = inside[fits(spots[0]) ? 0 : 1];
+  for (const s of inside) if (overlap(s) < overlap(best)) best = s;
+  return best;
+}
+
 /**
  * The popover: one element for the page, filled with the entry of the term under the pointer or
  * focus. A click pins it open (for presenters: nothing is hover-only); Escape or a click elsewhere
@@ -218,18 +262,20 @@ export class Popover {
   }
 
   /**
-   * Places the popover under (or above) the term, inside the viewport.
+   * Places the popover under (or above, or beside) the term, inside the viewport and clear of what
+   * it must not cover: an open quiz question's choices and answer box.
    * @param {HTMLElement} t
    */
   place(t) {
-    const r = t.getBoundingClientRect();
     const pr = this.el.getBoundingClientRect();
+    const avoid = [...this.doc.querySelectorAll(POPOVER_AVOID)]
+      .filter((el) => !el.closest('[hidden]'))
+      .map((el) => el.getBoundingClientRect())
+      .filter((r) => r.width > 0 && r.height > 0);
     const vw = this.doc.documentElement.clientWidth;
     const vh = this.doc.documentElement.clientHeight;
-    let left = Math.min(Math.max(6, r.left), vw - pr.width - 6);
-    let top = r.bottom + 6;
-    if (top + pr.height > vh - 6) top = Math.max(6, r.top - pr.height - 6);
-    this.el.style.left = `${Math.max(6, left)}px`;
+    const { left, top } = popoverPlace(t.getBoundingClientRect(), { width: pr.width, height: pr.height }, { width: vw, height: vh }, avoid);
+    this.el.style.left = `${left}px`;
     this.el.style.top = `${top}px`;
   }
 
