@@ -120,9 +120,10 @@ export const POPOVER_AVOID = '#quiz:not([hidden]) .choices, #quiz:not([hidden]) 
  */
 
 /**
- * Chooses where a popover of size p goes for a term at r in a viewport of size v: under the term,
- * else above it, else beside it (right, then left), the first place inside the viewport that
- * overlaps none of avoid; when every place overlaps, the one that overlaps least. 6 px margins.
+ * Chooses where a popover of size p goes for a term at r in a viewport of size v: inside the
+ * viewport, covering neither the term nor any of avoid, as near the term as can be — under it
+ * when that is clear, else above it, beside it, or past the areas to avoid (above, below, left or
+ * right of them). When no place is clear, the one that covers the least of avoid. 6 px margins.
  * @param {Box} r the term
  * @param {{width: number, height: number}} p the popover
  * @param {{width: number, height: number}} v the viewport
@@ -133,27 +134,36 @@ export function popoverPlace(r, p, v, avoid) {
   const m = 6;
   const clampX = (/** @type {number} */ x) => Math.max(m, Math.min(x, v.width - p.width - m));
   const clampY = (/** @type {number} */ y) => Math.max(m, Math.min(y, v.height - p.height - m));
-  const spots = [
-    { left: clampX(r.left), top: r.bottom + m },
-    { left: clampX(r.left), top: r.top - p.height - m },
-    { left: r.right + m, top: clampY(r.top) },
-    { left: r.left - p.width - m, top: clampY(r.top) },
-  ];
-  const fits = (/** @type {{left: number, top: number}} */ s) => s.left >= m - 0.5 && s.top >= m - 0.5
-    && s.left + p.width <= v.width - m + 0.5 && s.top + p.height <= v.height - m + 0.5;
-  const overlap = (/** @type {{left: number, top: number}} */ s) => avoid.reduce((sum, a) => {
+  const xs = [r.left, r.right + m, r.left - p.width - m, ...avoid.flatMap((a) => [a.left - p.width - m, a.right + m])].map(clampX);
+  const ys = [r.bottom + m, r.top - p.height - m, r.top, ...avoid.flatMap((a) => [a.top - p.height - m, a.bottom + m])].map(clampY);
+  const area = (/** @type {{left: number, top: number}} */ s, /** @type {Box} */ a) => {
     const w = Math.min(s.left + p.width, a.right) - Math.max(s.left, a.left);
     const h = Math.min(s.top + p.height, a.bottom) - Math.max(s.top, a.top);
-    return sum + (w > 0 && h > 0 ? w * h : 0);
-  }, 0);
-  const clear = spots.find((s) => fits(s) && overlap(s) === 0);
-  if (clear) return clear;
-  // Nowhere clear: inside the viewport, the place that covers least (under the term when nothing
-  // is to be avoided, or above it when under does not fit, as before).
-  const inside = spots.map((s) => ({ left: clampX(s.left), top: clampY(s.top) }));
-  let best = inside[fits(spots[0]) ? 0 : 1];
-  for (const s of inside) if (overlap(s) < overlap(best)) best = s;
-  return best;
+    return w > 0 && h > 0 ? w * h : 0;
+  };
+  const covered = (/** @type {{left: number, top: number}} */ s) => avoid.reduce((sum, a) => sum + area(s, a), 0);
+  // How far the popover is from its term: the gap between the two boxes.
+  const gap = (/** @type {{left: number, top: number}} */ s) => Math.hypot(
+    Math.max(0, r.left - (s.left + p.width), s.left - r.right), Math.max(0, r.top - (s.top + p.height), s.top - r.bottom));
+  /** @type {{left: number, top: number}|null} */
+  let best = null;
+  let bestCost = [Infinity, Infinity];
+  // Under, above, then beside the term come first, so that a tie keeps the usual place.
+  const order = [[0, 0], [0, 1], [1, 2], [2, 2]];
+  const seen = new Set();
+  const cands = [...order.map(([i, j]) => ({ left: xs[i], top: ys[j] })), ...xs.flatMap((left) => ys.map((top) => ({ left, top })))];
+  for (const s of cands) {
+    const k = `${s.left},${s.top}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    // Covering the term itself counts as much as covering what is to be avoided.
+    const cost = [covered(s) + area(s, r), gap(s)];
+    if (cost[0] < bestCost[0] || (cost[0] === bestCost[0] && cost[1] < bestCost[1])) {
+      best = s;
+      bestCost = cost;
+    }
+  }
+  return /** @type {{left: number, top: number}} */ (best);
 }
 
 /**
@@ -267,6 +277,13 @@ export class Popover {
    * @param {HTMLElement} t
    */
   place(t) {
+    const vw0 = this.doc.documentElement.clientWidth;
+    // A fixed box without a width is as wide as the room to its right: measured where it was, it
+    // would change size where it goes. Measure it at the left edge, then hold that width.
+    this.el.style.width = '';
+    this.el.style.left = '0px';
+    this.el.style.top = '0px';
+    this.el.style.width = `${Math.min(this.el.getBoundingClientRect().width, vw0 - 12)}px`;
     const pr = this.el.getBoundingClientRect();
     const avoid = [...this.doc.querySelectorAll(POPOVER_AVOID)]
       .filter((el) => !el.closest('[hidden]'))

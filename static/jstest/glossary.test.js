@@ -74,3 +74,17 @@ test('with no clear place the popover covers the least it can', () => {
   const covered = Math.max(0, Math.min(s.top + p.height, 150) - s.top);
   assert.ok(covered <= 56, `covers ${covered} px of the choices`);
 });
+
+test('the pages\' own cases: a term under the quiz in the tour text, a heading below it on a phone', () => {
+  // Measured in the browser suite (TestBrowserClassroomQuiz): term, popover size, viewport, quiz boxes.
+  const cases = [
+    [box(821, 635, 49, 18), { width: 420, height: 246 }, { width: 1024, height: 768 }, [box(725, 563, 270, 28), box(725, 563, 80, 28)]],
+    [box(17, 775, 52, 17), { width: 378, height: 264 }, { width: 390, height: 844 }, [box(27, 548, 336, 40), box(27, 548, 102, 40)]],
+    [box(1302, 917, 49, 18), { width: 420, height: 246 }, { width: 1920, height: 1080 }, [box(1286, 863, 605, 28), box(1286, 802, 605, 18)]],
+  ];
+  for (const [term, p, v, avoid] of cases) {
+    const s = popoverPlace(term, p, v, avoid);
+    for (const a of [...avoid, term]) assert.ok(!overlaps(s, p, a), `${v.width}×${v.height}: ${JSON.stringify(s)} covers ${JSON.stringify(a)}`);
+    assert.ok(s.left >= 6 && s.top >= 6 && s.left + p.width <= v.width - 6 && s.top + p.height <= v.height - 6);
+  }
+});
