@@ -109,11 +109,63 @@ func do(t *testing.T, ctx context.Context, actions ...chromedp.Action[chromedp.V
 	}
 }
 
+// transient reports whether err is the browser's answer to a call made while a navigation was
+// replacing the document: the execution context the call names is gone, or went while it ran.
+// The same call in the new document answers; under load (two cores, five other engineers) the
+// gap is wide enough to hit (chromedp's Poll "does not survive a navigation").
+func transient(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	for _, m := range []string{"Cannot find context with specified id", "Execution context was destroyed",
+		"Inspected target navigated or closed", "Cannot find default execution context"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// evalJS evaluates expr in the tab, again in the new document when a navigation replaced the one
+// it started in (after the new one has a body: a condition, not a pause), for up to 30 s.
+func evalJS[T any](ctx context.Context, expr string, opts ...chromedp.EvaluateOption) (T, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, opts...))
+		if !transient(err) || time.Now().After(deadline) {
+			return v, err
+		}
+		if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+			return v, err
+		}
+	}
+}
+
+// pollJS waits until expr is truthy, polling in the page; a navigation under the poll starts it
+// again in the new document with the time left.
+func pollJS(ctx context.Context, expr string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return chromedp.ErrPollingTimeout
+		}
+		err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
+			chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(left)))
+		if !transient(err) {
+			return err
+		}
+		if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+			return err
+		}
+	}
+}
+
 // text returns the text of the element with data-testid id.
 func text(t *testing.T, ctx context.Context, id string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](
-		fmt.Sprintf(`(document.querySelector('[data-testid=%q]')||{}).textContent||''`, id)))
+	s, err := evalJS[string](ctx, fmt.Sprintf(`(document.querySelector('[data-testid=%q]')||{}).textContent||''`, id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +175,7 @@ func text(t *testing.T, ctx context.Context, id string) string {
 // count reads a headline figure's plain number (data-count: the page shows it grouped).
 func count(t *testing.T, ctx context.Context, id string) string {
 	t.Helper()
-	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](
-		fmt.Sprintf(`(document.querySelector('[data-testid=%q]')||{dataset: {}}).dataset.count||''`, id)))
+	s, err := evalJS[string](ctx, fmt.Sprintf(`(document.querySelector('[data-testid=%q]')||{dataset: {}}).dataset.count||''`, id))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +185,7 @@ func count(t *testing.T, ctx context.Context, id string) string {
 // waitJS waits until a JavaScript expression is truthy.
 func waitJS(t *testing.T, ctx context.Context, expr string, timeout time.Duration) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout))); err != nil {
+	if err := pollJS(ctx, expr, timeout); err != nil {
 		t.Fatalf("waiting for %s: %v", expr, err)
 	}
 }
@@ -149,8 +199,7 @@ func waitStatus(t *testing.T, ctx context.Context, timeout time.Duration, want .
 	}
 	expr := fmt.Sprintf(`(() => { const s = (document.querySelector('[data-testid="run-status"]')||{}).textContent; return %s; })()`,
 		strings.Join(conds, " || "))
-	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout))); err != nil {
+	if err := pollJS(ctx, expr, timeout); err != nil {
 		t.Fatalf("run-status %q, want %v: %v", text(t, ctx, "run-status"), want, err)
 	}
 	return text(t, ctx, "run-status")
@@ -163,8 +212,8 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	if os.Getenv("ZRVIZ_SCREENSHOTS") != "1" {
 		return
 	}
-	// Let pending frames and transitions settle before the capture.
-	time.Sleep(300 * time.Millisecond)
+	// The capture shows what the page has drawn: two frames after the last change.
+	settle(t, ctx)
 	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatal(err)
@@ -314,7 +363,7 @@ func TestBrowser(t *testing.T) {
 		// 1024×768 projector.
 		fits(t, ctx)
 		do(t, ctx, chromedp.EmulateViewport(1024, 768))
-		time.Sleep(200 * time.Millisecond)
+		settle(t, ctx)
 		fits(t, ctx)
 		screenshot(t, ctx, "run-1024x768")
 	})
