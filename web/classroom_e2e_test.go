@@ -99,6 +99,34 @@ func noSideways(t *testing.T, ctx context.Context, where string) {
 	}
 }
 
+// noCutText fails when the player cuts text it must show whole: the breadcrumb, the step counter,
+// the headline figures' labels, the calls in the call log (their reason may give way) and the
+// keys of the tour's terms line.
+func noCutText(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	const probe = `(() => {
+		const out = [];
+		const cut = (el) => el.offsetParent && el.scrollWidth > el.clientWidth + 1;
+		for (const el of document.querySelectorAll('.crumbs a, .crumbs [aria-current], .stepinfo, .counters .big .label, .counters .big .value')) {
+			if (cut(el)) out.push((el.id || el.className || el.tagName) + ' "' + el.textContent.trim().slice(0, 40) + '"');
+		}
+		for (const li of document.querySelectorAll('.calls ol li')) {
+			if (!li.offsetParent) continue;
+			const r = document.createRange();
+			r.setStart(li, 0);
+			const why = li.querySelector('.why');
+			if (why) r.setEndBefore(why); else r.setEnd(li, li.childNodes.length);
+			const w = r.getBoundingClientRect();
+			const box = li.getBoundingClientRect();
+			if (w.right > box.right + 1 || w.height > box.height + 1 || box.bottom > li.closest('.lanes').getBoundingClientRect().bottom + 1) out.push('call "' + r.toString().slice(0, 40) + '"');
+		}
+		return out.slice(0, 6).join('; ');
+	})()`
+	if msg := js[string](t, ctx, probe); msg != "" {
+		t.Errorf("%s cuts text: %s", where, msg)
+	}
+}
+
 // settle waits until the page has drawn two frames, so a screenshot shows what the page shows.
 func settle(t *testing.T, ctx context.Context) {
 	t.Helper()
@@ -171,6 +199,7 @@ func TestBrowserClassroomScreens(t *testing.T) {
 				waitJSOr(t, ctx, p.ready, 30*time.Second, `document.title + ' ' + document.body.innerText.slice(0, 200)`)
 				settle(t, ctx)
 				noSideways(t, ctx, where)
+				noCutText(t, ctx, where)
 				// axe-core at every size: a layout rule (the phone's stacking, 1024's wrapping header,
 				// 1920's presenter sizes) can hide a label or shrink a contrast at one size only.
 				start := time.Now()
