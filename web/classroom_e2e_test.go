@@ -308,7 +308,7 @@ func TestBrowserClassroomQuiz(t *testing.T) {
 	if len(qs) < 2 {
 		t.Fatalf("bench64's tour has %d questions, want at least 2", len(qs))
 	}
-	for _, vp := range []struct{ w, h int64 }{{1024, 768}, {390, 844}, {1920, 1080}} {
+	for _, vp := range []struct{ w, h int64 }{{1024, 768}, {390, 844}, {1366, 768}, {1920, 1080}} {
 		t.Run(fmt.Sprintf("%dx%d", vp.w, vp.h), func(t *testing.T) {
 			ctx := tab(t)
 			do(t, ctx, chromedp.EmulateViewport(vp.w, vp.h))
