@@ -83,3 +83,21 @@ func blocksFormURL(id string) string { return "/images/" + url.PathEscape(id) + 
 
 // FileURL is the block-map page of path in image id.
 func FileURL(id, path string) string { return fileURL(id, path) }
+
+// nameParts splits a C field name after each underscore, keeping a first part of at most two
+// letters and its underscore ("i_", "s_") with the next: the places a narrow screen may wrap it.
+func nameParts(name string) []string {
+	var parts []string
+	start := 0
+	for i := 0; i < len(name); i++ {
+		if name[i] != '_' || i+1 >= len(name) {
+			continue
+		}
+		if len(parts) == 0 && i <= 2 {
+			continue // "i_" stays with what follows
+		}
+		parts = append(parts, name[start:i+1])
+		start = i + 1
+	}
+	return append(parts, name[start:])
+}

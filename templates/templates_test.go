@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,5 +38,24 @@ func TestRunPageEscapes(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "<script>alert") {
 		t.Fatalf("the path was not escaped:\n%s", b.String())
+	}
+}
+
+// TestNameParts: a field name splits after its underscores, the parts join back to it, and a short
+// prefix ("i_") stays with the word after it.
+func TestNameParts(t *testing.T) {
+	for name, want := range map[string][]string{
+		"i_atime_nsec":            {"i_atime_", "nsec"},
+		"i_mode":                  {"i_mode"},
+		"magic":                   {"magic"},
+		"sit_ver_bitmap_bytesize": {"sit_", "ver_", "bitmap_", "bytesize"},
+		"cp_pack_start_sum":       {"cp_pack_", "start_", "sum"},
+		"x_":                      {"x_"},
+		"":                        {""},
+	} {
+		got := nameParts(name)
+		if strings.Join(got, "") != name || !slices.Equal(got, want) {
+			t.Errorf("nameParts(%q) = %q, want %q", name, got, want)
+		}
 	}
 }

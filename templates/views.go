@@ -79,8 +79,11 @@ type FileItem struct {
 // ImagePage is the data of one image's page.
 type ImagePage struct {
 	Layout
-	ID           string
-	Name         string
+	ID   string
+	Name string
+	// Start links the files worth zeroing first, above the tree (the demo's: its tour), so that
+	// they are not rows deep in a long listing.
+	Start        []Link
 	Geometry     []KV
 	Counters     []KV
 	Features     []string

@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/zrviz/zrviz/gc"
+	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/source"
 	"github.com/zrviz/zrviz/templates"
 )
@@ -281,7 +282,7 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 		counts[c.Class]++
 	}
 	for _, k := range []string{"free", "dirty", "full", "prefree", "current"} {
-		p.Counts = append(p.Counts, templates.KV{Key: k, Value: strconv.Itoa(counts[k])})
+		p.Counts = append(p.Counts, templates.KV{Key: k, Value: units.Group(counts[k])})
 	}
 	for _, n := range []struct{ op, label, title, id string }{
 		{"checkpoint", "checkpoint", "F2FS_IOC_WRITE_CHECKPOINT: prefree segments become free", "gc-add-checkpoint"},

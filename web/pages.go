@@ -133,6 +133,14 @@ func (s *Server) handleImagePage(w http.ResponseWriter, r *http.Request) {
 	}
 	p.Geometry = volumeGeometry(si, v)
 	p.Counters = volumeCounters(v)
+	if si.ID == DemoID {
+		// The demo's files to zero first, above a tree in which /seed comes last.
+		for _, l := range s.tour() {
+			if l.Href != "/images/"+DemoID {
+				p.Start = append(p.Start, l)
+			}
+		}
+	}
 	for _, c := range v.CurrentSegments {
 		p.Current = append(p.Current, templates.KV{
 			Key:   c.Type,

@@ -58,6 +58,11 @@ func TestPages(t *testing.T) {
 				if v, _ := doc.Find(testid("segment-map")).Attr("data-segments"); v != "120" {
 					t.Errorf("segment map data-segments = %q, want 120 main segments", v)
 				}
+				// The demo's file to zero first is above the tree, not its last rows (issue 20).
+				start := doc.Find(testid("image-start-link")).First()
+				if href, _ := start.Attr("href"); !strings.Contains(href, "path=%2Fseed%2Fbench64.bin") || start.Parents().Filter(testid("file-tree")).Length() != 0 {
+					t.Errorf("first start link %q, want bench64's run above the tree", href)
+				}
 				link := doc.Find(testid("file-entry") + `[data-path="/seed/bench64.bin"] ` + testid("file-link"))
 				href, _ := link.Attr("href")
 				if href != "/images/demo/file?path=%2Fseed%2Fbench64.bin" {

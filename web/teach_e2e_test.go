@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,7 +32,7 @@ import (
 // js evaluates expr in the tab and returns its value.
 func js[T any](t *testing.T, ctx context.Context, expr string) T {
 	t.Helper()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	v, err := evalJS[T](ctx, expr)
 	if err != nil {
 		t.Fatalf("%s: %v", expr, err)
 	}
@@ -204,13 +203,13 @@ func TestBrowserTeaching(t *testing.T) {
 		}
 		start := time.Now()
 		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-play"]`)))
-		time.Sleep(3 * time.Second)
-		if tl := text(t, ctx, "time-left"); !regexp.MustCompile(`^0:2[5-8] left$`).MatchString(tl) {
-			t.Errorf("3 s into the play time left reads %q, want about 0:27 left", tl)
-		}
+		// Playing, the time left counts down from 0:30 by the server's clock: wait until, still
+		// playing, it reads between 0:29 and 0:01 (a condition, not a number of seconds waited).
+		waitJSOr(t, ctx, `document.querySelector('[data-testid="run-status"]').textContent === 'playing' && /^0:(2\d|1\d|0[1-9]) left$/.test(document.querySelector('[data-testid="time-left"]').textContent)`, 20*time.Second,
+			`document.querySelector('[data-testid="time-left"]').textContent + ' | ' + document.querySelector('[data-testid="run-status"]').textContent`)
 		waitStatus(t, ctx, 45*time.Second, "done")
 		t.Logf("bench64 both modes played to the end in %.1f s at the default pace", time.Since(start).Seconds())
-		if got := text(t, ctx, "stat-calls-per-block"); got != "16384" {
+		if got := count(t, ctx, "stat-calls-per-block"); got != "16384" {
 			t.Errorf("per-block calls %s, want 16384", got)
 		}
 		if tl := text(t, ctx, "time-left"); tl != "at the end" {
@@ -240,7 +239,7 @@ func TestBrowserTeaching(t *testing.T) {
 		released := int64(0)
 		for k, n := range []int64{512, 361, 1018} {
 			key(t, ctx, kb.ArrowRight, true)
-			waitJS(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="stat-calls-batched"]').textContent === '%d'`, k+1), 10*time.Second)
+			waitJS(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="stat-calls-batched"]').dataset.count === '%d'`, k+1), 10*time.Second)
 			released += n
 			if got := digits(t, ctx, "sum-sit-bt"); got != before-released {
 				t.Errorf("after batched call %d the SIT holds %d valid blocks, want %d: the counters and the SIT maps disagree", k+1, got, before-released)
@@ -389,14 +388,15 @@ func TestBrowserTeaching(t *testing.T) {
 		// c cycles the colouring: by segment.
 		key(t, ctx, "c", false)
 		waitJS(t, ctx, `document.querySelector('[data-testid="legend-colours"]').dataset.colourBy === 'segment' && new URLSearchParams(location.search).get('colour') === 'segment'`, 5*time.Second)
-		time.Sleep(200 * time.Millisecond)
+		// The strip is drawn in the next frame: wait for its colours to change, not for a while.
+		waitJS(t, ctx, `!`+overviewColours+`.includes('#332288')`, 5*time.Second)
 		cs = js[[]string](t, ctx, overviewColours)
 		if !has(cs, "#34495e", "#8ea3b8") || has(cs, "#332288") {
 			t.Errorf("coloured by segment, the range shows %v", cs)
 		}
 		// By log type: the image page's hues (bench64 is warm data, sky blue).
 		choose(t, ctx, "colour-by", "log")
-		time.Sleep(200 * time.Millisecond)
+		waitJS(t, ctx, overviewColours+`.includes('#56b4e9')`, 5*time.Second)
 		if cs = js[[]string](t, ctx, overviewColours); !has(cs, "#56b4e9") {
 			t.Errorf("coloured by log type, the range shows %v", cs)
 		}
@@ -406,8 +406,12 @@ func TestBrowserTeaching(t *testing.T) {
 			t.Errorf("file page colour-by %q, want the player's log", v)
 		}
 		choose(t, ctx, "colour-by", "run")
-		time.Sleep(200 * time.Millisecond)
-		fileColours := js[[]string](t, ctx, `(() => { const c = document.getElementById('blockmap'); const g = c.getContext('2d'); const d = g.getImageData(0, Math.round(c.height / 3), c.width, 1).data; const s = new Set(); for (let i = 0; i < d.length; i += 4) s.add('#' + [d[i], d[i+1], d[i+2]].map((v) => v.toString(16).padStart(2, '0')).join('')); return [...s]; })()`)
+		const fileColoursJS = `(() => { const c = document.getElementById('blockmap'); const g = c.getContext('2d'); const d = g.getImageData(0, Math.round(c.height / 3), c.width, 1).data; const s = new Set(); for (let i = 0; i < d.length; i += 4) s.add('#' + [d[i], d[i+1], d[i+2]].map((v) => v.toString(16).padStart(2, '0')).join('')); return [...s]; })()`
+		// Redrawn in the next frame: wait for the run hues (5 s), then check all three.
+		if err := pollJS(ctx, fileColoursJS+`.includes('#332288')`, 5*time.Second); err != nil {
+			t.Logf("file page: no run hue after the choice: %v", err)
+		}
+		fileColours := js[[]string](t, ctx, fileColoursJS)
 		if !has(fileColours, "#332288", "#44aa99", "#882255") {
 			t.Errorf("file page by run shows %v", fileColours)
 		}
@@ -434,12 +438,15 @@ func TestBrowserTeaching(t *testing.T) {
 		key(t, ctx, kb.PageDown, false)
 		waitJS(t, ctx, `/^stop \d+ of \d+$/.test(document.querySelector('[data-testid="tour-pos"]').textContent)`, 5*time.Second)
 		key(t, ctx, " ", false)
+		at := stepShown(t, ctx)
 		waitStatus(t, ctx, 10*time.Second, "playing")
-		time.Sleep(500 * time.Millisecond)
+		waitJS(t, ctx, fmt.Sprintf(`Number(document.querySelector('[data-testid="step"]').textContent.replace(/,/g, '')) > %d`, at), 10*time.Second)
 		key(t, ctx, " ", false)
 		waitStatus(t, ctx, 10*time.Second, "paused")
+		at = stepShown(t, ctx)
 		key(t, ctx, kb.ArrowRight, false)
-		time.Sleep(500 * time.Millisecond)
+		waitStep(t, ctx, at+1, 10*time.Second)
+		settle(t, ctx)
 		// Every label at least 18 px, in the page and in the canvases.
 		for _, b := range js[[]string](t, ctx, smallText+`(18)`) {
 			t.Errorf("presenter mode: text below 18 px: %s", b)
@@ -582,16 +589,14 @@ func TestBrowserTeaching(t *testing.T) {
 		if js[bool](t, ctx, `document.body.classList.contains('veiled')`) {
 			t.Error("counters still hidden after the answer")
 		}
-		// Wrong, typed: n goes to the next question where it is asked.
+		// Wrong: one n goes to the next question, where it is asked (n stops at every question).
 		second := o.Stops[qs[1]].Question
-		for range 4 {
-			if text(t, ctx, "quiz-question") == second.Text && js[bool](t, ctx, `!document.querySelector('[data-testid="quiz-answer"]').disabled || !!document.querySelector('[data-testid="quiz-choice"]:not(:disabled)')`) {
-				break
-			}
-			key(t, ctx, "n", false)
-			time.Sleep(300 * time.Millisecond)
+		key(t, ctx, "n", false)
+		waitJSOr(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="quiz-question"]').textContent === %q && (!document.querySelector('[data-testid="quiz-answer"]').disabled || !!document.querySelector('[data-testid="quiz-choice"]:not(:disabled)'))`, second.Text), 10*time.Second,
+			`document.querySelector('[data-testid="quiz-question"]').textContent + ' | step ' + document.querySelector('[data-testid="step"]').textContent + ' | ' + document.querySelector('[data-testid="tour-pos"]').textContent`)
+		if s := stepShown(t, ctx); s != second.Ask {
+			t.Errorf("n opened the second question at step %d, want its ask step %d", s, second.Ask)
 		}
-		waitJS(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="quiz-question"]').textContent === %q`, second.Text), 10*time.Second)
 		wrong := "no"
 		if second.Answer == "no" {
 			wrong = "yes"
@@ -609,9 +614,11 @@ func TestBrowserTeaching(t *testing.T) {
 					}
 				}
 			}
-			// The pointer rests where the first answer was pressed, now over a term of the stop's text
-			// whose entry may cover the choices: Escape closes it, as a user's move of the pointer does.
-			key(t, ctx, kb.Escape, false)
+			// The pointer rests where the first answer was pressed, maybe over a term of the stop's
+			// text: its entry is placed clear of the choices, which take the click.
+			if c := popoverOverChoices(t, ctx); c != "" {
+				t.Errorf("the glossary entry covers the quiz: %s", c)
+			}
 			do(t, ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`[data-testid="quiz-choice"][data-value=%q]`, wrong))))
 		}
 		waitJSOr(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="quiz-result"]').textContent === %q && document.querySelector('[data-testid="quiz-score"]').textContent === '1/2'`, "wrong: "+second.Answer), 10*time.Second,
@@ -691,8 +698,7 @@ func TestBrowserTeaching(t *testing.T) {
 // expression).
 func waitJSOr(t *testing.T, ctx context.Context, expr string, timeout time.Duration, show string) {
 	t.Helper()
-	if err := chromedp.Do(ctx, chromedp.Poll[chromedp.Void](expr,
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout))); err != nil {
+	if err := pollJS(ctx, expr, timeout); err != nil {
 		t.Fatalf("waiting for %s: %v; the page shows %s", expr, err, js[string](t, ctx, show))
 	}
 }

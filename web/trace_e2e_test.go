@@ -70,7 +70,7 @@ func TestBrowserTrace(t *testing.T) {
 		// Logged for docs/performance.md, not asserted (a shared machine).
 		t.Logf("attach 1.ftrace (16,384 calls, %d bytes): %.0f ms in the page (file chosen → comparison shown), %.0f ms wall in the test; load average %s",
 			fileSize(t, file), page, float64(wall.Microseconds())/1000, loadAverage())
-		if got := text(t, ctx, "stat-calls-kernel"); got != "16384" {
+		if got := count(t, ctx, "stat-calls-kernel"); got != "16384" {
 			t.Errorf("kernel calls %q, want 16384", got)
 		}
 		if w := text(t, ctx, "trace-words"); !strings.HasPrefix(w, "The kernel agrees with the per-block model, call by call: 16,384 f2fs_invalidate_blocks calls each") {
@@ -114,7 +114,7 @@ func TestBrowserTrace(t *testing.T) {
 		}
 		key(t, ctx, kb.End, false)
 		waitStatus(t, ctx, 30*time.Second, "done")
-		if a, b := text(t, ctx, "stat-calls-batched"), text(t, ctx, "stat-calls-kernel"); a != "19" || b != "19" {
+		if a, b := count(t, ctx, "stat-calls-batched"), count(t, ctx, "stat-calls-kernel"); a != "19" || b != "19" {
 			t.Errorf("batched calls %s, kernel %s: want 19 and 19", a, b)
 		}
 		if marks := laneKernel(t, ctx, "batched"); len(marks) != 3 || strings.Join(marks, ",") != "agree,agree,agree" {
@@ -203,7 +203,7 @@ func TestBrowserTrace(t *testing.T) {
 		})()`, body)))
 		waitJSOr(t, ctx, `document.querySelector('[data-testid="trace-box"]').dataset.state === 'agree'`, 30*time.Second,
 			`document.querySelector('[data-testid="trace-status"]').textContent`)
-		if got := text(t, ctx, "stat-calls-kernel"); got != "19" {
+		if got := count(t, ctx, "stat-calls-kernel"); got != "19" {
 			t.Errorf("kernel calls %q after the drop, want 19", got)
 		}
 		if js[bool](t, ctx, `!document.querySelector('.drop-overlay').hidden`) {
@@ -262,7 +262,7 @@ func TestBrowserTrace(t *testing.T) {
 		// A click on the slots pins one: the links follow the pinned slot.
 		r := js[[]float64](t, ctx, `(() => { const r = document.querySelector('[data-testid="slots-canvas"]').getBoundingClientRect(); return [r.left, r.top, r.width]; })()`)
 		do(t, ctx, chromedp.MouseClickXY(r[0]+r[2]*0.6, r[1]+20))
-		waitJSOr(t, ctx, `/^pinned slot \d+: block \d+ · file page$/.test(document.querySelector('[data-testid="slot-links"]').textContent)`, 5*time.Second,
+		waitJSOr(t, ctx, `/^pinned slot [\d,]+: block \d+ · file page$/.test(document.querySelector('[data-testid="slot-links"]').textContent)`, 5*time.Second,
 			`document.querySelector('[data-testid="slot-links"]').textContent`)
 		pinned := js[string](t, ctx, `document.querySelector('[data-testid="slot-links"]').dataset.slot`)
 		if pinned == slot {
@@ -333,7 +333,7 @@ func TestBrowserChain(t *testing.T) {
 	}
 	key(t, ctx, kb.End, false)
 	waitStatus(t, ctx, 30*time.Second, "done")
-	if a, b := text(t, ctx, "stat-calls-batched"), text(t, ctx, "stat-calls-kernel"); a != "1" || b != "1" {
+	if a, b := count(t, ctx, "stat-calls-batched"), count(t, ctx, "stat-calls-kernel"); a != "1" || b != "1" {
 		t.Errorf("first operation: batched %s calls, kernel %s; want 1 and 1", a, b)
 	}
 	waitJS(t, ctx, `!document.querySelector('[data-testid="chain-form"]').hidden`, 10*time.Second)
@@ -374,7 +374,7 @@ func TestBrowserChain(t *testing.T) {
 		waitStatus(t, ctx, 30*time.Second, "done")
 		// Kernel case 9's second operation: 2 batched calls (9.trace.batched), 256 per-block (9.trace).
 		for id, want := range map[string]string{"stat-calls-batched": "2", "stat-calls-kernel": "2", "stat-calls-per-block": strconv.Itoa(len(traceCalls(t, "9.trace")))} {
-			if got := text(t, ctx, id); got != want {
+			if got := count(t, ctx, id); got != want {
 				t.Errorf("second operation: %s = %q, want %s", id, got, want)
 			}
 		}

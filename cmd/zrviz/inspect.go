@@ -116,8 +116,10 @@ func writeInspectText(w io.Writer, img *imgio.Image, files []imgio.Entry) error 
 		{"blocks", fmt.Sprintf("%s (%s)", units.Group(v.BlockCount), units.Bytes(int64(v.BlockCount)*bs))},
 		{"segments", fmt.Sprintf("%s, %s in the main area from block %s; %d per section",
 			units.Group(v.SegmentCount), units.Group(v.MainSegmentCount), units.Group(v.MainBlkaddr), v.SegsPerSec)},
-		{"areas", fmt.Sprintf("cp %d · sit %d · nat %d · ssa %d · main %d · end %d",
-			v.CPBlkaddr, v.SITBlkaddr, v.NATBlkaddr, v.SSABlkaddr, v.MainBlkaddr, v.MaxBlkaddr)},
+		// Grouped as the segments line beside it groups the main area's first block.
+		{"areas", fmt.Sprintf("cp %s · sit %s · nat %s · ssa %s · main %s · end %s",
+			units.Group(v.CPBlkaddr), units.Group(v.SITBlkaddr), units.Group(v.NATBlkaddr), units.Group(v.SSABlkaddr),
+			units.Group(v.MainBlkaddr), units.Group(v.MaxBlkaddr))},
 		{"checkpoint", fmt.Sprintf("version %d (pack %d), flags %#x", v.CheckpointVersion, v.CheckpointPack, v.CheckpointFlags)},
 		{"valid blocks", fmt.Sprintf("%s of %s usable (%s)", units.Group(v.ValidBlockCount), units.Group(v.UserBlockCount),
 			units.Bytes(int64(v.ValidBlockCount)*bs))},
@@ -250,7 +252,9 @@ func writeMapText(w io.Writer, f *imgio.File, ext []imgio.Extent, nodes []imgio.
 				blocks = fmt.Sprint(e.Addr)
 			}
 		}
-		fmt.Fprintf(tw, "  %d–%d\t%s\t%s\t%s\n", e.Index, last, units.Group(e.Count), e.State, blocks)
+		// Slot indices grouped, as the header's slot count and the page are; block addresses as the
+		// kernel prints them.
+		fmt.Fprintf(tw, "  %s–%s\t%s\t%s\t%s\n", units.Group(e.Index), units.Group(last), units.Group(e.Count), e.State, blocks)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -258,11 +262,11 @@ func writeMapText(w io.Writer, f *imgio.File, ext []imgio.Extent, nodes []imgio.
 	if len(nodes) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "\n%d dnodes\n", len(nodes))
+	fmt.Fprintf(w, "\n%s\n", plural(len(nodes), "dnode"))
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  node\tnid\tblock\tslots\n")
 	for _, n := range nodes {
-		fmt.Fprintf(tw, "  %s\t%d\t%d\t%d–%d\n", n.Path, n.Nid, n.Blkaddr, n.Start, n.Start+uint64(n.Len)-1)
+		fmt.Fprintf(tw, "  %s\t%d\t%d\t%s–%s\n", n.Path, n.Nid, n.Blkaddr, units.Group(n.Start), units.Group(n.Start+uint64(n.Len)-1))
 	}
 	return tw.Flush()
 }

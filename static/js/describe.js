@@ -48,7 +48,7 @@ export function slotText(st, off) {
   const c = st.chunks[ci];
   const lines = [`slot ${int(idx)} (file offset ${int(idx * st.geometry.blockSize)})`];
   if (c) {
-    lines.push(`chunk ${ci + 1} of ${st.chunks.length}: ${c.path}, slot ${idx - c.start} of ${c.len}`);
+    lines.push(`chunk ${ci + 1} of ${st.chunks.length}: ${c.path}, slot ${int(idx - c.start)} of ${int(c.len)}`);
     if (c.missing) lines.push(`(+ ${c.missing} node${c.missing > 1 ? 's' : ''} created by ALLOC_NODE)`);
   }
   lines.push(slotValueText(st, off, v));

@@ -55,3 +55,19 @@ export function bytes(n) {
 export function rate(n) {
   return `${n < 1 ? n : int(n)} steps/s`;
 }
+
+/**
+ * Shows a count in an element as the page shows every count, grouped ("16,384"), with its plain
+ * digits in data-count for scripts and tests; "–" and no data-count when there is no such count
+ * (a mode the run does not have).
+ * @param {{textContent: string|null, dataset: Record<string, string|undefined>}} el
+ * @param {number|null} n
+ */
+export function showCount(el, n) {
+  const t = n === null ? '–' : int(n);
+  if (el.textContent !== t) el.textContent = t;
+  const raw = n === null ? undefined : String(n);
+  if (el.dataset.count !== raw) {
+    if (raw === undefined) delete el.dataset.count; else el.dataset.count = raw;
+  }
+}

@@ -112,6 +112,60 @@ export function writeTerms(el, text, m, seen) {
   el.replaceChildren(...parts.map((p) => (p.slug ? termButton(doc, p.text, p.slug) : p.text)));
 }
 
+/** What a popover must not cover: the quiz's question, choices and answer box while it is open. */
+export const POPOVER_AVOID = '#quiz:not([hidden]) .choices, #quiz:not([hidden]) form, #quiz:not([hidden]) .result';
+
+/**
+ * @typedef {{left: number, top: number, right: number, bottom: number}} Box
+ */
+
+/**
+ * Chooses where a popover of size p goes for a term at r in a viewport of size v: inside the
+ * viewport, covering neither the term nor any of avoid, as near the term as can be — under it
+ * when that is clear, else above it, beside it, or past the areas to avoid (above, below, left or
+ * right of them). When no place is clear, the one that covers the least of avoid. 6 px margins.
+ * @param {Box} r the term
+ * @param {{width: number, height: number}} p the popover
+ * @param {{width: number, height: number}} v the viewport
+ * @param {Box[]} avoid
+ * @returns {{left: number, top: number}}
+ */
+export function popoverPlace(r, p, v, avoid) {
+  const m = 6;
+  const clampX = (/** @type {number} */ x) => Math.max(m, Math.min(x, v.width - p.width - m));
+  const clampY = (/** @type {number} */ y) => Math.max(m, Math.min(y, v.height - p.height - m));
+  const xs = [r.left, r.right + m, r.left - p.width - m, ...avoid.flatMap((a) => [a.left - p.width - m, a.right + m])].map(clampX);
+  const ys = [r.bottom + m, r.top - p.height - m, r.top, ...avoid.flatMap((a) => [a.top - p.height - m, a.bottom + m])].map(clampY);
+  const area = (/** @type {{left: number, top: number}} */ s, /** @type {Box} */ a) => {
+    const w = Math.min(s.left + p.width, a.right) - Math.max(s.left, a.left);
+    const h = Math.min(s.top + p.height, a.bottom) - Math.max(s.top, a.top);
+    return w > 0 && h > 0 ? w * h : 0;
+  };
+  const covered = (/** @type {{left: number, top: number}} */ s) => avoid.reduce((sum, a) => sum + area(s, a), 0);
+  // How far the popover is from its term: the gap between the two boxes.
+  const gap = (/** @type {{left: number, top: number}} */ s) => Math.hypot(
+    Math.max(0, r.left - (s.left + p.width), s.left - r.right), Math.max(0, r.top - (s.top + p.height), s.top - r.bottom));
+  /** @type {{left: number, top: number}|null} */
+  let best = null;
+  let bestCost = [Infinity, Infinity];
+  // Under, above, then beside the term come first, so that a tie keeps the usual place.
+  const order = [[0, 0], [0, 1], [1, 2], [2, 2]];
+  const seen = new Set();
+  const cands = [...order.map(([i, j]) => ({ left: xs[i], top: ys[j] })), ...xs.flatMap((left) => ys.map((top) => ({ left, top })))];
+  for (const s of cands) {
+    const k = `${s.left},${s.top}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    // Covering the term itself counts as much as covering what is to be avoided.
+    const cost = [covered(s) + area(s, r), gap(s)];
+    if (cost[0] < bestCost[0] || (cost[0] === bestCost[0] && cost[1] < bestCost[1])) {
+      best = s;
+      bestCost = cost;
+    }
+  }
+  return /** @type {{left: number, top: number}} */ (best);
+}
+
 /**
  * The popover: one element for the page, filled with the entry of the term under the pointer or
  * focus. A click pins it open (for presenters: nothing is hover-only); Escape or a click elsewhere
@@ -218,18 +272,27 @@ export class Popover {
   }
 
   /**
-   * Places the popover under (or above) the term, inside the viewport.
+   * Places the popover under (or above, or beside) the term, inside the viewport and clear of what
+   * it must not cover: an open quiz question's choices and answer box.
    * @param {HTMLElement} t
    */
   place(t) {
-    const r = t.getBoundingClientRect();
+    const vw0 = this.doc.documentElement.clientWidth;
+    // A fixed box without a width is as wide as the room to its right: measured where it was, it
+    // would change size where it goes. Measure it at the left edge, then hold that width.
+    this.el.style.width = '';
+    this.el.style.left = '0px';
+    this.el.style.top = '0px';
+    this.el.style.width = `${Math.min(this.el.getBoundingClientRect().width, vw0 - 12)}px`;
     const pr = this.el.getBoundingClientRect();
+    const avoid = [...this.doc.querySelectorAll(POPOVER_AVOID)]
+      .filter((el) => !el.closest('[hidden]'))
+      .map((el) => el.getBoundingClientRect())
+      .filter((r) => r.width > 0 && r.height > 0);
     const vw = this.doc.documentElement.clientWidth;
     const vh = this.doc.documentElement.clientHeight;
-    let left = Math.min(Math.max(6, r.left), vw - pr.width - 6);
-    let top = r.bottom + 6;
-    if (top + pr.height > vh - 6) top = Math.max(6, r.top - pr.height - 6);
-    this.el.style.left = `${Math.max(6, left)}px`;
+    const { left, top } = popoverPlace(t.getBoundingClientRect(), { width: pr.width, height: pr.height }, { width: vw, height: vh }, avoid);
+    this.el.style.left = `${left}px`;
     this.el.style.top = `${top}px`;
   }
 

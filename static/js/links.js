@@ -3,6 +3,8 @@
 // file page, the same URLs as Go's templates.BlockURL and templates.FileSlotURL, escaped as
 // net/url escapes them. Nothing else calls encodeURIComponent.
 
+import { int } from './fmt.js';
+
 /**
  * Escapes s as Go's url.QueryEscape does: everything but letters, digits and -_.~ as %XX
  * (upper-case hex, UTF-8), a space as +.
@@ -187,7 +189,7 @@ export class SlotLinks {
     }
     const [what, block, sep, file] = /** @type {HTMLElement[]} */ ([...el.children]);
     el.dataset.slot = String(f.index);
-    what.textContent = `${f.pinned ? 'pinned' : 'cursor'} slot ${f.index}: `;
+    what.textContent = `${f.pinned ? 'pinned' : 'cursor'} slot ${int(f.index)}: `;
     block.hidden = !links.block;
     sep.hidden = !links.block;
     if (links.block) {

@@ -3,7 +3,7 @@
 // DOM writes only, from the model (state.js), the tour and quiz session (tourquiz.js) and the view's
 // options; the sentences come from describe.js. Tested in static/jstest/panels.test.js on a fake
 // document.
-import { int, rate } from './fmt.js';
+import { int, rate, showCount } from './fmt.js';
 import { timeLeftText, paceValue } from './pace.js';
 import { modelMs, fmtTime } from './cost.js';
 import { tourPosition, scoreText } from './tour.js';
@@ -12,7 +12,7 @@ import { legendColours as paintLegend } from './palette.js';
 import { callItem } from './calllog.js';
 import { VEILED_NARRATION, veiledTitle, questionPlace, choicesOf } from './quiz.js';
 import {
-  cursorLine, sitLine, sitAside, slotsAside, statesText, compressedText, outcomeText, markersText,
+  plural, cursorLine, sitLine, sitAside, slotsAside, statesText, compressedText, outcomeText, markersText,
 } from './describe.js';
 
 /** @typedef {import('./state.js').RunState} RunState */
@@ -70,7 +70,7 @@ export function helloDOM(doc, st) {
   $('sit-mode').textContent = both ? 'columns: per-block │ batched' : `${st.modes[0]} mode`;
   $('calls-mode').textContent = both ? 'per-block and batched' : `${st.modes[0]} mode`;
   $('counters-mode').textContent = both ? 'before · per-block · batched' : `before · ${st.modes[0]}`;
-  $('tour-count').textContent = String(st.stops.length);
+  $('tour-count').textContent = int(st.stops.length);
   doc.body.classList.toggle('one-mode', !both);
   doc.body.dataset.modes = st.modes.join(' ');
   const c = $('file-compressed');
@@ -124,11 +124,12 @@ export function updateDOM(doc, st, ui) {
 
   const pb = st.per['per-block'];
   const bt = st.per.batched;
-  // Plain digits in the headline figures: scripts and tests read them.
-  text('stat-calls-per-block', pb ? String(pb.counters.calls) : '–');
-  text('stat-calls-batched', bt ? String(bt.counters.calls) : '–');
+  // The headline figures, grouped as every count on the page; data-count holds the plain number
+  // for scripts and tests.
   const blocks = Math.max(pb ? pb.counters.blocksInvalidated : 0, bt ? bt.counters.blocksInvalidated : 0);
-  text('stat-blocks-invalidated', pb || bt ? String(blocks) : '–');
+  showCount($('stat-calls-per-block'), pb ? pb.counters.calls : null);
+  showCount($('stat-calls-batched'), bt ? bt.counters.calls : null);
+  showCount($('stat-blocks-invalidated'), pb || bt ? blocks : null);
   /** @type {Array<[string, string]>} */
   const rows = [['calls', 'calls'], ['locks', 'sitLockAcquisitions'], ['prefree', 'segmentsPrefree']];
   for (const [id, key] of rows) {
@@ -234,7 +235,7 @@ export function tourDOM(doc, st, ui) {
     const tx = $('tour-text');
     if (!s) {
       title.textContent = stops.length ? 'Press n for the first stop' : '';
-      tx.textContent = stops.length ? `The tour has ${stops.length} stops in this run: what the kernel does at each, tied to its code.` : '';
+      tx.textContent = stops.length ? `The tour has ${plural(stops.length, 'stop')} in this run: what the kernel does at each, tied to its code.` : '';
     } else if (asking) {
       // The stop's title would say what happens: the panel names only the question's place.
       const qp = questionPlace(stops, k);

@@ -248,7 +248,7 @@ export function initRun(doc, opts = {}) {
     send({ type: 'seek', step });
     changed();
   };
-  const tourNext = () => openStop(tq.nextStop(st.stops));
+  const tourNext = () => openStop(tq.nextStop(st.stops, st.step, view.quiz));
   const tourPrev = () => openStop(tq.prevStop(st.stops));
   const gotoSlot = () => {
     const r = parseGotoSlot(gotoInput.value, st);

@@ -483,6 +483,8 @@ export class SlotsView {
     let first = this.rowScroll ?? Math.max(0, Math.min(nc - rows, curChunk - Math.floor(rows / 2)));
     first = Math.max(0, Math.min(Math.max(0, nc - rows), first));
     L.rowsY = rowsY; L.rowH = rowH; L.firstRow = first; L.rows = rows;
+    /** room the "chunks a–b of n" count takes at the heading's right, px */
+    let countW = 0;
     if (rows > 0) {
       // The chunk with the most slots sets the scale, so strips of
       // different capacity (873-slot inode, 1018-slot direct nodes) line up.
@@ -548,13 +550,17 @@ export class SlotsView {
         ctx.fillStyle = INK3;
         ctx.font = `${P(11)}px system-ui, sans-serif`;
         ctx.textAlign = 'right';
-        ctx.fillText(`chunks ${first + 1}–${first + rows} of ${int(nc)}`, w - 4, rowsY - P(11) / 2 - 4);
+        const shown = `chunks ${int(first + 1)}–${int(first + rows)} of ${int(nc)}`;
+        ctx.fillText(shown, w - 4, rowsY - P(11) / 2 - 4);
+        countW = ctx.measureText(shown).width + 12;
       }
     }
     ctx.font = `${P(11)}px system-ui, sans-serif`;
     ctx.textAlign = 'left';
     ctx.fillStyle = INK3;
-    ctx.fillText(o.present ? 'dnode chunks' : 'dnode chunks (one f2fs_do_zero_range call each)', 0, rowsY - P(11) / 2 - 4);
+    // The title gives up its explanation before it runs into the count on its right (a phone).
+    const titles = o.present ? ['dnode chunks'] : ['dnode chunks (one f2fs_do_zero_range call each)', 'dnode chunks (one call each)', 'dnode chunks'];
+    ctx.fillText(fitText(ctx, titles, w - 4 - countW), 0, rowsY - P(11) / 2 - 4);
   }
 
   /**
@@ -750,6 +756,18 @@ export class SlotsView {
     }
     return null;
   }
+}
+
+/**
+ * Returns the first of texts (longest first) that fits in maxW at the context's font, or the last.
+ * @param {CanvasRenderingContext2D} ctx
+ * @param {string[]} texts
+ * @param {number} maxW
+ * @returns {string}
+ */
+export function fitText(ctx, texts, maxW) {
+  for (const t of texts) if (ctx.measureText(t).width <= maxW) return t;
+  return texts[texts.length - 1];
 }
 
 /**

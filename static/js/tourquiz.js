@@ -80,19 +80,37 @@ export class TourQuiz {
   }
 
   /**
-   * After a frame while playing in a quiz: an unanswered question whose step was passed opens, and
-   * the view must go back to its step.
+   * After a frame while playing in a quiz: playing must stop at every unanswered question. One
+   * whose ask step was passed, or one that was open and whose answer the frame played past
+   * unanswered, opens, and the view must go back to where it is asked.
    * @param {Stop[]} stops
    * @param {number} from the step before the frame
    * @param {number} to the frame's step
    * @returns {number} the step to seek to, or -1
    */
   bounce(stops, from, to) {
-    const k = passedQuestion(stops, from, to, this.answered);
+    if (to <= from) return -1;
+    let k = passedQuestion(stops, from, to, this.answered);
+    if (k < 0) k = this.skipped(stops, from, to);
     if (k < 0) return -1;
     this.open = k;
     this.sticky = true;
     return /** @type {import('./tour.js').Question} */ (stops[k].question).ask;
+  }
+
+  /**
+   * Returns the unanswered question that was open at from and is revealed by to, or -1.
+   * @param {Stop[]} stops
+   * @param {number} from
+   * @param {number} to
+   * @returns {number}
+   */
+  skipped(stops, from, to) {
+    for (let k = 0; k < stops.length; k++) {
+      const q = stops[k].question;
+      if (q && !this.answered.has(k) && q.ask <= from && from < q.reveal && q.reveal <= to) return k;
+    }
+    return -1;
   }
 
   /**
@@ -124,8 +142,26 @@ export class TourQuiz {
     return stopStep(stops[k], quiz && !this.answered.has(k));
   }
 
-  /** @param {Stop[]} stops @returns {number} the stop n opens */
-  nextStop(stops) { return nextStop(stops, this.open); }
+  /**
+   * Returns the stop n opens: the next one; in a quiz, an unanswered question asked on the way to
+   * it comes first, so that n stops at every question (the one asked earliest).
+   * @param {Stop[]} stops
+   * @param {number} [step] the step shown
+   * @param {boolean} [quiz]
+   * @returns {number}
+   */
+  nextStop(stops, step = 0, quiz = false) {
+    const k = nextStop(stops, this.open);
+    if (!quiz || k < 0) return k;
+    const to = stopStep(stops[k], !this.answered.has(k));
+    let best = -1;
+    for (let j = 0; j < stops.length; j++) {
+      const q = stops[j].question;
+      if (j === k || j === this.open || !q || this.answered.has(j) || q.ask <= step || q.ask > to) continue;
+      if (best < 0 || q.ask < /** @type {import('./tour.js').Question} */ (stops[best].question).ask) best = j;
+    }
+    return best >= 0 ? best : k;
+  }
 
   /** @param {Stop[]} stops @returns {number} the stop p opens */
   prevStop(stops) { return prevStop(stops, this.open); }

@@ -6,7 +6,7 @@
 // (docs/protocol.md, "Kernel traces in the player"): the call log ticks the calls that agree, the
 // slider marks the first divergence, a button seeks there, the counters add the kernel's count.
 
-import { int, bytes } from './fmt.js';
+import { int, bytes, showCount } from './fmt.js';
 import { apiImage } from './links.js';
 
 /** The largest trace the server takes (web.MaxTraceBody). */
@@ -419,7 +419,7 @@ export class TraceUI {
     const kern = this.$('kern-box');
     if (kern) kern.hidden = !t;
     const kv = this.$('stat-calls-kernel');
-    if (kv) kv.textContent = t ? String(t.calls) : '–';
+    if (kv) showCount(kv, t ? t.calls : null);
     const words = this.$('narr-kernel');
     if (words) words.hidden = !t;
     const wt = this.$('narr-kernel-text');

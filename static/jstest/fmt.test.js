@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { int, bytes, rate, groupDigits } from '../js/fmt.js';
+import { int, bytes, rate, groupDigits, showCount } from '../js/fmt.js';
 
 /** The grouping cases Go's units.Group is held to as well (TestGroupShared). */
 const shared = JSON.parse(readFileSync(new URL('../../internal/units/testdata/group.json', import.meta.url), 'utf8'));
@@ -37,4 +37,16 @@ test('bytes uses binary units', () => {
 test('rate', () => {
   assert.equal(rate(0.5), '0.5 steps/s');
   assert.equal(rate(20000), '20,000 steps/s');
+});
+
+test('showCount groups the count and keeps its digits in data-count; no count is a dash', () => {
+  const el = { textContent: '', dataset: {} };
+  showCount(el, 16384);
+  assert.equal(el.textContent, '16,384');
+  assert.equal(el.dataset.count, '16384');
+  showCount(el, 0);
+  assert.deepEqual([el.textContent, el.dataset.count], ['0', '0']);
+  showCount(el, null);
+  assert.equal(el.textContent, '–');
+  assert.ok(!('count' in el.dataset));
 });

@@ -28,6 +28,7 @@ test('the counters show the step, the calls and the slots in use, grouped', () =
   assert.equal(doc.text('run-status'), 'paused');
   assert.equal(doc.text('c-pb-calls'), '3');
   assert.equal(doc.text('c-bt-calls'), '1');
+  assert.equal(doc.getElementById('stat-calls-per-block').dataset.count, '3');
   assert.equal(doc.text('narr-bt-text'), 'slot 2 is released');
   assert.equal(doc.text('slots-aside'), '10 slots in 1 chunk · 1 physical run');
   assert.equal(doc.text('markers-desc'), '3 tour stops, 1 dnode chunk, 2 call markers');
@@ -102,6 +103,11 @@ test('a notice replaces the narration; the end shows the outcome and the final c
   assert.equal(doc.text('run-status'), 'done');
   assert.match(doc.text('outcome'), /^f2fs_zero_range returns 0: 8 per-block calls against 1 batched/);
   assert.equal(doc.text('counters-heading'), 'at the end: before and after');
+  const big = model();
+  big.frame(frame(40, { calls: 16384, done: true }), 0);
+  updateDOM(doc, big, ui(doc, big));
+  assert.equal(doc.text('stat-calls-per-block'), '16,384', 'the headline groups its digits');
+  assert.equal(doc.getElementById('stat-calls-per-block').dataset.count, '16384');
 });
 
 test('helloDOM names the modes and the tour size; a lane lists the latest calls, newest first', () => {

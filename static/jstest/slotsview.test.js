@@ -282,3 +282,19 @@ test('a slot just invalidated flashes yellow, fading over FLASH_MS', () => {
   assert.ok(early && early.alpha > 0.9, `alpha ${early && early.alpha}`);
   assert.ok(late && late.alpha === 0, `alpha ${late && late.alpha}`);
 });
+
+test('the chunk rows\' heading gives up its explanation rather than run into the count on a phone', () => {
+  const chunks = Array.from({ length: 20 }, (_, i) => ({ start: i * 2, len: 2, node: `n${i}`, kind: 'direct', nid: 10 + i, missing: 0, step: i * 3, calls: [2, 1] }));
+  for (const [w, want] of [[900, 'dnode chunks (one f2fs_do_zero_range call each)'], [380, 'dnode chunks (one call each)'], [250, 'dnode chunks']]) {
+    const st = new RunState();
+    st.hello({ ...hello(), range: { start: 0, end: 40 }, chunks, initial: { from: 0, next: 40, extents: [{ index: 0, count: 40, state: 'addr', addr: 4608 }] } });
+    const v = new SlotsView(/** @type {any} */ ({}));
+    const ctx = new Fake2D(w, 260);
+    v.draw(st, { ctx: /** @type {any} */ (ctx), w, h: 260, dpr: 1 }, 0);
+    const texts = ctx.texts();
+    const count = texts.find((t) => /^chunks \d+–\d+ of 20$/.test(t));
+    assert.ok(count, `${w} px: the count of the rows shown (${v.layout.rows} of 20) is drawn: ${texts}`);
+    assert.ok(texts.includes(want), `${w} px: heading ${want}, drew ${texts.filter((t) => t.startsWith('dnode'))}`);
+    assert.ok(want.length * 6 + 12 + count.length * 6 <= w - 4, `${w} px: the heading and the count overlap`);
+  }
+});

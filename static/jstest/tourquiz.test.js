@@ -50,9 +50,48 @@ test('playing past an unanswered question comes back to it, once it is answered 
   assert.equal(tq.bounce(stops, 0, 2), -1);
   assert.equal(tq.bounce(stops, 2, 9), 3);
   assert.deepEqual([tq.open, tq.sticky], [1, true]);
-  assert.equal(tq.bounce(stops, 3, 9), -1, 'from the ask step itself: not passed');
+  assert.equal(tq.bounce(stops, 3, 9), 3, 'play from the open question past its answer: back to it');
+  assert.equal(tq.bounce(stops, 3, 3), -1);
+  assert.equal(tq.bounce(stops, 4, 9), -1, 'from the reveal on the question is behind');
   tq.verdict({ stop: 1, correct: true, answer: 'yes' }, false);
   assert.equal(tq.bounce(stops, 0, 9), -1);
+  assert.equal(tq.bounce(stops, 3, 9), -1);
+});
+
+test('in a quiz n stops at every question, the one asked first, even before the next stop', () => {
+  // bench64's shape: the prefree question is asked at the first chunk (step 2) but its stop comes
+  // after a SIT-update stop (step 5); a yes/no is asked just before its own stop.
+  const s = [
+    { step: 0, kind: 'start', title: 'start', terms: [] },
+    { step: 5, kind: 'sit-update', title: 'sit', terms: [] },
+    { step: 2051, kind: 'prefree', title: 'prefree', terms: [], question: { kind: 'choice', text: 'which?', choices: ['4', '59'], ask: 2, reveal: 2051 } },
+    { step: 2057, kind: 'flush-discontiguous', title: 'disc', terms: [], question: { kind: 'yesno', text: 'ends?', ask: 2055, reveal: 2057 } },
+    { step: 9000, kind: 'end', title: 'end', terms: [] },
+  ];
+  const tq = new TourQuiz();
+  tq.hello(null, 'both', s, 0);
+  assert.equal(tq.nextStop(s, 0, false), 1, 'no quiz: the next stop');
+  const k = tq.nextStop(s, 0, true);
+  assert.equal(k, 2, 'the question asked at step 2 comes before the stop at step 5');
+  assert.equal(tq.openStop(s, k, true), 2);
+  tq.verdict({ stop: 2, correct: true, answer: '59' }, false);
+  assert.equal(tq.nextStop(s, 2, true), 3, 'answered: on to the next stop, which asks');
+  assert.equal(tq.openStop(s, 3, true), 2055);
+  tq.verdict({ stop: 3, correct: true, answer: 'yes' }, false);
+  assert.equal(tq.nextStop(s, 2055, true), 4);
+  // Walking n from the start in a quiz opens every question.
+  const w = new TourQuiz();
+  w.hello(null, 'both', s, 0);
+  const asked = new Set();
+  let step = 0;
+  for (let i = 0; i < 10; i++) {
+    const n = w.nextStop(s, step, true);
+    if (n < 0) break;
+    step = w.openStop(s, n, true);
+    const q = w.question(s, step, true);
+    if (q >= 0) { asked.add(q); w.verdict({ stop: q, correct: true, answer: 'x' }, false); }
+  }
+  assert.deepEqual([...asked].sort(), [2, 3]);
 });
 
 test('an answer is sent only when the question can take it; a slip leaves a hint and the question open', () => {
