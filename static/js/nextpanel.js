@@ -404,6 +404,9 @@ function map(doc, f, segsPerSec) {
     if (m.dest.has(i)) title += ' · moved blocks went here';
     if (m.marked.has(i)) title += ' · marked by a background call';
     if (c.title !== title) c.title = title;
+    // The victim and the destinations carry their number, so "segment 38" can be found.
+    const label = box.classList.contains('big') && (m.victim.has(i) || m.dest.has(i)) ? String(i) : '';
+    if (c.textContent !== label) c.textContent = label;
   }
 }
 
