@@ -487,7 +487,7 @@ func narration(tl *gc.Timeline, k int, veiled bool) string {
 		s := fmt.Sprintf("%s: f2fs_get_victim searches the dirty sections round-robin from last_victim, skipping current sections; %s. It looked at %s.",
 			call, what, plural(p.Searched, "section", "sections"))
 		if veiled {
-			return s + " Which one does it pick? Answer in the tour panel; the ranking shows after."
+			return s + " Which one does it pick? Choose under the question; the ranking shows after."
 		}
 		return s + " The cheapest first:"
 	case gc.FrameVictim:

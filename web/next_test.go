@@ -125,6 +125,32 @@ func TestNextAPI(t *testing.T) {
 	}
 }
 
+// TestNextAfterEarlierOps: the panel starts from what the earlier operations and the run leave: a
+// zero range of the first 32 MiB then a sync free its segments before the run (of the rest) starts,
+// so the run's start frame has only the run's own prefree segments; and on the last, the two zero
+// ranges together leave what the whole-file run leaves, once checkpointed.
+func TestNextAfterEarlierOps(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	whole, _ := nextGet(t, ts, nextRun)
+	first := "before=" + url.QueryEscape("zero /seed/bench64.bin 0 33554432")
+	half, code := nextGet(t, ts, first+"&path=/seed/bench64.bin&offset=33554432&length=33554432")
+	synced, code2 := nextGet(t, ts, first+"&before=sync&path=/seed/bench64.bin&offset=33554432&length=33554432")
+	if code != 200 || code2 != 200 {
+		t.Fatalf("status %d, %d", code, code2)
+	}
+	p := func(b nextBody) int { return strings.Count(b.Frame.Classes, "p") }
+	if p(half) != p(whole) || p(synced) == 0 || p(synced) >= p(whole) {
+		t.Errorf("prefree at the start: whole file %d, two halves %d, two halves with a sync between %d", p(whole), p(half), p(synced))
+	}
+	// After the checkpoint the three agree: the same segments are free.
+	a, _ := nextGet(t, ts, nextRun+"&at=1")
+	b, _ := nextGet(t, ts, first+"&before=sync&path=/seed/bench64.bin&offset=33554432&length=33554432&at=1")
+	if a.Frame.Classes != b.Frame.Classes {
+		t.Errorf("after the checkpoint the maps differ:\n%s\n%s", a.Frame.Classes, b.Frame.Classes)
+	}
+}
+
 // TestNextAnyPathIsAFreshLoad is the player's truth property for the timeline: a random path of
 // the panel's actions (step, back, seek, home, end, a policy or clock change, the quiz) on one
 // server, whose timelines are cached from earlier requests, shows at every position what a fresh

@@ -233,6 +233,8 @@ export function initNext(doc) {
   // the run under it.
   panel.addEventListener('keydown', (e) => {
     const t = /** @type {HTMLElement} */ (e.target);
+    // No key pressed in the panel reaches the player's own keys (space would play the run).
+    e.stopPropagation();
     if (t.tagName === 'INPUT' && /** @type {HTMLInputElement} */ (t).type !== 'range') return;
     if (t.tagName === 'SELECT' || e.ctrlKey || e.metaKey || e.altKey) return;
     /** @type {import('./nextstate.js').NextAction|null} */
@@ -250,7 +252,6 @@ export function initNext(doc) {
       default: return;
     }
     e.preventDefault();
-    e.stopPropagation();
     if (a) act(a);
     if (a && a.type === 'close') {
       // Back to the run: the focus goes where the run is driven from.
@@ -389,6 +390,8 @@ function map(doc, f, segsPerSec) {
       cells.push(c);
     }
     box.replaceChildren(...cells);
+    // A small volume's map is drawn large enough to read from the back of a room.
+    box.classList.toggle('big', n <= 256);
   }
   const m = marks(f, segsPerSec);
   for (let i = 0; i < n; i++) {
@@ -401,6 +404,9 @@ function map(doc, f, segsPerSec) {
     if (m.dest.has(i)) title += ' · moved blocks went here';
     if (m.marked.has(i)) title += ' · marked by a background call';
     if (c.title !== title) c.title = title;
+    // The victim and the destinations carry their number, so "segment 38" can be found.
+    const label = box.classList.contains('big') && (m.victim.has(i) || m.dest.has(i)) ? String(i) : '';
+    if (c.textContent !== label) c.textContent = label;
   }
 }
 

@@ -4,6 +4,8 @@
 // server (GET /api/images/{id}/next) computes every frame. Pure functions, tested in
 // static/jstest/nextstate.test.js; nextpanel.js applies them.
 
+import { apiImage } from './links.js';
+
 /** The policies, as the URL and the API spell them. */
 export const POLICIES = ['greedy', 'cost-benefit'];
 
@@ -115,7 +117,7 @@ export function frameURL(run, s, quiz) {
   q.set('now', String(s.now));
   q.set('at', String(s.at));
   if (quiz) q.set('quiz', '1');
-  return `/api/images/${encodeURIComponent(run.image)}/next?${q}`;
+  return `${apiImage(run.image, 'next')}?${q}`;
 }
 
 /** A segment's class letter, as the API sends it, and what the map calls it. */

@@ -91,6 +91,7 @@ test('frameURL carries the run, the state and the quiz', () => {
   assert.equal(q.get('now'), '7');
   assert.equal(q.get('at'), '3');
   assert.equal(q.get('quiz'), '1');
+  assert.equal(frameURL({ ...run, image: 'a b/c' }, { open: true, at: 0, policy: 'greedy', now: 0 }, false).split('?')[0], '/api/images/a%20b%2Fc/next');
   assert.equal(new URL(frameURL({ ...run, length: '', keepSize: false }, { open: true, at: 0, policy: 'greedy', now: 0 }, false), 'http://x').searchParams.has('quiz'), false);
 });
 
