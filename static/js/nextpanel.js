@@ -6,7 +6,7 @@
 // the URL (nextstate.js), so any path of the controls to a frame shows what a fresh load shows.
 import {
   readState, writeState, apply, parseNow, frameURL, cellClass, marks, openQuestion, verdictAt, stopIndex,
-  CLASS_NAMES,
+  CLASS_NAMES, mapText, moveLine,
 } from './nextstate.js';
 import { loadGlossary, TermMatcher, writeTerms, termButton } from './glossary.js';
 import { int } from './fmt.js';
@@ -367,7 +367,7 @@ function moves(doc, el, f) {
   el.replaceChildren(...f.moves.map((/** @type {any} */ m) => {
     const li = doc.createElement('li');
     li.dataset.testid = 'next-move';
-    li.textContent = `${int(m.count)} block${m.count === 1 ? '' : 's'}: segment ${m.from} → segment ${m.to} (${m.logName} log)`;
+    li.textContent = moveLine(m);
     return li;
   }));
 }
@@ -408,19 +408,4 @@ function map(doc, f, segsPerSec) {
     const label = box.classList.contains('big') && (m.victim.has(i) || m.dest.has(i)) ? String(i) : '';
     if (c.textContent !== label) c.textContent = label;
   }
-}
-
-/**
- * The map's words for screen readers (and the tests): the counts and what this frame marks.
- * @param {any} f
- * @param {number} segsPerSec
- * @returns {string}
- */
-function mapText(f, segsPerSec) {
-  const m = marks(f, segsPerSec);
-  const parts = [f.counts.map((/** @type {any} */ c) => `${c.n} ${c.class}`).join(', ')];
-  if (m.victim.size) parts.push(`victim: the section at segment ${f.victim}`);
-  if (m.dest.size) parts.push(`blocks went to segment ${[...m.dest].join(', ')}`);
-  if (f.marked.length) parts.push(`marked: ${f.marked.join(', ')}`);
-  return `${parts.join('; ')}.`;
 }

@@ -5,6 +5,7 @@
 // static/jstest/nextstate.test.js; nextpanel.js applies them.
 
 import { apiImage } from './links.js';
+import { int } from './fmt.js';
 
 /** The policies, as the URL and the API spell them. */
 export const POLICIES = ['greedy', 'cost-benefit'];
@@ -196,4 +197,28 @@ export function stopIndex(stops, at) {
   let k = -1;
   stops.forEach((s, i) => { if (s.at <= at) k = i; });
   return k;
+}
+
+/**
+ * One line of a frame's moves: "464 blocks: segment 38 → segment 29 (cold data log)".
+ * @param {{count: number, from: number, to: number, logName: string}} m
+ * @returns {string}
+ */
+export function moveLine(m) {
+  return `${int(m.count)} block${m.count === 1 ? '' : 's'}: segment ${m.from} → segment ${m.to} (${m.logName} log)`;
+}
+
+/**
+ * The map's words for screen readers (and the tests): the counts and what this frame marks.
+ * @param {{counts: Array<{class: string, n: number}>, victim: number|null, moves: Array<{from: number, to: number}>, marked: number[]}} f
+ * @param {number} segsPerSec
+ * @returns {string}
+ */
+export function mapText(f, segsPerSec) {
+  const m = marks(f, segsPerSec);
+  const parts = [f.counts.map((c) => `${c.n} ${c.class}`).join(', ')];
+  if (m.victim.size) parts.push(`victim: the section at segment ${f.victim}`);
+  if (m.dest.size) parts.push(`blocks went to segment ${[...m.dest].join(', ')}`);
+  if (f.marked.length) parts.push(`marked: ${f.marked.join(', ')}`);
+  return `${parts.join('; ')}.`;
 }

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  readState, writeState, apply, parseNow, frameURL, cellClass, marks, openQuestion, verdictAt, stopIndex,
+  readState, writeState, apply, parseNow, frameURL, cellClass, marks, openQuestion, verdictAt, stopIndex, moveLine, mapText,
 } from '../js/nextstate.js';
 
 const fresh = (/** @type {string} */ q) => readState(new URLSearchParams(q));
@@ -127,4 +127,13 @@ test('stopIndex is the last stop at or before the frame', () => {
   assert.deepEqual([0, 1, 2, 3, 4, 9].map((k) => stopIndex(stops, k)), [0, 1, 1, 1, 2, 2]);
   assert.equal(stopIndex([{ at: 2 }], 1), -1);
   assert.equal(stopIndex([], 1), -1);
+});
+
+test('moveLine and mapText say what a frame moved and marks', () => {
+  assert.equal(moveLine({ count: 1, from: 3, to: 29, logName: 'cold data' }), '1 block: segment 3 → segment 29 (cold data log)');
+  assert.equal(moveLine({ count: 1234, from: 38, to: 29, logName: 'warm node' }), '1,234 blocks: segment 38 → segment 29 (warm node log)');
+  const counts = [{ class: 'free', n: 104 }, { class: 'dirty', n: 2 }];
+  assert.equal(mapText({ counts, victim: null, moves: [], marked: [] }, 1), '104 free, 2 dirty.');
+  assert.equal(mapText({ counts, victim: 38, moves: [{ from: 38, to: 29 }, { from: 38, to: 29 }], marked: [4] }, 1),
+    '104 free, 2 dirty; victim: the section at segment 38; blocks went to segment 29; marked: 4.');
 });
