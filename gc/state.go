@@ -388,7 +388,9 @@ func (s *State) updateSegmentMtime(segno uint32) {
 // blocks moved.
 func (s *State) Checkpoint() (freed []uint32, moved []Move) {
 	var keep []Block
-	for _, b := range s.pending {
+	// move takes each moved block out of s.pending, so walk a copy: ranging over s.pending itself
+	// skipped every other marked block.
+	for _, b := range append([]Block(nil), s.pending...) {
 		if isNodeType(s.segs[b.Segno].Type) {
 			if m, ok := s.move(b, s.segs[b.Segno].Type); ok {
 				moved = append(moved, m)
@@ -413,7 +415,7 @@ func (s *State) Checkpoint() (freed []uint32, moved []Move) {
 // f2fs_sync_fs.
 func (s *State) Sync() (freed []uint32, moved []Move) {
 	var keep []Block
-	for _, b := range s.pending {
+	for _, b := range append([]Block(nil), s.pending...) { // a copy: move takes moved blocks out of s.pending
 		if isNodeType(s.segs[b.Segno].Type) {
 			keep = append(keep, b)
 			continue

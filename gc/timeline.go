@@ -151,31 +151,12 @@ func NewTimeline(s *State, kind Kind, rounds int) *Timeline {
 	return tl
 }
 
-// syncMarked is sync(2) as State.Sync describes it — writeback moves the data blocks background
-// calls marked to the cold data log, then the checkpoint writes the marked node blocks to their
-// logs and frees the prefree segments — moving every marked block. (State.Sync and Checkpoint of
-// this commit range over s.pending while move removes from it, and so skip every other marked
-// block; when they no longer do, this is Apply(Op{Verb: "sync"}).)
+// syncMarked is sync(2) as State.Sync does it — writeback moves the data blocks background calls
+// marked to the cold data log, then the checkpoint writes the marked node blocks to their logs and
+// frees the prefree segments — as a timeline step.
 func (s *State) syncMarked() *CheckpointStep {
 	c := &CheckpointStep{Op: "sync"}
-	marked := append([]Block(nil), s.pending...)
-	for _, node := range []bool{false, true} {
-		for _, b := range marked {
-			log := ColdData
-			if t := s.segs[b.Segno].Type; isNodeType(t) {
-				if !node {
-					continue
-				}
-				log = t
-			} else if node {
-				continue
-			}
-			if m, ok := s.move(b, log); ok {
-				c.Moves = append(c.Moves, m)
-			}
-		}
-	}
-	c.Freed, _ = s.Checkpoint()
+	c.Freed, c.Moves = s.Sync()
 	if c.Freed == nil {
 		c.Freed = []uint32{}
 	}
