@@ -634,8 +634,10 @@ func Model(img *imgio.Image, text string, mode core.Mode) ([]Op, error) {
 	return ops, nil
 }
 
-// ModelSeq reads operations in the ops language (zero, write, fsync, sync, tune; see
-// request.ParseOps), runs them in order on one mount in one mode, then a clean unmount (core.Seq:
+// ModelSeq reads operations in the ops language (zero, write, fsync, sync, tune, checkpoint, gc,
+// now; see request.ParseOps), runs them in order on one mount in one mode with the volume's
+// segment manager (source.NewSeq: garbage collection, the ops' and f2fs_balance_fs's, moves blocks
+// and their slots), then a clean unmount (core.Seq:
 // every dirty page written back, a checkpoint), and returns the model's after-state: what an image
 // taken after the unmount should show. What the modelled writeback did is in State.Explained, each
 // page with its kernel function. Hold it against an after-image with [CheckState].
@@ -644,7 +646,10 @@ func ModelSeq(img *imgio.Image, text string, mode core.Mode) (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := core.NewSeq(mode)
+	q, err := source.NewSeq(context.Background(), img, mode)
+	if err != nil {
+		return nil, err
+	}
 	st := &State{SIT: map[uint32][64]byte{}}
 	pages := func(ps []core.PageWrite) {
 		for _, p := range ps {

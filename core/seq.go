@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+
+	"github.com/zrviz/zrviz/gc"
 )
 
 // Seq is one mount over a sequence of operations in one mode, as the kernel runs them: the volume
@@ -24,6 +26,12 @@ type Seq struct {
 	touched []uint32
 	ipu     *uint32 // ipu_policy as tuned
 	rsv     *uint64 // reserved_blocks written and not yet applied (before the first operation)
+
+	// The segment manager (gcseq.go): nil unless MountGC was called.
+	sm      *gc.State
+	owners  Owners
+	placed  map[uint32]blockOwner // blocks the sequence wrote or moved, and their owners
+	balance *gc.Pick              // f2fs_balance_fs's collection in the last operation
 }
 
 // NewSeq starts a mount whose zero-range walks run in mode.
@@ -96,13 +104,26 @@ func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
 	if err != nil {
 		return in, nil, err
 	}
-	q.done(next, touchedOf(next, pages))
+	if err := q.doneWriteback(next, pages); err != nil {
+		return in, nil, err
+	}
 	return next, pages, nil
+}
+
+// doneWriteback records what a writeback of one file left, feeding the segment manager.
+func (q *Seq) doneWriteback(next Input, pages []PageWrite) error {
+	t := touchedOf(next, pages)
+	q.done(next, t)
+	if err := q.feedPages(&next.Volume, next.Inode.Ino, pages); err != nil {
+		return err
+	}
+	return q.feedEnd(t)
 }
 
 // Zero runs fallocate(FALLOC_FL_ZERO_RANGE) on f: PrepareZero, then the walk in the sequence's
 // mode. in is the input the walk ran on (what a player replays; ktrace.Check takes it).
 func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWrite, err error) {
+	q.balance = nil
 	in, pages, err = q.PrepareZero(f, req)
 	if err != nil {
 		return nil, in, nil, err
@@ -116,17 +137,48 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 		segs = append(segs, s.Segno)
 	}
 	q.done(res.NextInput(), segs)
+	if err := q.feedCalls(&in.Volume, res); err != nil {
+		return nil, in, nil, err
+	}
+	if err := q.feedEnd(segs); err != nil {
+		return nil, in, nil, err
+	}
+	// f2fs_zero_range calls f2fs_balance_fs after each dnode chunk, also after one that failed,
+	// and the writeback before the walk after each page it wrote (f2fs_write_single_data_page);
+	// an operation refused before the loop (argument checks, fill_zero of the first page) has
+	// no chunk.
+	if points := res.Stats.DnodeChunks + uint64(len(pages)); points > 0 {
+		if err := q.balanceFS(points); err != nil {
+			return nil, in, nil, err
+		}
+	}
 	return res, in, pages, nil
 }
 
 // Write is a buffered write(2) of length bytes at off on f (no fsync): pages reserved and dirtied.
 func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
+	q.balance = nil
 	in := q.File(f)
 	next, res, err := bufferedWrite(in, off, length)
 	if err != nil {
 		return nil, err
 	}
-	q.done(next, nil)
+	// An inline conversion (f2fs_preallocate_blocks → f2fs_convert_inline_inode) wrote page 0 to
+	// the hot data log: its segment, and the one the log moved to, changed.
+	var touched []uint32
+	if v, w := &in.Volume, &next.Volume; v.HotDataSegno != w.HotDataSegno || v.HotDataBlkoff != w.HotDataBlkoff {
+		touched = append(touched, v.HotDataSegno, w.HotDataSegno)
+	}
+	q.done(next, touched)
+	if err := q.feedEnd(touched); err != nil {
+		return nil, err
+	}
+	// f2fs_map_blocks (F2FS_GET_BLOCK_PRE_AIO) calls f2fs_balance_fs after each dnode it reserved in.
+	if res.Errno == "" && res.Written > 0 {
+		if err := q.balanceFS(1); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 
@@ -135,6 +187,7 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 // the roll-forward marks it makes change no data slot or data segment; no checkpoint is modelled
 // (need_do_checkpoint is false for a regular file with one link in a checkpointed directory).
 func (q *Seq) Fsync(f Input) (*WriteResult, error) {
+	q.balance = nil
 	in := q.File(f)
 	res := &WriteResult{Op: "fsync", Path: in.Path, Pages: []PageWrite{}}
 	switch {
@@ -153,7 +206,12 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 	}
 	res.Pages = append(res.Pages, pages...)
 	res.SizeAfter, res.BlocksAfter = next.Inode.Size, next.Inode.Blocks
-	q.done(next, touchedOf(next, pages))
+	if err := q.doneWriteback(next, pages); err != nil {
+		return nil, err
+	}
+	if err := q.balanceFS(uint64(len(pages))); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -161,11 +219,17 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 // dirtied (the flusher's WB_SYNC_NONE pass runs first, so IPU_ASYNC applies), then a checkpoint
 // (f2fs_sync_fs): prefree segments become free.
 func (q *Seq) Sync() (*WriteResult, error) {
+	q.balance = nil
 	res := &WriteResult{Op: "sync", Pages: []PageWrite{}}
 	if err := q.flushAll(res); err != nil {
 		return nil, err
 	}
-	q.checkpoint(res)
+	if err := q.balanceFS(uint64(len(res.Pages))); err != nil {
+		return nil, err
+	}
+	if err := q.checkpoint(res, true); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -187,17 +251,33 @@ func (q *Seq) flushAll(res *WriteResult) error {
 			return err
 		}
 		res.Pages = append(res.Pages, pages...)
-		q.done(next, touchedOf(next, pages))
+		if err := q.doneWriteback(next, pages); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // checkpoint frees the prefree segments (f2fs_write_checkpoint → f2fs_clear_prefree_segments).
-func (q *Seq) checkpoint(res *WriteResult) {
+// With a segment manager, a sync's writeback first moves the data blocks background gc marked
+// (their pages are dirty), the checkpoint the node blocks.
+func (q *Seq) checkpoint(res *WriteResult, sync bool) error {
 	res.Checkpoint = true
-	if q.vol != nil {
-		q.vol.Volume.Prefree = nil
+	if q.vol == nil {
+		return nil
 	}
+	if q.sm == nil {
+		q.vol.Volume.Prefree = nil
+		return nil
+	}
+	var moves []gc.Move
+	if sync {
+		_, moves = q.sm.Sync()
+	} else {
+		_, moves = q.sm.Checkpoint()
+	}
+	res.Moved += len(moves)
+	return q.applyMoves(moves)
 }
 
 // Tune writes a sysfs tunable of the mount (/sys/fs/f2fs/<dev>/NAME): ipu_policy (a bit mask of
@@ -205,6 +285,7 @@ func (q *Seq) checkpoint(res *WriteResult) {
 // min(N, user_block_count − valid_block_count); more than user_block_count is EINVAL). The result's
 // Errno is the write's.
 func (q *Seq) Tune(name string, value uint64) (*WriteResult, error) {
+	q.balance = nil
 	res := &WriteResult{Op: "tune", Pages: []PageWrite{}}
 	switch name {
 	case "ipu_policy":

@@ -1,5 +1,7 @@
 package core
 
+import "github.com/zrviz/zrviz/gc"
+
 // WriteResult is the outcome of an operation other than a zero-range walk (a buffered write,
 // fsync, sync, unmount): what it reserved and the dirty pages it wrote back.
 type WriteResult struct {
@@ -16,6 +18,13 @@ type WriteResult struct {
 	Pages []PageWrite `json:"pages"`
 	// Checkpoint: the operation ended with a checkpoint (sync, unmount): prefree segments free.
 	Checkpoint bool `json:"checkpoint,omitempty"`
+	// Freed lists the segments a checkpoint operation made free (prefree → free); Moved counts
+	// the blocks a checkpoint or gc operation moved (with a segment manager, Seq.MountGC).
+	Freed []uint32 `json:"freed,omitempty"`
+	Moved int      `json:"moved,omitempty"`
+	// GC is a gc operation's pick: the JSON a gc operation's result is shown as (zrviz run --ops
+	// --json: {"op":"gc","type","policy","victim","cost","errno","moved","candidates"}).
+	GC *gc.Pick `json:"-"`
 }
 
 // maxInlineData is MAX_INLINE_DATA: the inode's i_addr space less one reserved slot.

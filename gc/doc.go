@@ -37,18 +37,35 @@
 // checkpoint (f2fs_sync_node_pages in block_operations), data blocks at the next sync (writeback;
 // a checkpoint does not write regular files' data). ENODATA when no section is a candidate.
 //
+// f2fs_gc's loop (gc.c:1907) is modelled: a call on a volume short of free sections
+// (has_not_enough_free_secs: free sections ≤ reserved_sections, [Volume.ReservedSegments]) turns
+// foreground, writes a checkpoint first when segments are prefree, and collects greedy victims
+// until enough sections are free or none is left, with the checkpoint "to reclaim prefree
+// segments" when free sections ≤ upper_secs + NR_GC_CHECKPOINT_SECS; [State.Balance] is the same
+// loop as f2fs_balance_fs starts it (BG_GC, no_bg_gc, nr_free_secs 1). Pick.Rounds lists the
+// searches after the first, Pick.Checkpoints what each checkpoint inside freed. A foreground
+// ioctl returns EAGAIN when the call freed no whole section (err_gc_skipped, gc.c:2058),
+// ENODATA when a search found nothing (also after earlier rounds moved blocks), EIO once a log
+// found no free segment (get_new_segment's ENOSPC stops checkpoints, segment.c:2806;
+// [State.CheckpointError]; the kernel would have tried SSR first, which the model does not do).
+// __get_secs_required's dirty node and dentry pages are taken as fewer than a section's worth
+// with room in the current segments (upper_secs 1: the inode an operation dirtied).
+//
+// Package gc knows blocks, not files: a data move is a [Move] from one block to another, and the
+// caller (core.Seq) finds the owner and moves its slot. core.Seq feeds its own SIT changes in
+// ([State.InvalidateRange], [State.Write], [State.SetCurrent], [State.SetSegment]), so the
+// segment manager follows zero ranges and writeback with the kernel's mtimes.
+//
 // Left out: zoned devices (blkzoned, zone capacity), pinned files and sections, checkpoint=disable
 // (SBI_CP_DISABLED), gc_urgent and gc_idle modes, age-threshold GC (atgc: not modelled, a mount
-// with atgc is not handled), SSR allocation (the model assumes the free space LFS needs; a volume
-// short of free sections would make the kernel run a checkpoint or SSR inside f2fs_gc), mode=
+// with atgc is not handled), SSR allocation (the model assumes the free space LFS needs), mode=
 // fragment, the dnodes a data move dirties (their node blocks are rewritten at the next
-// checkpoint; the model does not place them, nor change any file's dnode slots, so a zero range
-// after a move would still see the old address), and the order writeback moves background-marked
-// data in (the model moves it in the victim's block order). The model's foreground calls always
-// free their section, so it never gives EAGAIN; the kernel does when it skips blocks it cannot
-// move (an inode's i_gc_rwsem contended, atomic or pinned files, pages under writeback). Node
-// blocks go back to the log their segment belongs to, which is where __get_segment_type_6 sends
-// them unless something other than the kernel's own allocator placed them.
+// checkpoint; the model does not place them), and the order writeback moves background-marked
+// data in (the model moves it in the victim's block order). The model moves every valid block of
+// a victim, so a foreground call frees its section; the kernel skips blocks it cannot move (an
+// inode's i_gc_rwsem contended, atomic or pinned files, pages under writeback). Node blocks go
+// back to the log their segment belongs to, which is where __get_segment_type_6 sends them
+// unless something other than the kernel's own allocator placed them.
 //
 // The kernel-written fixtures in testdata (its README) hold every pick of foreground and
 // background series on images with 1 and 4 segments per section against the model.

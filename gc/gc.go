@@ -17,10 +17,12 @@ const (
 	EAGAIN  = "EAGAIN"
 )
 
-// Pick is what one F2FS_IOC_GARBAGE_COLLECT call did, in the JSON the CLI prints: the policy,
-// the victim (the first segment of the chosen section) or null, the kernel's cost for it (the
-// f2fs_get_victim tracepoint's cost), the errno, how many blocks moved within the call and the
-// cheapest candidates with their cost terms.
+// Pick is what one F2FS_IOC_GARBAGE_COLLECT call (or one f2fs_gc run of f2fs_balance_fs) did,
+// in the JSON the CLI prints: the policy, the victim (the first segment of the chosen section) or
+// null, the kernel's cost for it (the f2fs_get_victim tracepoint's cost), the errno, how many
+// blocks moved within the call and the cheapest candidates with their cost terms. These are of
+// the call's first victim search; a call that found the volume short of free sections goes on
+// (f2fs_gc's gc_more loop), and Rounds lists the later searches.
 type Pick struct {
 	Op         string      `json:"op"`     // "gc"
 	Type       string      `json:"type"`   // "FG" or "BG"
@@ -36,47 +38,201 @@ type Pick struct {
 	// Searched is how many dirty units the round-robin search visited (nsearched).
 	Searched int `json:"searched"`
 	// Marked is how many blocks a background call marked to move later.
-	Marked int    `json:"marked,omitempty"`
-	Moves  []Move `json:"-"`
+	Marked int `json:"marked,omitempty"`
+	// Rounds are the victim searches after the first, when the call went round f2fs_gc's loop
+	// (too few free sections: has_not_enough_free_secs); the last may have found nothing.
+	Rounds []Round `json:"rounds,omitempty"`
+	// Checkpoints lists what each checkpoint f2fs_gc wrote inside the call freed (prefree
+	// segments become free), in order.
+	Checkpoints [][]uint32 `json:"checkpoints,omitempty"`
+	Moves       []Move     `json:"-"`
 }
 
-// GC is F2FS_IOC_GARBAGE_COLLECT with sync = 1 (Foreground) or 0 (Background) as f2fs_gc
-// (gc.c:1907) runs it from f2fs_ioc_gc (file.c:2781): one victim (the volume is assumed to have
-// enough free sections, so neither a checkpoint nor a second round runs inside the call), then
-// do_garbage_collect (gc.c:1759) on its section.
+// Round is one later victim search of a call: its type and policy (FG greedy once the volume is
+// short of space), the victim or null, its cost and the blocks it moved.
+type Round struct {
+	Type   string  `json:"type"`
+	Policy string  `json:"policy"`
+	Victim *uint32 `json:"victim"`
+	Cost   uint32  `json:"cost"`
+	Moved  int     `json:"moved"`
+}
+
+// EINVAL is what f2fs_gc returns when f2fs_balance_fs asked for background GC (no_bg_gc); EIO
+// what it returns on a file system with a checkpoint error.
+const (
+	EINVAL = "EINVAL"
+	EIO    = "EIO"
+)
+
+// control is the part of struct f2fs_gc_control (gc.h) the model uses.
+type control struct {
+	initType     Kind
+	noBGGC       bool   // f2fs_balance_fs: background GC is not run in the critical path
+	errGCSkipped bool   // the ioctl with sync = 1: 0 only when a section was freed
+	nrFreeSecs   uint32 // sections to free before stopping (balance: 1; the ioctl: 0)
+}
+
+// GC is F2FS_IOC_GARBAGE_COLLECT with sync = 1 (Foreground) or 0 (Background): f2fs_ioc_gc
+// (file.c:2781, __f2fs_ioc_gc) runs f2fs_gc (gc.c:1907) with init_gc_type FG_GC or BG_GC,
+// err_gc_skipped = sync and nr_free_secs 0. On a volume with enough free sections that is one
+// victim and do_garbage_collect (gc.c:1759) on its section; on one short of them f2fs_gc turns
+// foreground and loops (see [State.Balance]).
 func (s *State) GC(kind Kind) Pick {
-	v := s.getVictim(kind)
-	pk := Pick{Op: "gc", Type: kind.String(), Policy: "cost-benefit", Cost: v.cost,
-		Candidates: v.candidates, FromBackground: v.fromBG, Searched: v.searched}
-	if v.policy == gcGreedy {
-		pk.Policy = "greedy"
+	return s.run(control{initType: kind, errGCSkipped: kind == Foreground})
+}
+
+// Balance is the garbage collection f2fs_balance_fs (segment.c:418) runs inside an operation
+// when has_enough_free_secs(sbi, 0, 0) fails: f2fs_gc with init_gc_type BG_GC, no_bg_gc and
+// nr_free_secs 1, which turns foreground at once (the volume is short of space), writes a
+// checkpoint first when segments are prefree, and collects greedy victims until enough sections
+// are free or none is left (ENODATA, which f2fs_balance_fs ignores). ok is false when the volume
+// has enough free sections: nothing ran.
+func (s *State) Balance() (p Pick, ok bool) {
+	if !s.hasNotEnoughFreeSecs(0, 0) {
+		return Pick{}, false
 	}
-	if pk.Candidates == nil {
-		pk.Candidates = []Candidate{}
-	}
-	if v.segno == NullSegno {
-		e := ENODATA
-		pk.Errno = &e
-		return pk
-	}
-	seg := v.segno
-	pk.Victim = &seg
-	secFreed := s.collect(v.segno, kind, &pk)
-	if kind == Foreground {
-		s.curVictimSec = NullSegno
-		if !secFreed {
-			e := EAGAIN // err_gc_skipped: no whole section freed
-			pk.Errno = &e
+	return s.run(control{initType: Background, noBGGC: true, nrFreeSecs: 1}), true
+}
+
+// ShortOfSpace reports has_not_enough_free_secs(sbi, 0, 0): whether an operation's
+// f2fs_balance_fs would run garbage collection now.
+func (s *State) ShortOfSpace() bool { return s.hasNotEnoughFreeSecs(0, 0) }
+
+// FreeSections is free_sections(sbi): sections none of whose segments is in use (free_secmap).
+func (s *State) FreeSections() uint32 { return s.mainSecs - s.inuseSec.count(s.mainSecs) }
+
+// ReservedSections is reserved_sections(sbi) (segment.h): the reserved segments in sections.
+func (s *State) ReservedSections() uint32 { return s.rsvSegs / s.segsPerSec }
+
+// hasNotEnoughFreeSecs is has_not_enough_free_secs (segment.h:641) with __get_secs_required's
+// dirty node and dentry pages taken as fewer than a section's worth with room in the current
+// node and hot data segments (node_secs = dent_secs = 0, curseg_space true): short of space when
+// free_sections + freed ≤ reserved_sections + needed.
+func (s *State) hasNotEnoughFreeSecs(freed, needed uint32) bool {
+	return s.FreeSections()+freed <= s.ReservedSections()+needed
+}
+
+// gcCheckpointSecs is NR_GC_CHECKPOINT_SECS (gc.h:45), and upperSecs __get_secs_required's
+// upper_secs with the dirty inode an operation leaves (a node page, no dentry page): 1.
+const (
+	gcCheckpointSecs = 3
+	upperSecs        = 1
+	// maxRounds bounds f2fs_gc's loop in the model (each round collects a distinct section).
+	maxRounds = 1 << 20
+)
+
+// run is f2fs_gc (gc.c:1907) for one call.
+func (s *State) run(ctl control) Pick {
+	gcType := ctl.initType
+	pk := Pick{Op: "gc", Type: gcType.String(), Candidates: []Candidate{}}
+	secFreed, totalSecFreed := uint32(0), uint32(0)
+	var errno string
+	first := true
+	for round := 0; round < maxRounds; round++ {
+		if s.cpError {
+			errno = EIO // f2fs_cp_error (gc.c:1938)
+			break
 		}
+		// "Let's run FG_GC, if we don't have enough space."
+		if s.hasNotEnoughFreeSecs(0, 0) {
+			gcType = Foreground
+			if s.prefree.count(s.mainSegs) > 0 {
+				s.gcCheckpoint(&pk)
+				secFreed = 0
+			}
+		}
+		if gcType == Background && ctl.noBGGC {
+			errno = EINVAL
+			break
+		}
+		v := s.getVictim(gcType)
+		r := Round{Type: gcType.String(), Policy: policyName(v.policy), Cost: v.cost}
+		if first {
+			pk.Type, pk.Policy, pk.Cost = r.Type, r.Policy, v.cost
+			pk.FromBackground, pk.Searched = v.fromBG, v.searched
+			if v.candidates != nil {
+				pk.Candidates = v.candidates
+			}
+		}
+		if v.segno == NullSegno {
+			errno = ENODATA
+			if !first {
+				pk.Rounds = append(pk.Rounds, r)
+			}
+			break
+		}
+		seg := v.segno
+		r.Victim = &seg
+		moved := len(pk.Moves)
+		segFreed := s.collect(v.segno, gcType, &pk)
+		r.Moved = len(pk.Moves) - moved
+		if first {
+			pk.Victim = &seg
+		} else {
+			pk.Rounds = append(pk.Rounds, r)
+		}
+		first = false
+		if segFreed == s.segsPerSec {
+			secFreed++
+			totalSecFreed++
+		}
+		if gcType == Foreground {
+			s.curVictimSec = NullSegno
+			if !s.hasNotEnoughFreeSecs(secFreed, 0) {
+				if !ctl.noBGGC && totalSecFreed < ctl.nrFreeSecs {
+					continue
+				}
+				break
+			}
+		} else if !s.hasNotEnoughFreeSecs(0, 0) {
+			break
+		}
+		// "Write checkpoint to reclaim prefree segments. We need more three extra sections
+		// for writer's data/node/dentry."
+		if s.FreeSections() <= upperSecs+gcCheckpointSecs && s.prefree.count(s.mainSegs) > 0 {
+			s.gcCheckpoint(&pk)
+			secFreed = 0
+		}
+	}
+	// stop: last_victim[ALLOC_NEXT] and [FLUSH_DEVICE] are not the GC policies' slots.
+	pk.Moved = len(pk.Moves)
+	if ctl.errGCSkipped && errno == "" && totalSecFreed == 0 {
+		errno = EAGAIN // err_gc_skipped (gc.c:2058): no whole section freed in the call
+	}
+	if errno != "" {
+		pk.Errno = &errno
 	}
 	return pk
 }
 
-// collect is do_garbage_collect for one section: a foreground call moves every valid block of
-// every segment (gc_data_segment / gc_node_segment in block order), a background call marks them.
-// It reports whether every segment of the section ended with no valid block (seg_freed ==
-// f2fs_usable_segs_in_sec).
-func (s *State) collect(start uint32, kind Kind, pk *Pick) bool {
+func policyName(p int) string {
+	if p == gcGreedy {
+		return "greedy"
+	}
+	return "cost-benefit"
+}
+
+// gcCheckpoint is a f2fs_write_checkpoint inside f2fs_gc.
+func (s *State) gcCheckpoint(pk *Pick) {
+	freed, moved := s.Checkpoint()
+	if freed == nil {
+		freed = []uint32{}
+	}
+	pk.Checkpoints = append(pk.Checkpoints, freed)
+	pk.Moves = append(pk.Moves, moved...)
+}
+
+// collect returns the segments of the section it freed (seg_freed); see collectSection.
+func (s *State) collect(start uint32, kind Kind, pk *Pick) uint32 {
+	return s.collectSection(start, kind, pk)
+}
+
+// collectSection is do_garbage_collect for one section: a foreground call moves every valid
+// block of every segment (gc_data_segment / gc_node_segment in block order), a background call
+// marks them. It returns how many segments of the section ended with no valid block (seg_freed;
+// a whole section freed is f2fs_usable_segs_in_sec).
+func (s *State) collectSection(start uint32, kind Kind, pk *Pick) uint32 {
 	freed := uint32(0)
 	for segno := start; segno < start+s.segsPerSec; segno++ {
 		if s.isCurSec(segno / s.segsPerSec) {
@@ -103,7 +259,6 @@ func (s *State) collect(start uint32, kind Kind, pk *Pick) bool {
 				}
 				if m, ok := s.move(b, log); ok {
 					pk.Moves = append(pk.Moves, m)
-					pk.Moved++
 				}
 			}
 		}
@@ -111,7 +266,7 @@ func (s *State) collect(start uint32, kind Kind, pk *Pick) bool {
 			freed++
 		}
 	}
-	return freed == s.segsPerSec
+	return freed
 }
 
 func (s *State) isPending(b Block) bool {
@@ -132,6 +287,9 @@ func (s *State) move(b Block, log int) (Move, bool) {
 		return Move{}, false // already moved or invalidated
 	}
 	c := &s.cur[log]
+	if c.Blkoff >= BlocksPerSeg {
+		return Move{}, false // the log is full and no free segment was found (ENOSPC)
+	}
 	to := Block{c.Segno, c.Blkoff}
 	c.Blkoff++
 	full := c.Blkoff >= BlocksPerSeg
@@ -182,7 +340,11 @@ func (s *State) newCurseg(log int) {
 			secno = s.inuseSec.nextZero(0, s.mainSecs)
 		}
 		if secno >= s.mainSecs {
-			return // -ENOSPC: out of the model's scope
+			// -ENOSPC: get_new_segment stops checkpoints (segment.c:2806); the log stays full.
+			// The kernel would first have tried SSR (reusing dirty segments' free blocks), which
+			// the model does not do.
+			s.cpError = true
+			return
 		}
 		segno = secno * s.segsPerSec
 	}

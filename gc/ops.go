@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -175,4 +176,108 @@ func (s *State) Invalidate(segno, blkoff uint32) error {
 	se.Valid--
 	s.locateDirtySegment(segno)
 	return nil
+}
+
+// InvalidateRange is one segment piece of f2fs_invalidate_blocks (segment.c:2544, with a length
+// as the batched mode's patch gives it): update_segment_mtime once with the valid count before,
+// the n bits from blkoff cleared (update_sit_entry gives a bit already clear back, "Bitmap was
+// wrongly cleared"), locate_dirty_segment. Per-block calls are pieces of one block.
+func (s *State) InvalidateRange(segno, blkoff, n uint32) error {
+	if segno >= s.mainSegs || blkoff >= BlocksPerSeg || n == 0 || n > BlocksPerSeg-blkoff {
+		return fmt.Errorf("gc: invalidate segment %d blocks %d+%d: outside the main area", segno, blkoff, n)
+	}
+	s.updateSegmentMtime(segno)
+	se := &s.segs[segno]
+	for k := blkoff; k < blkoff+n; k++ {
+		if testMap(&se.Map, k) {
+			clearMap(&se.Map, k)
+			se.Valid--
+		}
+	}
+	s.locateDirtySegment(segno)
+	return nil
+}
+
+// Write is f2fs_allocate_data_block (segment.c:3675) for a page written out of place to block to,
+// which the caller's allocator chose (core's writeback): update_segment_mtime on the old address
+// (if any) and the new one, update_sit_entry +1 there and −1 at old, locate_dirty_segment on both.
+func (s *State) Write(to Block, old *Block) error {
+	if to.Segno >= s.mainSegs || to.Blkoff >= BlocksPerSeg || (old != nil && (old.Segno >= s.mainSegs || old.Blkoff >= BlocksPerSeg)) {
+		return fmt.Errorf("gc: write to segment %d block %d: outside the main area", to.Segno, to.Blkoff)
+	}
+	if old != nil {
+		s.updateSegmentMtime(old.Segno)
+	}
+	s.updateSegmentMtime(to.Segno)
+	ns := &s.segs[to.Segno]
+	if !testMap(&ns.Map, to.Blkoff) {
+		setMap(&ns.Map, to.Blkoff)
+		ns.Valid++
+	}
+	s.setInuse(to.Segno)
+	if old != nil {
+		os := &s.segs[old.Segno]
+		if testMap(&os.Map, old.Blkoff) {
+			clearMap(&os.Map, old.Blkoff)
+			os.Valid--
+		}
+		s.locateDirtySegment(old.Segno)
+	}
+	s.locateDirtySegment(to.Segno)
+	return nil
+}
+
+// SetCurrent makes c the current segment and next block of log, as the caller's allocator left
+// it (new_curseg opened a segment): the new segment is in use and of the log's type and leaves
+// the dirty lists, the old one is placed by locate_dirty_segment.
+func (s *State) SetCurrent(log int, c CurSeg) error {
+	if log < 0 || log >= NumLogs || c.Segno >= s.mainSegs || c.Blkoff > BlocksPerSeg {
+		return fmt.Errorf("gc: log %d at segment %d block %d: outside the main area", log, c.Segno, c.Blkoff)
+	}
+	old := s.cur[log]
+	s.cur[log] = c
+	if old.Segno == c.Segno {
+		return nil
+	}
+	s.setInuse(c.Segno)
+	s.prefree.clear(c.Segno)
+	s.dirty.clear(c.Segno)
+	if s.large() {
+		s.dirtySec.clear(c.Segno / s.segsPerSec)
+	}
+	s.segs[c.Segno].Type = log
+	s.locateDirtySegment(old.Segno)
+	return nil
+}
+
+// SetSegment replaces segment segno's valid map (and count) by what the caller's model holds,
+// for a change the caller made that no other method describes (an inline conversion's block);
+// the mtime is left alone.
+func (s *State) SetSegment(segno uint32, bitmap [64]byte) error {
+	if segno >= s.mainSegs {
+		return fmt.Errorf("gc: segment %d: outside the main area", segno)
+	}
+	se := &s.segs[segno]
+	se.Map = bitmap
+	n := uint32(0)
+	for _, b := range bitmap {
+		n += uint32(bits.OnesCount8(b))
+	}
+	se.Valid = n
+	if n > 0 {
+		s.setInuse(segno)
+	}
+	s.locateDirtySegment(segno)
+	return nil
+}
+
+// PrefreeSegments lists the prefree segments (dirty_segmap[PRE]) in order.
+func (s *State) PrefreeSegments() []uint32 {
+	var out []uint32
+	for segno := range s.mainSegs {
+		if s.prefree.test(segno) {
+			out = append(out, segno)
+		}
+	}
+	return out
 }

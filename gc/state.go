@@ -50,6 +50,10 @@ type Volume struct {
 	// (segment.c:5502): 0 normally, but a slow mount that crosses a second boundary starts
 	// max_mtime one higher, and every cost-benefit age with it.
 	MountSeconds uint64
+	// ReservedSegments is the checkpoint's rsvd_segment_count (SM_I(sbi)->reserved_segments):
+	// has_not_enough_free_secs compares the free sections with it (reserved_sections). 0 makes
+	// only a volume without a free section short of space.
+	ReservedSegments uint32
 }
 
 // The victim policies (gc_mode, enum in segment.h:153): GC_CB = 0, GC_GREEDY = 1; last_victim
@@ -79,6 +83,10 @@ type State struct {
 	minMtime, maxMtime             uint64
 	lastVictim                     [2]uint32
 	curVictimSec                   uint32
+	rsvSegs                        uint32
+	// cpError is the checkpoint error f2fs_stop_checkpoint(STOP_CP_REASON_NO_SEGMENT) sets when
+	// get_new_segment finds no free section (segment.c:2806): the file system is shut down.
+	cpError bool
 
 	dirty     bitset // dirty_segmap[DIRTY]
 	prefree   bitset // dirty_segmap[PRE]
@@ -152,7 +160,7 @@ func Mount(v Volume) (*State, error) {
 		MaxVictimSearch: DefMaxVictimSearch,
 		segsPerSec:      v.SegsPerSec, mainSegs: n, mainSecs: n / v.SegsPerSec,
 		segs: append([]Segment(nil), v.Segments...), cur: v.Current, elapsed: v.ElapsedTime,
-		curVictimSec: NullSegno,
+		curVictimSec: NullSegno, rsvSegs: v.ReservedSegments,
 	}
 	for t, c := range s.cur {
 		if c.Segno >= n || c.Blkoff > BlocksPerSeg {
@@ -430,6 +438,10 @@ func (s *State) SegmentValidMap(segno uint32) (valid uint32, bitmap [64]byte, er
 	}
 	return s.segs[segno].Valid, s.segs[segno].Map, nil
 }
+
+// CheckpointError reports the checkpoint error a log that found no free segment left
+// (f2fs_stop_checkpoint, STOP_CP_REASON_NO_SEGMENT): from then on f2fs_gc returns EIO.
+func (s *State) CheckpointError() bool { return s.cpError }
 
 // SegsPerSec returns the segments of a section.
 func (s *State) SegsPerSec() uint32 { return s.segsPerSec }

@@ -5,6 +5,7 @@ import (
 	"iter"
 
 	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/gc"
 )
 
 // Report is a trace held against one run of the model: the "trace" object the CLI's and the API's
@@ -20,6 +21,26 @@ type Report struct {
 	Expanded        bool        `json:"expanded"`
 	Agree           bool        `json:"agree"`
 	FirstDivergence *Divergence `json:"firstDivergence"`
+	// Victims are the kernel's f2fs_get_victim events of the operation (a gc op, or the garbage
+	// collection f2fs_balance_fs ran inside another); VictimDivergence says how the model's
+	// differ ("" when they agree, as they must for Agree). Set by [Report.CheckVictims].
+	Victims          []Victim `json:"victims,omitempty"`
+	VictimDivergence string   `json:"victimDivergence,omitempty"`
+}
+
+// CheckVictims adds the victim check of the operation to the report: the model's pick p (a gc
+// op's, or Seq.BalanceGC's; nil: no collection) against the trace's f2fs_get_victim events.
+func (r *Report) CheckVictims(t *Trace, p *gc.Pick) error {
+	d, err := CheckVictims(t, r.Op-1, ModelVictims(p))
+	if err != nil {
+		return err
+	}
+	r.Victims = t.Ops[r.Op-1].Victims
+	r.VictimDivergence = d
+	if d != "" {
+		r.Agree = false
+	}
+	return nil
 }
 
 // ModelCalls adapts a result's calls.
@@ -130,4 +151,41 @@ func Locate(in core.Input, req core.Request, mode core.Mode, call int) (Where, e
 		return Where{}, fmt.Errorf("ktrace: the model made no call %d", call)
 	}
 	return w, nil
+}
+
+// ModelVictims lists the victims of a model's gc pick in the order its searches found them (the
+// first search, then every later round of f2fs_gc's loop), as f2fs_get_victim events: a search
+// that found nothing fires none.
+func ModelVictims(p *gc.Pick) []Victim {
+	if p == nil || p.Victim == nil {
+		return nil
+	}
+	out := []Victim{{Type: p.Type, Policy: p.Policy, Segno: *p.Victim, Cost: p.Cost}}
+	for _, r := range p.Rounds {
+		if r.Victim != nil {
+			out = append(out, Victim{Type: r.Type, Policy: r.Policy, Segno: *r.Victim, Cost: r.Cost})
+		}
+	}
+	return out
+}
+
+// CheckVictims holds the model's victims of operation op (ModelVictims of its gc pick, or of the
+// collection f2fs_balance_fs ran inside it) against the op's f2fs_get_victim events: "" when they
+// agree (type, policy, victim and cost, in order), else what differs first.
+func CheckVictims(t *Trace, op int, model []Victim) (string, error) {
+	if op < 0 || op >= len(t.Ops) {
+		return "", fmt.Errorf("ktrace: operation %d of a trace of %d", op+1, len(t.Ops))
+	}
+	kernel := t.Ops[op].Victims
+	for i := range max(len(kernel), len(model)) {
+		switch {
+		case i >= len(kernel):
+			return fmt.Sprintf("victim search %d: the model picked %+v, the kernel picked no more", i+1, model[i]), nil
+		case i >= len(model):
+			return fmt.Sprintf("victim search %d: the kernel picked %+v, the model no more", i+1, kernel[i]), nil
+		case kernel[i] != model[i]:
+			return fmt.Sprintf("victim search %d: kernel %+v, model %+v", i+1, kernel[i], model[i]), nil
+		}
+	}
+	return "", nil
 }

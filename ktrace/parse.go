@@ -147,6 +147,12 @@ func (p *parser) ftraceLine(b []byte) (lineKind, error) {
 		n, _ := strconv.Atoi(string(bytes.TrimSpace(b[i+len(lostTag) : len(b)-len("EVENTS]")])))
 		return otherLine, &LostError{Line: p.line, Lost: n}
 	}
+	if i := bytes.Index(b, getVictim); i >= 0 {
+		return otherLine, p.victim(b, b[i+len(getVictim):])
+	}
+	if i := bytes.Index(b, gcEnd); i >= 0 {
+		return otherLine, p.gcEnd(b, b[i+len(gcEnd):])
+	}
 	var addr, length, sym []byte
 	colon := bytes.Index(b, []byte(": "))
 	for f := range bytes.FieldsSeq(b) {
@@ -281,6 +287,71 @@ func (p *parser) marker(text []byte) error {
 	}
 	p.t.Ops = append(p.t.Ops, Op{Line: p.line})
 	p.marked, p.open = true, true
+	return nil
+}
+
+var (
+	getVictim = []byte("f2fs_get_victim:")
+	gcEnd     = []byte("f2fs_gc_end:")
+)
+
+// field returns the value after "name = " up to the next comma, or nil.
+func field(b []byte, name string) []byte {
+	i := bytes.Index(b, []byte(name+" = "))
+	if i < 0 {
+		return nil
+	}
+	v := b[i+len(name)+3:]
+	if j := bytes.IndexByte(v, ','); j >= 0 {
+		v = v[:j]
+	}
+	return bytes.TrimSpace(v)
+}
+
+// victim reads "policy = (Foreground GC, LFS-mode, Greedy), victim = 11, cost = 448, …".
+func (p *parser) victim(line, b []byte) error {
+	v := Victim{Type: "BG", Policy: "cost-benefit"}
+	i := bytes.Index(b, []byte("policy = ("))
+	if i < 0 {
+		return p.syntax(line, "f2fs_get_victim with policy = (…)")
+	}
+	pol := b[i+len("policy = ("):]
+	if j := bytes.IndexByte(pol, ')'); j >= 0 {
+		pol = pol[:j]
+	}
+	if bytes.HasPrefix(pol, []byte("Foreground")) {
+		v.Type = "FG"
+	}
+	if bytes.HasSuffix(pol, []byte("Greedy")) {
+		v.Policy = "greedy"
+	}
+	rest := b[i:]
+	if j := bytes.IndexByte(rest, ')'); j >= 0 {
+		rest = rest[j:]
+	}
+	var ok1, ok2 bool
+	v.Segno, ok1 = parseU32(field(rest, "victim"))
+	v.Cost, ok2 = parseU32(field(rest, "cost"))
+	if !ok1 || !ok2 {
+		return p.syntax(line, "f2fs_get_victim with victim = N, cost = N")
+	}
+	if p.open {
+		o := &p.t.Ops[len(p.t.Ops)-1]
+		o.Victims = append(o.Victims, v)
+	}
+	return nil
+}
+
+// gcEnd reads "f2fs_gc_end: dev = (254,0), ret = -61, …".
+func (p *parser) gcEnd(line, b []byte) error {
+	r, err := strconv.Atoi(string(field(b, "ret")))
+	if err != nil {
+		return p.syntax(line, "f2fs_gc_end with ret = N")
+	}
+	if p.open {
+		o := &p.t.Ops[len(p.t.Ops)-1]
+		o.GCEnds = append(o.GCEnds, r)
+	}
 	return nil
 }
 

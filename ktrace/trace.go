@@ -119,6 +119,19 @@ type Op struct {
 	// is one operation).
 	Line  int   `json:"line"`
 	Calls Calls `json:"calls"`
+	// Victims are the op's f2fs_get_victim events (garbage collection: a gc op, or f2fs_balance_fs
+	// inside another op), in order; GCEnds the ret of each f2fs_gc_end.
+	Victims []Victim `json:"victims,omitempty"`
+	GCEnds  []int    `json:"gcEnds,omitempty"`
+}
+
+// Victim is one f2fs_get_victim event: "policy = (Foreground GC, LFS-mode, Greedy), victim = 11,
+// cost = 448".
+type Victim struct {
+	Type   string `json:"type"`   // "FG" or "BG"
+	Policy string `json:"policy"` // "greedy" or "cost-benefit" (the tracepoint's Greedy, Cost-Benefit)
+	Segno  uint32 `json:"victim"`
+	Cost   uint32 `json:"cost"`
 }
 
 // Trace is a parsed kernel trace.

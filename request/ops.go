@@ -18,35 +18,46 @@ import (
 //	sync                                  sync(2)
 //	tune ipu_policy N                     echo N > /sys/fs/f2fs/<dev>/ipu_policy
 //	tune reserved_blocks N                echo N > /sys/fs/f2fs/<dev>/reserved_blocks
+//	checkpoint                            ioctl(F2FS_IOC_WRITE_CHECKPOINT)
+//	gc 1                                  ioctl(F2FS_IOC_GARBAGE_COLLECT, 1): foreground, greedy
+//	gc 0                                  ioctl(F2FS_IOC_GARBAGE_COLLECT, 0): background, cost-benefit
+//	now SECONDS                           the clock: seconds since mount from here on (0 at mount)
 //
-// on PATH opened O_RDWR. Blank lines are ignored, and so is everything from a # at the start of a
+// on PATH opened O_RDWR. The clock is what update_segment_mtime writes (the checkpoint's
+// elapsed_time plus the seconds since mount) and what cost-benefit's ages are measured from; it
+// never runs by itself. Blank lines are ignored, and so is everything from a # at the start of a
 // line or after white space; OFFSET, LENGTH and N
 // take the syntax of [ParseSize]. Each operation runs on the state the previous one left.
 
 // Op kinds.
 const (
-	OpZero  = "zero"
-	OpWrite = "write"
-	OpFsync = "fsync"
-	OpSync  = "sync"
-	OpTune  = "tune"
+	OpZero       = "zero"
+	OpWrite      = "write"
+	OpFsync      = "fsync"
+	OpSync       = "sync"
+	OpTune       = "tune"
+	OpCheckpoint = "checkpoint"
+	OpGC         = "gc"
+	OpNow        = "now"
 )
 
 // Op is one operation of a sequence. A zero is its Run; a write uses Run's Path, Offset and
-// Length; fsync its Path; tune its Name and Value; sync nothing.
+// Length; fsync its Path; tune its Name and Value; gc its Value (sync: 1 or 0); now its Value
+// (seconds); sync and checkpoint nothing.
 type Op struct {
 	Kind string
 	Run
 	Name  string // tune: the tunable ("ipu_policy")
-	Value uint64 // tune: its value
+	Value uint64 // tune: its value; gc: sync; now: seconds since mount
 }
 
 // IsZero says whether the operation is a zero-range, the one a player plays.
 func (o Op) IsZero() bool { return o.Kind == OpZero }
 
 // ApplyOther runs an operation other than a zero on q: a write or fsync on f (the file the
-// operation names), a sync or a tune on the mount. A zero is walked by the caller, which keeps
-// the walk's result ([core.Seq.Zero]); here it is an error, as is an unknown kind.
+// operation names), a sync, tune, checkpoint, gc or now on the mount (checkpoint and gc need a
+// segment manager: source.NewSeq). A zero is walked by the caller, which keeps the walk's result
+// ([core.Seq.Zero]); here it is an error, as is an unknown kind.
 func (o Op) ApplyOther(q *core.Seq, f core.Input) (*core.WriteResult, error) {
 	switch o.Kind {
 	case OpWrite:
@@ -57,8 +68,15 @@ func (o Op) ApplyOther(q *core.Seq, f core.Input) (*core.WriteResult, error) {
 		return q.Sync()
 	case OpTune:
 		return q.Tune(o.Name, o.Value)
+	case OpCheckpoint:
+		return q.Checkpoint()
+	case OpGC:
+		return q.GC(int(o.Value))
+	case OpNow:
+		q.SetNow(o.Value)
+		return &core.WriteResult{Op: OpNow, Pages: []core.PageWrite{}}, nil
 	}
-	return nil, fmt.Errorf("request: operation %q is not a write, fsync, sync or tune", o.Kind)
+	return nil, fmt.Errorf("request: operation %q is not a write, fsync, sync, tune, checkpoint, gc or now", o.Kind)
 }
 
 // MaxOps bounds the operations of one sequence: each is a whole run, and a URL carries them all.
@@ -116,7 +134,7 @@ func stripComment(line string) string {
 }
 
 // opForms lists the operations for error messages.
-const opForms = "zero PATH OFFSET LENGTH [keep_size], write PATH OFFSET LENGTH, fsync PATH, sync, tune ipu_policy|reserved_blocks N"
+const opForms = "zero PATH OFFSET LENGTH [keep_size], write PATH OFFSET LENGTH, fsync PATH, sync, tune ipu_policy|reserved_blocks N, checkpoint, gc 1|0, now SECONDS"
 
 // ParseOp reads one operation line.
 func ParseOp(text string) (Op, error) {
@@ -144,10 +162,26 @@ func ParseOp(text string) (Op, error) {
 			return bad("fsync PATH")
 		}
 		op.Run = Run{Path: f[1]}
-	case OpSync:
+	case OpSync, OpCheckpoint:
 		if len(f) != 1 {
-			return bad("sync")
+			return bad(f[0])
 		}
+		return op, nil
+	case OpGC:
+		if len(f) != 2 || (f[1] != "0" && f[1] != "1") {
+			return bad("gc 1 (foreground) or gc 0 (background)")
+		}
+		op.Value = uint64(f[1][0] - '0')
+		return op, nil
+	case OpNow:
+		if len(f) != 2 {
+			return bad("now SECONDS")
+		}
+		v, err := strconv.ParseUint(f[1], 10, 64)
+		if err != nil || v > maxNow {
+			return bad(fmt.Sprintf("now SECONDS (a whole number of seconds up to %d)", uint64(maxNow)))
+		}
+		op.Value = v
 		return op, nil
 	case OpTune:
 		if len(f) != 3 || (f[1] != "ipu_policy" && f[1] != "reserved_blocks") {
@@ -191,9 +225,14 @@ func (o Op) OpLine(size int64) string {
 		return "fsync " + o.Path
 	case OpTune:
 		return "tune " + o.Name + " " + strconv.FormatUint(o.Value, 10)
+	case OpGC, OpNow:
+		return o.Kind + " " + strconv.FormatUint(o.Value, 10)
 	}
 	return o.Kind
 }
+
+// maxNow bounds the clock: about 136 years of seconds, so elapsed_time plus it never wraps.
+const maxNow = 1<<32 - 1
 
 // ZeroOp makes a zero operation of a run.
 func ZeroOp(r Run) Op { return Op{Kind: OpZero, Run: r} }

@@ -144,6 +144,28 @@ func TestParseOpsKinds(t *testing.T) {
 	}
 }
 
+// TestParseOpsGC: checkpoint, gc 1, gc 0 and now SECONDS, and their refusals.
+func TestParseOpsGC(t *testing.T) {
+	got, err := ParseOps(strings.NewReader("checkpoint\ngc 1 # foreground\ngc 0\nnow 30\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Op{{Kind: OpCheckpoint}, {Kind: OpGC, Value: 1}, {Kind: OpGC}, {Kind: OpNow, Value: 30}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ParseOps = %+v\nwant %+v", got, want)
+	}
+	for i, l := range []string{"checkpoint", "gc 1", "gc 0", "now 30"} {
+		if s := got[i].OpLine(0); s != l {
+			t.Errorf("OpLine %d = %q, want %q", i, s, l)
+		}
+	}
+	for _, bad := range []string{"gc", "gc 2", "gc 1 1", "checkpoint now", "now", "now -1", "now 1.5", "now 4294967296"} {
+		if _, err := ParseOp(bad); err == nil {
+			t.Errorf("ParseOp(%q) succeeded", bad)
+		}
+	}
+}
+
 // TestOpsFixtures parses every kernel case's ops file.
 func TestOpsFixtures(t *testing.T) {
 	files, _ := filepath.Glob("../core/testdata/kernel-cases/*.ops")

@@ -1,6 +1,7 @@
 package source_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/zrviz/zrviz/core"
@@ -114,18 +115,69 @@ func BenchmarkMaxBytesFixture(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				q := core.NewSeq(mode)
-				for _, op := range maxBytesFixture {
-					if op.path == "" {
-						if _, err := q.Sync(); err != nil {
+				runMaxBytesFixture(b, q, files)
+			}
+		})
+		// As zrviz run --ops does now: with the segment manager mounted (source.NewSeq reads every
+		// SIT entry) and fed every call.
+		b.Run(mode.String()+"/gc", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				q, err := source.NewSeq(context.Background(), img, mode)
+				if err != nil {
+					b.Fatal(err)
+				}
+				runMaxBytesFixture(b, q, files)
+			}
+		})
+	}
+}
+
+// runMaxBytesFixture runs maxBytesFixture's operations on q.
+func runMaxBytesFixture(b *testing.B, q *core.Seq, files map[string]core.Input) {
+	for _, op := range maxBytesFixture {
+		if op.path == "" {
+			if _, err := q.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			continue
+		}
+		if _, _, _, err := q.Zero(files[op.path], op.req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDemoBench64Seq zeroes the demo's 64 MiB file on a core.Seq (kernel case 1 as zrviz run
+// --ops runs it): without a segment manager, and with one (source.NewSeq: every SIT entry read
+// at mount, each of the per-block mode's 16,384 calls fed to it).
+func BenchmarkDemoBench64Seq(b *testing.B) {
+	img := openDemo(b)
+	in, err := source.Input(img, "/seed/bench64.bin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := core.Request{Length: 64 << 20}
+	for _, mode := range core.Modes {
+		for _, withGC := range []bool{false, true} {
+			name := mode.String()
+			if withGC {
+				name += "/gc"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					q := core.NewSeq(mode)
+					if withGC {
+						if q, err = source.NewSeq(context.Background(), img, mode); err != nil {
 							b.Fatal(err)
 						}
-						continue
 					}
-					if _, _, _, err := q.Zero(files[op.path], op.req); err != nil {
+					if _, _, _, err := q.Zero(in, req); err != nil {
 						b.Fatal(err)
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

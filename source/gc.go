@@ -16,7 +16,7 @@ func GCVolume(img *imgio.Image) (gc.Volume, error) {
 	if err != nil {
 		return gc.Volume{}, err
 	}
-	v := gc.Volume{SegsPerSec: vol.SegsPerSec, ElapsedTime: vol.ElapsedTime, Segments: make([]gc.Segment, len(segs))}
+	v := gc.Volume{SegsPerSec: vol.SegsPerSec, ElapsedTime: vol.ElapsedTime, ReservedSegments: vol.RsvdSegmentCount, Segments: make([]gc.Segment, len(segs))}
 	for i, s := range segs {
 		v.Segments[i] = gc.Segment{Valid: s.ValidBlocks, Map: s.Map, Mtime: s.Mtime, Type: s.Type}
 	}

@@ -122,7 +122,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	}
 	for k, op := range before {
 		if op.Path == "" {
-			continue // sync, tune
+			continue // sync, tune, checkpoint, gc, now
 		}
 		of, err := s.resolvePath(ctx, si, op.Path)
 		if err != nil {
@@ -139,10 +139,15 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 		if err != nil {
 			return base, err
 		}
-		// The player plays one file; operations on it (and sync, tune) run first, each on the
-		// state the previous one left, as on one mount (core.Seq: dirty pages, writeback). Both
-		// modes leave the same slots and SIT: run per-block.
-		q := core.NewSeq(core.PerBlock)
+		// The player plays one file; operations on it (and sync, tune, checkpoint, gc, now) run
+		// first, each on the state the previous one left, as on one mount (source.NewSeq: dirty
+		// pages, writeback, the segment manager). Zeros, writes and greedy gc leave the same slots
+		// and SIT in both modes; cost-benefit (gc 0) reads the modes' different mtimes: the
+		// earlier operations run per-block.
+		q, err := source.NewSeq(ctx, si.Image, core.PerBlock)
+		if err != nil {
+			return base, err
+		}
 		for _, op := range before {
 			if op.IsZero() {
 				_, _, _, err = q.Zero(base, op.Request(q.File(base).Inode.Size))

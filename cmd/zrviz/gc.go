@@ -39,8 +39,8 @@ func cmdGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	usage := fs.Usage
 	fs.Usage = func() { usage(); fmt.Fprint(stderr, gcHelp) }
 	image := imageFlag(fs)
-	afterOps := fs.String("after-ops", "", "first run the zero ops of `FILE` (zrviz run --ops lines) in the same mount: their "+
-		"f2fs_invalidate_blocks calls (per-block mode) change the SIT and its mtimes")
+	afterOps := fs.String("after-ops", "", "first run the ops of `FILE` (zrviz run --ops lines: zero, write, fsync, sync, tune, checkpoint, gc, now) "+
+		"in the same mount, per-block: their f2fs_invalidate_blocks calls, writeback and collections change the SIT and its mtimes")
 	opsFile := fs.String("ops", "", "read the OPs from `FILE`, one a line, # comments (the oracle's snap, show, sleep and sysctl lines are skipped)")
 	now := fs.Uint64("now", 0, "seconds since mount `SECONDS`: the clock update_segment_mtime and cost-benefit's ages read")
 	asJSON := fs.Bool("json", false, "print JSON: {\"now\",\"ops\":[{\"op\":\"gc\",\"type\",\"policy\",\"victim\",\"cost\",\"errno\",\"moved\",\"candidates\"}|{\"op\":\"checkpoint\",\"freed\",\"moved\"},...]}")
@@ -73,9 +73,6 @@ func cmdGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if zeros, err = readOps(*afterOps); err != nil {
 			return err
 		}
-		for i := range zeros {
-			zeros[i].Modes = []core.Mode{core.PerBlock}
-		}
 	}
 	img, err := openImage(ctx, *image)
 	if err != nil {
@@ -101,44 +98,38 @@ func cmdGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// mountGC mounts the image for package gc and applies the zero ops' invalidations to it.
-func mountGC(ctx context.Context, img *imgio.Image, zeros []request.Op, now uint64) (*gc.State, error) {
-	v, err := source.GCVolume(img)
+// mountGC mounts the image for package gc after the ops of --after-ops (the ops language, in the
+// per-block mode, on one mount: their f2fs_invalidate_blocks calls, writeback and any garbage
+// collection change the SIT and its mtimes), with the clock at now throughout.
+func mountGC(ctx context.Context, img *imgio.Image, before []request.Op, now uint64) (*gc.State, error) {
+	q, err := source.NewSeq(ctx, img, core.PerBlock)
 	if err != nil {
 		return nil, err
 	}
-	s, err := gc.Mount(v)
-	if err != nil {
-		return nil, err
-	}
-	s.Now = now
-	if len(zeros) == 0 {
-		return s, nil
-	}
-	outs, _, err := runSequence(ctx, img, zeros, []core.Mode{core.PerBlock}, nil)
-	if err != nil {
-		return nil, err
-	}
-	main := img.Volume().MainBlkaddr
-	for i, o := range outs {
-		if len(o.Results) == 0 {
-			continue // not a zero: no f2fs_invalidate_blocks call
-		}
-		for c := range o.Results[0].Calls.All() {
-			for a := c.Start; a < c.Start+c.Len; a++ {
-				if a < main {
-					return nil, fmt.Errorf("--after-ops operation %d: block %d is not in the main area", i+1, a)
-				}
-				if err := s.Invalidate((a-main)/gc.BlocksPerSeg, (a-main)%gc.BlocksPerSeg); err != nil {
-					return nil, fmt.Errorf("--after-ops operation %d: %w", i+1, err)
-				}
+	q.SetNow(now)
+	for i, op := range before {
+		var in core.Input
+		if op.Path != "" {
+			if in, err = source.Input(img, op.Path); err != nil {
+				return nil, fmt.Errorf("--after-ops operation %d: %w", i+1, err)
 			}
 		}
+		if op.IsZero() {
+			_, _, _, err = q.Zero(in, op.Request(q.File(in).Inode.Size))
+		} else {
+			_, err = op.ApplyOther(q, in)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--after-ops operation %d (%s): %w", i+1, op.OpLine(0), err)
+		}
 	}
+	s := q.GCState()
+	s.Now = now
 	return s, nil
 }
 
-func writeGCStep(w io.Writer, op gc.Op, v any) {
+func writeGCStep(w io.Writer, label fmt.Stringer, v any) {
+	op := label
 	switch r := v.(type) {
 	case *gc.Pick:
 		fmt.Fprintf(w, "%s: %s %s, ", op, r.Type, r.Policy)
@@ -176,3 +167,8 @@ func writeGCStep(w io.Writer, op gc.Op, v any) {
 		fmt.Fprintf(w, "%s\n", op)
 	}
 }
+
+// stringer is a fixed label for writeGCStep.
+type stringer string
+
+func (s stringer) String() string { return string(s) }

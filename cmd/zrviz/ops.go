@@ -43,7 +43,10 @@ func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes 
 	outs := make([]runOutput, len(ops))
 	var unmounts []*core.WriteResult
 	for mi, mode := range modes {
-		q := core.NewSeq(mode)
+		q, err := source.NewSeq(ctx, img, mode)
+		if err != nil {
+			return nil, nil, err
+		}
 		for i, op := range ops {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, err
@@ -78,21 +81,33 @@ func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes 
 				}
 				out.Results = append(out.Results, res)
 				out.Writeback = append(out.Writeback, pages)
+				out.Balance = append(out.Balance, q.BalanceGC())
 				if tr != nil {
-					rep, err = ktrace.Check(tr, i, walked, req, res)
+					if rep, err = ktrace.Check(tr, i, walked, req, res); err == nil {
+						err = rep.CheckVictims(tr, q.BalanceGC())
+					}
 				}
 			default:
 				var w *core.WriteResult
 				w, err = op.ApplyOther(q, in)
-				if op.Kind == request.OpWrite {
+				switch op.Kind {
+				case request.OpWrite:
 					out.Offset, out.Length = op.Offset, op.Length
+				case request.OpGC:
+					out.gcSync = int(op.Value)
 				}
 				if err != nil {
 					return nil, nil, opError(len(ops), i, op, err)
 				}
 				out.Others = append(out.Others, w)
 				if tr != nil {
-					rep, err = ktrace.CheckOther(tr, i, mode)
+					if rep, err = ktrace.CheckOther(tr, i, mode); err == nil {
+						p := q.BalanceGC()
+						if w.GC != nil {
+							p = w.GC
+						}
+						err = rep.CheckVictims(tr, p)
+					}
 				}
 			}
 			if err != nil {

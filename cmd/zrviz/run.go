@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/gc"
 	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/ktrace"
 	"github.com/zrviz/zrviz/request"
@@ -20,7 +21,7 @@ import (
 // runOutput is `zrviz run --json` for one operation, the same object as GET /api/images/{id}/run.
 // With --trace every result also carries "trace" (see [runOutput.MarshalJSON]).
 type runOutput struct {
-	Op       string         `json:"op"` // "zero", "write", "fsync", "sync", "tune"
+	Op       string         `json:"op"` // "zero", "write", "fsync", "sync", "tune", "checkpoint", "gc", "now"
 	Path     string         `json:"path"`
 	Offset   int64          `json:"offset"`
 	Length   int64          `json:"length"`
@@ -30,11 +31,15 @@ type runOutput struct {
 	Others []*core.WriteResult `json:"-"`
 	// Writeback[i] lists the dirty pages a zero wrote back before its walk in Modes[i].
 	Writeback [][]core.PageWrite `json:"-"`
+	// Balance[i] is the garbage collection f2fs_balance_fs ran inside the operation in Modes[i]
+	// (nil: none; the volume had enough free sections).
+	Balance []*gc.Pick `json:"-"`
 	// Traces[i], when present, is the kernel trace held against mode Modes[i].
 	Traces []*ktrace.Report `json:"-"`
 	Modes  []core.Mode      `json:"-"`
 
 	sizeBefore int64 // i_size before the operation, for the text header
+	gcSync     int   // a gc op's argument
 }
 
 // MarshalJSON writes the run object; with traces each result gets its "trace" object, and a zero
@@ -52,21 +57,33 @@ func (o runOutput) MarshalJSON() ([]byte, error) {
 			Mode  core.Mode      `json:"mode"`
 			Trace *ktrace.Report `json:"trace,omitempty"`
 		}
-		rs := make([]result, len(o.Others))
+		// A gc op's result is its pick, as issue 22 words it ({"op":"gc","type","policy",
+		// "victim","cost","errno","moved","candidates"}), with the mode and trace.
+		type gcResult struct {
+			*gc.Pick
+			Mode  core.Mode      `json:"mode"`
+			Trace *ktrace.Report `json:"trace,omitempty"`
+		}
+		rs := make([]any, len(o.Others))
 		for i, r := range o.Others {
+			if r.GC != nil {
+				rs[i] = gcResult{Pick: r.GC, Mode: o.Modes[i], Trace: trace(i)}
+				continue
+			}
 			rs[i] = result{WriteResult: r, Mode: o.Modes[i], Trace: trace(i)}
 		}
 		return json.Marshal(struct {
-			Op      string   `json:"op"`
-			Path    string   `json:"path,omitempty"`
-			Offset  int64    `json:"offset,omitempty"`
-			Length  int64    `json:"length,omitempty"`
-			Results []result `json:"results"`
+			Op      string `json:"op"`
+			Path    string `json:"path,omitempty"`
+			Offset  int64  `json:"offset,omitempty"`
+			Length  int64  `json:"length,omitempty"`
+			Results []any  `json:"results"`
 		}{o.Op, o.Path, o.Offset, o.Length, rs})
 	}
 	type result struct {
 		*core.Result
 		Writeback []core.PageWrite `json:"writeback,omitempty"`
+		BalanceGC *gc.Pick         `json:"balanceGC,omitempty"`
 		Trace     *ktrace.Report   `json:"trace,omitempty"`
 	}
 	rs := make([]result, len(o.Results))
@@ -74,6 +91,9 @@ func (o runOutput) MarshalJSON() ([]byte, error) {
 		rs[i].Result = r
 		if i < len(o.Writeback) {
 			rs[i].Writeback = o.Writeback[i]
+		}
+		if i < len(o.Balance) {
+			rs[i].BalanceGC = o.Balance[i]
 		}
 		rs[i].Trace = trace(i)
 	}
@@ -320,6 +340,22 @@ func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
 	for _, r := range out.Results {
 		writeCalls(w, r, 8)
 	}
+	for i, p := range out.Balance {
+		if p != nil {
+			fmt.Fprintf(w, "\n%s: the volume is short of free sections: f2fs_balance_fs ran garbage collection (f2fs_gc):\n  ", out.Modes[i])
+			writeGCStep(w, stringer("f2fs_gc"), p)
+			for _, r := range p.Rounds {
+				v := "none (ENODATA)"
+				if r.Victim != nil {
+					v = fmt.Sprintf("%d, cost %d, %d blocks moved", *r.Victim, r.Cost, r.Moved)
+				}
+				fmt.Fprintf(w, "  then %s %s: victim %s\n", r.Type, r.Policy, v)
+			}
+			for k, f := range p.Checkpoints {
+				fmt.Fprintf(w, "  checkpoint %d inside: %d segments made free %v\n", k+1, len(f), f)
+			}
+		}
+	}
 	return nil
 }
 
@@ -338,11 +374,19 @@ func writeOtherText(w io.Writer, out runOutput) {
 	}
 	fmt.Fprintln(w, line)
 	for i, r := range out.Others {
+		if r.GC != nil {
+			fmt.Fprintf(w, "  %s: ", out.Modes[i])
+			writeGCStep(w, gc.Op{Verb: "gc", Sync: out.gcSync}, r.GC)
+			continue
+		}
 		res := "OK"
 		if r.Errno != "" {
 			res = r.Errno
 		}
 		fmt.Fprintf(w, "  %s: %s", out.Modes[i], res)
+		if out.Op == request.OpCheckpoint {
+			fmt.Fprintf(w, ", %d segments made free %v, %d blocks moved", len(r.Freed), r.Freed, r.Moved)
+		}
 		if out.Op == request.OpWrite {
 			fmt.Fprintf(w, ", %s written, %s reserved, %s nodes allocated, i_size %s, i_blocks %s", units.Group(r.Written),
 				units.Group(r.Reserved), units.Group(r.NodesAlloc), units.Group(r.SizeAfter), units.Group(r.BlocksAfter))

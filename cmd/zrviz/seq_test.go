@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,5 +62,55 @@ func TestRunOpsSequenceTrace(t *testing.T) {
 	}
 	if r := got.Ops[2].Results; len(r) != 2 || len(r[0].Writeback) != 0 {
 		t.Errorf("the zero after sync wrote back %+v; the pages were clean", r)
+	}
+}
+
+// TestRunOpsGCJSON: run --ops --json gives each gc op's result in the words of issue 22, for both
+// modes: {"op":"gc","type","policy","victim","cost","errno","moved","candidates":[{"segno",
+// "valid","mtime","u","age","cost"}]}, and a checkpoint its freed segments.
+func TestRunOpsGCJSON(t *testing.T) {
+	ops := filepath.Join(t.TempDir(), "gc.ops")
+	if err := os.WriteFile(ops, []byte("zero /cases/contiguous.bin 0 4194304\ncheckpoint\ngc 1\ngc 0\nnow 60\ngc 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Ops []struct {
+			Op      string                       `json:"op"`
+			Results []map[string]json.RawMessage `json:"results"`
+		} `json:"ops"`
+	}
+	if err := json.Unmarshal([]byte(mustRunMain(t, "run", "--ops", ops, "--json")), &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Ops) != 6 {
+		t.Fatalf("%d ops", len(out.Ops))
+	}
+	var freed []uint32
+	if err := json.Unmarshal(out.Ops[1].Results[0]["freed"], &freed); err != nil || len(freed) == 0 {
+		t.Errorf("checkpoint after zeroing a whole file: freed %s (%v)", out.Ops[1].Results[0]["freed"], err)
+	}
+	for _, i := range []int{2, 3, 5} {
+		for _, r := range out.Ops[i].Results {
+			for _, k := range []string{"op", "type", "policy", "victim", "cost", "errno", "moved", "candidates"} {
+				if _, ok := r[k]; !ok {
+					t.Errorf("op %d: no %q in %v", i+1, k, r)
+				}
+			}
+			var typ, policy string
+			json.Unmarshal(r["type"], &typ)
+			json.Unmarshal(r["policy"], &policy)
+			if want := map[int]string{2: "FG greedy", 3: "BG cost-benefit", 5: "BG cost-benefit"}[i]; typ+" "+policy != want {
+				t.Errorf("op %d: %s %s, want %s", i+1, typ, policy, want)
+			}
+			var cands []map[string]json.RawMessage
+			if err := json.Unmarshal(r["candidates"], &cands); err != nil || len(cands) == 0 {
+				t.Fatalf("op %d: candidates %s", i+1, r["candidates"])
+			}
+			for _, k := range []string{"segno", "valid", "mtime", "u", "age", "cost"} {
+				if _, ok := cands[0][k]; !ok {
+					t.Errorf("op %d: candidate without %q", i+1, k)
+				}
+			}
+		}
 	}
 }

@@ -32,6 +32,11 @@ for mode in ${ZR_MODES:-stock batched}; do
 		[ $try = 3 ] && exit 1
 	done
 	cut -f1-4 "$o/result.txt" >"$c/result$sfx"
+	# the guest helper's clock (CLOCK_BOOTTIME seconds around every op) and show lines, when it
+	# has them (the oracle-gc copy's helper): the model's seconds since mount per op
+	for x in clock show; do
+		if [ -f "$o/log/$x.txt" ]; then cp "$o/log/$x.txt" "$c/$x$sfx.txt"; fi
+	done
 	if [ $mode = batched ]; then
 		sed -E 's/^op=(\S+) addr=([0-9]+) len=([0-9]+)$/\1 \2 \3/' "$o/trace.txt" >"$c/trace$sfx"
 	else  # the stock function has no length: rdx is garbage, drop it
@@ -48,6 +53,8 @@ for mode in ${ZR_MODES:-stock batched}; do
 	python3 "$here/seq/seqdump.py" "$W/$name.before.img" "$o/after.img" "$c/ftrace$sfx" \
 		"$name, after-image of the $mode module (Linux 6.12.117+deb12-amd64)" >"$c/after$sfx.txt"
 	zstd -19 -q -f -T2 "$o/after.img" -o "$c/after$sfx.img.zst"
+	# a case with garbage collection logs every moved page: keep its ftrace compressed
+	if [ -n "${ZR_SEQ_ZSTD_FTRACE:-}" ]; then zstd -19 -q -f --rm "$c/ftrace$sfx" -o "$c/ftrace$sfx.zst"; fi
 done
 echo "== $name"; [ -f "$c/result.batched" ] && paste "$c/result" <(cut -f2 "$c/result.batched") || cat "$c/result"
 for f in trace trace.batched; do [ -f "$c/$f" ] || continue; echo "$f per op: $(awk '{n[$1]++} END {for (k in n) printf "%s:%d ", k, n[k]}' "$c/$f")"; done

@@ -1,0 +1,343 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/zrviz/zrviz/gc"
+)
+
+// The segment manager of a sequence. Package gc models what the kernel's segment manager keeps in
+// memory for a whole volume (every segment's SIT entry with its mtime, the six logs, the dirty,
+// prefree and free maps, victim selection); core models files and the zero-range walk on lazily
+// read overlays. A Seq mounted with [Seq.MountGC] holds a gc.State beside its own state and keeps
+// the two in step: every SIT change an operation makes (f2fs_invalidate_blocks calls, writeback's
+// allocations, logs opened) is fed to the gc.State in the kernel's order, so its mtimes are the
+// kernel's; a checkpoint or a garbage collection runs on the gc.State, and core then takes its SIT
+// and logs back (the gc.State is the SIT source from then on) and moves the data slots of the
+// files whose blocks moved. gc knows nothing of core: the data it moves is named by block, and
+// the Seq finds each block's owner through [Owners].
+
+// Owners finds, on the image a sequence started from, the file whose data slot holds a block, and
+// a file's input by inode number. source.Owners implements it with the image's summary blocks.
+type Owners interface {
+	// Owner returns the inode and file block index whose slot holds data block addr on the image
+	// (ok false: none does).
+	Owner(addr uint32) (ino uint32, index uint64, ok bool, err error)
+	// File returns the input for inode ino as the image holds it.
+	File(ino uint32) (Input, error)
+}
+
+type blockOwner struct {
+	ino   uint32
+	index uint64
+}
+
+// MountGC mounts the volume for the sequence: vol and sit are the image's volume and SIT (as a
+// file's Input has them), v what the segment manager reads at mount (source.GCVolume), o the
+// image's block owners. From then on the sequence runs checkpoint and gc operations
+// ([Seq.Checkpoint], [Seq.GC]), also before any file is named, and the garbage collection
+// f2fs_balance_fs runs inside an operation when the volume is short of free sections. It must be
+// called before the first operation.
+func (q *Seq) MountGC(vol Volume, sit SITSource, v gc.Volume, o Owners) error {
+	if q.vol != nil {
+		return fmt.Errorf("%w: MountGC after the first operation", ErrInput)
+	}
+	if sit == nil || o == nil {
+		return fmt.Errorf("%w: MountGC without a SIT or block owners", ErrInput)
+	}
+	s, err := gc.Mount(v)
+	if err != nil {
+		return err
+	}
+	if s.Segments() != vol.MainSegments {
+		return fmt.Errorf("%w: the segment manager has %d main segments, the volume %d", ErrInput, s.Segments(), vol.MainSegments)
+	}
+	q.sm, q.owners, q.placed = s, o, map[uint32]blockOwner{}
+	q.tune(&vol)
+	q.vol = &Input{Volume: vol, SIT: sit}
+	return nil
+}
+
+// SetNow sets the clock: the seconds since mount that update_segment_mtime and cost-benefit read
+// from here on (0 at mount). Without a segment manager it does nothing.
+func (q *Seq) SetNow(secs uint64) {
+	if q.sm != nil {
+		q.sm.Now = secs
+	}
+}
+
+// GCState returns a copy of the segment manager as the operations so far left it (nil without
+// [Seq.MountGC]).
+func (q *Seq) GCState() *gc.State {
+	if q.sm == nil {
+		return nil
+	}
+	return q.sm.Clone()
+}
+
+// BalanceGC is the garbage collection f2fs_balance_fs ran inside the last operation (nil: none
+// ran, the volume had enough free sections or no segment manager is mounted).
+func (q *Seq) BalanceGC() *gc.Pick { return q.balance }
+
+// ErrNoSegmentManager is returned by checkpoint and gc operations on a Seq without [Seq.MountGC].
+var ErrNoSegmentManager = fmt.Errorf("%w: checkpoint and gc need the whole SIT (Seq.MountGC)", ErrUnmodelled)
+
+// Checkpoint is F2FS_IOC_WRITE_CHECKPOINT: f2fs_write_checkpoint, which writes the node blocks
+// background gc marked (block_operations) and frees the prefree segments. Dirty data pages stay
+// dirty.
+func (q *Seq) Checkpoint() (*WriteResult, error) {
+	if q.sm == nil {
+		return nil, ErrNoSegmentManager
+	}
+	q.balance = nil
+	res := &WriteResult{Op: "checkpoint", Pages: []PageWrite{}, Checkpoint: true}
+	freed, moves := q.sm.Checkpoint()
+	if err := q.applyMoves(moves); err != nil {
+		return nil, err
+	}
+	res.Freed = append([]uint32{}, freed...)
+	res.Moved = len(moves)
+	return res, nil
+}
+
+// GC is F2FS_IOC_GARBAGE_COLLECT with sync = 1 (foreground: greedy, the victim's blocks moved
+// within the call) or 0 (background: cost-benefit, the victim's blocks marked; they move at the
+// next sync or checkpoint). The result's GC holds the pick.
+func (q *Seq) GC(sync int) (*WriteResult, error) {
+	if q.sm == nil {
+		return nil, ErrNoSegmentManager
+	}
+	q.balance = nil
+	if q.vol.Volume.CheckpointError {
+		e := "EIO"
+		return &WriteResult{Op: "gc", Errno: e, Pages: []PageWrite{}, GC: &gc.Pick{Op: "gc", Errno: &e, Candidates: []gc.Candidate{}}}, nil
+	}
+	kind := gc.Background
+	if sync == 1 {
+		kind = gc.Foreground
+	}
+	p := q.sm.GC(kind)
+	if err := q.applyMoves(p.Moves); err != nil {
+		return nil, err
+	}
+	res := &WriteResult{Op: "gc", Pages: []PageWrite{}, GC: &p, Moved: p.Moved}
+	if p.Errno != nil {
+		res.Errno = *p.Errno
+	}
+	return res, nil
+}
+
+// feedCalls gives the segment manager a zero's f2fs_invalidate_blocks calls, piece by piece.
+func (q *Seq) feedCalls(v *Volume, res *Result) error {
+	if q.sm == nil {
+		return nil
+	}
+	for c := range res.Calls.All() {
+		a, n := c.Start, c.Len
+		for n > 0 {
+			if a < v.MainBlkaddr {
+				return fmt.Errorf("%w: call at block %d below the main area", ErrInput, a)
+			}
+			segno, off := (a-v.MainBlkaddr)/blocksPerSeg, (a-v.MainBlkaddr)%blocksPerSeg
+			k := min(n, blocksPerSeg-off)
+			if err := q.sm.InvalidateRange(segno, off, k); err != nil {
+				return err
+			}
+			a, n = a+k, n-k
+		}
+	}
+	return nil
+}
+
+// feedPages gives the segment manager the pages writeback wrote out of place, and records who
+// owns each new block.
+func (q *Seq) feedPages(v *Volume, ino uint32, pages []PageWrite) error {
+	if q.sm == nil {
+		return nil
+	}
+	for _, p := range pages {
+		if p.How != WroteOutPlace {
+			continue
+		}
+		to := blockOf(v, p.New)
+		var old *gc.Block
+		if isBlock(p.Old) {
+			b := blockOf(v, p.Old)
+			old = &b
+			delete(q.placed, p.Old)
+		}
+		if err := q.sm.Write(to, old); err != nil {
+			return err
+		}
+		q.placed[p.New] = blockOwner{ino, p.Index}
+	}
+	return nil
+}
+
+func blockOf(v *Volume, a uint32) gc.Block {
+	r := a - v.MainBlkaddr
+	return gc.Block{Segno: r / blocksPerSeg, Blkoff: r % blocksPerSeg}
+}
+
+// feedEnd brings the segment manager's logs and the touched segments' maps to what the operation
+// left: a log core opened a segment for, a change no call or page write describes (the block an
+// inline conversion wrote).
+func (q *Seq) feedEnd(touched []uint32) error {
+	if q.sm == nil || q.vol == nil {
+		return nil
+	}
+	v := &q.vol.Volume
+	cur := q.sm.Current()
+	for log, c := range [3]gc.CurSeg{{Segno: v.HotDataSegno, Blkoff: v.HotDataBlkoff},
+		{Segno: v.WarmDataSegno, Blkoff: v.WarmDataBlkoff}, {Segno: v.ColdDataSegno, Blkoff: v.ColdDataBlkoff}} {
+		if cur[log] != c {
+			if err := q.sm.SetCurrent(log, c); err != nil {
+				return err
+			}
+		}
+	}
+	for _, no := range touched {
+		_, m, err := q.vol.SIT.SegmentValidMap(no)
+		if err != nil {
+			return err
+		}
+		if q.sm.Segment(no).Map != m {
+			if err := q.sm.SetSegment(no, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// balanceFS is f2fs_balance_fs at the end of an operation that may allocate (a zero's dnode
+// loop, a write's reservation, writeback): when the volume is short of free sections, the
+// garbage collection of [gc.State.Balance], its moves taken into the files. chunks is how many
+// balance points the operation had: the kernel collects at the first of them, the model at the
+// end, which is the same only when nothing the operation did after the first changed the SIT; a
+// collection that moved blocks in an operation of several is refused as not modelled.
+func (q *Seq) balanceFS(chunks uint64) error {
+	if q.sm == nil || q.vol == nil || q.vol.Volume.CheckpointError || !q.sm.ShortOfSpace() {
+		return nil
+	}
+	p, _ := q.sm.Balance()
+	if len(p.Moves) > 0 && chunks > 1 {
+		return fmt.Errorf("%w: f2fs_balance_fs collected garbage after the first of %d dnode chunks or pages; the model collects after the last", ErrUnmodelled, chunks)
+	}
+	if err := q.applyMoves(p.Moves); err != nil {
+		return err
+	}
+	q.balance = &p
+	return nil
+}
+
+// applyMoves takes the segment manager's SIT and logs back after it moved blocks or freed
+// segments, and moves the data slots of the blocks it moved: each owner's slot gets the new
+// address (a page moved by foreground gc is written, so no longer dirty).
+func (q *Seq) applyMoves(moves []gc.Move) error {
+	if q.vol == nil {
+		return nil
+	}
+	v := &q.vol.Volume
+	type slotMove struct {
+		index    uint64
+		from, to uint32
+	}
+	byIno := map[uint32][]slotMove{}
+	var inos []uint32
+	var touched []uint32
+	for _, m := range moves {
+		touched = append(touched, m.From.Segno, m.To.Segno)
+		if m.Log > gc.ColdData {
+			continue // a node block: no data slot names it
+		}
+		from := v.MainBlkaddr + m.From.Segno*blocksPerSeg + m.From.Blkoff
+		to := v.MainBlkaddr + m.To.Segno*blocksPerSeg + m.To.Blkoff
+		o, ok := q.placed[from]
+		if ok {
+			delete(q.placed, from)
+		} else {
+			ino, idx, found, err := q.owners.Owner(from)
+			if err != nil {
+				return err
+			}
+			if !found {
+				return fmt.Errorf("%w: gc moved block %d, which no file's slot holds", ErrUnmodelled, from)
+			}
+			o = blockOwner{ino, idx}
+		}
+		q.placed[to] = o
+		if _, seen := byIno[o.ino]; !seen {
+			inos = append(inos, o.ino)
+		}
+		byIno[o.ino] = append(byIno[o.ino], slotMove{o.index, from, to})
+	}
+	q.rebase()
+	if q.sm.CheckpointError() {
+		q.vol.Volume.CheckpointError = true // a log found no free segment: f2fs_stop_checkpoint
+	}
+	for _, ino := range inos {
+		f, ok := q.files[ino]
+		if !ok {
+			g, err := q.owners.File(ino)
+			if err != nil {
+				return err
+			}
+			f = g
+		}
+		in := q.vol.WithFile(f)
+		e, err := newEngine(in, Request{}, PerBlock)
+		if err != nil {
+			return err
+		}
+		dirty := in.Inode.Dirty
+		for _, m := range byIno[ino] {
+			pos, buf, _, err := e.slots.read(m.index, e.fbuf)
+			e.fbuf = buf
+			if err != nil {
+				return err
+			}
+			if buf[pos.ofs] != m.from {
+				return fmt.Errorf("%w: gc moved block %d of inode %d, but its slot %d holds %d", ErrUnmodelled, m.from, ino, m.index, buf[pos.ofs])
+			}
+			buf[pos.ofs] = m.to
+			e.slots.store(pos.start, buf)
+			if k, found := slices.BinarySearch(dirty, m.index); found {
+				dirty = slices.Delete(slices.Clone(dirty), k, k+1)
+			}
+		}
+		next := e.nextInput()
+		next.Inode.Dirty = dirty
+		if len(dirty) == 0 {
+			next.Inode.Dirty = nil
+		}
+		q.files[ino] = next
+		if len(dirty) == 0 {
+			q.order = slices.DeleteFunc(q.order, func(i uint32) bool { return i == ino })
+		}
+	}
+	for _, no := range touched {
+		if !slices.Contains(q.touched, no) {
+			q.touched = append(q.touched, no)
+		}
+	}
+	return nil
+}
+
+// rebase makes the segment manager the sequence's SIT source, its logs the volume's current
+// segments and its prefree segments the volume's.
+func (q *Seq) rebase() {
+	s := q.sm.Clone()
+	v := &q.vol.Volume
+	cur := s.Current()
+	v.CurrentSegments = make([]uint32, 0, gc.NumLogs)
+	for _, c := range cur {
+		v.CurrentSegments = append(v.CurrentSegments, c.Segno)
+	}
+	v.HotDataSegno, v.HotDataBlkoff = cur[gc.HotData].Segno, cur[gc.HotData].Blkoff
+	v.WarmDataSegno, v.WarmDataBlkoff = cur[gc.WarmData].Segno, cur[gc.WarmData].Blkoff
+	v.ColdDataSegno, v.ColdDataBlkoff = cur[gc.ColdData].Segno, cur[gc.ColdData].Blkoff
+	v.Prefree = s.PrefreeSegments()
+	q.vol.SIT = s
+}

@@ -1,0 +1,55 @@
+package source
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/imgio"
+)
+
+// Owners finds the owners of an image's data blocks for a core.Seq's garbage collection: the
+// block's summary entry, confirmed by the slot it names (imgio's block inspector).
+type Owners struct {
+	ctx context.Context
+	img *imgio.Image
+}
+
+// NewOwners returns the owners of img's blocks; ctx bounds each look-up.
+func NewOwners(ctx context.Context, img *imgio.Image) *Owners { return &Owners{ctx: ctx, img: img} }
+
+// Owner returns the inode and file block index whose slot holds data block addr.
+func (o *Owners) Owner(addr uint32) (uint32, uint64, bool, error) {
+	b, err := o.img.Block(o.ctx, addr)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if b.Owner == nil || b.Owner.Index == nil {
+		return 0, 0, false, nil
+	}
+	return b.Owner.Ino, *b.Owner.Index, true, nil
+}
+
+// File returns the input for inode ino.
+func (o *Owners) File(ino uint32) (core.Input, error) {
+	f, err := o.img.File(ino)
+	if err != nil {
+		return core.Input{}, fmt.Errorf("source: inode %d: %w", ino, err)
+	}
+	return FileInput(o.img, f)
+}
+
+// NewSeq starts a mount of img whose zero-range walks run in mode, with the image's segment
+// manager (core.Seq.MountGC): checkpoint and gc operations run, and so does the garbage
+// collection f2fs_balance_fs runs inside an operation on a volume short of free sections.
+func NewSeq(ctx context.Context, img *imgio.Image, mode core.Mode) (*core.Seq, error) {
+	q := core.NewSeq(mode)
+	v, err := GCVolume(img)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.MountGC(Volume(img.Volume()), img, v, NewOwners(ctx, img)); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
