@@ -83,12 +83,16 @@ func TestForms(t *testing.T) {
 			t.Errorf("no form for %q", k)
 		}
 	}
-	// Every operation of the kernel-written sequences has a form.
+	// Every operation of the kernel-written sequences has a form (the model's ops where the
+	// oracle's hold lines for its guest only: model.ops).
 	files, _ := filepath.Glob("../core/testdata/kernel-seq/*/ops")
 	if len(files) == 0 {
 		t.Fatal("no kernel-seq ops files")
 	}
 	for _, name := range files {
+		if m := filepath.Join(filepath.Dir(name), "model.ops"); fileExists(m) {
+			name = m
+		}
 		b, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -113,4 +117,9 @@ func TestForms(t *testing.T) {
 	if f := forms[0]; f.Kind != OpZero || len(f.Args) != 4 || f.Args[0].Name != "PATH" || !f.Args[3].Optional || f.Args[3].Words[0] != "keep_size" {
 		t.Errorf("zero's form: %+v", f)
 	}
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
 }

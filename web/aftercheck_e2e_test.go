@@ -164,16 +164,20 @@ func TestBrowserWritebackAndChain(t *testing.T) {
 	do(t, ctx, chromedp.SetValue(testid("chain-kind"), "sync"))
 	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('chain-kind').dispatchEvent(new Event('change'))`))
 	do(t, ctx, chromedp.Click(testid("chain-go")))
+	// gc, whose form the page learnt from the server (a choice of 1 or 0), needs nothing of its own.
+	do(t, ctx, chromedp.SetValue(testid("chain-kind"), "gc"))
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('chain-kind').dispatchEvent(new Event('change'))`))
+	do(t, ctx, chromedp.WaitVisible(`#chain-arg-0`), chromedp.SetValue(`#chain-arg-0`, "1"), chromedp.Click(testid("chain-go")))
 	added := js[[]string](t, ctx, `[...document.querySelectorAll('[data-testid="chain-added"]')].map((li) => li.querySelector('.op').textContent.trim())`)
-	if strings.Join(added, "|") != "then write /cases/holes.bin 65,536 8,192|then sync" {
+	if strings.Join(added, "|") != "then write /cases/holes.bin 65,536 8,192|then sync|then gc 1" {
 		t.Errorf("added %q", added)
 	}
 	axeCheck(t, ctx, src, "chain with added operations")
 	shot(t, ctx, "run-chain-ops")
 	do(t, ctx, chromedp.Click(testid("chain-go"))) // zero it: a new page
-	waitAcross(t, ctx, `new URLSearchParams(location.search).getAll('before').length === 5 && document.readyState === 'complete'`, 20*time.Second)
+	waitAcross(t, ctx, `new URLSearchParams(location.search).getAll('before').length === 6 && document.readyState === 'complete'`, 20*time.Second)
 	before := js[[]string](t, ctx, `new URLSearchParams(location.search).getAll('before')`)
-	want := []string{"zero /cases/holes.bin 67584 195560", "sync", "zero /cases/holes.bin 0 524288", "write /cases/holes.bin 65536 8192", "sync"}
+	want := []string{"zero /cases/holes.bin 67584 195560", "sync", "zero /cases/holes.bin 0 524288", "write /cases/holes.bin 65536 8192", "sync", "gc 1"}
 	if strings.Join(before, "|") != strings.Join(want, "|") {
 		t.Errorf("before= %q, want %q", before, want)
 	}

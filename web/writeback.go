@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/source"
 )
@@ -32,6 +33,10 @@ type wbGroup struct {
 	Dirtied    uint64   `json:"dirtied"` // dirty pages of the file after the operation
 	Pages      []wbPage `json:"pages"`
 	Checkpoint bool     `json:"checkpoint,omitempty"` // prefree segments became free
+	// OtherSIT: the operation changed the SIT of a segment writeback touched otherwise too
+	// (f2fs_balance_fs's garbage collection inside it): the counts after its pages are not the
+	// segment's after the operation.
+	OtherSIT bool `json:"otherSIT,omitempty"`
 }
 
 // wbPage is one page writeback handled: core.PageWrite with the kernel function and the SIT change.
@@ -89,7 +94,7 @@ func (s *Server) handleWriteback(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	groups, err := writebackGroups(r.Context(), base, t.before, t.run)
+	groups, err := writebackGroups(r.Context(), t.si.Image, base, t.before, t.run)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -118,14 +123,25 @@ func pageFunc(how string) string {
 }
 
 // writebackGroups runs the sequence (the operations before the played zero, the zero, the unmount)
-// on one mount in per-block mode (both modes leave the same slots and SIT, and write back the
-// same pages) and says what writeback did at each operation.
-func writebackGroups(ctx context.Context, base core.Input, before []request.Op, played request.Run) ([]wbGroup, error) {
-	q := core.NewSeq(core.PerBlock)
+// on one mount of img in per-block mode, as the player resolves it (source.NewSeq, with the
+// segment manager: checkpoint and gc run too; both modes write back the same pages) and says what
+// writeback did at each operation.
+func writebackGroups(ctx context.Context, img *imgio.Image, base core.Input, before []request.Op, played request.Run) ([]wbGroup, error) {
+	q, err := source.NewSeq(ctx, img, core.PerBlock)
+	if err != nil {
+		return nil, err
+	}
 	var out []wbGroup
-	add := func(g wbGroup, ps []core.PageWrite) error {
+	// prevSIT is the SIT before the next operation: frozen, as every state the Seq leaves.
+	prevSIT := func() core.SITSource {
+		if vol, _, ok := q.State(); ok {
+			return vol.SIT
+		}
+		return base.SIT
+	}
+	add := func(g wbGroup, prev core.SITSource, ps []core.PageWrite) error {
 		g.Pages = []wbPage{}
-		if err := sitChanges(q, &g, ps); err != nil {
+		if err := sitChanges(q, prev, &g, ps); err != nil {
 			return err
 		}
 		if g.Via == "" {
@@ -139,11 +155,12 @@ func writebackGroups(ctx context.Context, base core.Input, before []request.Op, 
 		return ctx.Err()
 	}
 	zero := func(n int, line string, req core.Request, isPlayed bool) error {
+		prev := prevSIT()
 		_, ps, err := q.PrepareZero(base, req)
 		if err != nil {
 			return err
 		}
-		if err := add(wbGroup{Op: n, Line: line, Kind: request.OpZero, Played: isPlayed}, ps); err != nil {
+		if err := add(wbGroup{Op: n, Line: line, Kind: request.OpZero, Played: isPlayed}, prev, ps); err != nil {
 			return err
 		}
 		// The pages of the range are clean now: Zero's own PrepareZero writes none.
@@ -164,12 +181,13 @@ func writebackGroups(ctx context.Context, base core.Input, before []request.Op, 
 			}
 			continue
 		}
+		prev := prevSIT()
 		res, err := op.ApplyOther(q, base)
 		if err != nil {
 			return nil, fmt.Errorf("operation %d (%s): %w", i+1, op.OpLine(0), err)
 		}
 		g := wbGroup{Op: i + 1, Line: op.OpLine(0), Kind: op.Kind, Errno: res.Errno, Checkpoint: res.Checkpoint}
-		if err := add(g, res.Pages); err != nil {
+		if err := add(g, prev, res.Pages); err != nil {
 			return nil, err
 		}
 	}
@@ -179,21 +197,23 @@ func writebackGroups(ctx context.Context, base core.Input, before []request.Op, 
 	if err := zero(n, line, req, true); err != nil {
 		return nil, fmt.Errorf("the played zero (%s): %w", line, err)
 	}
+	prev := prevSIT()
 	res, err := q.Unmount()
 	if err != nil {
 		return nil, fmt.Errorf("unmount: %w", err)
 	}
-	if err := add(wbGroup{Op: n + 1, Line: "unmount", Kind: "unmount", Checkpoint: res.Checkpoint}, res.Pages); err != nil {
+	if err := add(wbGroup{Op: n + 1, Line: "unmount", Kind: "unmount", Checkpoint: res.Checkpoint}, prev, res.Pages); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // sitChanges fills g.Pages from ps, the pages an operation wrote back just now on q, with the SIT
-// bits each changed. The valid counts are read from q's SIT as the operation left it and walked
-// back over the operation's own changes: the count before a page is the count after it less its
-// change, so the figures are the model's, not a second computation of them.
-func sitChanges(q *core.Seq, g *wbGroup, ps []core.PageWrite) error {
+// bits each changed and the segment's valid count around it: counted on from prev, the SIT before
+// the operation (a frozen state: later operations do not change it), page by page. Where the
+// counts do not reach q's SIT after the operation, the operation changed those segments otherwise
+// too (garbage collection inside it): g.OtherSIT says so.
+func sitChanges(q *core.Seq, prev core.SITSource, g *wbGroup, ps []core.PageWrite) error {
 	vol, _, ok := q.State()
 	if !ok {
 		for _, p := range ps {
@@ -202,44 +222,59 @@ func sitChanges(q *core.Seq, g *wbGroup, ps []core.PageWrite) error {
 		return nil
 	}
 	v := vol.Volume
-	bit := func(a uint32, set bool) wbBit {
+	now := map[uint32]uint32{}
+	count := func(segno uint32) (uint32, error) {
+		if n, ok := now[segno]; ok {
+			return n, nil
+		}
+		n, _, err := prev.SegmentValidMap(segno)
+		if err != nil {
+			return 0, fmt.Errorf("segment %d: %w", segno, err)
+		}
+		return n, nil
+	}
+	bit := func(a uint32, set bool) (wbBit, error) {
 		r := a - v.MainBlkaddr
-		return wbBit{Segno: r / v.BlocksPerSeg, Bit: r % v.BlocksPerSeg, Addr: a, Set: set}
+		b := wbBit{Segno: r / v.BlocksPerSeg, Bit: r % v.BlocksPerSeg, Addr: a, Set: set}
+		n, err := count(b.Segno)
+		if err != nil {
+			return b, err
+		}
+		b.Before, b.After = n, n+1
+		if !set {
+			if n == 0 {
+				return b, fmt.Errorf("segment %d: a bit cleared by writeback, yet the model counts 0 valid blocks", b.Segno)
+			}
+			b.After = n - 1
+		}
+		now[b.Segno] = b.After
+		return b, nil
 	}
 	for _, p := range ps {
 		wp := wbPage{PageWrite: p, Func: pageFunc(p.How), SIT: []wbBit{}}
 		if p.How == core.WroteOutPlace {
 			if isAddrValue(p.Old) && p.Old >= v.MainBlkaddr {
-				wp.SIT = append(wp.SIT, bit(p.Old, false))
+				b, err := bit(p.Old, false)
+				if err != nil {
+					return err
+				}
+				wp.SIT = append(wp.SIT, b)
 			}
-			wp.SIT = append(wp.SIT, bit(p.New, true))
+			b, err := bit(p.New, true)
+			if err != nil {
+				return err
+			}
+			wp.SIT = append(wp.SIT, b)
 		}
 		g.Pages = append(g.Pages, wp)
 	}
-	// Valid counts after the operation, walked back page by page.
-	now := map[uint32]uint32{}
-	for i := len(g.Pages) - 1; i >= 0; i-- {
-		sit := g.Pages[i].SIT
-		for k := len(sit) - 1; k >= 0; k-- {
-			b := &sit[k]
-			n, ok := now[b.Segno]
-			if !ok {
-				c, _, err := vol.SIT.SegmentValidMap(b.Segno)
-				if err != nil {
-					return fmt.Errorf("segment %d: %w", b.Segno, err)
-				}
-				n = c
-			}
-			b.After = n
-			if b.Set {
-				if n == 0 {
-					return fmt.Errorf("segment %d: a bit set by writeback, yet the model counts 0 valid blocks", b.Segno)
-				}
-				b.Before = n - 1
-			} else {
-				b.Before = n + 1
-			}
-			now[b.Segno] = b.Before
+	for segno, n := range now {
+		after, _, err := vol.SIT.SegmentValidMap(segno)
+		if err != nil {
+			return fmt.Errorf("segment %d: %w", segno, err)
+		}
+		if after != n {
+			g.OtherSIT = true
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,7 +26,14 @@ func seqPages(t *testing.T, img *imgio.Image, path string, ops []request.Op) ([]
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, split := core.NewSeq(core.PerBlock), core.NewSeq(core.PerBlock)
+	q, err := source.NewSeq(context.Background(), img, core.PerBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	split, err := source.NewSeq(context.Background(), img, core.PerBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var pages [][]core.PageWrite
 	var valid []map[uint32]uint32
 	var dirty []int
@@ -102,8 +110,22 @@ func TestWritebackMatchesSeq(t *testing.T) {
 	t.Cleanup(func() { img.Close() })
 	files, _ := filepath.Glob(filepath.Join(kernelSeqDir, "*", "ops"))
 	files = append(files, filepath.Join(kernelCasesDir, "3.ops"), filepath.Join(kernelCasesDir, "4.ops"), filepath.Join(kernelCasesDir, "9.ops"))
+	// The operations of the language no kernel sequence on the demo holds: a write written back
+	// by fsync, a checkpoint, garbage collection and the clock between the zeros.
+	more := filepath.Join(t.TempDir(), "more.ops")
+	if err := os.WriteFile(more, []byte("write /cases/holes.bin 266240 16384\nfsync /cases/holes.bin\n"+
+		"zero /cases/holes.bin 67584 195560\nnow 30\ncheckpoint\ngc 1\nzero /cases/holes.bin 0 524288\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, more)
 	var played, outPlace, inPlace, checkpoints, dirtied int
 	for _, name := range files {
+		// The model's ops where the oracle's hold lines for its guest only.
+		if m := filepath.Join(filepath.Dir(name), "model.ops"); strings.HasPrefix(name, kernelSeqDir) {
+			if _, err := os.Stat(m); err == nil {
+				name = m
+			}
+		}
 		b, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -159,6 +181,9 @@ func TestWritebackMatchesSeq(t *testing.T) {
 				}
 				if !reflect.DeepEqual(got, want[i]) && (len(got) > 0 || len(want[i]) > 0) {
 					t.Errorf("group %d (%s): pages\n%+v\nwant core.Seq's\n%+v", i, g.Line, got, want[i])
+				}
+				if g.OtherSIT {
+					t.Errorf("group %d (%s): the SIT changed otherwise too, on the demo where no garbage collection runs", i, g.Line)
 				}
 				last := map[uint32]uint32{}
 				for _, p := range g.Pages {

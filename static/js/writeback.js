@@ -42,6 +42,8 @@ import { runQuery, SidePanels } from './sidepanel.js';
  * @property {number} dirtied
  * @property {WBPage[]} pages
  * @property {boolean} [checkpoint]
+ * @property {boolean} [otherSIT] the operation changed those segments otherwise too (garbage
+ *   collection inside it): the counts are writeback's part only
  */
 
 const NULL_ADDR = 0;
@@ -102,6 +104,7 @@ export function groupWords(g) {
   const what = g.kind === 'unmount' ? 'the unmount after the sequence' : `${g.op}. ${g.line}${g.played ? ' (played here: its writeback comes before the walk)' : ''}`;
   let s = `${what} — ${n ? `${int(n)} page${n === 1 ? '' : 's'} written back by ${g.via}` : 'no page written back'}`;
   if (g.errno) s += `; returns ${g.errno}`;
+  if (g.otherSIT) s += '; the operation changed these segments otherwise too (f2fs_balance_fs\'s garbage collection): the counts are writeback\'s part';
   if (g.checkpoint) s += '; then a checkpoint: prefree segments become free (f2fs_write_checkpoint → f2fs_clear_prefree_segments)';
   if (g.kind !== 'unmount') s += `; ${int(g.dirtied)} dirty page${g.dirtied === 1 ? '' : 's'} left`;
   return `${s}.`;
