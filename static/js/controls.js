@@ -69,3 +69,104 @@ export function setDrivingControls(doc, on) {
   }
   doc.querySelectorAll('#goto-slot-form button').forEach((b) => { /** @type {HTMLButtonElement} */ (b).disabled = !on; });
 }
+
+/** The buttons that do what a key does (keys.js), by id. */
+export const BUTTON_ACTIONS = Object.freeze({
+  'btn-play': 'play', 'btn-step': 'step', 'btn-back': 'back', 'btn-flush': 'flush', 'btn-end': 'end',
+  'btn-reset': 'reset', 'tour-next': 'next-stop', 'tour-prev': 'prev-stop', 'btn-present': 'present',
+});
+
+/**
+ * What the controls call.
+ * @typedef {object} ControlHandlers
+ * @property {Record<string, () => void>} actions the keys' actions (keys.js), which the buttons share
+ * @property {(m: object) => void} nav sends a move the user made
+ * @property {(on: boolean) => void} setQuiz
+ * @property {(by: string) => void} setColour
+ * @property {(p: string) => void} setPace
+ * @property {(i: number) => void} setSpeed the custom-speed slider's position
+ * @property {(m: string) => void} setMode
+ * @property {(raw: string) => void} gotoSlot
+ * @property {(raw: string) => void} answer a quiz answer, typed or pressed
+ * @property {() => void} resetMeter starts the draw-time figure over
+ */
+
+/**
+ * Ties the player's buttons, menus and forms to what they do. Returns the seek slider's drag, whose
+ * state the step counter follows.
+ * @param {Document} doc
+ * @param {ControlHandlers} h
+ * @returns {SeekDrag}
+ */
+export function wireControls(doc, h) {
+  const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (doc.getElementById(id));
+  for (const [id, a] of Object.entries(BUTTON_ACTIONS)) $(id).addEventListener('click', () => h.actions[a]());
+  // The draw-time figure starts over here (benchmarks press it before they play).
+  $('frame-reset').addEventListener('click', h.resetMeter);
+  const quizToggle = /** @type {HTMLInputElement} */ ($('quiz-toggle'));
+  quizToggle.addEventListener('change', () => h.setQuiz(quizToggle.checked));
+  const colourSel = /** @type {HTMLSelectElement} */ ($('colour-by'));
+  colourSel.addEventListener('change', () => h.setColour(colourSel.value));
+  const paceSel = /** @type {HTMLSelectElement} */ ($('pace'));
+  paceSel.addEventListener('change', () => h.setPace(paceSel.value));
+  const speed = /** @type {HTMLInputElement} */ ($('speed'));
+  speed.addEventListener('input', () => h.setSpeed(Number(speed.value)));
+  const modeSel = /** @type {HTMLSelectElement|null} */ (doc.getElementById('f-mode'));
+  if (modeSel) modeSel.addEventListener('change', () => h.setMode(modeSel.value));
+  const gotoInput = /** @type {HTMLInputElement} */ ($('goto-slot'));
+  $('goto-slot-form').addEventListener('submit', (e) => { e.preventDefault(); h.gotoSlot(gotoInput.value); });
+  gotoInput.addEventListener('input', () => gotoInput.setCustomValidity(''));
+  const quizInput = /** @type {HTMLInputElement} */ ($('quiz-answer'));
+  $('quiz-form').addEventListener('submit', (e) => { e.preventDefault(); h.answer(quizInput.value); });
+  $('quiz-choices').addEventListener('click', (e) => {
+    const b = /** @type {HTMLElement} */ (e.target).closest('button[data-value]');
+    if (!(b instanceof HTMLButtonElement)) return;
+    quizInput.value = b.dataset.value || '';
+    h.answer(quizInput.value);
+  });
+  const srcLink = $('cost-source-link');
+  srcLink.addEventListener('click', (e) => {
+    e.preventDefault();
+    const box = $('cost-source');
+    box.hidden = !box.hidden;
+    srcLink.setAttribute('aria-expanded', String(!box.hidden));
+  });
+  const preset = /** @type {HTMLSelectElement|null} */ (doc.getElementById('preset'));
+  preset?.addEventListener('change', () => {
+    if (!preset.value) return;
+    const [o, l] = preset.value.split(':');
+    /** @type {HTMLInputElement} */ ($('f-offset')).value = o;
+    /** @type {HTMLInputElement} */ ($('f-length')).value = l;
+    /** @type {HTMLFormElement} */ (preset.form).submit();
+  });
+  return new SeekDrag(/** @type {HTMLInputElement} */ ($('seek')), $('step-now'), h.nav);
+}
+
+/**
+ * The seek slider while it is dragged: the step counter shows the slider's step, a seek goes out
+ * at most every 80 ms, and the release seeks to where it ends.
+ */
+export class SeekDrag {
+  /**
+   * @param {HTMLInputElement} seek
+   * @param {HTMLElement} stepNow
+   * @param {(m: object) => void} nav
+   */
+  constructor(seek, stepNow, nav) {
+    this.dragging = false;
+    let timer = 0;
+    seek.addEventListener('input', () => {
+      this.dragging = true;
+      stepNow.textContent = int(Number(seek.value));
+      if (!timer) timer = window.setTimeout(() => { timer = 0; nav({ type: 'seek', step: Number(seek.value) }); }, 80);
+    });
+    seek.addEventListener('change', () => {
+      this.dragging = false;
+      // The drag's pending seek would read the slider after a frame has put the old step back in
+      // it, and seek there: the change is the last word.
+      clearTimeout(timer);
+      timer = 0;
+      nav({ type: 'seek', step: Number(seek.value) });
+    });
+  }
+}

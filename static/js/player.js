@@ -20,7 +20,7 @@ import { FrameMeter } from './frames.js';
 import { TourQuiz } from './tourquiz.js';
 import { playerHandlers } from './connection.js';
 import { keyAction, ownsKey } from './keys.js';
-import { SPEEDS, speedIndex, paceAfter, parseGotoSlot, setDrivingControls } from './controls.js';
+import { SPEEDS, speedIndex, paceAfter, parseGotoSlot, setDrivingControls, wireControls } from './controls.js';
 import { wirePointer, CELL_MIN, CELL_MAX } from './pointer.js';
 import { legendColours, helloDOM, updateDOM } from './panels.js';
 import { speak, newSpoken } from './speech.js';
@@ -121,7 +121,6 @@ export function initRun(doc, opts = {}) {
   const colourSel = /** @type {HTMLSelectElement} */ ($('colour-by'));
   const quizToggle = /** @type {HTMLInputElement} */ ($('quiz-toggle'));
   const gotoInput = /** @type {HTMLInputElement} */ ($('goto-slot'));
-  const quizInput = /** @type {HTMLInputElement} */ ($('quiz-answer'));
   // The save menu: figures of the current step and the calls as CSV (figure.js).
   wireFigures(doc, () => ({ st, slots, sit, redraw: () => { dirty = true; } }));
   const glossary = loadGlossary(doc);
@@ -142,7 +141,6 @@ export function initRun(doc, opts = {}) {
   let driving = true;
   let notice = '';
   let noticeTimer = 0;
-  let dragging = false;
   let dirty = true;
   let markersDirty = true;
   /** @type {Array<(s: PresenterState) => void>} */
@@ -250,8 +248,8 @@ export function initRun(doc, opts = {}) {
   };
   const tourNext = () => openStop(tq.nextStop(st.stops, st.step, view.quiz));
   const tourPrev = () => openStop(tq.prevStop(st.stops));
-  const gotoSlot = () => {
-    const r = parseGotoSlot(gotoInput.value, st);
+  const gotoSlot = (/** @type {string} */ raw) => {
+    const r = parseGotoSlot(raw, st);
     if ('error' in r) { gotoInput.setCustomValidity(r.error); gotoInput.reportValidity(); return; }
     gotoInput.setCustomValidity('');
     nav({ type: 'gotoSlot', slot: r.slot });
@@ -262,63 +260,6 @@ export function initRun(doc, opts = {}) {
     dirty = true;
     if (m) sock.send(m);
   };
-
-  $('btn-play').addEventListener('click', playPause);
-  // The draw-time figure starts over here (benchmarks press it before they play).
-  $('frame-reset').addEventListener('click', () => { meter.reset(); $('frame-p95').textContent = '0'; $('frame-samples').textContent = '0'; });
-  $('btn-step').addEventListener('click', () => nav({ type: 'step', n: 1 }));
-  $('btn-back').addEventListener('click', () => nav({ type: 'step', n: -1 }));
-  $('btn-flush').addEventListener('click', () => nav({ type: 'nextCall' }));
-  $('btn-end').addEventListener('click', () => nav({ type: 'end' }));
-  $('btn-reset').addEventListener('click', () => nav({ type: 'reset' }));
-  $('tour-next').addEventListener('click', tourNext);
-  $('tour-prev').addEventListener('click', tourPrev);
-  $('btn-present').addEventListener('click', () => setPresent(!view.present));
-  quizToggle.addEventListener('change', () => setQuiz(quizToggle.checked));
-  colourSel.addEventListener('change', () => setColour(colourSel.value));
-  paceSel.addEventListener('change', () => setPace(paceSel.value));
-  speed.addEventListener('input', () => setSpeed(Number(speed.value)));
-  if (modeSel) modeSel.addEventListener('change', () => setMode(modeSel.value));
-  $('goto-slot-form').addEventListener('submit', (e) => { e.preventDefault(); gotoSlot(); });
-  gotoInput.addEventListener('input', () => gotoInput.setCustomValidity(''));
-  $('quiz-form').addEventListener('submit', (e) => { e.preventDefault(); answer(quizInput.value); });
-  $('quiz-choices').addEventListener('click', (e) => {
-    const b = /** @type {HTMLElement} */ (e.target).closest('button[data-value]');
-    if (!(b instanceof HTMLButtonElement)) return;
-    quizInput.value = b.dataset.value || '';
-    answer(quizInput.value);
-  });
-  const srcLink = $('cost-source-link');
-  srcLink.addEventListener('click', (e) => {
-    e.preventDefault();
-    const box = $('cost-source');
-    box.hidden = !box.hidden;
-    srcLink.setAttribute('aria-expanded', String(!box.hidden));
-  });
-  let seekTimer = 0;
-  seek.addEventListener('input', () => {
-    dragging = true;
-    $('step-now').textContent = int(Number(seek.value));
-    if (!seekTimer) {
-      seekTimer = window.setTimeout(() => { seekTimer = 0; nav({ type: 'seek', step: Number(seek.value) }); }, 80);
-    }
-  });
-  seek.addEventListener('change', () => {
-    dragging = false;
-    // The drag's pending seek would read the slider after a frame has put the old step back in
-    // it, and seek there: the change is the last word.
-    clearTimeout(seekTimer);
-    seekTimer = 0;
-    nav({ type: 'seek', step: Number(seek.value) });
-  });
-  const preset = /** @type {HTMLSelectElement|null} */ (doc.getElementById('preset'));
-  preset?.addEventListener('change', () => {
-    if (!preset.value) return;
-    const [o, l] = preset.value.split(':');
-    /** @type {HTMLInputElement} */ ($('f-offset')).value = o;
-    /** @type {HTMLInputElement} */ ($('f-length')).value = l;
-    /** @type {HTMLFormElement} */ (preset.form).submit();
-  });
 
   /** What each key's action does (keys.js says which key asks for which). */
   /** @type {Record<import('./keys.js').Action, () => void>} */
@@ -345,6 +286,10 @@ export function initRun(doc, opts = {}) {
     'zoom-in': () => { slots.cell = Math.min(CELL_MAX, slots.cell + 4); dirty = true; },
     'zoom-out': () => { slots.cell = Math.max(CELL_MIN, slots.cell - 4); dirty = true; },
   };
+  const drag = wireControls(doc, {
+    actions, nav, setQuiz, setColour, setPace, setSpeed, setMode, gotoSlot, answer,
+    resetMeter: () => { meter.reset(); $('frame-p95').textContent = '0'; $('frame-samples').textContent = '0'; },
+  });
   doc.addEventListener('keydown', (e) => {
     const t = /** @type {HTMLElement} */ (e.target);
     const a = keyAction(e, { target: t, driving, onSlots: t === slotsCanvas, onSIT: t === sitCanvas });
@@ -395,7 +340,7 @@ export function initRun(doc, opts = {}) {
       sit.draw(st, fitSIT.get());
       markers.draw(st, fitMarkers.get(), view.quiz);
       markersDirty = false;
-      updateDOM(doc, st, { status, notice, dragging, seek, paceSel, matcher, view, tq, q, slots, sit, driving, callLog: opts.callLog || null });
+      updateDOM(doc, st, { status, notice, dragging: drag.dragging, seek, paceSel, matcher, view, tq, q, slots, sit, driving, callLog: opts.callLog || null });
       meter.add(performance.now() - t0);
       if (st.flash.size) dirty = true;
       speak(doc, st, spoken, tq.verdicts, tq.speech, q);

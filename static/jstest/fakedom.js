@@ -21,6 +21,10 @@ export class FakeElement {
     this.title = '';
     this.type = '';
     this.scrollTop = 0;
+    /** @type {Map<string, Function[]>} */
+    this.listeners = new Map();
+    /** @type {FakeElement|null} */
+    this.parent = null;
     const classes = this.classes;
     this.classList = {
       toggle: (c, on = !classes.has(c)) => { if (on) classes.add(c); else classes.delete(c); return on; },
@@ -48,6 +52,27 @@ export class FakeElement {
   replaceChildren(...xs) { this.children = [...xs]; }
 
   setAttribute(k, v) { this.attrs.set(k, String(v)); }
+
+  addEventListener(type, fn) { this.listeners.set(type, [...(this.listeners.get(type) || []), fn]); }
+
+  /**
+   * Calls the element's listeners for an event of type (no bubbling), with target this.
+   * @param {string} type
+   * @returns {{defaultPrevented: boolean}}
+   */
+  dispatch(type, target = this) {
+    const e = { type, target, defaultPrevented: false, preventDefault() { this.defaultPrevented = true; } };
+    for (const fn of this.listeners.get(type) || []) fn(e);
+    return e;
+  }
+
+  setCustomValidity(m) { this.validity = m; }
+
+  /** @param {string} sel only "button[data-value]" */
+  closest(sel) {
+    for (let el = this; el; el = el.parent) if (sel === 'button[data-value]' && el.tagName === 'BUTTON' && el.dataset.value !== undefined) return el;
+    return null;
+  }
 
   getAttribute(k) { return this.attrs.has(k) ? this.attrs.get(k) : null; }
 
