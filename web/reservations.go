@@ -133,30 +133,68 @@ func diffBytes(a, b core.Volume, ops []request.Op) int64 {
 // (issue 19: 22 CPU-s). 0 when there are no operations, or when the query is one resolveRun will
 // refuse (its error is resolveRun's to give).
 func (s *Server) runAnswerBound(ctx context.Context, q url.Values) int64 {
+	b, ok := s.beforeBound(ctx, q)
+	if !ok {
+		return 0
+	}
+	return int64(b.modes) * (runBase + runPerSlot*int64(b.end))
+}
+
+// outlineBound is, for a player's query (/ws/run, the player page) with `before=` operations whose
+// result is not cached yet, the most the run's outline build can reserve (outlineBuildBytes) once
+// they have run: its range, from the run's offset to the file's end as the operations can grow it.
+// The player reserves it before the operations run and gives it back before the build reserves its
+// own, so that a run whose outline the budget refuses does not simulate its operations first. 0
+// when there is nothing to simulate (no operations, their result cached, a query resolveRun will
+// refuse).
+func (s *Server) outlineBound(ctx context.Context, q url.Values) int64 {
+	b, ok := s.beforeBound(ctx, q)
+	if !ok || s.resolved.has(b.key) {
+		return 0
+	}
+	start := uint64(max(b.run.Offset, 0)) >> 12
+	return int64(b.end-min(start, b.end)) * int64(b.modes) * outlineBuildPerPage
+}
+
+// beforeRun is what a query with `before=` operations can reach once they have run, read before
+// they run: the run's modes, the file's pages as the operations can grow it (a write, or a zero
+// without keep_size, to offset+length) with the run's own range, and the resolved-input cache's key.
+type beforeRun struct {
+	run   request.Run
+	modes int
+	end   uint64 // one past the last page
+	key   string
+}
+
+// beforeBound reads q's run and operations as resolveRun will; ok is false when there are no
+// operations or resolveRun will refuse the query (its error is resolveRun's to give).
+func (s *Server) beforeBound(ctx context.Context, q url.Values) (beforeRun, bool) {
 	ops := q[FieldBefore]
 	if len(ops) == 0 || len(ops) >= request.MaxOps || q.Get("sandbox") != "" {
-		return 0
+		return beforeRun{}, false
 	}
 	si, err := s.image(q.Get("image"))
 	if err != nil {
-		return 0
+		return beforeRun{}, false
 	}
 	run, err := request.Parse(q.Get)
 	if err != nil {
-		return 0
+		return beforeRun{}, false
 	}
 	f, err := s.resolvePath(ctx, si, run.Path)
 	if err != nil {
-		return 0
+		return beforeRun{}, false
 	}
 	pages := func(end int64) uint64 { return uint64(max(end, 0)+4095) >> 12 }
 	size := f.Inode().Size
 	end := pages(int64(size))
+	parsed := make([]request.Op, 0, len(ops))
 	for _, line := range ops {
 		op, err := request.ParseOp(line)
 		if err != nil {
-			return 0
+			return beforeRun{}, false
 		}
+		parsed = append(parsed, op)
 		if op.Kind == request.OpWrite || (op.IsZero() && !op.KeepSize) {
 			end = max(end, pages(op.Offset+op.Length))
 		}
@@ -164,7 +202,7 @@ func (s *Server) runAnswerBound(ctx context.Context, q url.Values) int64 {
 	if run.HasLength {
 		end = max(end, pages(run.Offset+run.Length))
 	}
-	return int64(len(run.Modes)) * (runBase + runPerSlot*int64(end))
+	return beforeRun{run: run, modes: len(run.Modes), end: end, key: resolvedKey(si, f.Path(), parsed)}, true
 }
 
 // reservedKey is the context key of what a request has already reserved for its answer when it

@@ -34,6 +34,14 @@ func resolvedKey(si *StoredImage, path string, before []request.Op) string {
 	return b.String()
 }
 
+// has reports whether key's input is cached.
+func (c *resolvedCache) has(key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.m[key]
+	return ok
+}
+
 // get returns the input for key, computing it with build on a miss.
 func (c *resolvedCache) get(key string, build func() (core.Input, error)) (core.Input, error) {
 	c.mu.Lock()

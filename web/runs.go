@@ -114,6 +114,20 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 	return s.resolve(ctx, si, run, before)
 }
 
+// resolvePlayerRun is resolveRun for a player (/ws/run, the player page): while the `before=`
+// operations run, the most the run's outline build can reserve is held (outlineBound), so that a
+// run whose outline the budget refuses is refused before they are simulated, and they reserve only
+// what passes it. It is given back before the build reserves its own.
+func (s *Server) resolvePlayerRun(ctx context.Context, q url.Values) (*runTarget, error) {
+	bound := s.outlineBound(ctx, q)
+	release, err := s.budget.reserve(bound)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return s.resolveRun(withReserved(ctx, bound), q)
+}
+
 // resolve builds the engine's input for run on si after the operations before it.
 func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, before []request.Op) (*runTarget, error) {
 	f, err := s.resolvePath(ctx, si, run.Path)
