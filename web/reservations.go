@@ -53,6 +53,42 @@ func beforeBytes(v core.Volume, fileSlots uint64, ops []request.Op) int64 {
 	return n
 }
 
+// A kept resolved input (web/resolvecache.go: the file and volume as a run's `before=` operations
+// left them) holds, per operation that changes slots, the overlay records of the dnodes it
+// changed (core's slotOverlay: a compressed copy of each dnode's slots, layered over the previous
+// operation's; the last layer lists every dnode any layer has), the SIT segments it changed, and
+// the file's dirty page list (8 B a page).
+// TestResolvedCacheCharge holds the charge against the heap a kept input retains for the worst
+// inputs of TestBeforeReservation.
+const (
+	resolvedBase     = 256 << 10
+	resolvedPerDnode = 1 << 10
+	slotsPerDnode    = 1018 // ADDRS_PER_BLOCK: a direct node's slots (an inode holds fewer)
+)
+
+// resolvedBytes is what the input in, left by ops on the file whose input was base, is charged
+// while kept: every operation counted as changing every dnode the file has after them (holes have
+// none), or, when the source cannot list them, every dnode its slots and the writes can reach.
+func resolvedBytes(base, in core.Input, ops []request.Op) int64 {
+	var dnodes int64
+	if l, ok := in.Slots.(core.DnodeLister); ok {
+		if starts, ok := l.DnodeStarts(); ok {
+			dnodes = int64(len(starts)) + 1
+		}
+	}
+	if dnodes == 0 {
+		var written int64
+		for _, op := range ops {
+			if op.Kind == request.OpWrite {
+				written += op.Length>>12 + 2
+			}
+		}
+		slots := int64(max(base.Inode.SlotsEnd, in.Inode.SlotsEnd)) + min(written, mainBlocks(base.Volume))
+		dnodes = (slots+slotsPerDnode-1)/slotsPerDnode + 1
+	}
+	return resolvedBase + 8*int64(len(in.Inode.Dirty)) + int64(len(ops))*resolvedPerDnode*dnodes
+}
+
 // mainBlocks is the blocks of v's main area (0 for a volume that lies about it).
 func mainBlocks(v core.Volume) int64 { return max(int64(v.MaxBlkaddr)-int64(v.MainBlkaddr), 0) }
 

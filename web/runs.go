@@ -148,15 +148,15 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	}
 	// The page and its websocket (and reconnects, mode switches) resolve the same run: the earlier
 	// operations are simulated once (web/resolvecache.go).
-	in, err := s.resolved.get(resolvedKey(si, f.Path(), before), func() (core.Input, error) {
+	in, err := s.resolved.get(resolvedKey(si, f.Path(), before), func() (core.Input, int64, error) {
 		base, err := source.FileInput(si.Image, f)
 		if err != nil {
-			return base, err
+			return base, 0, err
 		}
 		if len(before) > 0 { // each operation is a whole simulation (web/reservations.go)
 			done, err := s.reserveHeavy(ctx, max(beforeBytes(base.Volume, base.Inode.SlotsEnd, before)-reservedFor(ctx), 0))
 			if err != nil {
-				return base, err
+				return base, 0, err
 			}
 			defer done()
 		}
@@ -167,7 +167,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 		// earlier operations run per-block.
 		q, err := source.NewSeq(ctx, si.Image, core.PerBlock)
 		if err != nil {
-			return base, err
+			return base, 0, err
 		}
 		for _, op := range before {
 			if op.IsZero() {
@@ -176,13 +176,14 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 				_, err = op.ApplyOther(q, base)
 			}
 			if err != nil {
-				return base, err
+				return base, 0, err
 			}
 			if err := ctx.Err(); err != nil {
-				return base, err
+				return base, 0, err
 			}
 		}
-		return q.File(base), nil
+		in := q.File(base)
+		return in, resolvedBytes(base, in, before), nil
 	})
 	if err != nil {
 		return nil, err
