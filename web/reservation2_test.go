@@ -136,3 +136,36 @@ func heapInUse() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapInuse)
 }
+
+// TestWritebackReservation: the writeback answers with the most pages we know to write back: the
+// whole free space of a 256 MiB volume written and fsynced, and 4 rounds of writing a quarter of
+// it, fsync, zero and sync (each round's pages recorded anew; 15 rounds pass the request's 60 s
+// on this loaded machine).
+func TestWritebackReservation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: writes back a volume's every block")
+	}
+	s := mustOpenServer(t, Config{MaxMemory: -1}).Server
+	emptyVolume(t, s, "w", 256)
+	whole := fmt.Sprint(256 << 20)
+	var rounds []string
+	for range 4 {
+		rounds = append(rounds, "write /f 0 67108864", "fsync /f", "zero /f 1 67108864", "sync")
+	}
+	for _, c := range []struct {
+		name   string
+		before []string
+	}{
+		{"write + fsync of the whole free space", []string{"write /f 0 " + whole, "fsync /f"}},
+		{"4 × (write 64 MiB, fsync, zero, sync)", rounds},
+	} {
+		s.resolved.drop()
+		q := url.Values{"path": {"/f"}, "offset": {"0"}, "length": {"4096"}, FieldBefore: c.before}
+		var d *discardWriter
+		heap, res := reservedAndHeap(s, func() { d = serveDiscard(s, "GET", "/api/images/w/writeback?"+q.Encode(), nil) })
+		if d.code != http.StatusOK {
+			t.Fatalf("%s: %d", c.name, d.code)
+		}
+		checkReservation(t, fmt.Sprintf("writeback, %s (%d bytes)", c.name, d.n), heap, res)
+	}
+}

@@ -53,6 +53,32 @@ func beforeBytes(v core.Volume, fileSlots uint64, ops []request.Op) int64 {
 	return n
 }
 
+// The writeback answer (GET /api/images/{id}/writeback, web/writeback.go) runs the run's sequence
+// (the operations, the played zero, the unmount) on one mount, as `before=` does, and records every
+// page writeback handled: the page, the kernel function, its SIT bits, then the whole answer is
+// encoded at once (about 400 bytes of JSON a page, in a buffer that doubles). Every page a write
+// dirties is written back once, by a later fsync, sync, zero over it or the unmount; a write past the
+// free space stops at ENOSPC, so each write counts the main area's blocks at most, but the sequence's
+// writes add up (21 of the whole free space record 21 times as many pages). TestWritebackReservation.
+const wbPerPage = 1 << 10
+
+// writebackBytes is what the writeback answer of ops and the played zero on a file of fileSlots
+// slots of volume v reserves.
+func writebackBytes(v core.Volume, fileSlots uint64, ops []request.Op) int64 {
+	main := mainBlocks(v)
+	pages := int64(2) // the played zero's partial pages
+	for _, op := range ops {
+		switch {
+		case op.IsZero():
+			pages += 2
+		case op.Kind == request.OpWrite:
+			pages += min(op.Length>>12+2, main)
+		}
+	}
+	played := append(append([]request.Op(nil), ops...), request.Op{Kind: request.OpZero})
+	return beforeBytes(v, fileSlots, played) + wbPerPage*pages
+}
+
 // A kept resolved input (web/resolvecache.go: the file and volume as a run's `before=` operations
 // left them) holds, per operation that changes slots, the overlay records of the dnodes it
 // changed (core's slotOverlay: a compressed copy of each dnode's slots, layered over the previous
