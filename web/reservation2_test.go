@@ -169,3 +169,44 @@ func TestWritebackReservation(t *testing.T) {
 		checkReservation(t, fmt.Sprintf("writeback, %s (%d bytes)", c.name, d.n), heap, res)
 	}
 }
+
+// TestGCReservation: the cleaner's model within its reservation: the player's what-happens-next
+// timeline after the costliest run the demo has (63 zeros of its 9 GiB sparse file before a zero
+// of all of it, replayed on the SIT) against the heap; the gc API's 64 ops (foreground and
+// background calls, checkpoints), the /next page and a small timeline refused past the budget.
+func TestGCReservation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: replays 63 zeros of a 9 GiB file")
+	}
+	s := mustOpenServer(t, Config{MaxMemory: -1}).Server
+	ops := url.Values{}
+	for k := range maxGCOps {
+		ops.Add("op", []string{"gc 1", "gc 0", "checkpoint", "sync"}[k%4])
+	}
+	zeros := url.Values{"path": {"/cases/sparse-9g.bin"}, "policy": {"cost-benefit"}}
+	for range request63 {
+		zeros.Add(FieldBefore, "zero /cases/sparse-9g.bin 0 9664729088")
+	}
+	for _, c := range []struct{ name, target string }{
+		{"timeline after 63 zeros of the 9 GiB file", "/api/images/demo/next?" + zeros.Encode()},
+	} {
+		s.resolved.drop()
+		s.next = newNextCache()
+		var d *discardWriter
+		heap, res := reservedAndHeap(s, func() { d = serveDiscard(s, "GET", c.target, nil) })
+		if d.code != http.StatusOK {
+			t.Fatalf("%s: %d", c.name, d.code)
+		}
+		checkReservation(t, fmt.Sprintf("%s (%d bytes)", c.name, d.n), heap, res)
+	}
+	// The gc API and page, and the timeline of the demo's densest file zeroed whole, hold their
+	// reservations for about the sampler's millisecond (+0.5 MiB of heap each, sampled): that they
+	// reserve is shown by a budget of gcBase refusing them (gcBytes is more than that).
+	small := mustOpenServer(t, Config{MaxMemory: gcBase}).Server
+	for _, target := range []string{"/images/demo/next?" + ops.Encode(), "/api/images/demo/gc?" + ops.Encode(),
+		"/api/images/demo/next?path=/seed/bench64.bin"} {
+		if d := serveDiscard(small, "GET", target, nil); d.code != http.StatusServiceUnavailable || d.h.Get("Retry-After") == "" {
+			t.Errorf("%s under a %d-byte budget: %d (Retry-After %q), want 503", target, int64(gcBase), d.code, d.h.Get("Retry-After"))
+		}
+	}
+}

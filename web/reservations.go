@@ -79,6 +79,32 @@ func writebackBytes(v core.Volume, fileSlots uint64, ops []request.Op) int64 {
 	return beforeBytes(v, fileSlots, played) + wbPerPage*pages
 }
 
+// The cleaner's model (package gc: GET /api/images/{id}/gc, the /next page, the player's what-happens-
+// next timeline) holds per main-area segment its SIT entry (valid count, mtime, the 64-byte valid
+// map), clones of it (the timeline clones the state, and again for the other policy every round)
+// and one map of 3 bytes a segment per frame, and the gc API one list of 32 bytes a segment per op
+// and the answer's JSON of them. 1 KiB a segment covers them all; TestGCReservation measures it on
+// the demo.
+const (
+	gcBase       = 1 << 20
+	gcPerSegment = 1 << 10
+)
+
+// gcBytes is what replaying the cleaner's ops on a volume of mainSegs main-area segments reserves.
+func gcBytes(mainSegs uint32) int64 { return gcBase + gcPerSegment*int64(mainSegs) }
+
+// nextBytes is what building the what-happens-next timeline after run t reserves: its `before=`
+// zeros replayed from the image (their SIT changes are invalidations the cleaner's model applies),
+// the run simulated in one mode, and the cleaner's model.
+func nextBytes(t *runTarget) int64 {
+	slots := max(t.spec.Input.Inode.SlotsEnd, player.PagesOf(t.spec).End)
+	n := gcBytes(t.si.Image.Volume().MainSegmentCount) + runBase + runPerSlot*int64(slots)
+	if len(t.before) > 0 {
+		n += beforeBytes(t.spec.Input.Volume, slots, t.before)
+	}
+	return n
+}
+
 // A kept resolved input (web/resolvecache.go: the file and volume as a run's `before=` operations
 // left them) holds, per operation that changes slots, the overlay records of the dnodes it
 // changed (core's slotOverlay: a compressed copy of each dnode's slots, layered over the previous
