@@ -65,8 +65,8 @@ func TestPlayerRefusedBeforeOperations(t *testing.T) {
 	if d := serveDiscard(s, "GET", "/images/demo/run?"+q.Encode(), nil); d.code != http.StatusOK || s.resolved.misses != 1 {
 		t.Fatalf("the same page again: %d, %d simulations; want 200 and still 1", d.code, s.resolved.misses)
 	}
-	if u := s.budget.inUse(); u != 0 {
-		t.Fatalf("%d bytes still reserved after the requests", u)
+	if u, c := s.budget.inUse(), s.resolved.charged; u != c {
+		t.Fatalf("%d bytes still reserved after the requests, %d of them the kept input's", u, c)
 	}
 }
 

@@ -317,7 +317,7 @@ func TestRunRefusedBeforeOperations(t *testing.T) {
 	if d := serveDiscard(s, "GET", "/api/images/demo/run?"+q.Encode(), nil); d.code != http.StatusOK || s.resolved.misses != 1 {
 		t.Fatalf("a run that fits: %d, %d simulations of its operations; want 200 and 1", d.code, s.resolved.misses)
 	}
-	if u := s.budget.inUse(); u != 0 {
-		t.Fatalf("%d bytes still reserved after both requests", u)
+	if u, c := s.budget.inUse(), s.resolved.charged; u != c {
+		t.Fatalf("%d bytes still reserved after the requests, %d of them the kept input's", u, c)
 	}
 }

@@ -119,9 +119,13 @@ const (
 )
 
 // resolvedBytes is what the input in, left by ops on the file whose input was base, is charged
-// while kept: every operation counted as changing every dnode the file has after them (holes have
-// none), or, when the source cannot list them, every dnode its slots and the writes can reach.
+// while kept (nothing without operations): every operation counted as changing every dnode the
+// file has after them (holes have none), or, when the source cannot list them, every dnode its
+// slots and the writes can reach.
 func resolvedBytes(base, in core.Input, ops []request.Op) int64 {
+	if len(ops) == 0 {
+		return 0 // the image's own input: it holds nothing the image does not
+	}
 	var dnodes int64
 	if l, ok := in.Slots.(core.DnodeLister); ok {
 		if starts, ok := l.DnodeStarts(); ok {
