@@ -210,3 +210,22 @@ func TestGCReservation(t *testing.T) {
 		}
 	}
 }
+
+// TestAfterCheckReservation: the after-image check whose model writes and fsyncs the whole free
+// space of a 256 MiB volume, held in both modes against the volume as it was (every block the model
+// wrote is a difference).
+func TestAfterCheckReservation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: models writing back a volume's every block, twice")
+	}
+	s := mustOpenServer(t, Config{MaxMemory: -1}).Server
+	emptyVolume(t, s, "w", 256)
+	q := url.Values{"path": {"/f"}, "offset": {"0"}, "length": {"4096"}, "mode": {"both"}, FieldAfter: {"w"},
+		FieldBefore: {"write /f 0 " + fmt.Sprint(256<<20), "fsync /f"}}
+	var d *discardWriter
+	heap, res := reservedAndHeap(s, func() { d = serveDiscard(s, "GET", "/api/images/w/aftercheck?"+q.Encode(), nil) })
+	if d.code != http.StatusOK && d.code != http.StatusUnprocessableEntity {
+		t.Fatalf("after-check: %d", d.code)
+	}
+	checkReservation(t, fmt.Sprintf("after-check of write + fsync of the free space, both modes (%d, %d bytes)", d.code, d.n), heap, res)
+}
