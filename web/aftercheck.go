@@ -9,6 +9,7 @@ import (
 	"github.com/zrviz/zrviz/afterck"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgdiff"
+	"github.com/zrviz/zrviz/player"
 	"github.com/zrviz/zrviz/request"
 )
 
@@ -23,11 +24,11 @@ import (
 // FieldAfter is the after-check's query field: the stored image to hold against the model.
 const FieldAfter = "after"
 
-// afterCheckBytes is what one after-check reserves of the memory budget per mode: the model's
-// sequence (core.Seq: the file's slot map as extents, the SIT segments the operations touch) and
-// the two images' NAT and SIT tables as CheckState reads them. BenchmarkAfterCheck allocates
-// 8.8 MB in all for both modes of kernel case 6 on the demo; the rest is slack for a large file's
-// extents.
+// afterCheckBytes is what one after-check reserves of the memory budget per mode besides its
+// sequence's own figure (beforeBytes of the operations and the played zero): the two images' NAT
+// and SIT tables as CheckState reads them, and its report. BenchmarkAfterCheck allocates 8.8 MB in
+// all for both modes of kernel case 6 on the demo; TestAfterCheckReservation measures the worst
+// sequence.
 const afterCheckBytes = 32 << 20
 
 // afterCheckBody is the answer to GET /api/images/{id}/aftercheck.
@@ -81,7 +82,11 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer releaseAfter()
-	release, err := s.budget.reserve(int64(len(t.run.Modes)) * afterCheckBytes)
+	// Per mode: the model's sequence, run as `before=` is with the played zero after it, and the
+	// tables CheckState reads (web/reservations.go).
+	played := append(append([]request.Op(nil), t.before...), request.Op{Kind: request.OpZero})
+	perMode := afterCheckBytes + beforeBytes(t.spec.Input.Volume, max(t.spec.Input.Inode.SlotsEnd, player.PagesOf(t.spec).End), played)
+	release, err := s.budget.reserve(int64(len(t.run.Modes)) * perMode)
 	if err != nil {
 		s.Error(w, r, err)
 		return

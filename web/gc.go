@@ -70,6 +70,13 @@ func (s *Server) handleGC(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
+	// The cleaner's model, its segment lists and the answer (web/reservations.go).
+	done, err := s.reserveHeavy(r.Context(), gcBytes(si.Image.Volume().MainSegmentCount))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer done()
 	st, segsPerSec, err := mountGC(si, now)
 	if err != nil {
 		s.Error(w, r, err)
@@ -196,6 +203,13 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
+	// The cleaner's model, its segment lists and the answer (web/reservations.go).
+	done, err := s.reserveHeavy(r.Context(), gcBytes(si.Image.Volume().MainSegmentCount))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer done()
 	st, segsPerSec, err := mountGC(si, now)
 	if err != nil {
 		s.Error(w, r, err)

@@ -186,6 +186,11 @@ func (n nextQuery) kind() gc.Kind {
 func (s *Server) timeline(ctx context.Context, t *runTarget, n nextQuery) (*gc.Timeline, error) {
 	key := fmt.Sprintf("%p\x00%s\x00%d\x00%s", t.si, t.key(), n.now, n.policy)
 	return s.next.get(key, func() (*gc.Timeline, error) {
+		done, err := s.reserveHeavy(ctx, nextBytes(t))
+		if err != nil {
+			return nil, err
+		}
+		defer done()
 		st, err := s.afterRun(ctx, t, n.now)
 		if err != nil {
 			return nil, err

@@ -426,7 +426,7 @@ func dnodeItem(f *imgio.File, d imgio.Dnode) templates.DnodeItem {
 func (s *Server) handleRunPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	q.Set("image", chi.URLParam(r, "id"))
-	t, err := s.resolveRun(r.Context(), q)
+	t, err := s.resolvePlayerRun(r.Context(), q)
 	if err != nil {
 		s.pageError(w, r, err)
 		return

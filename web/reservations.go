@@ -53,6 +53,98 @@ func beforeBytes(v core.Volume, fileSlots uint64, ops []request.Op) int64 {
 	return n
 }
 
+// The writeback answer (GET /api/images/{id}/writeback, web/writeback.go) runs the run's sequence
+// (the operations, the played zero, the unmount) on one mount, as `before=` does, and records every
+// page writeback handled: the page, the kernel function, its SIT bits, then the whole answer is
+// encoded at once (about 400 bytes of JSON a page, in a buffer that doubles). Every page a write
+// dirties is written back once, by a later fsync, sync, zero over it or the unmount; a write past the
+// free space stops at ENOSPC, so each write counts the main area's blocks at most, but the sequence's
+// writes add up (21 of the whole free space record 21 times as many pages). TestWritebackReservation.
+const wbPerPage = 1 << 10
+
+// writebackBytes is what the writeback answer of ops and the played zero on a file of fileSlots
+// slots of volume v reserves.
+func writebackBytes(v core.Volume, fileSlots uint64, ops []request.Op) int64 {
+	main := mainBlocks(v)
+	pages := int64(2) // the played zero's partial pages
+	for _, op := range ops {
+		switch {
+		case op.IsZero():
+			pages += 2
+		case op.Kind == request.OpWrite:
+			pages += min(op.Length>>12+2, main)
+		}
+	}
+	played := append(append([]request.Op(nil), ops...), request.Op{Kind: request.OpZero})
+	return beforeBytes(v, fileSlots, played) + wbPerPage*pages
+}
+
+// The cleaner's model (package gc: GET /api/images/{id}/gc, the /next page, the player's what-happens-
+// next timeline) holds per main-area segment its SIT entry (valid count, mtime, the 64-byte valid
+// map), clones of it (the timeline clones the state, and again for the other policy every round)
+// and one map of 3 bytes a segment per frame, and the gc API one list of 32 bytes a segment per op
+// and the answer's JSON of them. 1 KiB a segment covers them all; TestGCReservation measures it on
+// the demo.
+const (
+	gcBase       = 1 << 20
+	gcPerSegment = 1 << 10
+)
+
+// gcBytes is what replaying the cleaner's ops on a volume of mainSegs main-area segments reserves.
+func gcBytes(mainSegs uint32) int64 { return gcBase + gcPerSegment*int64(mainSegs) }
+
+// nextBytes is what building the what-happens-next timeline after run t reserves: its `before=`
+// zeros replayed from the image (their SIT changes are invalidations the cleaner's model applies),
+// the run simulated in one mode, and the cleaner's model.
+func nextBytes(t *runTarget) int64 {
+	slots := max(t.spec.Input.Inode.SlotsEnd, player.PagesOf(t.spec).End)
+	n := gcBytes(t.si.Image.Volume().MainSegmentCount) + runBase + runPerSlot*int64(slots)
+	if len(t.before) > 0 {
+		n += beforeBytes(t.spec.Input.Volume, slots, t.before)
+	}
+	return n
+}
+
+// A kept resolved input (web/resolvecache.go: the file and volume as a run's `before=` operations
+// left them) holds, per operation that changes slots, the overlay records of the dnodes it
+// changed (core's slotOverlay: a compressed copy of each dnode's slots, layered over the previous
+// operation's; the last layer lists every dnode any layer has), the SIT segments it changed, and
+// the file's dirty page list (8 B a page).
+// TestResolvedCacheCharge holds the charge against the heap a kept input retains for the worst
+// inputs of TestBeforeReservation.
+const (
+	resolvedBase     = 256 << 10
+	resolvedPerDnode = 1 << 10
+	slotsPerDnode    = 1018 // ADDRS_PER_BLOCK: a direct node's slots (an inode holds fewer)
+)
+
+// resolvedBytes is what the input in, left by ops on the file whose input was base, is charged
+// while kept (nothing without operations): every operation counted as changing every dnode the
+// file has after them (holes have none), or, when the source cannot list them, every dnode its
+// slots and the writes can reach.
+func resolvedBytes(base, in core.Input, ops []request.Op) int64 {
+	if len(ops) == 0 {
+		return 0 // the image's own input: it holds nothing the image does not
+	}
+	var dnodes int64
+	if l, ok := in.Slots.(core.DnodeLister); ok {
+		if starts, ok := l.DnodeStarts(); ok {
+			dnodes = int64(len(starts)) + 1
+		}
+	}
+	if dnodes == 0 {
+		var written int64
+		for _, op := range ops {
+			if op.Kind == request.OpWrite {
+				written += op.Length>>12 + 2
+			}
+		}
+		slots := int64(max(base.Inode.SlotsEnd, in.Inode.SlotsEnd)) + min(written, mainBlocks(base.Volume))
+		dnodes = (slots+slotsPerDnode-1)/slotsPerDnode + 1
+	}
+	return resolvedBase + 8*int64(len(in.Inode.Dirty)) + int64(len(ops))*resolvedPerDnode*dnodes
+}
+
 // mainBlocks is the blocks of v's main area (0 for a volume that lies about it).
 func mainBlocks(v core.Volume) int64 { return max(int64(v.MaxBlkaddr)-int64(v.MainBlkaddr), 0) }
 
@@ -133,30 +225,68 @@ func diffBytes(a, b core.Volume, ops []request.Op) int64 {
 // (issue 19: 22 CPU-s). 0 when there are no operations, or when the query is one resolveRun will
 // refuse (its error is resolveRun's to give).
 func (s *Server) runAnswerBound(ctx context.Context, q url.Values) int64 {
+	b, ok := s.beforeBound(ctx, q)
+	if !ok {
+		return 0
+	}
+	return int64(b.modes) * (runBase + runPerSlot*int64(b.end))
+}
+
+// outlineBound is, for a player's query (/ws/run, the player page) with `before=` operations whose
+// result is not cached yet, the most the run's outline build can reserve (outlineBuildBytes) once
+// they have run: its range, from the run's offset to the file's end as the operations can grow it.
+// The player reserves it before the operations run and gives it back before the build reserves its
+// own, so that a run whose outline the budget refuses does not simulate its operations first. 0
+// when there is nothing to simulate (no operations, their result cached, a query resolveRun will
+// refuse).
+func (s *Server) outlineBound(ctx context.Context, q url.Values) int64 {
+	b, ok := s.beforeBound(ctx, q)
+	if !ok || s.resolved.has(b.key) {
+		return 0
+	}
+	start := uint64(max(b.run.Offset, 0)) >> 12
+	return int64(b.end-min(start, b.end)) * int64(b.modes) * outlineBuildPerPage
+}
+
+// beforeRun is what a query with `before=` operations can reach once they have run, read before
+// they run: the run's modes, the file's pages as the operations can grow it (a write, or a zero
+// without keep_size, to offset+length) with the run's own range, and the resolved-input cache's key.
+type beforeRun struct {
+	run   request.Run
+	modes int
+	end   uint64 // one past the last page
+	key   string
+}
+
+// beforeBound reads q's run and operations as resolveRun will; ok is false when there are no
+// operations or resolveRun will refuse the query (its error is resolveRun's to give).
+func (s *Server) beforeBound(ctx context.Context, q url.Values) (beforeRun, bool) {
 	ops := q[FieldBefore]
 	if len(ops) == 0 || len(ops) >= request.MaxOps || q.Get("sandbox") != "" {
-		return 0
+		return beforeRun{}, false
 	}
 	si, err := s.image(q.Get("image"))
 	if err != nil {
-		return 0
+		return beforeRun{}, false
 	}
 	run, err := request.Parse(q.Get)
 	if err != nil {
-		return 0
+		return beforeRun{}, false
 	}
 	f, err := s.resolvePath(ctx, si, run.Path)
 	if err != nil {
-		return 0
+		return beforeRun{}, false
 	}
 	pages := func(end int64) uint64 { return uint64(max(end, 0)+4095) >> 12 }
 	size := f.Inode().Size
 	end := pages(int64(size))
+	parsed := make([]request.Op, 0, len(ops))
 	for _, line := range ops {
 		op, err := request.ParseOp(line)
 		if err != nil {
-			return 0
+			return beforeRun{}, false
 		}
+		parsed = append(parsed, op)
 		if op.Kind == request.OpWrite || (op.IsZero() && !op.KeepSize) {
 			end = max(end, pages(op.Offset+op.Length))
 		}
@@ -164,7 +294,7 @@ func (s *Server) runAnswerBound(ctx context.Context, q url.Values) int64 {
 	if run.HasLength {
 		end = max(end, pages(run.Offset+run.Length))
 	}
-	return int64(len(run.Modes)) * (runBase + runPerSlot*int64(end))
+	return beforeRun{run: run, modes: len(run.Modes), end: end, key: resolvedKey(si, f.Path(), parsed)}, true
 }
 
 // reservedKey is the context key of what a request has already reserved for its answer when it

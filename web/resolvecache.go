@@ -16,14 +16,26 @@ const maxResolved = 8
 // of the file), so a view resolves its run once: the player page simulates them, and its websocket,
 // a reconnect or a mode switch reuse the result instead of simulating them again. Keys hold the
 // stored image's identity, so a re-uploaded id never reuses another image's state.
+//
+// A kept input's memory (resolvedBytes) is charged to the budget until it is evicted, as a cached
+// outline is; one that does not fit is handed to its request and not kept.
 type resolvedCache struct {
-	mu     sync.Mutex
-	m      map[string]core.Input
-	order  []string // oldest first
-	misses int      // simulations of earlier operations, for tests
+	mu      sync.Mutex
+	m       map[string]resolvedEntry
+	order   []string // oldest first
+	misses  int      // simulations of earlier operations, for tests
+	budget  *budget  // nil: kept inputs are not charged
+	charged int64    // bytes of the budget the kept inputs hold
 }
 
-func newResolvedCache() *resolvedCache { return &resolvedCache{m: map[string]core.Input{}} }
+type resolvedEntry struct {
+	in      core.Input
+	charged int64
+}
+
+func newResolvedCache(b *budget) *resolvedCache {
+	return &resolvedCache{m: map[string]resolvedEntry{}, budget: b}
+}
 
 func resolvedKey(si *StoredImage, path string, before []request.Op) string {
 	var b strings.Builder
@@ -34,28 +46,51 @@ func resolvedKey(si *StoredImage, path string, before []request.Op) string {
 	return b.String()
 }
 
-// get returns the input for key, computing it with build on a miss.
-func (c *resolvedCache) get(key string, build func() (core.Input, error)) (core.Input, error) {
+// has reports whether key's input is cached.
+func (c *resolvedCache) has(key string) bool {
 	c.mu.Lock()
-	in, ok := c.m[key]
+	defer c.mu.Unlock()
+	_, ok := c.m[key]
+	return ok
+}
+
+// drop forgets every kept input, giving back what they held.
+func (c *resolvedCache) drop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.budget.give(c.charged)
+	c.charged = 0
+	c.m, c.order = map[string]resolvedEntry{}, nil
+}
+
+// get returns the input for key, computing it with build on a miss; build also says what the
+// input holds of memory (resolvedBytes), charged while it is kept.
+func (c *resolvedCache) get(key string, build func() (core.Input, int64, error)) (core.Input, error) {
+	c.mu.Lock()
+	e, ok := c.m[key]
 	c.mu.Unlock()
 	if ok {
-		return in, nil
+		return e.in, nil
 	}
-	in, err := build()
+	in, size, err := build()
 	if err != nil {
 		return in, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.misses++
-	if _, ok := c.m[key]; !ok {
-		c.m[key] = in
-		c.order = append(c.order, key)
-		if len(c.order) > maxResolved {
-			delete(c.m, c.order[0])
-			c.order = c.order[1:]
-		}
+	if _, ok := c.m[key]; ok || !c.budget.take(size, false) {
+		return in, nil // kept by another request, or the budget is spent: served, not kept
+	}
+	c.m[key] = resolvedEntry{in: in, charged: size}
+	c.charged += size
+	c.order = append(c.order, key)
+	if len(c.order) > maxResolved {
+		old := c.m[c.order[0]]
+		c.budget.give(old.charged)
+		c.charged -= old.charged
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
 	}
 	return in, nil
 }

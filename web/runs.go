@@ -114,6 +114,20 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 	return s.resolve(ctx, si, run, before)
 }
 
+// resolvePlayerRun is resolveRun for a player (/ws/run, the player page): while the `before=`
+// operations run, the most the run's outline build can reserve is held (outlineBound), so that a
+// run whose outline the budget refuses is refused before they are simulated, and they reserve only
+// what passes it. It is given back before the build reserves its own.
+func (s *Server) resolvePlayerRun(ctx context.Context, q url.Values) (*runTarget, error) {
+	bound := s.outlineBound(ctx, q)
+	release, err := s.budget.reserve(bound)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return s.resolveRun(withReserved(ctx, bound), q)
+}
+
 // resolve builds the engine's input for run on si after the operations before it.
 func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, before []request.Op) (*runTarget, error) {
 	f, err := s.resolvePath(ctx, si, run.Path)
@@ -134,15 +148,15 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	}
 	// The page and its websocket (and reconnects, mode switches) resolve the same run: the earlier
 	// operations are simulated once (web/resolvecache.go).
-	in, err := s.resolved.get(resolvedKey(si, f.Path(), before), func() (core.Input, error) {
+	in, err := s.resolved.get(resolvedKey(si, f.Path(), before), func() (core.Input, int64, error) {
 		base, err := source.FileInput(si.Image, f)
 		if err != nil {
-			return base, err
+			return base, 0, err
 		}
 		if len(before) > 0 { // each operation is a whole simulation (web/reservations.go)
 			done, err := s.reserveHeavy(ctx, max(beforeBytes(base.Volume, base.Inode.SlotsEnd, before)-reservedFor(ctx), 0))
 			if err != nil {
-				return base, err
+				return base, 0, err
 			}
 			defer done()
 		}
@@ -153,7 +167,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 		// earlier operations run per-block.
 		q, err := source.NewSeq(ctx, si.Image, core.PerBlock)
 		if err != nil {
-			return base, err
+			return base, 0, err
 		}
 		for _, op := range before {
 			if op.IsZero() {
@@ -162,13 +176,14 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 				_, err = op.ApplyOther(q, base)
 			}
 			if err != nil {
-				return base, err
+				return base, 0, err
 			}
 			if err := ctx.Err(); err != nil {
-				return base, err
+				return base, 0, err
 			}
 		}
-		return q.File(base), nil
+		in := q.File(base)
+		return in, resolvedBytes(base, in, before), nil
 	})
 	if err != nil {
 		return nil, err

@@ -200,7 +200,6 @@ func NewServer(cfg Config) (*Server, error) {
 		return fail(err)
 	}
 	s.uploads = newUploads()
-	s.resolved = newResolvedCache()
 	s.next = newNextCache()
 	s.rooms = newRoomHub()
 	s.budget = &budget{limit: cfg.MaxMemory}
@@ -208,6 +207,7 @@ func NewServer(cfg Config) (*Server, error) {
 		s.budget.limit = DefaultMaxMemory
 	}
 	s.outlines = newOutlineCache(s.budget)
+	s.resolved = newResolvedCache(s.budget)
 	s.traces.charge = s.budget
 	s.heavy = newHeavySlots()
 	s.hosts = newAllowedHosts(cfg.Addr, cfg.AllowedHosts)

@@ -81,7 +81,7 @@ var errNotUpgrade = &Error{Code: EUPGRADE, Message: "this endpoint speaks websoc
 // the API's status codes and JSON errors; the work before the upgrade ends with the request.
 func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	t, err := s.resolveRun(r.Context(), q)
+	t, err := s.resolvePlayerRun(r.Context(), q)
 	if err != nil {
 		s.Error(w, r, err)
 		return

@@ -77,23 +77,18 @@ func (s *Server) handleWriteback(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, err)
 		return
 	}
-	release, err := s.budget.reserve(afterCheckBytes)
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	defer release()
-	done, err := s.heavyWork(r.Context())
-	if err != nil {
-		s.Error(w, r, err)
-		return
-	}
-	defer done()
 	base, err := source.FileInput(t.si.Image, t.file)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	// The sequence and every page it writes back, until the answer is written (web/reservations.go).
+	done, err := s.reserveHeavy(r.Context(), writebackBytes(base.Volume, max(base.Inode.SlotsEnd, t.spec.Input.Inode.SlotsEnd), t.before))
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer done()
 	groups, err := writebackGroups(r.Context(), t.si.Image, base, t.before, t.run)
 	if err != nil {
 		s.Error(w, r, err)
