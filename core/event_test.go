@@ -93,7 +93,7 @@ func TestEventFields(t *testing.T) {
 	}
 	var runs []run
 	r := rand.New(rand.NewPCG(21, 22))
-	for i := range 300 {
+	for i := range sweep(300) {
 		st, req := randomState(r)
 		if i%10 == 0 {
 			// Past the file's nodes, so some are missing; sometimes no node may be allocated.

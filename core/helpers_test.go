@@ -3,7 +3,17 @@ package core
 import (
 	"fmt"
 	"math/rand/v2"
+	"testing"
 )
+
+// sweep is how many random cases a property test runs: n in the full run, a quarter under -short
+// (the fast tier), drawn from the same seeded generator, so the short cases are the first of the full.
+func sweep(n int) int {
+	if testing.Short() {
+		return max(n/4, 1)
+	}
+	return n
+}
 
 // memFile is a hand-built file: slots[i] is file block i. A node exists
 // when any slot it covers (directly or through children) is non-NULL, or

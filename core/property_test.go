@@ -113,7 +113,7 @@ func TestSeekReplays(t *testing.T) {
 			t.Errorf("no case had 3 checkpoints (max %d): restores from mid-run were not exercised", maxCps)
 		}
 	}()
-	for i := range 60 {
+	for i := range sweep(60) {
 		st, req := randomState(r)
 		if i%6 == 0 {
 			// Big enough for several checkpoints (one per four chunks).
@@ -296,7 +296,7 @@ func overlayExtents(base, changes []Extent, lo, hi uint64) []Extent {
 // Changed laid over them are exactly the run's current slots.
 func TestChangedOverInput(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
-	for i := range 150 {
+	for i := range sweep(150) {
 		st, req := randomStateN(r, 2500)
 		hi := st.file.n + 3
 		var base []Extent

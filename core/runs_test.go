@@ -97,7 +97,7 @@ func TestRunStartsVectors(t *testing.T) {
 func TestRunStartsCountsTheEnginesRuns(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 2))
 	checked := 0
-	for k := 0; k < 1500; k++ {
+	for k := 0; k < sweep(1500); k++ {
 		st, req := randomStateN(r, 4000)
 		in := st.input()
 		var spans []Pages
@@ -122,7 +122,7 @@ func TestRunStartsCountsTheEnginesRuns(t *testing.T) {
 		}
 		checked++
 	}
-	if checked < 100 {
+	if checked < sweep(1500)/15 {
 		t.Fatalf("only %d error-free runs", checked)
 	}
 }

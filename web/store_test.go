@@ -378,12 +378,12 @@ func TestEvictionLRU(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	ts := mustOpenServer(t, Config{DataDir: dir})
-	// The store's clock advances a second at each reading, so every use is later than the one before
-	// it (recency is their order, not how far apart the wall clock put them).
+	// The store's clock is the wall clock plus a second more at each reading: every use is later
+	// than the one before it and than the file time an upload is committed with (upload.go records
+	// an upload's mtime), so recency is the order of the calls, not how far apart the clock put them.
 	var ticks atomic.Int64
-	t0 := time.Now()
 	ts.store.mu.Lock()
-	ts.store.now = func() time.Time { return t0.Add(time.Duration(ticks.Add(1)) * time.Second) }
+	ts.store.now = func() time.Time { return time.Now().Add(time.Duration(ticks.Add(1)) * time.Second) }
 	ts.store.mu.Unlock()
 	up := func(v string) string {
 		t.Helper()

@@ -178,7 +178,6 @@ func TestCloseCutsUploads(t *testing.T) {
 	}
 	slow := fixtureVariant(t, "basic", "slow")
 	gate := make(chan struct{})
-	defer close(gate)
 	cut := post("slow.img", &gateReader{r: bytes.NewReader(slow), n: int64(len(slow) / 2), gate: gate}, int64(len(slow)))
 	waitUploads(t, s, 1)
 	t0 := time.Now()
@@ -186,6 +185,10 @@ func TestCloseCutsUploads(t *testing.T) {
 		t.Errorf("Close: %v", err)
 	}
 	t.Logf("Close took %v", time.Since(t0).Round(time.Millisecond))
+	// The rest of the body may flow now: the server has cut the upload, so it goes nowhere. Held
+	// back, it kept the client's transport waiting on its writer when the cut closed the connection
+	// before the 503 was read (the test hung under load).
+	close(gate)
 	if code := <-cut; code != http.StatusServiceUnavailable && code != -1 {
 		t.Errorf("upload cut by Close: %d, want 503 or a closed connection", code)
 	}
