@@ -20,3 +20,12 @@ func (c *outlineCache) charged() int64 {
 	}
 	return n
 }
+
+// drop forgets every kept input, giving back what they held.
+func (c *resolvedCache) drop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.budget.give(c.charged)
+	c.charged = 0
+	c.m, c.order = map[string]resolvedEntry{}, nil
+}

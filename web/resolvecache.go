@@ -54,15 +54,6 @@ func (c *resolvedCache) has(key string) bool {
 	return ok
 }
 
-// drop forgets every kept input, giving back what they held.
-func (c *resolvedCache) drop() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.budget.give(c.charged)
-	c.charged = 0
-	c.m, c.order = map[string]resolvedEntry{}, nil
-}
-
 // get returns the input for key, computing it with build on a miss; build also says what the
 // input holds of memory (resolvedBytes), charged while it is kept.
 func (c *resolvedCache) get(key string, build func() (core.Input, int64, error)) (core.Input, error) {
