@@ -3,8 +3,7 @@ package gc
 // A Timeline is "what happens next" after a state, as a viewer steps through it: a checkpoint
 // (the prefree segments become free), then the cleaner call by call, each call in three frames —
 // the search with its ranked candidates, the victim, and where its valid blocks go. The frames are
-// computed once, by the State methods the ops language runs (Checkpoint, GC; for sync see
-// syncMarked), so a frame is what the ops up to it leave (MapOps).
+// computed once, by the State methods the ops language runs (Checkpoint, GC, Sync), so a frame is what the ops up to it leave (MapOps).
 //
 // A foreground timeline (greedy) runs F2FS_IOC_GARBAGE_COLLECT with sync = 1: the victim's blocks
 // move within the call. A background timeline (cost-benefit) runs sync = 0, which only marks the

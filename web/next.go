@@ -14,7 +14,6 @@ import (
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/gc"
-	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/source"
 )
 
@@ -74,71 +73,42 @@ func (c *nextCache) get(key string, build func() (*gc.Timeline, error)) (*gc.Tim
 	return c.m[key], nil
 }
 
-// afterRun mounts the run's image at the clock now and replays on the SIT what the run's earlier
-// operations and the run itself do to it: each zero range's f2fs_invalidate_blocks calls (per
-// block, as the kernel's update_segment_mtime sees them), each sync's checkpoint. Earlier writes
-// and fsyncs allocate blocks, which package gc does not place: a run after them has no panel.
+// afterRun is the segment manager as the run leaves it: the run's image mounted with its earlier
+// operations and the run itself played on one mount (source.NewSeq, per block as the kernel's
+// update_segment_mtime sees each f2fs_invalidate_blocks call; writes, writeback, syncs, checkpoints
+// and gc as the ops language runs them), at the clock now unless an operation set a later one.
 func (s *Server) afterRun(ctx context.Context, t *runTarget, now uint64) (*gc.State, error) {
 	if t.si == nil {
 		return nil, badParam("image", "a sandbox run has no image to collect")
 	}
-	st, _, err := mountGC(t.si, now)
+	base, err := fileInput(t)
 	if err != nil {
 		return nil, err
 	}
-	main := t.si.Image.Volume().MainBlkaddr
-	invalidate := func(what string, res *core.Result) error {
-		for c := range res.Calls.All() {
-			for a := c.Start; a < c.Start+c.Len; a++ {
-				if a < main {
-					return fmt.Errorf("%s: block %d is not in the main area", what, a)
-				}
-				if err := st.Invalidate((a-main)/gc.BlocksPerSeg, (a-main)%gc.BlocksPerSeg); err != nil {
-					return fmt.Errorf("%s: %w", what, err)
-				}
-			}
-		}
-		return nil
+	q, err := source.NewSeq(ctx, t.si.Image, core.PerBlock)
+	if err != nil {
+		return nil, err
 	}
-	if len(t.before) > 0 {
-		base, err := fileInput(t)
-		if err != nil {
+	q.SetNow(now)
+	for k, op := range t.before {
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		q := core.NewSeq(core.PerBlock)
-		for k, op := range t.before {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			switch op.Kind {
-			case request.OpZero:
-				res, _, _, err := q.Zero(base, op.Request(q.File(base).Inode.Size))
-				if err != nil {
-					return nil, err
-				}
-				if err := invalidate(fmt.Sprintf("operation %d", k+1), res); err != nil {
-					return nil, err
-				}
-			case request.OpSync:
-				if _, err := op.ApplyOther(q, base); err != nil {
-					return nil, err
-				}
-				st.Checkpoint() // no write before it: sync(2) writes nothing back, then checkpoints
-			case request.OpTune:
-				if _, err := op.ApplyOther(q, base); err != nil {
-					return nil, err
-				}
-			default:
-				return nil, badParam(FieldBefore, fmt.Sprintf("operation %d (%s) writes data: what happens next starts from a SIT only zero ranges, syncs and tunes changed, because package gc does not place newly written blocks", k+1, op.OpLine(0)))
-			}
+		if op.IsZero() {
+			_, _, _, err = q.Zero(base, op.Request(q.File(base).Inode.Size))
+		} else {
+			_, err = op.ApplyOther(q, base)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("operation %d (%s): %w", k+1, op.OpLine(0), err)
 		}
 	}
-	res, err := core.Simulate(t.spec.Input, t.spec.Request, core.PerBlock)
-	if err != nil {
-		return nil, err
+	if _, _, _, err := q.Zero(base, t.spec.Request); err != nil {
+		return nil, fmt.Errorf("the run: %w", err)
 	}
-	if err := invalidate("the run", res); err != nil {
-		return nil, err
+	st := q.GCState()
+	if st.Now < now {
+		st.Now = now
 	}
 	return st, nil
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -9,6 +10,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/request"
+	"github.com/zrviz/zrviz/source"
 )
 
 // nextRun is the demo's whole-file run of /seed/bench64.bin: it leaves 32 segments prefree and
@@ -117,7 +123,7 @@ func TestNextAPI(t *testing.T) {
 		t.Errorf("cost-benefit sync frame: %s, victim %c, %d move runs", sy.Frame.Kind, sy.Frame.Classes[*cb.Frame.Victim], len(sy.Frame.Moves))
 	}
 	for _, bad := range []string{nextRun + "&policy=lru", nextRun + "&now=-1", nextRun + "&at=x",
-		"path=/nope&offset=0&length=4096", nextRun + "&before=write+/seed/bench64.bin+0+4096"} {
+		"path=/nope&offset=0&length=4096"} {
 		var e errorBody
 		if code := ts.get(t, "/api/images/demo/next?"+bad, &e); code/100 != 4 || e.Error == "" {
 			t.Errorf("GET next?%s = %d %q, want a 4xx with a reason", bad, code, e.Error)
@@ -148,6 +154,64 @@ func TestNextAfterEarlierOps(t *testing.T) {
 	b, _ := nextGet(t, ts, first+"&before=sync&path=/seed/bench64.bin&offset=33554432&length=33554432&at=1")
 	if a.Frame.Classes != b.Frame.Classes {
 		t.Errorf("after the checkpoint the maps differ:\n%s\n%s", a.Frame.Classes, b.Frame.Classes)
+	}
+}
+
+// TestNextAfterWrites: after earlier writes, fsyncs, syncs and gc, the panel starts from the segment
+// manager of one mount that ran them and the run (source.NewSeq, per block), block for block: every
+// segment's class and valid count at the start frame are that state's. The writes' blocks change
+// the map: each list writes past the run, so blocks it leaves valid (the test fails if the panel
+// left them out).
+func TestNextAfterWrites(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	img, err := imgio.OpenDemo(&imgio.Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { img.Close() })
+	whole, _ := nextGet(t, ts, nextRun)
+	for _, ops := range [][]string{
+		{"write /seed/bench64.bin 0 40960", "write /seed/bench64.bin 67108864 40960", "fsync /seed/bench64.bin"},
+		{"write /seed/bench64.bin 4096 8192", "sync", "gc 1", "write /seed/bench64.bin 70000000 4096", "fsync /seed/bench64.bin"},
+	} {
+		q := nextRun
+		for _, op := range ops {
+			q += "&before=" + url.QueryEscape(op)
+		}
+		got, code := nextGet(t, ts, q)
+		if code != 200 {
+			t.Fatalf("%v: status %d", ops, code)
+		}
+		seq, err := source.NewSeq(context.Background(), img, core.PerBlock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, err := source.Input(img, "/seed/bench64.bin")
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, err := request.ParseOps(strings.NewReader(strings.Join(append(ops, "zero /seed/bench64.bin 0 67108864"), "\n")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range parsed {
+			if op.IsZero() {
+				_, _, _, err = seq.Zero(base, op.Request(seq.File(base).Inode.Size))
+			} else {
+				_, err = op.ApplyOther(seq, base)
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", op.OpLine(0), err)
+			}
+		}
+		want := seq.GCState().Snap()
+		if got.Frame.Classes != want.Classes || !reflect.DeepEqual(got.Frame.Valid, want.Valid) {
+			t.Errorf("%v: the start frame is not the mount's state:\n got %s\nwant %s", ops, got.Frame.Classes, want.Classes)
+		}
+		if reflect.DeepEqual(got.Frame.Valid, whole.Frame.Valid) {
+			t.Errorf("%v: the map is the run's alone; the writes left no block", ops)
+		}
 	}
 }
 
