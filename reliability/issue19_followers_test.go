@@ -71,11 +71,17 @@ func TestSlowFollowersBinary(t *testing.T) {
 		}
 	}()
 	addr := strings.TrimPrefix(s.base, "http://")
-	dropped := 0
+	dropped, refused := 0, 0
 	peakWithin(t, pid, start, "100 followers asking for pages, reading nothing", func() {
 		var conns []net.Conn
 		for i := range 100 {
 			c, _, err := rawWS(addr, "/ws/follow?code="+code)
+			if err != nil && strings.Contains(err.Error(), "handshake status 503") {
+				// The budget is held by the queues of the followers before (a quiet machine fills
+				// them faster than it drops them): past it a new follower is refused, as issue 19 wants.
+				refused++
+				continue
+			}
 			if err != nil {
 				t.Fatalf("follower %d: %v", i, err)
 			}
@@ -102,9 +108,9 @@ func TestSlowFollowersBinary(t *testing.T) {
 			c.Close()
 		}
 	})
-	t.Logf("%d of 100 followers dropped", dropped)
-	if dropped == 0 {
-		t.Error("no follower was dropped: 2,000 pages of about 1 MB to readers of nothing fit no 256 MiB budget")
+	t.Logf("%d of 100 followers dropped, %d refused at the handshake (503)", dropped, refused)
+	if dropped+refused == 0 {
+		t.Error("no follower was dropped or refused: 2,000 pages of about 1 MB to readers of nothing fit no 256 MiB budget")
 	}
 	if r, err := http.Get(s.base + "/api/images/demo/run?path=/cases/holes.bin&mode=both"); err != nil || r.StatusCode != http.StatusOK {
 		t.Errorf("the run API after the followers left: %v %v", r, err)

@@ -2,7 +2,6 @@ package reliability
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -45,10 +44,7 @@ func startServer(t testing.TB, cfg web.Config) *liveServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The demo read in place from the bytes the test binary expanded once (demoBytes), as a raw
-	// image is read: expanding it again for each server cost about half a second of CPU apiece.
-	demo := mustDemo(t)
-	img, err := imgio.NewImage(bytes.NewReader(demo), int64(len(demo)))
+	img, err := imgio.OpenDemo(&imgio.Options{TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

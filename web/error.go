@@ -146,9 +146,11 @@ func classify(err error) (Code, string) {
 	case errors.Is(err, imgio.ErrSymlinkLoop) && errors.As(err, &pfe):
 		return EUNPROCESSABLE, fmt.Sprintf("path %q: %v (ELOOP)", pfe.Path, imgio.ErrSymlinkLoop)
 	case errors.Is(err, exercise.ErrNoFile),
-		errors.Is(err, imgio.ErrNotF2FS), errors.As(err, &fe), errors.As(err, &ue), errors.Is(err, core.ErrInput):
+		errors.Is(err, imgio.ErrNotF2FS), errors.As(err, &fe), errors.As(err, &ue), errors.Is(err, core.ErrInput),
+		errors.Is(err, core.ErrUnmodelled):
 		// A stored image that turns out corrupt where it is read lazily, or that the engine cannot
-		// model: the client asked about a bad or unsupported structure, not a server fault.
+		// model (core.ErrUnmodelled: e.g. ENOSPC where the kernel would look for a segment the model
+		// does not place): the client asked about a bad or unsupported structure, not a server fault.
 		return EUNPROCESSABLE, err.Error()
 	}
 	return EINTERNAL, "internal error"

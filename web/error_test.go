@@ -62,6 +62,7 @@ func TestErrorCode(t *testing.T) {
 		{"corrupt", &imgio.FormatError{Off: 4096, Msg: "bad magic"}, EUNPROCESSABLE},
 		{"unsupported", &imgio.UnsupportedError{}, EUNPROCESSABLE},
 		{"engine input", wrap(core.ErrInput), EUNPROCESSABLE},
+		{"engine cannot model it", wrap(core.ErrUnmodelled), EUNPROCESSABLE},
 		{"exercise without a file", exercise.ErrNoFile, EUNPROCESSABLE},
 		{"anything else", errors.New("open /secret/path: permission denied"), EINTERNAL},
 		{"nil", nil, EINTERNAL},
