@@ -54,6 +54,18 @@ type Op struct {
 // IsZero says whether the operation is a zero-range, the one a player plays.
 func (o Op) IsZero() bool { return o.Kind == OpZero }
 
+// Apply runs any operation on q for its effect only: a zero walked on f (the file it names) as
+// the state q holds of it, any other as [Op.ApplyOther]. Callers that show a walk's calls or a
+// write's pages keep the results themselves.
+func (o Op) Apply(q *core.Seq, f core.Input) error {
+	if o.IsZero() {
+		_, _, _, err := q.Zero(f, o.Request(q.File(f).Inode.Size))
+		return err
+	}
+	_, err := o.ApplyOther(q, f)
+	return err
+}
+
 // ApplyOther runs an operation other than a zero on q: a write or fsync on f (the file the
 // operation names), a sync, tune, checkpoint, gc or now on the mount (checkpoint and gc need a
 // segment manager: source.NewSeq). A zero is walked by the caller, which keeps the walk's result

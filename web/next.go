@@ -94,12 +94,7 @@ func (s *Server) afterRun(ctx context.Context, t *runTarget, now uint64) (*gc.St
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if op.IsZero() {
-			_, _, _, err = q.Zero(base, op.Request(q.File(base).Inode.Size))
-		} else {
-			_, err = op.ApplyOther(q, base)
-		}
-		if err != nil {
+		if err := op.Apply(q, base); err != nil {
 			return nil, fmt.Errorf("operation %d (%s): %w", k+1, op.OpLine(0), err)
 		}
 	}

@@ -170,12 +170,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 			return base, 0, err
 		}
 		for _, op := range before {
-			if op.IsZero() {
-				_, _, _, err = q.Zero(base, op.Request(q.File(base).Inode.Size))
-			} else {
-				_, err = op.ApplyOther(q, base)
-			}
-			if err != nil {
+			if err := op.Apply(q, base); err != nil {
 				return base, 0, err
 			}
 			if err := ctx.Err(); err != nil {
