@@ -2,6 +2,7 @@ package exercise
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
@@ -19,7 +22,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 func demo(t testing.TB) *imgio.Image {
 	t.Helper()
-	img, err := imgio.OpenDemo(nil)
+	img, err := imgio.OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

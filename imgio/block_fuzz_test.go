@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 // checkBlockInfo fails on answers the page could not show: fields outside the block, links to no
@@ -68,7 +70,7 @@ func blockSeeds(f *testing.F) {
 		add(img)
 		img.Close()
 	}
-	img, err := OpenDemo(&Options{TempDir: f.TempDir()})
+	img, err := OpenFileContext(context.Background(), testutil.DemoImage(f), nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 // blockFieldsGolden holds, for each fixture image, the SHA-256 of the block inspector's output
@@ -38,7 +40,7 @@ func TestBlockFieldsUnchanged(t *testing.T) {
 		var img *Image
 		var err error
 		if name == "demo" {
-			img, err = OpenDemo(&Options{TempDir: t.TempDir()})
+			img, err = OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 		} else {
 			img, err = OpenFileContext(context.Background(), "testdata/"+name+".img.gz", &Options{TempDir: t.TempDir()})
 		}

@@ -2,6 +2,7 @@ package imgio
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,14 +11,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
-// openDemo opens the embedded demo image once per test.
+// openDemo opens the demo image for one test, in place from the raw copy the test binaries share
+// (testutil.DemoImage; TestExpandDemo checks it is OpenDemo's expansion byte for byte).
 func openDemo(t testing.TB) *Image {
 	t.Helper()
-	img, err := OpenDemo(&Options{TempDir: t.TempDir()})
+	img, err := OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 	if err != nil {
-		t.Fatalf("OpenDemo: %v", err)
+		t.Fatalf("open the demo: %v", err)
 	}
 	t.Cleanup(func() { img.Close() })
 	return img

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zrviz/zrviz/internal/testutil"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -16,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 // xRun runs a command and fails the test with its output when it fails.
@@ -330,6 +331,14 @@ func TestExpandDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	xCheckExpanded(t, orig, out, n)
+	// The raw copy the tests share (testutil.DemoImage) is the same image.
+	shared, err := os.ReadFile(testutil.DemoImage(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(shared, orig) {
+		t.Fatal("testutil.DemoImage differs from the demo zstd expands")
+	}
 }
 
 // TestExpandProgress checks the rate of Progress calls and their fields.

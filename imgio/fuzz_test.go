@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"path/filepath"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 // Fuzz inputs are images in a compact form, because real images are megabytes of mostly zeros:
@@ -178,7 +180,7 @@ func fuzzSeeds(f *testing.F) {
 		f.Add(packBlocks(img.r, img.size, metadataBlocks(f, img, 40)))
 		img.Close()
 	}
-	img, err := OpenDemo(&Options{TempDir: f.TempDir()})
+	img, err := OpenFileContext(context.Background(), testutil.DemoImage(f), nil)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 // TestRawSizes pins the raw structs to the sizes of their C counterparts in f2fs_fs.h.
@@ -70,9 +72,8 @@ func TestOpenAndClose(t *testing.T) {
 		t.Errorf("Close left %v", left)
 	}
 
-	// A raw image is read in place: no temporary file. The demo's expanded temp file is one.
-	demo := openDemo(t)
-	raw := demo.temp
+	// A raw image is read in place: no temporary file. The shared raw demo is one.
+	raw := testutil.DemoImage(t)
 	img, err = OpenFileContext(context.Background(), raw, &Options{TempDir: dir})
 	if err != nil {
 		t.Fatal(err)

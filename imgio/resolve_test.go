@@ -3,17 +3,18 @@ package imgio
 import (
 	"context"
 	"errors"
-	"github.com/zrviz/zrviz/internal/testutil"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 func TestResolveDemoSymlink(t *testing.T) {
-	img, err := OpenDemo(&Options{TempDir: t.TempDir()})
+	img, err := OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

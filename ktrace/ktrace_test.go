@@ -2,6 +2,7 @@ package ktrace_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
@@ -200,7 +203,7 @@ func runCase(t testing.TB, img *imgio.Image, kc kcase, mode core.Mode) []caseRun
 
 func openDemo(t testing.TB) *imgio.Image {
 	t.Helper()
-	img, err := imgio.OpenDemo(nil)
+	img, err := imgio.OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/zrviz/zrviz/internal/testutil"
+
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/source"
@@ -34,7 +36,7 @@ var demo *imgio.Image
 func demoImage(t testing.TB) *imgio.Image {
 	t.Helper()
 	if demo == nil {
-		img, err := imgio.OpenDemo(&imgio.Options{TempDir: t.TempDir()})
+		img, err := imgio.OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

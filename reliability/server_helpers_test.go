@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zrviz/zrviz/internal/testutil"
+
 	"github.com/coder/websocket"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/web"
@@ -44,7 +46,7 @@ func startServer(t testing.TB, cfg web.Config) *liveServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img, err := imgio.OpenDemo(&imgio.Options{TempDir: t.TempDir()})
+	img, err := imgio.OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

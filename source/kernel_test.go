@@ -2,6 +2,7 @@ package source_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
@@ -113,7 +116,7 @@ func expand(ext []core.Extent) []string {
 
 func openDemo(t testing.TB) *imgio.Image {
 	t.Helper()
-	img, err := imgio.OpenDemo(&imgio.Options{TempDir: t.TempDir()})
+	img, err := imgio.OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

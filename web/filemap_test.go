@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zrviz/zrviz/internal/testutil"
+
 	"github.com/PuerkitoBio/goquery"
 	"github.com/zrviz/zrviz/imgio"
 )
@@ -19,7 +21,7 @@ import (
 // there.
 func TestMapPages(t *testing.T) {
 	imgs := map[string]*imgio.Image{}
-	demo, err := imgio.OpenDemo(&imgio.Options{TempDir: t.TempDir()})
+	demo, err := imgio.OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

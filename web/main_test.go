@@ -1,16 +1,9 @@
 package web
 
 import (
-	"os"
 	"testing"
 	"time"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	removeSharedDemo()
-	os.Exit(code)
-}
 
 // eventually polls cond until it holds and fails the test if it does not within timeout: for a state
 // another goroutine reaches (a connection's goroutines ending, a file closed) that signals nothing a

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zrviz/zrviz/internal/testutil"
+
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/request"
@@ -165,7 +167,7 @@ func TestNextAfterEarlierOps(t *testing.T) {
 func TestNextAfterWrites(t *testing.T) {
 	t.Parallel()
 	ts := mustOpenServer(t, Config{})
-	img, err := imgio.OpenDemo(&imgio.Options{TempDir: t.TempDir()})
+	img, err := imgio.OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

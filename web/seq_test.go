@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zrviz/zrviz/internal/testutil"
+
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/request"
@@ -55,7 +57,7 @@ func TestRunBeforeSequence(t *testing.T) {
 // when its segment is the cheapest).
 func TestRunBeforeGC(t *testing.T) {
 	ts := mustOpenServer(t, Config{})
-	img, err := imgio.OpenDemo(&imgio.Options{TempDir: t.TempDir()})
+	img, err := imgio.OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/zrviz/zrviz/internal/testutil"
 	"io"
 	"log/slog"
 	"mime/multipart"
@@ -20,9 +19,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/zrviz/zrviz/imgio"
@@ -54,7 +54,7 @@ func mustOpenServer(tb testing.TB, cfg Config) *testServer {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	img, err := imgio.OpenFileContext(context.Background(), sharedDemoPath(tb), nil)
+	img, err := imgio.OpenFileContext(context.Background(), testutil.DemoImage(tb), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -71,52 +71,6 @@ func mustOpenServer(tb testing.TB, cfg Config) *testServer {
 		ts.Close()
 	})
 	return &testServer{Server: s, ts: ts}
-}
-
-// sharedDemo is the demo expanded once for all of the package's tests. Each test server opens it in
-// place (a raw image is read-only and read in place, never written: reliability's
-// TestImageNeverWritten holds the server to that), where expanding the 256 MiB demo for each of about
-// 100 servers cost 0.3 to 0.7 s of CPU apiece, most of the package's time. TestMain removes it.
-var sharedDemo struct {
-	once sync.Once
-	img  *imgio.Image // kept open: Close removes the expanded file
-	dir  string
-	path string
-	err  error
-}
-
-// sharedDemoPath returns the path of the expanded demo, expanding it on first use.
-func sharedDemoPath(tb testing.TB) string {
-	tb.Helper()
-	d := &sharedDemo
-	d.once.Do(func() {
-		if d.dir, d.err = os.MkdirTemp("", "zrviz-web-demo-"); d.err != nil {
-			return
-		}
-		if d.img, d.err = imgio.OpenDemo(&imgio.Options{TempDir: d.dir}); d.err != nil {
-			return
-		}
-		files, _ := filepath.Glob(filepath.Join(d.dir, "*"))
-		if len(files) != 1 {
-			d.err = fmt.Errorf("expanded demo: %d files in %s, want 1", len(files), d.dir)
-			return
-		}
-		d.path = files[0]
-	})
-	if d.err != nil {
-		tb.Fatal(d.err)
-	}
-	return d.path
-}
-
-// removeSharedDemo closes and removes the expanded demo, if any test expanded it.
-func removeSharedDemo() {
-	if sharedDemo.img != nil {
-		sharedDemo.img.Close()
-	}
-	if sharedDemo.dir != "" {
-		os.RemoveAll(sharedDemo.dir)
-	}
 }
 
 // tlogWriter sends server logs to the test log (logf = t.Logf).

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zrviz/zrviz/internal/testutil"
+
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/request"
@@ -103,7 +105,7 @@ func seqPages(t *testing.T, img *imgio.Image, path string, ops []request.Op) ([]
 func TestWritebackMatchesSeq(t *testing.T) {
 	ts := mustOpenServer(t, Config{})
 	// The model's own run reads a copy of the demo of its own.
-	img, err := imgio.OpenDemo(&imgio.Options{TempDir: t.TempDir()})
+	img, err := imgio.OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zrviz/zrviz/internal/testutil"
+
 	"github.com/zrviz/zrviz/internal/imgedit"
 )
 
 // TestRunAfter: the before-image held as its own after-image differs (exit 3, the first difference
 // names the file and slot); a doctored copy of the model's state is caught; another filesystem is 2.
 func TestRunAfter(t *testing.T) {
-	demo := demoRaw(t)
+	demo := testutil.DemoImage(t)
 	ops := caseFile(6, "ops")
 	out, err := runMain(t, "run", "--image", demo, "--ops", ops, "--mode", "per-block", "--after", demo, "--json")
 	if exitCode(err) != 3 {
@@ -53,7 +55,7 @@ func TestRunAfter(t *testing.T) {
 // TestDiffCommand: zrviz diff of the demo and a copy with one slot and its SIT bit changed lists
 // that segment and slot, in text and JSON.
 func TestDiffCommand(t *testing.T) {
-	a := demoRaw(t)
+	a := testutil.DemoImage(t)
 	b := imgedit.Copy(t, filepath.Join("..", "..", "imgio", "demo", "demo.img.zst"))
 	imgedit.Edit(t, b, func(e imgedit.Editor) {
 		if err := e.MoveNode(28, 4096+100*512); err != nil { // segment 100 is free in the demo
@@ -104,7 +106,7 @@ func TestRunAfterKernelSeq(t *testing.T) {
 	if len(opsFiles) == 0 {
 		t.Skip("no kernel-seq fixtures")
 	}
-	demo := demoRaw(t)
+	demo := testutil.DemoImage(t)
 	for _, ops := range opsFiles {
 		dir := filepath.Dir(ops)
 		base := demo

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,10 +21,28 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
-// runMain runs zrviz with args and returns what it printed.
+// runMain runs zrviz with args and returns what it printed. A command that reads one image and is
+// given none reads the demo from the raw copy the test binaries share (testutil.DemoImage): the
+// same bytes, without expanding 256 MiB for each of some 40 commands. runEmbedded runs a command
+// as given, for the tests of the embedded default itself.
 func runMain(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	if len(args) > 0 && imageCommands[args[0]] && !slices.ContainsFunc(args, func(a string) bool {
+		return a == "--image" || a == "-image" || strings.HasPrefix(a, "--image=") || strings.HasPrefix(a, "-image=")
+	}) {
+		args = append([]string{args[0], "--image", testutil.DemoImage(t)}, args[1:]...)
+	}
+	return runEmbedded(t, args...)
+}
+
+// imageCommands are the commands with an --image flag (imageFlag) that always read an image
+// (exercise reads one only with --kind file).
+var imageCommands = map[string]bool{"inspect": true, "map": true, "run": true, "block": true, "gc": true}
+
+func runEmbedded(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	err := Main(context.Background(), args, &stdout, &stderr)
@@ -39,9 +58,15 @@ func mustRunMain(t *testing.T, args ...string) string {
 	return out
 }
 
+// TestInspectJSONListsEveryDemoPath reads the embedded demo, the default of every command that reads
+// one image.
 func TestInspectJSONListsEveryDemoPath(t *testing.T) {
 	var got inspectOutput
-	if err := json.Unmarshal([]byte(mustRunMain(t, "inspect", "--json")), &got); err != nil {
+	out, err := runEmbedded(t, "inspect", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Volume.BlockSize != 4096 || got.Volume.MainBlkaddr != 4096 || got.Volume.SegmentCount != 127 {

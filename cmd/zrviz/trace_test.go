@@ -16,33 +16,13 @@ import (
 	"testing"
 
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/testutil"
 	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/ktrace"
 	"github.com/zrviz/zrviz/request"
 )
 
 var casesDir = filepath.Join("..", "..", "core", "testdata", "kernel-cases")
-
-// demoRaw expands the embedded demo (the fixture image) to a raw file once for the test, so each
-// run opens it in place instead of decompressing 256 MiB.
-func demoRaw(t *testing.T) string {
-	t.Helper()
-	src, err := os.Open(filepath.Join("..", "..", "imgio", "demo", "demo.img.zst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	name := filepath.Join(t.TempDir(), "demo.img")
-	dst, err := os.Create(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	if _, _, err := imgio.ExpandContext(context.Background(), dst, src, nil); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
 
 // The JSON of `run --json` with --trace.
 type (
@@ -270,7 +250,7 @@ func exitCode(err error) int {
 // N.ftrace.batched with the batched model through the CLI (exit 0), given with flags, through
 // --ops, and in the plain ADDR [LEN] form; case 9 through --ops with its two operations.
 func TestRunTraceAgreesOnEveryKernelCase(t *testing.T) {
-	img := demoRaw(t)
+	img := testutil.DemoImage(t)
 	for _, kc := range kernelCases(t) {
 		for mode, ext := range map[string]string{"per-block": "ftrace", "batched": "ftrace.batched"} {
 			t.Run(fmt.Sprintf("%d/%s", kc.n, mode), func(t *testing.T) {
@@ -309,7 +289,7 @@ func TestRunTraceAgreesOnEveryKernelCase(t *testing.T) {
 // report the divergence at that call, with the model's call, its slot and its dnode; the text output
 // says the same.
 func TestRunTraceDiverges(t *testing.T) {
-	img := demoRaw(t)
+	img := testutil.DemoImage(t)
 	for _, kc := range kernelCases(t) {
 		for _, mode := range []string{"per-block", "batched"} {
 			want := kc.calls(mode)
@@ -366,7 +346,7 @@ func TestRunTraceDiverges(t *testing.T) {
 // TestRunTraceErrors: unreadable input exits 2 with an error naming the problem; --mode both with a
 // trace is a usage error.
 func TestRunTraceErrors(t *testing.T) {
-	img := demoRaw(t)
+	img := testutil.DemoImage(t)
 	dir := t.TempDir()
 	write := func(name, s string) string {
 		p := filepath.Join(dir, name)
@@ -442,7 +422,7 @@ func TestRunTraceErrors(t *testing.T) {
 // reservation of one file's holes counts for the next operation — and a file zeroed earlier (here
 // through a symlink to it) continues from its own slots. Both modes, JSON {"ops":[...]}.
 func TestRunOpsChainsOneMount(t *testing.T) {
-	img := demoRaw(t)
+	img := testutil.DemoImage(t)
 	ops := filepath.Join(t.TempDir(), "ops")
 	// contiguous.bin's first MiB, all of holes.bin (64 NULL slots reserved), then contiguous.bin again
 	// through its symlink: the first MiB is NEW now.
