@@ -63,7 +63,7 @@ func blockSeeds(f *testing.F) {
 		}
 	}
 	for _, p := range paths {
-		img, err := OpenFileContext(context.Background(), p, nil)
+		img, err := OpenFileContext(context.Background(), testutil.RawImage(f, p), nil)
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -42,7 +42,7 @@ func TestBlockFieldsUnchanged(t *testing.T) {
 		if name == "demo" {
 			img, err = OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
 		} else {
-			img, err = OpenFileContext(context.Background(), "testdata/"+name+".img.gz", &Options{TempDir: t.TempDir()})
+			img, err = OpenFileContext(context.Background(), testutil.RawImage(t, "testdata/"+name+".img.gz"), nil)
 		}
 		if err != nil {
 			t.Fatal(err)

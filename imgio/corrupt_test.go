@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"maps"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 // sparseImage is a mutable in-memory image holding only the blocks a reader needs (see
@@ -15,7 +17,7 @@ type sparseImage struct{ r *fuzzReader }
 
 func loadSparse(t testing.TB, gz string) (*sparseImage, *Image) {
 	t.Helper()
-	img, err := OpenFileContext(context.Background(), gz, nil)
+	img, err := OpenFileContext(context.Background(), testutil.RawImage(t, gz), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

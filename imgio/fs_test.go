@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 func TestFS(t *testing.T) {
-	img, err := OpenFileContext(context.Background(), "testdata/basic.img.gz", &Options{TempDir: t.TempDir()})
+	img, err := OpenFileContext(context.Background(), testutil.RawImage(t, "testdata/basic.img.gz"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

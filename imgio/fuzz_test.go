@@ -172,7 +172,7 @@ func metadataBlocks(tb testing.TB, img *Image, maxFiles int) []uint32 {
 func fuzzSeeds(f *testing.F) {
 	paths, _ := filepath.Glob("testdata/*.img.gz")
 	for _, p := range paths {
-		img, err := OpenFileContext(context.Background(), p, nil)
+		img, err := OpenFileContext(context.Background(), testutil.RawImage(f, p), nil)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -286,7 +286,7 @@ func FuzzSegments(f *testing.F) {
 
 // TestFuzzSeedsOpen makes sure the packed seeds are real images, so fuzzing starts from valid input.
 func TestFuzzSeedsOpen(t *testing.T) {
-	img, err := OpenFileContext(context.Background(), "testdata/basic.img.gz", nil)
+	img, err := OpenFileContext(context.Background(), testutil.RawImage(t, "testdata/basic.img.gz"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -18,27 +20,56 @@ import (
 )
 
 // DemoImage returns the path of the embedded demo image (imgio/demo/demo.img.zst) expanded to a raw
-// 256 MiB file, which imgio opens in place in a millisecond. Expanding the demo costs about 0.4 CPU-s;
-// the tests of a `go test ./...` run opened it some 90 times, a quarter of the fast tier's CPU.
-//
-// The file is kept between runs in os.TempDir()/zrviz-test, named by the SHA-256 of the compressed
-// demo, so a new demo gets a new file. Tests never write an image (reliability's
-// TestImageNeverWritten holds the product to that), but root ignores the file's read-only mode, so
-// each test binary checks the file against the CRC32C recorded beside it when it was made, once,
-// and makes it again when they differ. Tests of the expansion itself (imgio's) and of the product's
-// default (no image argument) still open the embedded demo.
+// 256 MiB file, which imgio opens in place in a millisecond: [RawImage] of the demo. Expanding the
+// demo costs about 0.4 CPU-s; the tests of a `go test ./...` run opened it some 90 times, a quarter
+// of the fast tier's CPU. Tests of the expansion itself (imgio's) and of the product's default (no
+// image argument) still open the embedded demo.
 func DemoImage(tb testing.TB) string {
 	tb.Helper()
-	demo.once.Do(func() { demo.path, demo.err = demoImage(filepath.Join(os.TempDir(), "zrviz-test")) })
-	if demo.err != nil {
-		tb.Fatalf("testutil: the demo image: %v", demo.err)
+	_, self, _, ok := runtime.Caller(0)
+	if !ok {
+		tb.Fatal("testutil: no source path")
 	}
-	return demo.path
+	return RawImage(tb, filepath.Join(filepath.Dir(self), "..", "..", "imgio", "demo", "demo.img.zst"))
 }
 
-// demo is the checked file, shared by the tests of one binary: a package variable because the test
-// binary is the unit that shares it, and each binary checks it once.
-var demo struct {
+// RawImage returns the path of the compressed image src (.zst or .gz, a fixture) expanded to a raw,
+// sparse, read-only file, shared by every test that asks for it: open it in place, never write it
+// (copy it to edit it).
+//
+// The file is kept between runs in os.TempDir()/zrviz-test, named by the SHA-256 of src's bytes, so
+// a changed fixture gets a new file. Tests never write an image (reliability's TestImageNeverWritten
+// holds the product to that), but root ignores the file's read-only mode, so each test binary checks
+// each file once against the CRC32C recorded beside it when it was made, and makes it again when
+// they differ.
+func RawImage(tb testing.TB, src string) string {
+	tb.Helper()
+	abs, err := filepath.Abs(src)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	raws.Lock()
+	r, ok := raws.m[abs]
+	if !ok {
+		r = new(raw)
+		raws.m[abs] = r
+	}
+	raws.Unlock()
+	r.once.Do(func() { r.path, r.err = rawImage(filepath.Join(os.TempDir(), "zrviz-test"), abs) })
+	if r.err != nil {
+		tb.Fatalf("testutil: %s: %v", src, r.err)
+	}
+	return r.path
+}
+
+// raws are the files this test binary has checked, by source path: a package variable because the
+// test binary is the unit that shares them, and each binary checks each once.
+var raws = struct {
+	sync.Mutex
+	m map[string]*raw
+}{m: map[string]*raw{}}
+
+type raw struct {
 	once sync.Once
 	path string
 	err  error
@@ -46,18 +77,15 @@ var demo struct {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// demoImage returns the checked demo file in dir, made when it is missing or differs.
-func demoImage(dir string) (string, error) {
-	_, self, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", fmt.Errorf("no source path for %s", "internal/testutil")
-	}
-	zst, err := os.ReadFile(filepath.Join(filepath.Dir(self), "..", "..", "imgio", "demo", "demo.img.zst"))
+// rawImage returns the checked raw file of src in dir, made when it is missing or differs.
+func rawImage(dir, src string) (string, error) {
+	packed, err := os.ReadFile(src)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(zst)
-	name := filepath.Join(dir, "demo-"+hex.EncodeToString(sum[:8])+".img")
+	sum := sha256.Sum256(packed)
+	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(src), ".zst"), ".gz")
+	name := filepath.Join(dir, strings.TrimSuffix(base, ".img")+"-"+hex.EncodeToString(sum[:8])+".img")
 	if want, err := os.ReadFile(name + ".crc"); err == nil && len(want) == 4 {
 		if got, err := fileCRC(name); err == nil && got == binary.LittleEndian.Uint32(want) {
 			return name, nil
@@ -66,22 +94,35 @@ func demoImage(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	crc, err := expandSparse(name, zst)
+	var r io.Reader
+	switch {
+	case strings.HasSuffix(src, ".zst"):
+		dec, err := zstd.NewReader(bytes.NewReader(packed))
+		if err != nil {
+			return "", err
+		}
+		defer dec.Close()
+		r = dec
+	case strings.HasSuffix(src, ".gz"):
+		zr, err := gzip.NewReader(bytes.NewReader(packed))
+		if err != nil {
+			return "", err
+		}
+		r = zr
+	default:
+		return "", fmt.Errorf("want a .zst or .gz image")
+	}
+	crc, err := expandSparse(name, r)
 	if err != nil {
 		return "", err
 	}
 	return name, writeAtomic(name+".crc", binary.LittleEndian.AppendUint32(nil, crc))
 }
 
-// expandSparse writes the zstd stream zst to name as a sparse file (zero blocks become holes) and
+// expandSparse writes the stream dec to name as a sparse file (zero blocks become holes) and
 // returns the CRC32C of its bytes. It writes a temporary file and renames it, so test binaries that
 // race to make it each see a whole file.
-func expandSparse(name string, zst []byte) (uint32, error) {
-	dec, err := zstd.NewReader(bytes.NewReader(zst))
-	if err != nil {
-		return 0, err
-	}
-	defer dec.Close()
+func expandSparse(name string, dec io.Reader) (uint32, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(name), ".demo-*")
 	if err != nil {
 		return 0, err

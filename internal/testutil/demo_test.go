@@ -2,13 +2,16 @@ package testutil
 
 import (
 	"bytes"
+	"compress/gzip"
+	"io"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
 func TestDemoImage(t *testing.T) {
 	dir := t.TempDir()
-	name, err := demoImage(dir)
+	name, err := rawImage(dir, demoSource(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +44,7 @@ func TestDemoImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	again, err := demoImage(dir)
+	again, err := rawImage(dir, demoSource(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,5 +54,39 @@ func TestDemoImage(t *testing.T) {
 	}
 	if !bytes.Equal(b, b2) {
 		t.Fatal("a changed demo file was reused")
+	}
+}
+
+func demoSource(t *testing.T) string {
+	t.Helper()
+	return filepath.Join("..", "..", "imgio", "demo", "demo.img.zst")
+}
+
+// TestRawImageGzip: a gzip fixture's raw file is what gzip expands it to.
+func TestRawImageGzip(t *testing.T) {
+	src := filepath.Join("..", "..", "imgio", "testdata", "basic.img.gz")
+	name, err := rawImage(t.TempDir(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Fatalf("raw file %d bytes differs from gzip's %d", len(got), len(want))
 	}
 }
