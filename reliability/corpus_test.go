@@ -78,7 +78,7 @@ func TestCorruptCorpus(t *testing.T) {
 	// (the fast tier) a smaller seeded sample of the same cases.
 	perBase := 1750
 	if testing.Short() {
-		perBase = 200
+		perBase = 100
 	}
 	if os.Getenv("ZRVIZ_SOAK") != "" || only != "" {
 		perBase = 1 << 30

@@ -150,7 +150,8 @@ func TestUploadDiskFull(t *testing.T) {
 // afterwards (those finished within the grace period).
 func TestShutdownDuringUploadsAndRuns(t *testing.T) {
 	data := t.TempDir()
-	ls := startServer(t, web.Config{DataDir: data})
+	// A 2 s grace period (the default is 5 s) keeps the test short; the paces below are set by it.
+	ls := startServer(t, web.Config{DataDir: data, ShutdownGrace: 2 * time.Second})
 	img := mkfsImage(t, t.TempDir(), 64, "")
 	src, err := os.ReadFile(img)
 	if err != nil {
@@ -167,9 +168,9 @@ func TestShutdownDuringUploadsAndRuns(t *testing.T) {
 			defer wg.Done()
 			pr, pw := io.Pipe()
 			go func() {
-				// 64 MiB: upload 0 at 1 MiB per 20 ms finishes within
-				// Close's 5 s grace period, the others (1 MiB per 150 ms,
-				// about 10 s) cannot.
+				// 64 MiB: upload 0 at 1 MiB per 20 ms (1.3 s) finishes
+				// within Close's 2 s grace period, the others (1 MiB per
+				// 150 ms, about 10 s) cannot.
 				pace := 150 * time.Millisecond
 				if i == 0 {
 					pace = 20 * time.Millisecond

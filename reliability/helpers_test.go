@@ -2,34 +2,23 @@ package reliability
 
 import (
 	"bytes"
-	"compress/gzip"
-	"github.com/zrviz/zrviz/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
-// demoBytes is the embedded demo image, expanded once per test binary
-// (256 MiB, shared read-only by every corrupt variant).
+// demoBytes is the demo image in memory, read once per test binary from the raw copy the tests
+// share (testutil.DemoImage; 256 MiB, shared read-only by every corrupt variant).
 var demoBytes = sync.OnceValues(func() ([]byte, error) {
-	f, err := os.Open("../imgio/demo/demo.img.zst")
+	name, err := testutil.DemoImageFile()
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	d, err := zstd.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	// Grow once: io.ReadAll's doubling costs seconds of memclr at 256 MiB.
-	buf := bytes.NewBuffer(make([]byte, 0, 257<<20))
-	_, err = buf.ReadFrom(d)
-	return buf.Bytes(), err
+	return os.ReadFile(name)
 })
 
 func mustDemo(tb testing.TB) []byte {
@@ -51,18 +40,13 @@ func gunzipFile(tb testing.TB, name string) []byte {
 	return b
 }
 
+// gunzip reads a gzipped fixture, through the raw copy the tests share (testutil.RawImage).
 func gunzip(name string) ([]byte, error) {
-	raw, err := os.ReadFile(name)
+	raw, err := testutil.RawImageFile(name)
 	if err != nil {
 		return nil, err
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, 257<<20))
-	_, err = buf.ReadFrom(zr)
-	return buf.Bytes(), err
+	return os.ReadFile(raw)
 }
 
 // mkfsImage makes a sizeMiB F2FS image in dir with mkfs.f2fs (extra args

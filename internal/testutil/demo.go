@@ -26,11 +26,20 @@ import (
 // image argument) still open the embedded demo.
 func DemoImage(tb testing.TB) string {
 	tb.Helper()
+	name, err := DemoImageFile()
+	if err != nil {
+		tb.Fatalf("testutil: the demo image: %v", err)
+	}
+	return name
+}
+
+// DemoImageFile is [DemoImage] for a helper that has no testing.TB (a sync.OnceValues).
+func DemoImageFile() (string, error) {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
-		tb.Fatal("testutil: no source path")
+		return "", fmt.Errorf("no source path for internal/testutil")
 	}
-	return RawImage(tb, filepath.Join(filepath.Dir(self), "..", "..", "imgio", "demo", "demo.img.zst"))
+	return RawImageFile(filepath.Join(filepath.Dir(self), "..", "..", "imgio", "demo", "demo.img.zst"))
 }
 
 // RawImage returns the path of the compressed image src (.zst or .gz, a fixture) expanded to a raw,
@@ -44,9 +53,18 @@ func DemoImage(tb testing.TB) string {
 // they differ.
 func RawImage(tb testing.TB, src string) string {
 	tb.Helper()
+	name, err := RawImageFile(src)
+	if err != nil {
+		tb.Fatalf("testutil: %s: %v", src, err)
+	}
+	return name
+}
+
+// RawImageFile is [RawImage] for a helper that has no testing.TB.
+func RawImageFile(src string) (string, error) {
 	abs, err := filepath.Abs(src)
 	if err != nil {
-		tb.Fatal(err)
+		return "", err
 	}
 	raws.Lock()
 	r, ok := raws.m[abs]
@@ -56,10 +74,7 @@ func RawImage(tb testing.TB, src string) string {
 	}
 	raws.Unlock()
 	r.once.Do(func() { r.path, r.err = rawImage(filepath.Join(os.TempDir(), "zrviz-test"), abs) })
-	if r.err != nil {
-		tb.Fatalf("testutil: %s: %v", src, r.err)
-	}
-	return r.path
+	return r.path, r.err
 }
 
 // raws are the files this test binary has checked, by source path: a package variable because the
