@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zrviz/zrviz/internal/testutil"
+
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/zrviz/zrviz/core"
@@ -179,7 +181,7 @@ func segsPerSec(s *gc.State) uint32 { return s.SegsPerSec() }
 
 func mountImage(t *testing.T, name string, mountSeconds uint64) *gc.State {
 	t.Helper()
-	img, err := imgio.OpenFileContext(context.Background(), name, nil)
+	img, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, name), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +394,7 @@ func TestKernelAfterImage(t *testing.T) {
 				s.Apply(op)
 			}
 			s.Sync() // umount: sync_filesystem, then the last checkpoint
-			after, err := imgio.OpenFileContext(context.Background(), filepath.Join(dir, kc.name+".after.img.zst"), nil)
+			after, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, filepath.Join(dir, kc.name+".after.img.zst")), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -437,7 +439,7 @@ func TestKernelZeroSeries(t *testing.T) {
 	if _, err := os.Stat(name); err != nil {
 		t.Skipf("fixture %s not made", name)
 	}
-	img, err := imgio.OpenFileContext(context.Background(), name, nil)
+	img, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, name), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

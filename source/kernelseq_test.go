@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zrviz/zrviz/internal/testutil"
+
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/zrviz/zrviz/core"
@@ -172,7 +174,7 @@ func TestKernelSeq(t *testing.T) {
 			// The image the operations ran on: the demo, or the case's own before.img.zst.
 			img := demo
 			if b, err := os.ReadFile(filepath.Join(dir, "base")); err != nil || strings.TrimSpace(string(b)) != "demo" {
-				own, err := imgio.OpenFileContext(context.Background(), filepath.Join(dir, "before.img.zst"), &imgio.Options{TempDir: t.TempDir()})
+				own, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, filepath.Join(dir, "before.img.zst")), nil)
 				if err != nil {
 					t.Fatalf("no base: %v", err)
 				}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zrviz/zrviz/internal/testutil"
+
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -93,7 +95,7 @@ func TestBrowserBlock(t *testing.T) {
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	addCorruptDemo(t, ts)
-	segs4, err := imgio.OpenFileContext(context.Background(), "../imgio/testdata/segs4.img.gz", nil)
+	segs4, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, "../imgio/testdata/segs4.img.gz"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestMapPages(t *testing.T) {
 	defer demo.Close()
 	imgs["demo"] = demo
 	for _, name := range []string{"basic", "features", "segs4"} {
-		img, err := imgio.OpenFileContext(context.Background(), "../imgio/testdata/"+name+".img.gz", &imgio.Options{TempDir: t.TempDir()})
+		img, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, "../imgio/testdata/"+name+".img.gz"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

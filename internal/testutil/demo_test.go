@@ -9,12 +9,10 @@ import (
 	"testing"
 )
 
+// TestDemoImage: the shared demo is the 256 MiB volume, both superblocks in place, read-only.
+// (imgio's TestExpandDemo checks it byte for byte against what zstd expands.)
 func TestDemoImage(t *testing.T) {
-	dir := t.TempDir()
-	name, err := rawImage(dir, demoSource(t))
-	if err != nil {
-		t.Fatal(err)
-	}
+	name := DemoImage(t)
 	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
@@ -22,7 +20,7 @@ func TestDemoImage(t *testing.T) {
 	if len(b) != 256<<20 {
 		t.Fatalf("%s: %d bytes, want 256 MiB", name, len(b))
 	}
-	// The superblock's magic, F2FS_SUPER_MAGIC, at byte 1024 (and the backup's at 5120).
+	// F2FS_SUPER_MAGIC at byte 1024 of blocks 0 and 1.
 	for _, off := range []int{1024, 5120} {
 		if !bytes.Equal(b[off:off+4], []byte{0x10, 0x20, 0xf5, 0xf2}) {
 			t.Fatalf("magic at %d: % x, want 10 20 f5 f2", off, b[off:off+4])
@@ -31,48 +29,12 @@ func TestDemoImage(t *testing.T) {
 	if st, _ := os.Stat(name); st.Mode().Perm() != 0o444 {
 		t.Errorf("mode %v, want read-only", st.Mode())
 	}
-
-	// A changed byte is found and the file made again.
-	if err := os.Chmod(name, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(name, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteAt([]byte{0xff}, 200<<20); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	again, err := rawImage(dir, demoSource(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b2, err := os.ReadFile(again)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(b, b2) {
-		t.Fatal("a changed demo file was reused")
-	}
 }
 
-func demoSource(t *testing.T) string {
-	t.Helper()
-	return filepath.Join("..", "..", "imgio", "demo", "demo.img.zst")
-}
-
-// TestRawImageGzip: a gzip fixture's raw file is what gzip expands it to.
-func TestRawImageGzip(t *testing.T) {
+// TestRawImage: a gzip fixture's raw file is what gzip expands it to, and a changed byte is found
+// and the file made again.
+func TestRawImage(t *testing.T) {
 	src := filepath.Join("..", "..", "imgio", "testdata", "basic.img.gz")
-	name, err := rawImage(t.TempDir(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f, err := os.Open(src)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +48,38 @@ func TestRawImageGzip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir := t.TempDir()
+	name, err := rawImage(dir, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(want) == 0 || !bytes.Equal(got, want) {
 		t.Fatalf("raw file %d bytes differs from gzip's %d", len(got), len(want))
+	}
+
+	if err := os.Chmod(name, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteAt([]byte{0xff}, int64(len(want))/2); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	again, err := rawImage(dir, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err = os.ReadFile(again); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("a changed raw file was reused")
 	}
 }
