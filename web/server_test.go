@@ -24,7 +24,6 @@ import (
 
 	"github.com/zrviz/zrviz/internal/testutil"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/zrviz/zrviz/imgio"
 )
 
@@ -111,20 +110,15 @@ func decode(tb testing.TB, res *http.Response, v any) int {
 	return res.StatusCode
 }
 
-// demoRaw streams the expanded demo image.
+// demoRaw streams the expanded demo image (the raw copy the tests share, testutil.DemoImage).
 func demoRaw(tb testing.TB) io.Reader {
 	tb.Helper()
-	f, err := os.Open(demoZst)
+	f, err := os.Open(testutil.DemoImage(tb))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { f.Close() })
-	d, err := zstd.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(d.Close)
-	return d
+	return f
 }
 
 // post sends body to the upload endpoint (query appended) and decodes the answer.
