@@ -31,6 +31,15 @@ func runTool(t testing.TB, dir string, stdin string, name string, args ...string
 func toolImages(t *testing.T) map[string]string {
 	t.Helper()
 	testutil.NeedTools(t, "mkfs.f2fs", "sload.f2fs", "fsck.f2fs", "dump.f2fs", "zstd", "gzip")
+	if testing.Short() {
+		// The fast tier: the committed fixture with the most kinds of structure and the
+		// kernel-written demo, as the tests share them; outside -short the fixtures are made afresh
+		// by scripts/mkfixtures.sh, with an image of every feature beside them.
+		return map[string]string{
+			"features": testutil.RawImage(t, "testdata/features.img.gz"),
+			"demo":     testutil.DemoImage(t),
+		}
+	}
 	dir := t.TempDir()
 	cmd := exec.Command("../scripts/mkfixtures.sh", dir)
 	cmd.Env = append(os.Environ(), "RAW=1")
