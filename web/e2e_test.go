@@ -480,17 +480,17 @@ func TestBrowser(t *testing.T) {
 		do(t, ctx, chromedp.Navigate(runURL(base, "/cases/sparse-9g.bin", url.Values{"mode": {"both"}})))
 		waitStatus(t, ctx, 30*time.Second, "paused")
 		playFull(t, ctx)
-		// While it plays the page must answer at once: a frozen main
-		// thread would time this evaluation out.
-		time.Sleep(time.Second)
+		// While it plays the page must keep answering and drawing: once the run moves, three
+		// evaluations in a row each wait for the page's next animation frame. A frozen main thread
+		// gives none (the 5 s is a deadline for that, not a measurement).
+		waitJS(t, ctx, `document.getElementById('step-now').textContent !== '0'`, 30*time.Second)
 		for range 3 {
 			qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err := chromedp.Run(qctx, chromedp.Evaluate[int](`1 + 1`))
+			_, err := chromedp.Run(qctx, chromedp.Evaluate[bool](`new Promise((ok) => requestAnimationFrame(() => ok(true)))`, chromedp.EvalAwaitPromise))
 			cancel()
 			if err != nil {
-				t.Fatalf("the page does not answer while playing: %v", err)
+				t.Fatalf("the page does not answer or draw while playing: %v", err)
 			}
-			time.Sleep(300 * time.Millisecond)
 		}
 		p95 := frameP95(t, ctx)
 		t.Logf("sparse-9g both at full speed: frame p95 %.2f ms over %s draws, status %s, step %s", p95,
