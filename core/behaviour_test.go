@@ -177,56 +177,64 @@ func TestPrefreeAndCurrent(t *testing.T) {
 	}
 }
 
-// TestNarration: each event narrates in one sentence that carries its own values (the slot, the
-// block, the counts before and after, the kernel's message and errno), in the order the kernel
-// does things. The slots are A, A+1, NULL, NEW, X (below the main area), A+2 over a range with a
-// partial first page: page 0 goes through fill_zero, the chunk covers slots 1–4, slot 2 is
+// TestNarration: each event carries its own values (the slot, the block, the counts before and
+// after, the segment and its class, the errno) and narrates them in one sentence, in the order the
+// kernel does things. The slots are A, A+1, NULL, NEW, X (below the main area), A+2 over a range
+// with a partial first page: page 0 goes through fill_zero, the chunk covers slots 1–4, slot 2 is
 // reserved, and slot 4 stops the loop with EFSCORRUPTED. The batched mode holds slot 1 in a run
-// and flushes it when X, not contiguous, comes; the per-block mode releases it at once.
+// and flushes it when X, not contiguous, comes; the per-block mode releases it at once. Every
+// event is compared whole, by value (its Step is its place in the walk, from 1); the sentence must
+// carry the event's values.
 func TestNarration(t *testing.T) {
 	type want struct {
-		kind   EventKind
-		action Action
-		says   []string // fragments the sentence must contain
+		ev   Event
+		says []string // fragments the sentence must contain
 	}
+	const seg6 = (A + 1 - 4096) / 512 // block 7,201's segment, in refVolume's main area from 4096
 	head := []want{
-		{EvStart, ActNone, []string{"offset 100, length 24,376"}},
-		{EvFillZero, ActNone, []string{"bytes 100–4,095 of page 0", "no invalidation now"}},
-		{EvChunkEnter, ActNone, []string{"resolves inode", "chunk 1 covers slots 1–4"}}, // chunks counted from 1, as the page counts
-		{EvReserve, ActNone, []string{"1 NULL slot", "valid_block_count 20,000 → 20,001"}},
+		{Event{Kind: EvStart, Chunk: -1, Before: 100, After: 6*4096 - 200}, []string{"offset 100, length 24,376"}},
+		{Event{Kind: EvFillZero, Chunk: -1, State: StateAddr, Addr: 100, Len: 4096 - 100}, []string{"bytes 100–4,095 of page 0", "no invalidation now"}},
+		{Event{Kind: EvChunkEnter, Slot: 1, Count: 4, Node: "inode"}, []string{"resolves inode", "chunk 1 covers slots 1–4"}}, // chunks counted from 1, as the page counts
+		{Event{Kind: EvReserve, Slot: 1, Len: 1, Count: 1, Before: 20000, After: 20001}, []string{"1 NULL slot", "valid_block_count 20,000 → 20,001"}},
+	}
+	sit := func(slot uint64) want {
+		return want{Event{Kind: EvSITUpdate, Slot: slot, Addr: A + 1, Len: 1, Segno: seg6, Before: 3, After: 2, SegBefore: SegDirty, SegAfter: SegDirty},
+			[]string{"segment 6 loses 1 block (valid 3 → 2)"}}
 	}
 	release := []want{
-		{EvInvalidate, ActPerBlock, []string{"f2fs_invalidate_blocks(7,201, 1)", "call 1"}},
-		{EvSITUpdate, ActNone, []string{"segment 6 loses 1 block (valid 3 → 2)"}},
+		{Event{Kind: EvSlot, Slot: 1, Action: ActInvalidate, State: StateAddr, Addr: A + 1}, []string{"slot 1 holds block 7,201", "SIT bit is set"}},
+		{Event{Kind: EvInvalidate, Slot: 1, Action: ActPerBlock, Addr: A + 1, Len: 1, Count: 1}, []string{"f2fs_invalidate_blocks(7,201, 1)", "call 1"}},
+		sit(1),
 	}
-	flush := []want{
-		{EvInvalidate, ActDiscontiguous, []string{"f2fs_invalidate_blocks(7,201, 1)", "not contiguous", "call 1"}},
-		{EvSITUpdate, ActNone, []string{"segment 6 loses 1 block (valid 3 → 2)"}},
+	start := []want{
+		{Event{Kind: EvSlot, Slot: 1, Action: ActStartRun, State: StateAddr, Addr: A + 1, Len: 1}, []string{"slot 1 holds block 7,201", "starts a run"}},
+	}
+	flush := []want{ // at slot 4, whose address is not A+2
+		{Event{Kind: EvInvalidate, Slot: 4, Action: ActDiscontiguous, Addr: A + 1, Len: 1, Count: 1}, []string{"f2fs_invalidate_blocks(7,201, 1)", "not contiguous", "call 1"}},
+		sit(4),
 	}
 	skips := []want{
-		{EvSlot, ActSkipNew, []string{"slot 2 is already NEW_ADDR"}},
-		{EvSlot, ActSkipNew, []string{"slot 3 is already NEW_ADDR"}},
+		{Event{Kind: EvSlot, Slot: 2, Action: ActSkipNew, State: StateNew}, []string{"slot 2 is already NEW_ADDR"}},
+		{Event{Kind: EvSlot, Slot: 3, Action: ActSkipNew, State: StateNew}, []string{"slot 3 is already NEW_ADDR"}},
 	}
 	tail := []want{
-		{EvError, ActBounds, []string{"rejects slot 4", `"access invalid blkaddr:100"`, "-EFSCORRUPTED"}},
-		{EvChunkLeave, ActNone, []string{"chunk 1 ends with -EFSCORRUPTED after 3 slots"}},
-		{EvDone, ActNone, []string{"f2fs_zero_range returns -EFSCORRUPTED"}},
+		{Event{Kind: EvError, Slot: 4, Action: ActBounds, State: StateAddr, Addr: X, Errno: "EFSCORRUPTED"}, []string{"rejects slot 4", `"access invalid blkaddr:100"`, "-EFSCORRUPTED"}},
+		{Event{Kind: EvChunkLeave, Slot: 4, Count: 3, Errno: "EFSCORRUPTED"}, []string{"chunk 1 ends with -EFSCORRUPTED after 3 slots"}},
+		{Event{Kind: EvDone, Slot: 4, Errno: "EFSCORRUPTED"}, []string{"f2fs_zero_range returns -EFSCORRUPTED"}},
 	}
 	cat := func(parts ...[]want) []want { return slices.Concat(parts...) }
 	refused := []want{
-		{EvStart, ActNone, []string{"offset 0, length 0"}},
-		{EvError, ActBadArgs, []string{"refused before any change", "vfs_fallocate refuses", "length that is not positive", "-EINVAL", "before f2fs sees the call"}},
-		{EvDone, ActNone, []string{"f2fs_zero_range returns -EINVAL"}},
+		{Event{Kind: EvStart, Chunk: -1}, []string{"offset 0, length 0"}},
+		{Event{Kind: EvError, Chunk: -1, Action: ActBadArgs, Errno: "EINVAL"}, []string{"refused before any change", "vfs_fallocate refuses", "length that is not positive", "-EINVAL", "before f2fs sees the call"}},
+		{Event{Kind: EvDone, Chunk: -1, Errno: "EINVAL"}, []string{"f2fs_zero_range returns -EINVAL"}},
 	}
 	tests := []struct {
 		req  Request
 		mode Mode
 		want []want
 	}{
-		{Request{Offset: 100, Length: 6*4096 - 200}, PerBlock, cat(head,
-			[]want{{EvSlot, ActInvalidate, []string{"slot 1 holds block 7,201", "SIT bit is set"}}}, release, skips, tail)},
-		{Request{Offset: 100, Length: 6*4096 - 200}, Batched, cat(head,
-			[]want{{EvSlot, ActStartRun, []string{"slot 1 holds block 7,201", "starts a run"}}}, skips, flush, tail)},
+		{Request{Offset: 100, Length: 6*4096 - 200}, PerBlock, cat(head, release, skips, tail)},
+		{Request{Offset: 100, Length: 6*4096 - 200}, Batched, cat(head, start, skips, flush, tail)},
 		{Request{}, PerBlock, refused},
 		{Request{}, Batched, refused},
 	}
@@ -238,15 +246,16 @@ func TestNarration(t *testing.T) {
 		}
 		if len(got) != len(tc.want) {
 			for _, ev := range got {
-				t.Logf("%s/%s: %s", ev.Kind, ev.Action, ev.Narrate())
+				t.Logf("%+v: %s", ev, ev.Narrate())
 			}
 			t.Fatalf("%s %+v: %d events, want %d", tc.mode, tc.req, len(got), len(tc.want))
 		}
 		for i, ev := range got {
 			w := tc.want[i]
+			w.ev.Step = int64(i) + 1
 			s := ev.Narrate()
-			if ev.Kind != w.kind || ev.Action != w.action {
-				t.Errorf("%s event %d: %s/%s (%q), want %s/%s", tc.mode, i, ev.Kind, ev.Action, s, w.kind, w.action)
+			if ev != w.ev {
+				t.Errorf("%s event %d (%q):\n got %+v\nwant %+v", tc.mode, i, s, ev, w.ev)
 				continue
 			}
 			if strings.Contains(s, "%!") || strings.Contains(s, "\n") {
@@ -329,39 +338,58 @@ func TestSnapshot(t *testing.T) {
 	}
 }
 
-// TestBadInput: an input the engine cannot model is an [ErrInput], never a panic or a result, for
-// each of the checks; a mode it does not know is an [ErrBadMode].
+// TestBadInput: an input the engine cannot model is an [*InputError] that names the field the check
+// refused and its value, never a panic or a result, for each of the checks (so a check that stops
+// firing, or one that fires for another field, fails here); it is an [ErrInput] too. A mode the
+// engine does not know is an [ErrBadMode].
 func TestBadInput(t *testing.T) {
 	tests := []struct {
 		name  string
 		spoil func(*Input)
+		field string
+		val   int64
 	}{
-		{"nil slot source", func(in *Input) { in.Slots = nil }},
-		{"nil SIT source", func(in *Input) { in.SIT = nil }},
-		{"8 KiB blocks", func(in *Input) { in.Volume.BlockSize = 8192 }},
-		{"256 blocks per segment", func(in *Input) { in.Volume.BlocksPerSeg = 256 }},
-		{"main area before segment 0", func(in *Input) { in.Volume.MainBlkaddr = in.Volume.Segment0Blkaddr - 512 }},
-		{"main area past its end", func(in *Input) { in.Volume.MaxBlkaddr = in.Volume.MainBlkaddr - 1 }},
-		{"main area off a segment boundary", func(in *Input) { in.Volume.MainBlkaddr += 7 }},
-		{"no slots in the inode", func(in *Input) { in.Inode.AddrsPerInode = 0 }},
-		{"924 slots in the inode", func(in *Input) { in.Inode.AddrsPerInode = 924 }},
-		{"1019 slots in a direct node", func(in *Input) { in.Inode.AddrsPerBlock = 1019 }},
-		{"negative slots in a direct node", func(in *Input) { in.Inode.AddrsPerBlock = -1 }},
+		{"nil slot source", func(in *Input) { in.Slots = nil }, "Slots", 0},
+		{"nil SIT source", func(in *Input) { in.SIT = nil }, "SIT", 0},
+		{"8 KiB blocks", func(in *Input) { in.Volume.BlockSize = 8192 }, "BlockSize", 8192},
+		{"256 blocks per segment", func(in *Input) { in.Volume.BlocksPerSeg = 256 }, "BlocksPerSeg", 256},
+		{"main area before segment 0", func(in *Input) { in.Volume.MainBlkaddr = in.Volume.Segment0Blkaddr - 512 }, "MainBlkaddr", 0},
+		{"main area past its end", func(in *Input) { in.Volume.MaxBlkaddr = in.Volume.MainBlkaddr - 1 }, "MaxBlkaddr", 4095},
+		{"main area off a segment boundary", func(in *Input) { in.Volume.MainBlkaddr += 7 }, "MainBlkaddr", 4103},
+		{"no slots in the inode", func(in *Input) { in.Inode.AddrsPerInode = 0 }, "AddrsPerInode", 0},
+		{"924 slots in the inode", func(in *Input) { in.Inode.AddrsPerInode = 924 }, "AddrsPerInode", 924},
+		{"1019 slots in a direct node", func(in *Input) { in.Inode.AddrsPerBlock = 1019 }, "AddrsPerBlock", 1019},
+		{"negative slots in a direct node", func(in *Input) { in.Inode.AddrsPerBlock = -1 }, "AddrsPerBlock", -1},
 	}
 	for _, tc := range tests {
 		for _, mode := range Modes {
 			in := newState(seq(A, 2), 2).input()
+			if in.Volume.Segment0Blkaddr != 512 || in.Volume.MainBlkaddr != 4096 {
+				t.Fatalf("the reference volume moved (segment 0 at %d, main at %d): the values below assume 512 and 4096", in.Volume.Segment0Blkaddr, in.Volume.MainBlkaddr)
+			}
 			tc.spoil(&in)
 			r, err := Simulate(in, Request{Length: 4096}, mode)
-			if !errors.Is(err, ErrInput) || r != nil {
-				t.Errorf("%s, %s: result %v, error %v; want no result and an ErrInput", tc.name, mode, r, err)
+			var ie *InputError
+			if !errors.As(err, &ie) || r != nil {
+				t.Errorf("%s, %s: result %v, error %v; want no result and an *InputError", tc.name, mode, r, err)
+				continue
+			}
+			if ie.Field != tc.field || ie.Val != tc.val || !errors.Is(err, ErrInput) {
+				t.Errorf("%s, %s: %v (field %s, value %d); want field %s, value %d, an ErrInput", tc.name, mode, err, ie.Field, ie.Val, tc.field, tc.val)
 			}
 		}
+	}
+	in := newState(seq(A, 2), 2).input()
+	if r, err := Simulate(in, Request{Length: 4096}, Batched); err != nil || r == nil {
+		t.Fatalf("the unspoilt input: %v, %v; want a result", r, err)
 	}
 	for _, s := range []string{"sideways", "", "Batched", "per block"} {
 		if m, err := ParseMode(s); !errors.Is(err, ErrBadMode) || m != 0 {
 			t.Errorf("ParseMode(%q) = %v, %v; want ErrBadMode", s, m, err)
 		}
+	}
+	if _, err := Simulate(in, Request{Length: 4096}, Mode(7)); !errors.Is(err, ErrBadMode) {
+		t.Errorf("Simulate in Mode(7): %v, want ErrBadMode", err)
 	}
 }
 

@@ -239,23 +239,44 @@ func (e *SourceError) Error() string {
 // Unwrap returns the source's error.
 func (e *SourceError) Unwrap() error { return e.Err }
 
+// InputError says which part of an [Input] the engine cannot model: the field of [Volume] or
+// [Inode] (or the source) and the value it holds. It is an [ErrInput] (errors.Is), so a caller that
+// only asks whether the input is unusable need not know the fields.
+type InputError struct {
+	Field string // "Slots", "SIT", "BlockSize", "BlocksPerSeg", "MainBlkaddr", "MaxBlkaddr", "AddrsPerInode", "AddrsPerBlock"
+	Val   int64  // the value the check refused
+	Msg   string // what the engine models instead
+}
+
+// Error names the field, its value and what the engine models.
+func (e *InputError) Error() string {
+	return fmt.Sprintf("%v: %s %d: %s", ErrInput, e.Field, e.Val, e.Msg)
+}
+
+// Unwrap makes an InputError an [ErrInput].
+func (e *InputError) Unwrap() error { return ErrInput }
+
 func (in *Input) check() error {
 	v := &in.Volume
 	switch {
-	case in.Slots == nil || in.SIT == nil:
-		return fmt.Errorf("%w: nil source", ErrInput)
+	case in.Slots == nil:
+		return &InputError{Field: "Slots", Msg: "no slot source"}
+	case in.SIT == nil:
+		return &InputError{Field: "SIT", Msg: "no SIT source"}
 	case v.BlockSize != blockSize:
-		return fmt.Errorf("%w: block size %d (only 4096)", ErrInput, v.BlockSize)
+		return &InputError{Field: "BlockSize", Val: int64(v.BlockSize), Msg: "only 4096-byte blocks"}
 	case v.BlocksPerSeg != blocksPerSeg:
-		return fmt.Errorf("%w: %d blocks per segment (only 512)", ErrInput, v.BlocksPerSeg)
-	case v.MainBlkaddr < v.Segment0Blkaddr || v.MaxBlkaddr < v.MainBlkaddr:
-		return fmt.Errorf("%w: main area %d..%d", ErrInput, v.MainBlkaddr, v.MaxBlkaddr)
+		return &InputError{Field: "BlocksPerSeg", Val: int64(v.BlocksPerSeg), Msg: "only 512 blocks per segment"}
+	case v.MainBlkaddr < v.Segment0Blkaddr:
+		return &InputError{Field: "MainBlkaddr", Val: int64(v.MainBlkaddr), Msg: fmt.Sprintf("the main area starts before segment 0 at %d", v.Segment0Blkaddr)}
+	case v.MaxBlkaddr < v.MainBlkaddr:
+		return &InputError{Field: "MaxBlkaddr", Val: int64(v.MaxBlkaddr), Msg: fmt.Sprintf("the volume ends before its main area at %d", v.MainBlkaddr)}
 	case (v.MainBlkaddr-v.Segment0Blkaddr)%blocksPerSeg != 0:
-		return fmt.Errorf("%w: main area not segment aligned", ErrInput)
+		return &InputError{Field: "MainBlkaddr", Val: int64(v.MainBlkaddr), Msg: fmt.Sprintf("not a whole number of segments after segment 0 at %d", v.Segment0Blkaddr)}
 	case in.Inode.Type == "file" && (in.Inode.AddrsPerInode <= 0 || in.Inode.AddrsPerInode > 923):
-		return fmt.Errorf("%w: addrs_per_inode %d", ErrInput, in.Inode.AddrsPerInode)
+		return &InputError{Field: "AddrsPerInode", Val: int64(in.Inode.AddrsPerInode), Msg: "an inode holds 1 to 923 data slots"}
 	case in.Inode.AddrsPerBlock < 0 || in.Inode.AddrsPerBlock > addrsPerBlock:
-		return fmt.Errorf("%w: addrs_per_block %d", ErrInput, in.Inode.AddrsPerBlock)
+		return &InputError{Field: "AddrsPerBlock", Val: int64(in.Inode.AddrsPerBlock), Msg: fmt.Sprintf("a direct node holds at most %d data slots", addrsPerBlock)}
 	}
 	return nil
 }

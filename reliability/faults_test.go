@@ -3,6 +3,7 @@ package reliability
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -23,14 +24,31 @@ import (
 // left.
 func waitEmpty(t *testing.T, dir string, d time.Duration) (int, int64) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		n, sz := dirBytes(t, dir)
-		if n == 0 || time.Now().After(deadline) {
-			return n, sz
-		}
-		time.Sleep(100 * time.Millisecond)
+	var n int
+	var sz int64
+	waitFor(d, func() bool { n, sz = dirBytes(t, dir); return n == 0 })
+	return n, sz
+}
+
+// uploadRead is how many bytes of the upload with progress token token the server has read, or -1
+// while it does not know the token.
+func (ls *liveServer) uploadRead(t testing.TB, token string) int64 {
+	t.Helper()
+	res, err := http.Get(ls.url + "/api/uploads/" + token)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return -1
+	}
+	var p struct {
+		Read int64 `json:"read"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&p); err != nil {
+		t.Fatalf("GET /api/uploads/%s: %v", token, err)
+	}
+	return p.Read
 }
 
 // TestUploadCutMidStream: a client that declares 32 MiB, sends 4 MiB of a
@@ -49,9 +67,13 @@ func TestUploadCutMidStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(c, "POST /api/images?name=cut%d.img HTTP/1.1\r\nHost: %s\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n", i, addr, len(data))
+		fmt.Fprintf(c, "POST /api/images?name=cut%d.img&token=cut%d HTTP/1.1\r\nHost: %s\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n", i, i, addr, len(data))
 		c.Write(data[:cut])
-		time.Sleep(100 * time.Millisecond) // let the server start expanding
+		// The cut comes once the server has read every byte sent (its progress says so), so each
+		// case cuts where it says, not wherever the reset overtook the data.
+		if !waitFor(10*time.Second, func() bool { return ls.uploadRead(t, fmt.Sprintf("cut%d", i)) >= int64(cut) }) {
+			t.Fatalf("cut %d: the server did not read the %d bytes sent", i, cut)
+		}
 		abort(c)
 	}
 	// A chunked upload cut off too (no declared length).
@@ -179,7 +201,7 @@ func TestShutdownDuringUploadsAndRuns(t *testing.T) {
 					if _, err := pw.Write(src[off : off+1<<20]); err != nil {
 						return
 					}
-					time.Sleep(pace)
+					time.Sleep(pace) // not synchronisation: a slow client's pace is the behaviour under test
 				}
 				pw.Close()
 			}()

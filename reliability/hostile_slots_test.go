@@ -175,7 +175,7 @@ func TestHostileManySlots(t *testing.T) {
 				for k := range 9 {
 					atEnd(uint64(k + 1))
 				}
-				time.Sleep(time.Second)
+				time.Sleep(time.Second) // as above: a figure logged, not a state waited for
 				ten, _ := ReadProcMem(pid)
 				avg := (ten.RSS - before) / 10
 				t.Logf("ten viewers at the end: RSS %s, %s a viewer over the server before them (outline included), peak %s", mbs(ten.RSS), mbs(avg), mbs(ten.HWM))

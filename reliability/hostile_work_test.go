@@ -20,7 +20,7 @@ func cpuAfter(t *testing.T, pid int, d time.Duration) time.Duration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(d)
+	time.Sleep(d) // not synchronisation: the CPU the server uses over d is what is measured
 	c1, err := ReadProcCPU(pid)
 	if err != nil {
 		t.Fatal(err)

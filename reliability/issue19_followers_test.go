@@ -214,7 +214,7 @@ func TestStalledRunAnswersBinary(t *testing.T) {
 		if time.Since(t1) > 20*time.Second {
 			t.Fatalf("closed clients' answers still hold the budget %v later", time.Since(t1))
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // the poll's interval: admission is the state waited for
 	}
 	t.Logf("admitted again %v after the clients closed", time.Since(t1).Round(time.Millisecond))
 }

@@ -42,7 +42,7 @@ func heapAndReserved(s *web.Server, f func()) (heap, reserved int64) {
 			if v := s.MemoryInUse() - rbase; v > pr.Load() {
 				pr.Store(v)
 			}
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // the peak meter's sampling interval, not synchronisation
 		}
 	}()
 	f()

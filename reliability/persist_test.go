@@ -222,7 +222,7 @@ func slowUpload(base, name string, data []byte, pace time.Duration) chan int {
 				if _, err := pw.Write(data[off:min(len(data), off+1<<20)]); err != nil {
 					return
 				}
-				time.Sleep(pace)
+				time.Sleep(pace) // not synchronisation: the pace of a slow uploader is the behaviour under test
 			}
 			pw.Close()
 		}()
@@ -247,7 +247,7 @@ func waitFor(d time.Duration, cond func() bool) bool {
 		if time.Now().After(deadline) {
 			return false
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // the poll's interval: cond is the state waited for
 	}
 	return true
 }
@@ -491,7 +491,10 @@ func TestSignalsDuringUploads(t *testing.T) {
 }
 
 // TestMaxStoreAcrossRestart: --max-store evicts the least recently used uploads, in the order of
-// use recorded across a restart.
+// use recorded across a restart. The first upload is made the older of the two on disk (its
+// image's mtime, which records the last use, set an hour before the second's while no server
+// runs), so only its use by the next server, written at its stop, keeps it: whatever the file
+// system's time granularity, and without waiting for the clock to move.
 func TestMaxStoreAcrossRestart(t *testing.T) {
 	e := newEnv(t)
 	var imgs [][]byte
@@ -510,10 +513,23 @@ func TestMaxStoreAcrossRestart(t *testing.T) {
 		json.Unmarshal([]byte(body), &u)
 		ids = append(ids, u.ID)
 	}
-	time.Sleep(1100 * time.Millisecond) // file times are whole seconds on some file systems
-	p.get(t, "/api/images/"+ids[0])     // 0 is now more recent than 1
 	if code, _ := p.stop(t, syscall.SIGTERM, 30*time.Second); code != 0 {
 		t.Errorf("exit status %d", code)
+	}
+	now := time.Now()
+	for i, age := range []time.Duration{2 * time.Hour, time.Hour} {
+		at := now.Add(-age)
+		if err := os.Chtimes(filepath.Join(e.data, "uploads", ids[i], "image"), at, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p = e.start(t, "--max-store", "150KiB")
+	p.get(t, "/api/images/"+ids[0]) // 0 is now more recent than 1
+	if code, _ := p.stop(t, syscall.SIGTERM, 30*time.Second); code != 0 {
+		t.Errorf("exit status %d", code)
+	}
+	if fi, err := os.Stat(filepath.Join(e.data, "uploads", ids[0], "image")); err != nil || !fi.ModTime().After(now.Add(-time.Hour)) {
+		t.Fatalf("upload 0's last use on disk after its use: %v, %v; want after %v", fi, err, now.Add(-time.Hour))
 	}
 	p2 := e.start(t, "--max-store", "150KiB")
 	code, body, err := postBytes(p2.url, "/api/images?name=2.img", imgs[2])
@@ -568,7 +584,7 @@ func TestSlowUploadsDescriptors(t *testing.T) {
 			peak = max(peak, fds())
 		}
 	}
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // not synchronisation: the slow uploads hold still, as stalled clients do, while the server takes what it will
 	peak = max(peak, fds())
 	codes := map[string]int{}
 	for _, c := range conns {

@@ -42,7 +42,7 @@ func TestLoopbackByDefault(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "listening") && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond) // the poll's interval: the "listening" line is the state waited for
 	}
 	cmd.Process.Signal(os.Interrupt)
 	cmd.Wait()

@@ -315,14 +315,9 @@ func vmHWM() uint64 {
 // settleGoroutines waits up to d for the goroutine count to drop to want
 // or below and returns the last count.
 func settleGoroutines(want int, d time.Duration) int {
-	deadline := time.Now().Add(d)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= want || time.Now().After(deadline) {
-			return n
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	n := runtime.NumGoroutine()
+	waitFor(d, func() bool { n = runtime.NumGoroutine(); return n <= want })
+	return n
 }
 
 // upload streams the file at name to POST /api/images and returns the

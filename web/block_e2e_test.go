@@ -51,21 +51,11 @@ func span(from, n int) []int {
 // evaluation that meets the page being replaced is retried.
 func waitPath(t *testing.T, ctx context.Context, path string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	last := ""
-	for time.Now().Before(deadline) {
-		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		got, err := chromedp.Run(qctx, chromedp.Evaluate[string](`document.readyState === 'complete' ? location.pathname + location.search + location.hash : ''`))
-		cancel()
-		if err == nil {
-			if got == path {
-				return
-			}
-			last = got
-		}
-		time.Sleep(50 * time.Millisecond)
+	expr := fmt.Sprintf(`document.readyState === 'complete' && location.pathname + location.search + location.hash === %q`, path)
+	if err := pollJS(ctx, expr, 15*time.Second); err != nil {
+		last, _ := evalJS[string](ctx, `location.pathname + location.search + location.hash`)
+		t.Fatalf("the tab shows %q, want %q: %v", last, path, err)
 	}
-	t.Fatalf("the tab shows %q, want %q", last, path)
 }
 
 // contrastJS computes the WCAG contrast ratio of an element's text against the first opaque

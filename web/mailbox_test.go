@@ -84,6 +84,10 @@ func TestMailboxFullQueueKicks(t *testing.T) {
 	if m.putMsg([]byte("y"), false) {
 		t.Fatal("queued after a kick")
 	}
+	// What the writer still has is what was queued before the kick, and only that.
+	if got := takeAll(m); len(got) != 1 || got[0] != string(big) {
+		t.Fatalf("after the kick the writer takes %d messages, want the first one alone", len(got))
+	}
 }
 
 // TestMailboxQueueCountsHeldBytes: the bound is on bytes held, so a client that reads keeps going.

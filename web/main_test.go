@@ -15,6 +15,6 @@ func eventually(tb testing.TB, timeout time.Duration, what string, cond func() b
 		if time.Now().After(deadline) {
 			tb.Fatalf("not so after %v: %s", timeout, what)
 		}
-		time.Sleep(wait)
+		time.Sleep(wait) // the poll's back-off: cond is the state waited for
 	}
 }

@@ -49,7 +49,7 @@ func js2[T any](t *testing.T, ctx context.Context, expr string) T {
 }
 
 // nextCompareFresh loads the page's own address in a new tab and compares the panel.
-func nextCompareFresh(t *testing.T, tab func(*testing.T) context.Context, ctx context.Context, w, h int64, what string) {
+func nextCompareFresh(t *testing.T, tab func(testing.TB) context.Context, ctx context.Context, w, h int64, what string) {
 	t.Helper()
 	nextReady(t, ctx)
 	href := js2[string](t, ctx, `location.href`)

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -121,6 +122,30 @@ func TestOutlineCacheBudget(t *testing.T) {
 	c.get(context.Background(), "new", mk)
 	if got := b.inUse(); got != one*maxOutlines {
 		t.Fatalf("after an eviction %d bytes held, want %d", got, one*maxOutlines)
+	}
+	want := []string{"new"}
+	for i := 1; i < maxOutlines; i++ {
+		want = append(want, strconv.Itoa(i))
+	}
+	var kept []string
+	for k := range c.m {
+		kept = append(kept, k)
+	}
+	slices.Sort(want)
+	slices.Sort(kept)
+	if !slices.Equal(kept, want) || len(c.order) != maxOutlines || c.order[0] != "1" || c.order[maxOutlines-1] != "new" {
+		t.Fatalf("after an eviction the cache holds %q in the order %q; want %q, 1 oldest and new newest", kept, c.order, want)
+	}
+	// The evicted key builds again; a kept one does not.
+	var rebuilt atomic.Int32
+	counted := func(context.Context) (*player.Outline, error) { rebuilt.Add(1); return &player.Outline{}, nil }
+	c.get(context.Background(), "1", counted)
+	if rebuilt.Load() != 0 {
+		t.Fatal("a cached outline was built again")
+	}
+	c.get(context.Background(), "0", counted)
+	if rebuilt.Load() != 1 {
+		t.Fatal("the evicted outline was not built again")
 	}
 	// An outline that does not fit the budget is served but not kept: the next get builds again.
 	small := newOutlineCache(&budget{limit: one - 1})

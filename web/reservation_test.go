@@ -48,7 +48,7 @@ func reservedAndHeap(s *Server, f func()) (heap, reserved int64) {
 			if v := s.budget.inUse() - rbase; v > pr.Load() {
 				pr.Store(v)
 			}
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // the peak meter's sampling interval, not synchronisation
 		}
 	}()
 	f()

@@ -30,7 +30,7 @@ func peakHeap(f func()) int64 {
 			if v := int64(m.HeapInuse) - base; v > peak.Load() {
 				peak.Store(v)
 			}
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // the peak meter's sampling interval, not synchronisation
 		}
 	}()
 	f()

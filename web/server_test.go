@@ -535,17 +535,9 @@ func TestUploadProgress(t *testing.T) {
 		done <- res.StatusCode
 	}()
 	var prog progressBody
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		code := ts.get(t, "/api/uploads/half", &prog)
-		if code == 200 && prog.Phase == phaseExpanding && prog.Written > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("progress never showed expansion: %d %+v", code, prog)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	eventually(t, 30*time.Second, "the progress shows the upload expanding", func() bool {
+		return ts.get(t, "/api/uploads/half", &prog) == 200 && prog.Phase == phaseExpanding && prog.Written > 0
+	})
 	if prog.Total != int64(len(zst)) || prog.Read <= 0 || prog.Read > int64(len(zst))/2 {
 		t.Fatalf("half-way progress = %+v (upload %d bytes)", prog, len(zst))
 	}

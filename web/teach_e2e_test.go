@@ -659,7 +659,9 @@ func TestBrowserTeaching(t *testing.T) {
 		checkPageContrast(t, ctx, "player at the end")
 		fits(t, ctx)
 		do(t, ctx, chromedp.EmulateViewport(1024, 768))
-		time.Sleep(300 * time.Millisecond)
+		// The page at its new size, and the frames its resize observers draw after it.
+		waitJS(t, ctx, `innerWidth === 1024 && innerHeight === 768`, 10*time.Second)
+		settle(t, ctx)
 		fits(t, ctx)
 	})
 

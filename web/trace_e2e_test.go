@@ -287,16 +287,8 @@ func TestBrowserTrace(t *testing.T) {
 // meet the old document going away).
 func waitNav(t *testing.T, ctx context.Context, expr string, timeout time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: %v (the page is %s)", expr, err, js[string](t, ctx, `location.href`))
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := pollJS(ctx, expr, timeout); err != nil {
+		t.Fatalf("waiting for %s: %v (the page is %s)", expr, err, js[string](t, ctx, `location.href`))
 	}
 }
 

@@ -73,7 +73,7 @@ func shownStep(t *testing.T, ctx context.Context) int64 {
 }
 
 // compareFresh loads the page's own URL in a new tab and compares every panel.
-func compareFresh(t *testing.T, tab func(*testing.T) context.Context, ctx context.Context, what string, skip ...string) {
+func compareFresh(t *testing.T, tab func(testing.TB) context.Context, ctx context.Context, what string, skip ...string) {
 	t.Helper()
 	step := shownStep(t, ctx)
 	settled(t, ctx, step)

@@ -579,7 +579,7 @@ func TestWSDisconnectEndsRun(t *testing.T) {
 	w := ts.dialWS(t, bench64+"&mode=both")
 	w.readType("hello")
 	w.c.Close(websocket.StatusNormalClosure, "")
-	waitGoroutines(t, -1)
+	eventually(t, 10*time.Second, "the first viewer's connection goroutines ended", func() bool { return len(wsGoroutines()) == 0 })
 	base := runtime.NumGoroutine()
 	// The first viewer's reservation ends once its connection's goroutines have: then only the
 	// cached outlines hold the budget.
@@ -600,7 +600,11 @@ func TestWSDisconnectEndsRun(t *testing.T) {
 	if n := runtime.NumGoroutine(); n <= base {
 		t.Fatalf("goroutines while playing %d, before %d", n, base)
 	}
+	if len(wsGoroutines()) == 0 {
+		t.Fatal("no goroutine serves the websocket while it plays: wsGoroutines looks for the wrong names")
+	}
 	w.c.CloseNow()
+	eventually(t, 10*time.Second, "the viewer's connection goroutines ended", func() bool { return len(wsGoroutines()) == 0 })
 	waitGoroutines(t, base)
 	if u := ts.budget.inUse(); u != cached {
 		t.Fatalf("%d bytes still reserved after the viewer left, want the cached outline's %d", u, cached)
@@ -635,24 +639,41 @@ func TestWSBudget(t *testing.T) {
 	}
 }
 
-// waitGoroutines waits until at most want goroutines run (want < 0: until the count stops falling),
-// failing after 10 s.
+// wsGoroutines returns the stacks of the goroutines serving a websocket: a run's handler, its
+// session, its connection's reader and writer, the websocket library's.
+func wsGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		for _, m := range []string{"web.(*Server).handleWS", "web.(*session)", "web.(*conn)", "coder/websocket."} {
+			if strings.Contains(g, m) && !strings.Contains(g, "web.wsGoroutines") && !strings.Contains(g, "_test.go") {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// waitGoroutines waits until at most want goroutines run, failing after 10 s with their stacks.
 func waitGoroutines(t *testing.T, want int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	prev := -1
-	for time.Now().Before(deadline) {
-		n := runtime.NumGoroutine()
-		if want >= 0 && n <= want || want < 0 && n == prev {
-			return
+	for runtime.NumGoroutine() > want {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("goroutines: %d, want ≤ %d\n%s", runtime.NumGoroutine(), want, buf)
 		}
-		prev = n
-		time.Sleep(100 * time.Millisecond)
-	}
-	if want >= 0 {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Fatalf("goroutines: %d, want ≤ %d\n%s", runtime.NumGoroutine(), want, buf)
+		time.Sleep(20 * time.Millisecond) // the poll's interval: the count is the state waited for
 	}
 }
 
