@@ -410,7 +410,7 @@ func (ss *session) answer(k int, ans string) bool {
 	}
 	q := ss.o.Stops[k].Question
 	// A slip ("abc" for a segment number) does not use the question up (web/quizcheck.go).
-	if err := checkAnswer(q, ans, ss.o.Range.End-ss.o.Range.Start); err != nil {
+	if _, err := checkAnswer(q, ans, ss.o.Range.End-ss.o.Range.Start); err != nil {
 		ss.sendError(controlError("answer: "+err.Error()), false)
 		return false
 	}
