@@ -268,6 +268,8 @@ type runInfo struct {
 	Compressed  bool   `json:"compressed,omitempty"`
 	Algorithm   string `json:"algorithm,omitempty"`
 	ClusterSize int    `json:"clusterSize,omitempty"`
+	// Compression is the same in the pages' words (compressionNote), which the page shows as is.
+	Compression string `json:"compression,omitempty"`
 	Sandbox     string `json:"sandbox,omitempty"` // the slot list of a sandbox run
 }
 
@@ -304,6 +306,7 @@ type helloMsg struct {
 	Markers        []player.Marker     `json:"markers"`
 	MarkersThinned bool                `json:"markersThinned"`
 	Stops          []wireStop          `json:"stops"`
+	Outcome        player.Outcome      `json:"outcome"`  // what the run returns, in the words the page shows
 	Segments       []core.SegmentState `json:"segments"` // touched segments, as before the run
 	SegTypes       map[string]int      `json:"segTypes"` // log type by segno
 	Initial        initialPageMsg      `json:"initial"`

@@ -556,7 +556,7 @@ func buildHello(t *runTarget, o *player.Outline, p *player.Player, tr *player.Tr
 		Playing: vs.playing, Pace: vs.pace, StepsPerSecond: vs.speed, TimeLeft: vs.timeLeft,
 		Geometry: t.geom,
 		Range:    o.Range, Chunks: o.Chunks, Markers: o.Markers, MarkersThinned: o.Thinned, Stops: wireStops(o.Stops),
-		Segments: o.Segments, SegTypes: segTypes,
+		Outcome: o.Outcome(), Segments: o.Segments, SegTypes: segTypes,
 		Initial: initialPageMsg{From: o.Range.Start, Next: next, Extents: ext},
 		Changed: p.Changed(o.Range.Start, o.Range.End), State: p.State(tr, true), Score: vs.score}, nil
 }
