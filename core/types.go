@@ -252,7 +252,7 @@ func (in *Input) check() error {
 		return fmt.Errorf("%w: main area %d..%d", ErrInput, v.MainBlkaddr, v.MaxBlkaddr)
 	case (v.MainBlkaddr-v.Segment0Blkaddr)%blocksPerSeg != 0:
 		return fmt.Errorf("%w: main area not segment aligned", ErrInput)
-	case in.Inode.Type == "file" && (in.Inode.AddrsPerInode <= 0 || in.Inode.AddrsPerInode > 923):
+	case in.Inode.Type == "file" && (in.Inode.AddrsPerInode <= 0 || in.Inode.AddrsPerInode > DefAddrsPerInode):
 		return fmt.Errorf("%w: addrs_per_inode %d", ErrInput, in.Inode.AddrsPerInode)
 	case in.Inode.AddrsPerBlock < 0 || in.Inode.AddrsPerBlock > addrsPerBlock:
 		return fmt.Errorf("%w: addrs_per_block %d", ErrInput, in.Inode.AddrsPerBlock)
