@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/internal/units"
@@ -33,7 +34,8 @@ func (q *Question) Check(answer string) bool {
 
 // Normalise returns a student's answer in the form the question's Answer is written in, so that
 // answers meaning the same compare (and, in a room, count) as one: a number as decimal digits
-// without thousands separators (commas, spaces, underscores) or leading zeros, a yes/no as "yes"
+// without thousands separators (commas, underscores, white space of any kind: "16 384" with a
+// no-break space too) or leading zeros, a yes/no as "yes"
 // or "no" (y and n too, any case), a choice as Choices spells it (any case). Surrounding space
 // is ignored. An answer the question cannot take is an [*AnswerError]. This is the only place
 // answers are read: the verdict, the room's counts and the refusal of a slip all go through it.
@@ -41,7 +43,7 @@ func (q *Question) Normalise(answer string) (string, error) {
 	a := strings.ToLower(strings.TrimSpace(answer))
 	switch q.Kind {
 	case "number":
-		n, err := strconv.ParseUint(strings.NewReplacer(",", "", " ", "", "_", "").Replace(a), 10, 64)
+		n, err := strconv.ParseUint(strings.Map(dropSeparator, a), 10, 64)
 		if err != nil {
 			return "", &AnswerError{Answer: answer, Hint: fmt.Sprintf("%q is not a whole number", answer)}
 		}
@@ -59,6 +61,14 @@ func (q *Question) Normalise(answer string) (string, error) {
 		return q.Choices[i], nil
 	}
 	return "", &AnswerError{Answer: answer, Hint: fmt.Sprintf("%q is not one of the choices %s", answer, strings.Join(q.Choices, ", "))}
+}
+
+// dropSeparator drops the thousands separators a number may be written with.
+func dropSeparator(r rune) rune {
+	if r == ',' || r == '_' || unicode.IsSpace(r) {
+		return -1
+	}
+	return r
 }
 
 // AnswerError is an answer a question cannot take: "abc" for a number, "maybe" for a yes/no, a

@@ -1,10 +1,16 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
 	"testing"
 
 	"github.com/zrviz/zrviz/player"
 )
+
+var writeAnswerVectors = flag.Bool("answer-vectors", false, "write static/jstest/testdata/answers.json (the node test of quiz.js's checkAnswer reads it)")
 
 func TestCheckAnswer(t *testing.T) {
 	num := &player.Question{Kind: "number", Answer: "19"}
@@ -77,5 +83,56 @@ func TestAnswerReadersAgree(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAnswerVectors: static/jstest/testdata/answers.json is what the server makes of answers —
+// taken, in the form it counts, or refused — so the page's own check before it sends one
+// (static/js/quiz.js checkAnswer, which spares the student a round trip) is held to the same
+// cases by its node test. It fails when the file is stale; -answer-vectors rewrites it.
+func TestAnswerVectors(t *testing.T) {
+	type question struct {
+		Kind    string   `json:"kind"`
+		Choices []string `json:"choices,omitempty"`
+	}
+	type vector struct {
+		Question question `json:"question"`
+		Answer   string   `json:"answer"`
+		Max      uint64   `json:"max"`
+		Value    *string  `json:"value"` // null: refused
+	}
+	qs := []*player.Question{
+		{Kind: "number", Answer: "19"},
+		{Kind: "yesno", Answer: "no"},
+		{Kind: "choice", Choices: []string{"4", "5", "59", "6"}, Answer: "59"},
+		{Kind: "choice", Choices: []string{"a valid block", "outside the main area", "its SIT bit is clear"}, Answer: "a valid block"},
+	}
+	answers := []string{"19", " 16,384 ", "1_000", "16 384", "16\u00a0384", "16\t384", "0", "000", "0019", "16384", "16385",
+		"99999999999999999999", "-1", "+1", "1.5", "0x10", "12a", "abc", "", "  ", ",",
+		"yes", "Yes", " NO ", "y", "N", "maybe", "4", "59", "60", "Outside The Main Area", "its sit bit is clear", "valid"}
+	var vs []vector
+	for _, q := range qs {
+		for _, a := range answers {
+			v := vector{Question: question{Kind: q.Kind, Choices: q.Choices}, Answer: a, Max: 16384}
+			if norm, err := checkAnswer(q, a, v.Max); err == nil {
+				v.Value = &norm
+			}
+			vs = append(vs, v)
+		}
+	}
+	b, err := json.MarshalIndent(map[string]any{"comment": "written by go test ./web -run TestAnswerVectors -answer-vectors", "vectors": vs}, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, '\n')
+	const name = "../static/jstest/testdata/answers.json"
+	if *writeAnswerVectors {
+		if err := os.WriteFile(name, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if old, err := os.ReadFile(name); err != nil || !bytes.Equal(old, b) {
+		t.Errorf("%s is stale (%v): go test ./web -run TestAnswerVectors -answer-vectors", name, err)
 	}
 }
