@@ -273,8 +273,8 @@ func (in *Input) check() error {
 		return &InputError{Field: "MaxBlkaddr", Val: int64(v.MaxBlkaddr), Msg: fmt.Sprintf("the volume ends before its main area at %d", v.MainBlkaddr)}
 	case (v.MainBlkaddr-v.Segment0Blkaddr)%blocksPerSeg != 0:
 		return &InputError{Field: "MainBlkaddr", Val: int64(v.MainBlkaddr), Msg: fmt.Sprintf("not a whole number of segments after segment 0 at %d", v.Segment0Blkaddr)}
-	case in.Inode.Type == "file" && (in.Inode.AddrsPerInode <= 0 || in.Inode.AddrsPerInode > 923):
-		return &InputError{Field: "AddrsPerInode", Val: int64(in.Inode.AddrsPerInode), Msg: "an inode holds 1 to 923 data slots"}
+	case in.Inode.Type == "file" && (in.Inode.AddrsPerInode <= 0 || in.Inode.AddrsPerInode > DefAddrsPerInode):
+		return &InputError{Field: "AddrsPerInode", Val: int64(in.Inode.AddrsPerInode), Msg: fmt.Sprintf("an inode holds 1 to %d data slots", DefAddrsPerInode)}
 	case in.Inode.AddrsPerBlock < 0 || in.Inode.AddrsPerBlock > addrsPerBlock:
 		return &InputError{Field: "AddrsPerBlock", Val: int64(in.Inode.AddrsPerBlock), Msg: fmt.Sprintf("a direct node holds at most %d data slots", addrsPerBlock)}
 	}

@@ -33,6 +33,9 @@ type Spec struct {
 	Request  core.Request
 	Modes    []core.Mode // one or two; per-block first
 	Describe Describer   // may be nil
+	// Compression is the file's compression as the pages name it ("compressed (lz4, cluster 4
+	// blocks)"), "" when it is not compressed or not known; the outcome quotes it.
+	Compression string
 }
 
 // Range is the file block indices [Start, End) of the request's pages: the whole pages the dnode

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/internal/units"
@@ -24,22 +25,60 @@ type Question struct {
 	chunk int32 // for questions revealed when a chunk ends: the chunk, else -1
 }
 
-// Check reports whether a student's answer is right: numbers compare as numbers (thousands
-// separators and spaces ignored), yes/no and choices case-insensitively.
+// Check reports whether a student's answer is right: it is right when [Question.Normalise] takes
+// it and gives the question's Answer.
 func (q *Question) Check(answer string) bool {
-	a := strings.TrimSpace(answer)
+	a, err := q.Normalise(answer)
+	return err == nil && a == q.Answer
+}
+
+// Normalise returns a student's answer in the form the question's Answer is written in, so that
+// answers meaning the same compare (and, in a room, count) as one: a number as decimal digits
+// without thousands separators (commas, underscores, white space of any kind: "16 384" with a
+// no-break space too) or leading zeros, a yes/no as "yes"
+// or "no" (y and n too, any case), a choice as Choices spells it (any case). Surrounding space
+// is ignored. An answer the question cannot take is an [*AnswerError]. This is the only place
+// answers are read: the verdict, the room's counts and the refusal of a slip all go through it.
+func (q *Question) Normalise(answer string) (string, error) {
+	a := strings.ToLower(strings.TrimSpace(answer))
 	switch q.Kind {
 	case "number":
-		a = strings.NewReplacer(",", "", " ", "", "_", "").Replace(a)
-		n, err := strconv.ParseUint(a, 10, 64)
-		want, _ := strconv.ParseUint(q.Answer, 10, 64)
-		return err == nil && n == want
+		n, err := strconv.ParseUint(strings.Map(dropSeparator, a), 10, 64)
+		if err != nil {
+			return "", &AnswerError{Answer: answer, Hint: fmt.Sprintf("%q is not a whole number", answer)}
+		}
+		return strconv.FormatUint(n, 10), nil
 	case "yesno":
-		a = strings.ToLower(a)
-		return (a == "yes" || a == "y") && q.Answer == "yes" || (a == "no" || a == "n") && q.Answer == "no"
+		switch a {
+		case "yes", "y":
+			return "yes", nil
+		case "no", "n":
+			return "no", nil
+		}
+		return "", &AnswerError{Answer: answer, Hint: fmt.Sprintf("%q: answer yes or no", answer)}
 	}
-	return strings.EqualFold(a, q.Answer)
+	if i := slices.IndexFunc(q.Choices, func(c string) bool { return strings.EqualFold(c, a) }); i >= 0 {
+		return q.Choices[i], nil
+	}
+	return "", &AnswerError{Answer: answer, Hint: fmt.Sprintf("%q is not one of the choices %s", answer, strings.Join(q.Choices, ", "))}
 }
+
+// dropSeparator drops the thousands separators a number may be written with.
+func dropSeparator(r rune) rune {
+	if r == ',' || r == '_' || unicode.IsSpace(r) {
+		return -1
+	}
+	return r
+}
+
+// AnswerError is an answer a question cannot take: "abc" for a number, "maybe" for a yes/no, a
+// choice not offered. Hint says so in words for the student.
+type AnswerError struct {
+	Answer string
+	Hint   string
+}
+
+func (e *AnswerError) Error() string { return "player: " + e.Hint }
 
 // quizBuilder collects, during Build's pass, what the questions need: when each chunk starts and
 // ends and which segments each chunk's calls touch.

@@ -1,6 +1,7 @@
 package player
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -119,6 +120,52 @@ func TestQuestionsAskBeforeTheStep(t *testing.T) {
 	for _, k := range []string{StopNewInRun, StopDiscontiguous, StopError, StopPrefree, StopChunk, StopReserve} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s question in the random runs: %v", k, kinds)
+		}
+	}
+}
+
+// TestNormalise covers what each former reader of answers handled (Question.Check, the room's
+// count key, web's refusal of a slip): surrounding space, case, thousands separators of three
+// kinds, leading zeros, y/n, choices in any case; and what none took: signs, letters in a number,
+// an overflow, an empty answer, a choice not offered.
+func TestNormalise(t *testing.T) {
+	num := &Question{Kind: "number", Answer: "16384"}
+	yn := &Question{Kind: "yesno", Answer: "no"}
+	ch := &Question{Kind: "choice", Choices: []string{choiceValid, choiceBounds, "Segment 59"}, Answer: choiceBounds}
+	for _, tt := range []struct {
+		q    *Question
+		in   string
+		want string // "" for an answer the question cannot take
+	}{
+		{num, "16384", "16384"}, {num, " 16,384 ", "16384"}, {num, "16_384", "16384"}, {num, "16 384", "16384"},
+		{num, "\t016384\n", "16384"}, {num, "16\u00a0384", "16384"}, {num, "16\t384", "16384"}, {num, "000", "0"}, {num, "0", "0"}, {num, "1,2,3", "123"},
+		{num, "18446744073709551615", "18446744073709551615"},
+		{num, "18446744073709551616", ""}, {num, "-1", ""}, {num, "+1", ""}, {num, "12a", ""}, {num, "abc", ""},
+		{num, "", ""}, {num, " , ", ""}, {num, "1.5", ""}, {num, "0x10", ""},
+		{yn, "no", "no"}, {yn, " No ", "no"}, {yn, "N", "no"}, {yn, "yes", "yes"}, {yn, "YES", "yes"}, {yn, "y", "yes"},
+		{yn, "maybe", ""}, {yn, "yess", ""}, {yn, "", ""}, {yn, "0", ""},
+		{ch, "outside the main area", choiceBounds}, {ch, " Outside The Main Area ", choiceBounds},
+		{ch, "segment 59", "Segment 59"}, {ch, "59", ""}, {ch, "a valid", ""}, {ch, "", ""},
+	} {
+		got, err := tt.q.Normalise(tt.in)
+		var ae *AnswerError
+		switch {
+		case tt.want == "" && !errors.As(err, &ae):
+			t.Errorf("%s question: Normalise(%q) = %q, %v; want an *AnswerError", tt.q.Kind, tt.in, got, err)
+		case tt.want == "" && (ae.Answer != tt.in || ae.Hint == ""):
+			t.Errorf("%s question: Normalise(%q)'s error %+v does not name the answer with a hint", tt.q.Kind, tt.in, ae)
+		case tt.want != "" && (err != nil || got != tt.want):
+			t.Errorf("%s question: Normalise(%q) = %q, %v; want %q", tt.q.Kind, tt.in, got, err, tt.want)
+		}
+		// Normalising twice changes nothing, and the verdict is the normalised form against the
+		// Answer: the room judges the form it stored, the player the raw answer.
+		if err == nil {
+			if again, err2 := tt.q.Normalise(got); err2 != nil || again != got {
+				t.Errorf("%s question: Normalise(%q) = %q, %v; want it unchanged", tt.q.Kind, got, again, err2)
+			}
+		}
+		if right := tt.want != "" && tt.want == tt.q.Answer; tt.q.Check(tt.in) != right || (err == nil && tt.q.Check(got) != right) {
+			t.Errorf("%s question: Check(%q) = %v, Check(%q) = %v; want %v", tt.q.Kind, tt.in, tt.q.Check(tt.in), got, tt.q.Check(got), right)
 		}
 	}
 }

@@ -265,31 +265,23 @@ func startStop(o *Outline) Stop {
 
 func endStop(o *Outline) Stop {
 	var b strings.Builder
-	errno := ""
 	for i, m := range o.spec.Modes {
 		sn := o.Final[i]
 		fmt.Fprintf(&b, "%s: %s, %s, %s released. ", m, plural(sn.Stats.Calls, "f2fs_invalidate_blocks call", "f2fs_invalidate_blocks calls"),
 			plural(sn.Stats.SITLockAcquisitions, "SIT lock hold", "SIT lock holds"), plural(sn.Stats.BlocksInvalidated, "block", "blocks"))
-		if sn.Errno != "" {
-			errno = sn.Errno
-		}
 	}
 	if len(o.Final) == 2 {
 		a, z := o.Final[0].Stats.SITLockAcquisitions, o.Final[1].Stats.SITLockAcquisitions
 		switch {
 		case z > 0 && a > z:
-			fmt.Fprintf(&b, "Batching took the SIT lock %.1f× less often, with the same slots and SIT at the end. ", float64(a)/float64(z))
+			fmt.Fprintf(&b, "Batching took the SIT lock %s less often, with the same slots and SIT at the end. ", timesFewer(a, z))
 		case a == 0 && z == 0:
 			b.WriteString("No mapped block was reached, so neither mode called f2fs_invalidate_blocks: there was no run to batch. ")
 		case a == z:
 			b.WriteString("Here batching saved nothing: every run is one block long. ")
 		}
 	}
-	title := "Done: f2fs_zero_range returns 0"
-	if errno != "" {
-		title = "Done: " + core.ReturnedBy(o.spec.Input, o.spec.Request) + " returns -" + errno
-	}
-	return Stop{Step: o.Total, Kind: StopEnd, Title: title, Text: strings.TrimSpace(b.String()),
+	return Stop{Step: o.Total, Kind: StopEnd, Title: "Done: " + o.Outcome().Returns, Text: strings.TrimSpace(b.String()),
 		Terms: []string{"f2fs-invalidate-blocks", "sit-lock"}}
 }
 

@@ -11,14 +11,15 @@ import (
 
 // Geometry of the synthetic file and volume (see the package documentation).
 const (
-	AddrsPerInode   = 873                // data slots in the inode: 923 minus 50 for inline xattrs
+	// AddrsPerInode is the data slots in the inode, inline xattrs on: 923 minus 50, 873.
+	AddrsPerInode   = core.DefAddrsPerInode - core.DefaultInlineXattrAddrs
 	AddrsPerBlock   = core.AddrsPerBlock // data slots in a direct node
 	BlocksPerSeg    = core.BlocksPerSeg
 	Segment0Blkaddr = 512
 	MainBlkaddr     = 4096
 	// MaxMainEnd is the highest MAX_BLKADDR the synthetic main area can have: the end of the last
 	// whole segment below COMPRESS_ADDR. Addresses at or above it are outside the main area.
-	MaxMainEnd = MainBlkaddr + (0xFFFFFFFE-MainBlkaddr)/BlocksPerSeg*BlocksPerSeg
+	MaxMainEnd = MainBlkaddr + (uint64(core.CompressAddr)-MainBlkaddr)/BlocksPerSeg*BlocksPerSeg
 	// Ino is the synthetic file's inode number (the first file mkfs.f2fs would create after the root).
 	Ino = 4
 	// Path is the synthetic file's name in results.
@@ -135,25 +136,7 @@ func (l *List) input(free int64) core.Input {
 
 // nodeCount is the number of node blocks of a file whose every node from the inode to the dnode
 // holding block end-1 exists: the inode, the direct nodes and the indirect nodes above them.
-func nodeCount(end uint64) uint64 {
-	n := uint64(1)
-	if end <= AddrsPerInode {
-		return n
-	}
-	d := (end - AddrsPerInode + AddrsPerBlock - 1) / AddrsPerBlock // direct nodes
-	n += d
-	const nids = core.NidsPerBlock
-	if d > 2 { // i_nid[2]
-		n++
-	}
-	if d > 2+nids { // i_nid[3]
-		n++
-	}
-	if d > 2+2*nids { // i_nid[4] and its indirect children
-		n += 1 + (d-2-2*nids+nids-1)/nids
-	}
-	return n
-}
+func nodeCount(end uint64) uint64 { return core.NodeBlocks(end, AddrsPerInode) }
 
 // fileRun is a stretch of the synthetic file's slots: n slots from file block at.
 type fileRun struct {
@@ -301,8 +284,7 @@ func (s *source) SegmentValidMap(segno uint32) (uint32, [64]byte, error) {
 	for i := s.firstAddr(lo); i < len(s.addrs) && uint64(s.addrs[i].lo) < hi; i++ {
 		a, b := max(uint64(s.addrs[i].lo), lo), min(uint64(s.addrs[i].lo)+uint64(s.addrs[i].n), hi)
 		for x := a; x < b; x++ {
-			k := x - lo
-			m[k>>3] |= 0x80 >> (k & 7)
+			core.SetValidBit(&m, uint32(x-lo))
 			valid++
 		}
 	}

@@ -173,6 +173,15 @@ type RunPage struct {
 	Follow   string   // the room code on a follower's page, "" otherwise
 	Sandbox  string   // the slot list of a sandbox run (then ID is "")
 	OpForms  string   // the ops language's forms as JSON (request.Forms), for the next operation
+	Paces    []Pace   // the pace menu, in its order (web's pacePresets)
+}
+
+// Pace is one option of the player's pace menu; static/js/pace.js reads the paces the server takes
+// from the menu, so the page writes none of its own.
+type Pace struct {
+	Value   string // what the "pace" control sends
+	Label   string
+	Default bool // the pace a run plays at unless the page asks for another
 }
 
 // ErrorPage is the data of an error page (404 and friends).

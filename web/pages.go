@@ -458,6 +458,9 @@ func (s *Server) renderRunPage(w http.ResponseWriter, r *http.Request, t *runTar
 		Sandbox:  t.info.Sandbox,
 		OpForms:  opFormsJSON(),
 	}
+	for _, pc := range pacePresets() {
+		p.Paces = append(p.Paces, templates.Pace{Value: pc.Value, Label: pc.Label, Default: pc.Value == defaultPace})
+	}
 	if t.si == nil {
 		p.Layout = s.layout("sandbox · run", "js/run.js",
 			templates.Crumb{Label: "sandbox", Href: "/sandbox?slots=" + url.QueryEscape(t.info.Sandbox)},

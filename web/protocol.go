@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/player"
@@ -22,16 +23,62 @@ const (
 	maxBadControls  = 100       // malformed messages before the socket is closed
 	minSpeed        = 0.05      // steps per second
 	maxSpeed        = 1_000_000 // steps per second
-	// defaultPace is how long a run plays from start to end by default, whatever its length.
-	defaultPace = 30
+	// defaultPace is the pace a run plays at unless the client picks another: 30 s from start to
+	// end, whatever its length.
+	defaultPace = "30"
 	// initialPage bounds the extents of one page of the initial slot map.
 	initialPage = 16384
 	// helloInitial bounds the extents of the initial map the hello itself carries.
 	helloInitial = 4096
 )
 
-// Paces a client may pick: seconds from start to end, or one step per second.
-var paces = map[string]bool{"10": true, "30": true, "60": true, "180": true, "step": true}
+// pacePreset is a pace a client may pick (?pace= and the "pace" control): the run plays from start
+// to end in Seconds, however long it is, or, for "step", one step a second. The run page's pace
+// menu is rendered from [pacePresets] (templates.Pace), and static/js/pace.js reads the paces from
+// that menu: this table is the one place they are written.
+type pacePreset struct {
+	Value   string
+	Label   string  // the menu's words
+	Seconds float64 // 0 for "step"
+}
+
+// pacePresets returns the paces in the menu's order, fastest first; [ and ] step through them in
+// it.
+func pacePresets() []pacePreset {
+	return []pacePreset{
+		{Value: "10", Label: "10 s", Seconds: 10},
+		{Value: "30", Label: "30 s", Seconds: 30},
+		{Value: "60", Label: "1 min", Seconds: 60},
+		{Value: "180", Label: "3 min", Seconds: 180},
+		{Value: "step", Label: "1 step/s"},
+	}
+}
+
+// findPace returns the preset named v.
+func findPace(v string) (pacePreset, bool) {
+	for _, p := range pacePresets() {
+		if p.Value == v {
+			return p, true
+		}
+	}
+	return pacePreset{}, false
+}
+
+// paceList names the paces for an error: "10", "30", … or "step".
+func paceList() string {
+	var b strings.Builder
+	ps := pacePresets()
+	for i, p := range ps {
+		switch {
+		case i == len(ps)-1:
+			b.WriteString(" or ")
+		case i > 0:
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(p.Value))
+	}
+	return b.String()
+}
 
 // Control types a client may send.
 const (
@@ -125,8 +172,11 @@ func decodeControl(b []byte) (control, error) {
 		}
 		c.Speed = min(max(f, minSpeed), maxSpeed)
 	case ctlPace:
-		if wc.Pace == nil || !paces[*wc.Pace] {
-			return control{}, controlError("pace: want \"10\", \"30\", \"60\", \"180\" (seconds from start to end) or \"step\" (one step a second)")
+		if wc.Pace == nil {
+			return control{}, controlError("pace: want " + paceList() + " (seconds from start to end, or one step a second)")
+		}
+		if _, ok := findPace(*wc.Pace); !ok {
+			return control{}, controlError("pace: want " + paceList() + " (seconds from start to end, or one step a second)")
 		}
 		c.Pace = *wc.Pace
 	case ctlMode:
@@ -218,6 +268,8 @@ type runInfo struct {
 	Compressed  bool   `json:"compressed,omitempty"`
 	Algorithm   string `json:"algorithm,omitempty"`
 	ClusterSize int    `json:"clusterSize,omitempty"`
+	// Compression is the same in the pages' words (compressionNote), which the page shows as is.
+	Compression string `json:"compression,omitempty"`
 	Sandbox     string `json:"sandbox,omitempty"` // the slot list of a sandbox run
 }
 
@@ -254,6 +306,7 @@ type helloMsg struct {
 	Markers        []player.Marker     `json:"markers"`
 	MarkersThinned bool                `json:"markersThinned"`
 	Stops          []wireStop          `json:"stops"`
+	Outcome        player.Outcome      `json:"outcome"`  // what the run returns, in the words the page shows
 	Segments       []core.SegmentState `json:"segments"` // touched segments, as before the run
 	SegTypes       map[string]int      `json:"segTypes"` // log type by segno
 	Initial        initialPageMsg      `json:"initial"`

@@ -33,7 +33,6 @@ const (
 	followerBytes     = 64 << 10 // what a follower holds besides its queue: a mailbox and two goroutines
 	roomCodeBytes     = 5        // 40 random bits: 8 base32 letters
 	roomTokenBytes    = 20
-	maxAnswerLength   = 40
 )
 
 // code32 spells random bytes in lower-case base32 without padding (no 0/1/8 confusion with o/l/b:
@@ -529,7 +528,10 @@ func (r *room) answer(f *follower, k int, ans string) error {
 		return controlError("answer: that stop has no question")
 	}
 	// A slip does not use the question up, in a room either (web/quizcheck.go).
-	if err := checkAnswer(o.Stops[k].Question, ans, o.Range.End-o.Range.Start); err != nil {
+	// The answer counts in the form the question's Answer is written in, so that answers meaning
+	// the same count together and the presenter's page finds the right one's count by the Answer.
+	norm, err := checkAnswer(o.Stops[k].Question, ans, o.Range.End-o.Range.Start)
+	if err != nil {
 		return controlError("answer: " + err.Error())
 	}
 	a := r.answers[k]
@@ -538,7 +540,7 @@ func (r *room) answer(f *follower, k int, ans string) error {
 		r.answers[k] = a
 	}
 	if _, done := a[f]; !done {
-		a[f] = normaliseAnswer(ans)
+		a[f] = norm
 	}
 	f.c.send(&quizMsg{V: protocolVersion, Type: "quiz", Stop: k, Pending: true, Score: f.score}, false)
 	r.spreadLocked(k)
@@ -634,28 +636,6 @@ func (s *Server) roomLinger() time.Duration {
 		return s.roomLingerFor
 	}
 	return roomLinger
-}
-
-// normaliseAnswer makes answers that mean the same count together: trimmed, lower case, numbers
-// without separators, bounded in length.
-func normaliseAnswer(a string) string {
-	a = strings.ToLower(strings.TrimSpace(a))
-	if d := strings.NewReplacer(",", "", "_", "", " ", "").Replace(a); d != "" && strings.Trim(d, "0123456789") == "" {
-		a = strings.TrimLeft(d, "0")
-		if a == "" {
-			a = "0"
-		}
-	}
-	switch a {
-	case "y":
-		a = "yes"
-	case "n":
-		a = "no"
-	}
-	if len(a) > maxAnswerLength {
-		a = a[:maxAnswerLength]
-	}
-	return a
 }
 
 // handleWSFollow is a follower's websocket: /ws/follow?code=C (checkWS has checked the upgrade

@@ -193,12 +193,13 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	}
 	req := run.Request(in.Inode.Size)
 	ino := f.Inode()
+	note := compressionNote(ino)
 	t := &runTarget{si: si, run: run, before: before, file: f,
-		spec: player.Spec{Input: in, Request: req, Modes: run.Modes, Describe: source.NewDescriber(si.Image, f)},
+		spec: player.Spec{Input: in, Request: req, Modes: run.Modes, Describe: source.NewDescriber(si.Image, f), Compression: note},
 		info: runInfo{Image: si.ID, Path: f.Path(), Ino: ino.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
 			Length: i64s(req.Length), KeepSize: req.KeepSize, Mode: run.ModeName(), Modes: modeNames(run.Modes),
 			Before: []string{}, Compressed: ino.Flags&core.FlagCompressed != 0, ClusterSize: ino.ClusterSize,
-			Algorithm: ino.CompressAlgorithm},
+			Algorithm: ino.CompressAlgorithm, Compression: note},
 		geom: geometryOf(in.Volume)}
 	for _, op := range before {
 		t.info.Before = append(t.info.Before, op.OpLine(0))

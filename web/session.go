@@ -39,7 +39,7 @@ type session struct {
 	p       *player.Player
 	tr      player.Tracker
 	playing bool
-	pace    string  // "10", "30", "60", "180", "step", or "" for a speed set in steps per second
+	pace    string  // a pacePresets value, or "" for a speed set in steps per second
 	speed   float64 // steps per second
 	acc     float64 // fractional steps owed by the play clock
 	last    time.Time
@@ -95,13 +95,10 @@ func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
 	if pace == "" {
 		pace = strings.TrimSuffix(strings.TrimSuffix(q.Get("p"), "s"), "S")
 	}
-	if !paces[pace] {
-		pace = ""
+	if _, ok := findPace(pace); !ok {
+		pace = defaultPace
 	}
 	ss := &session{s: s, t: t, pace: pace, done: map[int]bool{}, client: clientIP(r)}
-	if ss.pace == "" {
-		ss.pace = "30"
-	}
 	if err := ss.open(r.Context(), t); err != nil {
 		s.Error(w, r, err)
 		return
@@ -190,22 +187,13 @@ func (s *Server) newPlayer(o *player.Outline, also func()) (p *player.Player, re
 // long it is (at least one step a second... slower only for "step"), or one step a second.
 func (ss *session) setPace(pace string) {
 	ss.pace = pace
-	switch pace {
-	case "":
-		return
-	case "step":
+	p, ok := findPace(pace)
+	switch {
+	case !ok: // "": a speed set in steps per second
+	case p.Seconds == 0:
 		ss.speed = 1
 	default:
-		secs := float64(defaultPace)
-		switch pace {
-		case "10":
-			secs = 10
-		case "60":
-			secs = 60
-		case "180":
-			secs = 180
-		}
-		ss.speed = min(max(float64(ss.o.Total)/secs, minSpeed), maxSpeed)
+		ss.speed = min(max(float64(ss.o.Total)/p.Seconds, minSpeed), maxSpeed)
 	}
 }
 
@@ -410,7 +398,7 @@ func (ss *session) answer(k int, ans string) bool {
 	}
 	q := ss.o.Stops[k].Question
 	// A slip ("abc" for a segment number) does not use the question up (web/quizcheck.go).
-	if err := checkAnswer(q, ans, ss.o.Range.End-ss.o.Range.Start); err != nil {
+	if _, err := checkAnswer(q, ans, ss.o.Range.End-ss.o.Range.Start); err != nil {
 		ss.sendError(controlError("answer: "+err.Error()), false)
 		return false
 	}
@@ -568,7 +556,7 @@ func buildHello(t *runTarget, o *player.Outline, p *player.Player, tr *player.Tr
 		Playing: vs.playing, Pace: vs.pace, StepsPerSecond: vs.speed, TimeLeft: vs.timeLeft,
 		Geometry: t.geom,
 		Range:    o.Range, Chunks: o.Chunks, Markers: o.Markers, MarkersThinned: o.Thinned, Stops: wireStops(o.Stops),
-		Segments: o.Segments, SegTypes: segTypes,
+		Outcome: o.Outcome(), Segments: o.Segments, SegTypes: segTypes,
 		Initial: initialPageMsg{From: o.Range.Start, Next: next, Extents: ext},
 		Changed: p.Changed(o.Range.Start, o.Range.End), State: p.State(tr, true), Score: vs.score}, nil
 }

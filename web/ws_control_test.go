@@ -115,7 +115,7 @@ func FuzzControlMessage(f *testing.F) {
 				t.Fatalf("mode %q accepted: %v", c.Mode, err)
 			}
 		case ctlPace:
-			if !paces[c.Pace] {
+			if _, ok := findPace(c.Pace); !ok {
 				t.Fatalf("pace %q accepted", c.Pace)
 			}
 		case ctlAnswer:

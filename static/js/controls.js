@@ -1,15 +1,12 @@
-// The player's controls beyond the keys: the speeds the custom-speed slider steps through, the
-// paces [ and ] step through, "go to slot"'s check, and the controls a follower's page disables.
+// The player's controls beyond the keys: the speeds the custom-speed slider steps through, "go to
+// slot"'s check, and the controls a follower's page disables ([ and ] step through the paces with
+// pace.js's paceAfter).
 // The pure parts are tested in static/jstest/controls.test.js.
 import { int } from './fmt.js';
-import { DEFAULT_PACE } from './pace.js';
 
 /** Play speeds the custom-speed slider steps through (steps per second). */
 export const SPEEDS = Object.freeze([0.25, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000,
   20000, 50000, 100000, 200000, 500000, 1000000]);
-
-/** Paces from slowest to fastest, for [ and ]. */
-export const PACE_ORDER = Object.freeze(['step', '180', '60', '30', '10']);
 
 /** The controls that drive the run, disabled while a follower's page mirrors a presenter. */
 export const DRIVE_CONTROLS = Object.freeze(['btn-reset', 'btn-back', 'btn-play', 'btn-step', 'btn-flush', 'btn-end', 'pace',
@@ -22,18 +19,6 @@ export const DRIVE_CONTROLS = Object.freeze(['btn-reset', 'btn-back', 'btn-play'
  */
 export function speedIndex(i) {
   return Math.max(0, Math.min(SPEEDS.length - 1, i));
-}
-
-/**
- * Returns the pace d places slower (−1) or faster (+1) than pace; from a custom speed, the default.
- * @param {string} pace
- * @param {number} d
- * @returns {string}
- */
-export function paceAfter(pace, d) {
-  const i = PACE_ORDER.indexOf(pace);
-  const j = i < 0 ? PACE_ORDER.indexOf(DEFAULT_PACE) : Math.max(0, Math.min(PACE_ORDER.length - 1, i + d));
-  return PACE_ORDER[j];
 }
 
 /**

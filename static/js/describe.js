@@ -135,46 +135,14 @@ export function statesText(c) {
 }
 
 /**
- * Says how the run's file is compressed: "compressed (lz4, cluster 4 blocks)".
- * @param {RunState} st
- * @returns {string}
- */
-export function compressedText(st) {
-  return `compressed (${st.info.algorithm || 'unknown algorithm'}, cluster ${st.info.clusterSize} blocks)`;
-}
-
-/**
- * The outcome line: what the run returned and why ('' while a plain run is under way).
+ * The outcome line: what the run returned and why, at the end; before it, what it will return when
+ * that is known from the start (a compressed file), else ''. The server words it (player.Outcome,
+ * sent with the hello); the page only chooses which of its lines to show.
  * @param {RunState} st
  * @returns {string}
  */
 export function outcomeText(st) {
-  if (st.info.compressed && !st.done) {
-    return `This file is ${compressedText(st)}: f2fs refuses FALLOC_FL_ZERO_RANGE on compressed and pinned files, so the first step is EOPNOTSUPP.`;
-  }
-  if (!st.done) return '';
-  const o = st.outcome;
-  if (o === 'EOPNOTSUPP') {
-    const t = 'EOPNOTSUPP: f2fs refuses FALLOC_FL_ZERO_RANGE on compressed and pinned files (f2fs_fallocate checks before anything changes)';
-    if (st.info.compressed) return `${t}, and this file is ${compressedText(st)}: a cluster's first slot may hold COMPRESS_ADDR, the compressed-cluster marker, not an address.`;
-    return `${t}.`;
-  }
-  if (o && o !== 'done') {
-    const msg = st.modes.map((md) => st.per[md].message).find(Boolean);
-    // A request refused before f2fs (length 0, a directory) is the VFS's or open(2)'s answer.
-    const by = st.modes.map((md) => st.per[md].returnedBy).find(Boolean) || 'f2fs_zero_range';
-    return `${by} returns -${o}${msg ? `: the kernel logs "${msg}"` : ''}.`;
-  }
-  if (o !== 'done') return '';
-  const pb = st.per['per-block'];
-  const bt = st.per.batched;
-  if (pb && bt) {
-    const a = pb.counters.sitLockAcquisitions;
-    const b = bt.counters.sitLockAcquisitions;
-    return `f2fs_zero_range returns 0: ${int(pb.counters.calls)} per-block calls against ${int(bt.counters.calls)} batched${b > 0 && a > b ? `, ${(a / b).toFixed(a / b >= 10 ? 0 : 1)}× fewer SIT lock holds` : ''}, and the same slots and SIT at the end.`;
-  }
-  const ms = st.per[st.modes[0]];
-  return `f2fs_zero_range returns 0: ${int(ms.counters.calls)} calls, ${int(ms.counters.blocksInvalidated)} blocks released.`;
+  return st.done ? st.said.line : st.said.ahead;
 }
 
 /**

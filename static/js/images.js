@@ -1,7 +1,7 @@
 // The images page: drag-and-drop or picker upload with a progress bar
 // that covers both the transfer and the server's expansion of the image.
 import { bytes } from './fmt.js';
-import { imagePage, apiImage, uploadURL } from './links.js';
+import { imagePage, apiImage, uploadURL, uploadProgressURL } from './links.js';
 
 const POLL_MS = 250;
 
@@ -107,7 +107,7 @@ function upload(file, ui) {
     let timer = 0;
     const poll = async () => {
       try {
-        const r = await fetch(`/api/uploads/${token}`);
+        const r = await fetch(uploadProgressURL(token));
         if (r.ok) {
           const p = await r.json();
           if (p.phase === 'expanding' || p.phase === 'opening') {

@@ -70,6 +70,15 @@ export function uploadURL(token, name) {
 }
 
 /**
+ * The progress of the upload under the client's token (phase, bytes expanded), while it is stored.
+ * @param {string} token
+ * @returns {string}
+ */
+export function uploadProgressURL(token) {
+  return `/api/uploads/${segments([token])}`;
+}
+
+/**
  * The follower's page of room code.
  * @param {string} code
  * @returns {string}

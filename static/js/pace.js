@@ -1,25 +1,52 @@
 // Pace: how long a run takes to play, whatever its length (docs/protocol.md, the "pace" control).
 // Pure functions, tested with node --test (static/jstest/pace.test.js).
 
-/** The paces the server takes, in menu order: seconds from start to end, or one step a second. */
-export const PACES = Object.freeze([
-  { value: '10', label: '10 s' },
-  { value: '30', label: '30 s' },
-  { value: '60', label: '1 min' },
-  { value: '180', label: '3 min' },
-  { value: 'step', label: 'one step per second' },
-]);
+/** The pace menu's value while the run plays at a speed set in steps per second. */
+export const CUSTOM = 'custom';
 
-/** The pace a run plays at unless the page asks for another. */
-export const DEFAULT_PACE = '30';
+/**
+ * @typedef {object} Paces the paces the server takes. The server renders them as the pace menu's
+ *   options (web/protocol.go pacePresets, templates/run.templ); the page reads them from there
+ *   ({@link pacesFromMenu}) and writes none of its own.
+ * @property {readonly string[]} values in the menu's order: fastest first
+ * @property {string} def the pace a run plays at unless the page asks for another
+ */
+
+/**
+ * Reads the paces from the pace menu the server rendered: its options but "custom"; the one
+ * rendered selected is the default.
+ * @param {{options: ArrayLike<{value: string, defaultSelected: boolean}>}} menu the pace select
+ * @returns {Paces}
+ */
+export function pacesFromMenu(menu) {
+  const opts = Array.from(menu.options).filter((o) => o.value !== CUSTOM);
+  const def = opts.find((o) => o.defaultSelected) || opts[0];
+  return Object.freeze({ values: Object.freeze(opts.map((o) => o.value)), def: def ? def.value : '' });
+}
 
 /**
  * Reports whether s is a pace the server takes.
+ * @param {Paces} paces
  * @param {string} s
  * @returns {boolean}
  */
-export function isPace(s) {
-  return PACES.some((p) => p.value === s);
+export function isPace(paces, s) {
+  return paces.values.includes(s);
+}
+
+/**
+ * Returns the pace d places slower (−1) or faster (+1) than pace, for [ and ], stopping at the
+ * ends; from a custom speed, the default.
+ * @param {Paces} paces
+ * @param {string} pace
+ * @param {number} d
+ * @returns {string}
+ */
+export function paceAfter(paces, pace, d) {
+  const i = paces.values.indexOf(pace);
+  if (i < 0) return paces.def;
+  // The menu lists the fastest first: faster is up the list.
+  return paces.values[Math.max(0, Math.min(paces.values.length - 1, i - d))];
 }
 
 /**
@@ -50,10 +77,11 @@ export function timeLeftText(st) {
 }
 
 /**
- * The pace select's value for a server's pace ("" for an explicit speed: "custom").
+ * The pace select's value for the server's pace: the server sends one of its paces, or "" for an
+ * explicit speed ("custom").
  * @param {string} pace
  * @returns {string}
  */
 export function paceValue(pace) {
-  return isPace(pace) ? pace : 'custom';
+  return pace || CUSTOM;
 }

@@ -12,7 +12,7 @@ import { legendColours as paintLegend } from './palette.js';
 import { callItem } from './calllog.js';
 import { VEILED_NARRATION, veiledTitle, questionPlace, choicesOf } from './quiz.js';
 import {
-  plural, cursorLine, sitLine, sitAside, slotsAside, statesText, compressedText, outcomeText, markersText,
+  plural, cursorLine, sitLine, sitAside, slotsAside, statesText, outcomeText, markersText,
 } from './describe.js';
 
 /** @typedef {import('./state.js').RunState} RunState */
@@ -76,7 +76,7 @@ export function helloDOM(doc, st) {
   const c = $('file-compressed');
   if (st.info.compressed) {
     c.hidden = false;
-    c.textContent = compressedText(st);
+    c.textContent = st.info.compression; // the server's words: "compressed (lz4, cluster 4 blocks)"
   } else {
     c.hidden = true;
   }

@@ -1,6 +1,6 @@
 // Keeps the address bar a permalink of the view: the run, the mode, the step, the pace, the
 // colouring, presenter mode and the quiz. permalinkSearch is pure (static/jstest/permalink.test.js).
-import { isPace, DEFAULT_PACE } from './pace.js';
+import { isPace } from './pace.js';
 
 /**
  * @typedef {object} PermalinkParams
@@ -19,9 +19,10 @@ import { isPace, DEFAULT_PACE } from './pace.js';
  * @param {PermalinkParams} params
  * @param {import('./state.js').RunState} st
  * @param {import('./render.js').ViewOptions} view
+ * @param {import('./pace.js').Paces} paces the paces the server takes (its default is left out)
  * @returns {string} without the "?"
  */
-export function permalinkSearch(search, params, st, view) {
+export function permalinkSearch(search, params, st, view, paces) {
   const q = new URLSearchParams(search);
   q.set('mode', params.mode);
   q.set('step', String(st.step));
@@ -34,7 +35,7 @@ export function permalinkSearch(search, params, st, view) {
     for (const op of params.before) q.append('before', op);
     if (params.keepSize) q.set('keepSize', 'true');
   }
-  if (isPace(st.pace) && st.pace !== DEFAULT_PACE) q.set('pace', st.pace); else q.delete('pace');
+  if (isPace(paces, st.pace) && st.pace !== paces.def) q.set('pace', st.pace); else q.delete('pace');
   if (view.colour.by !== 'run') q.set('colour', view.colour.by); else q.delete('colour');
   if (view.present) q.set('present', '1'); else q.delete('present');
   if (view.quiz) q.set('quiz', '1'); else q.delete('quiz');
@@ -46,8 +47,9 @@ export function permalinkSearch(search, params, st, view) {
  * @param {PermalinkParams} params
  * @param {import('./state.js').RunState} st
  * @param {import('./render.js').ViewOptions} view
+ * @param {import('./pace.js').Paces} paces
  */
-export function updateURL(params, st, view) {
-  const url = `${location.pathname}?${permalinkSearch(location.search, params, st, view)}`;
+export function updateURL(params, st, view, paces) {
+  const url = `${location.pathname}?${permalinkSearch(location.search, params, st, view, paces)}`;
   if (url !== location.pathname + location.search) history.replaceState(null, '', url);
 }

@@ -10,7 +10,7 @@ import { RunState } from './state.js';
 import { SlotsView, SITView, MarkersView } from './render.js';
 import { CanvasFit, Tooltip } from './canvas.js';
 import { int, rate } from './fmt.js';
-import { DEFAULT_PACE, isPace } from './pace.js';
+import { isPace, paceAfter, pacesFromMenu } from './pace.js';
 import { MODEL, MEASURED, fmtTime, formula } from './cost.js';
 import { nextMode } from './modeswitch.js';
 import { COLOUR_BY, COLOUR_KEY, colourBy } from './colour.js';
@@ -20,7 +20,7 @@ import { FrameMeter } from './frames.js';
 import { TourQuiz } from './tourquiz.js';
 import { playerHandlers } from './connection.js';
 import { keyAction, ownsKey } from './keys.js';
-import { SPEEDS, speedIndex, paceAfter, parseGotoSlot, setDrivingControls, wireControls } from './controls.js';
+import { SPEEDS, speedIndex, parseGotoSlot, setDrivingControls, wireControls } from './controls.js';
 import { wirePointer, CELL_MIN, CELL_MAX } from './pointer.js';
 import { legendColours, helloDOM, updateDOM } from './panels.js';
 import { speak, newSpoken } from './speech.js';
@@ -34,7 +34,7 @@ export { FrameMeter };
  * @typedef {object} PresenterState
  * @property {number} step
  * @property {boolean} playing
- * @property {string} pace "10", "30", "60", "180", "step" or "" (a custom speed)
+ * @property {string} pace one of the paces the server takes (pace.js) or "" (a custom speed)
  * @property {string} mode "per-block", "batched" or "both"
  * @property {number} stop the open tour stop's index, -1 for none
  * @property {boolean} quiz
@@ -88,12 +88,15 @@ export function initRun(doc, opts = {}) {
   const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (doc.getElementById(id));
   const ds = root.dataset;
   const url = new URLSearchParams(location.search);
+  const paceSel = /** @type {HTMLSelectElement} */ ($('pace'));
+  // The paces the server takes: its pace menu lists them.
+  const paces = pacesFromMenu(paceSel);
   // Offsets and lengths stay decimal strings: Number() would round 2^63−1.
   const params = {
     image: ds.image || '', path: ds.path || '', offset: ds.offset || '0', length: ds.length || '',
     mode: ds.mode || 'both', keepSize: ds.keepSize === 'true', step: Number(ds.step || 0),
     before: /** @type {string[]} */ (JSON.parse(ds.before || '[]')),
-    pace: isPace(url.get('pace') || '') ? /** @type {string} */ (url.get('pace')) : '',
+    pace: isPace(paces, url.get('pace') || '') ? /** @type {string} */ (url.get('pace')) : '',
     sandbox: ds.sandbox || '',
     // A follower's page (rooms): the room code. ws.js may connect such a page to /ws/follow.
     follow: ds.follow || '',
@@ -116,7 +119,6 @@ export function initRun(doc, opts = {}) {
   const tip = new Tooltip();
   const seek = /** @type {HTMLInputElement} */ ($('seek'));
   const speed = /** @type {HTMLInputElement} */ ($('speed'));
-  const paceSel = /** @type {HTMLSelectElement} */ ($('pace'));
   const modeSel = /** @type {HTMLSelectElement|null} */ (doc.getElementById('f-mode'));
   const colourSel = /** @type {HTMLSelectElement} */ ($('colour-by'));
   const quizToggle = /** @type {HTMLInputElement} */ ($('quiz-toggle'));
@@ -209,7 +211,7 @@ export function initRun(doc, opts = {}) {
     changed();
   };
   const setPace = (/** @type {string} */ p) => {
-    if (!isPace(p)) return;
+    if (!isPace(paces, p)) return;
     paceSel.value = p;
     params.pace = p;
     sock.send({ type: 'pace', pace: p });
@@ -277,8 +279,8 @@ export function initRun(doc, opts = {}) {
     'next-stop': tourNext,
     'prev-stop': tourPrev,
     present: () => setPresent(!view.present),
-    slower: () => setPace(paceAfter(st.pace, -1)),
-    faster: () => setPace(paceAfter(st.pace, 1)),
+    slower: () => setPace(paceAfter(paces, st.pace, -1)),
+    faster: () => setPace(paceAfter(paces, st.pace, 1)),
     mode: () => setMode(nextMode(params.mode)),
     colour: () => setColour(COLOUR_BY[(COLOUR_BY.indexOf(view.colour.by) + 1) % COLOUR_BY.length]),
     quiz: () => setQuiz(!view.quiz),
@@ -357,12 +359,12 @@ export function initRun(doc, opts = {}) {
     // while playing, at once otherwise.
     if (st.ready && now - lastURL > (st.playing ? 1000 : 150)) {
       lastURL = now;
-      updateURL(params, st, view);
+      updateURL(params, st, view, paces);
     }
     requestAnimationFrame(loop);
   };
   speed.setAttribute('aria-valuetext', rate(SPEEDS[Number(speed.value)]));
-  paceSel.value = params.pace || DEFAULT_PACE;
+  paceSel.value = params.pace || paces.def;
   applyView();
   requestAnimationFrame(loop);
 
@@ -378,7 +380,7 @@ export function initRun(doc, opts = {}) {
       if (typeof s.stop === 'number') { tq.open = s.stop; tq.sticky = s.stop >= 0; }
       if (o.drive) {
         if (typeof s.mode === 'string' && s.mode !== params.mode) setMode(s.mode);
-        if (typeof s.pace === 'string' && s.pace !== st.pace && isPace(s.pace)) setPace(s.pace);
+        if (typeof s.pace === 'string' && s.pace !== st.pace) setPace(s.pace);
         if (typeof s.step === 'number' && s.step !== st.step) sock.send({ type: 'seek', step: s.step });
         if (typeof s.playing === 'boolean' && s.playing !== st.playing) sock.send({ type: s.playing ? 'play' : 'pause' });
       }

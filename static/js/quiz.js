@@ -51,7 +51,9 @@ export function choicesOf(q) {
  * Checks an answer before it is sent, so that a slip ("abc" for a segment number, a number larger
  * than the range has slots) does not use the question up: a yes/no or a choice must be one of the
  * offered choices; a number must be a whole number from 0 to max (thousands separators, spaces
- * and underscores are allowed, as the server's check allows them).
+ * and underscores are allowed). It takes, refuses and rewrites answers as the server's
+ * player.Question.Normalise and web's checkAnswer do: static/jstest/quiz.test.js holds it to the
+ * server's own answers (testdata/answers.json), so it is a courtesy, never a second rule.
  * @param {{kind: string, choices?: string[]}} q
  * @param {string} raw what the student typed or pressed
  * @param {number} max the largest number the question can have as its answer (the range's slots)

@@ -16,23 +16,6 @@ export function tokenKey(/** @type {string} */ code) { return `zrviz.room.${code
 export const MAX_BARS = 6;
 
 /**
- * Normalises an answer as the server counts it (web/rooms.go normaliseAnswer): trimmed, lower
- * case, a number without separators or leading zeros, y/n as yes/no, at most 40 bytes.
- * @param {string} a
- * @returns {string}
- */
-export function normaliseAnswer(a) {
-  let s = String(a ?? '').trim().toLowerCase();
-  const d = s.replace(/[,_ ]/g, '');
-  if (d !== '' && /^\d+$/.test(d)) s = d.replace(/^0+/, '') || '0';
-  if (s === 'y') s = 'yes';
-  else if (s === 'n') s = 'no';
-  const b = new TextEncoder().encode(s);
-  if (b.length > 40) s = new TextDecoder().decode(b.slice(0, 40)).replace(/\uFFFD$/, '');
-  return s;
-}
-
-/**
  * @typedef {object} Bar one answer's bar
  * @property {string} answer
  * @property {number} count
@@ -43,13 +26,15 @@ export function normaliseAnswer(a) {
 /**
  * Orders the answers for the presenter: most given first (ties: numbers by value, then text),
  * at most max bars, the right answer among them once known, the rest summed.
- * @param {Record<string, number>} counts normalised answer → followers who gave it
- * @param {string} [right] the right answer, once revealed
+ * @param {Record<string, number>} counts answer → followers who gave it; the server counts each
+ *   answer in the form the question's answer is written in (player.Question.Normalise), so the
+ *   right answer is looked up as it is
+ * @param {string} [right] the right answer, once revealed (the question's answer, as the server sends it)
  * @param {number} [max]
  * @returns {{bars: Bar[], other: {answers: number, count: number}|null, total: number}}
  */
 export function answerBars(counts, right = '', max = MAX_BARS) {
-  const r = right ? normaliseAnswer(right) : '';
+  const r = right || '';
   const all = Object.entries(counts || {}).filter(([, n]) => n > 0).map(([answer, count]) => ({ answer, count }));
   const num = (/** @type {string} */ s) => (/^\d+$/.test(s) ? Number(s) : NaN);
   all.sort((a, b) => b.count - a.count || cmpAnswer(a.answer, b.answer, num));
@@ -424,7 +409,7 @@ export class RoomUI {
     const { bars, other, total } = answerBars(a.counts, right);
     let head = answeredText(a.answered, Math.max(a.followers, a.answered));
     if (right) {
-      const n = a.counts[normaliseAnswer(right)] || 0;
+      const n = a.counts[right] || 0;
       head += ` · the answer is ${right}: ${int(n)} right`;
     }
     this.$('room-answered').textContent = head;

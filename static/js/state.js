@@ -255,7 +255,13 @@ export class RunState {
     this.segTypes = new Map();
     /** bumped on every SIT change, so the SIT panel redraws only then */
     this.sitVersion = 0;
-    this.info = { image: '', path: '', ino: 0, size: '0', offset: '0', length: '0', keepSize: false, before: /** @type {string[]} */ ([]), compressed: false, algorithm: '', clusterSize: 0 };
+    this.info = { image: '', path: '', ino: 0, size: '0', offset: '0', length: '0', keepSize: false, before: /** @type {string[]} */ ([]), compressed: false, compression: '' };
+    /**
+     * What the run returns, in the server's words (player.Outcome): the outcome line at the end,
+     * and before it when the end is known from the start. The page composes none of its own.
+     * @type {{returns: string, line: string, ahead: string}}
+     */
+    this.said = { returns: '', line: '', ahead: '' };
     this.score = { right: 0, asked: 0 };
     /** hellos taken: a new one may bring another run's stops and chunks */
     this.hellos = 0;
@@ -292,9 +298,11 @@ export class RunState {
     this.info = {
       image: r.image, path: r.path, ino: r.ino, size: String(r.size ?? '0'), offset: String(r.offset ?? '0'),
       length: String(r.length ?? '0'), keepSize: !!r.keepSize, before: r.before || [],
-      compressed: !!r.compressed, algorithm: r.algorithm || '', clusterSize: r.clusterSize || 0,
+      compressed: !!r.compressed, compression: r.compression || (r.compressed ? 'compressed' : ''),
     };
     this.totalSteps = h.totalSteps || 0;
+    const o = h.outcome || {};
+    this.said = { returns: o.returns || '', line: o.line || '', ahead: o.ahead || '' };
     this.mode = r.mode || 'both';
     this.modes = (r.modes && r.modes.length) ? r.modes : (this.mode === 'both' ? [...MODES] : [this.mode]);
     this.geometry = { ...this.geometry, ...(h.geometry || {}) };

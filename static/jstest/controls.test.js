@@ -2,9 +2,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  SPEEDS, PACE_ORDER, speedIndex, paceAfter, parseGotoSlot, DRIVE_CONTROLS, setDrivingControls, wireControls, BUTTON_ACTIONS,
+  SPEEDS, speedIndex, parseGotoSlot, DRIVE_CONTROLS, setDrivingControls, wireControls, BUTTON_ACTIONS,
 } from '../js/controls.js';
-import { DEFAULT_PACE, isPace } from '../js/pace.js';
 import { FakeDocument, FakeElement } from './fakedom.js';
 
 test('the speeds rise and the slider is clamped to them', () => {
@@ -12,15 +11,6 @@ test('the speeds rise and the slider is clamped to them', () => {
   assert.equal(speedIndex(-3), 0);
   assert.equal(speedIndex(999), SPEEDS.length - 1);
   assert.equal(speedIndex(4), 4);
-});
-
-test('[ and ] step through the paces and stop at the ends; from a custom speed they go to the default', () => {
-  for (const p of PACE_ORDER) assert.ok(isPace(p), p);
-  assert.equal(paceAfter('30', -1), '60');
-  assert.equal(paceAfter('30', 1), '10');
-  assert.equal(paceAfter('10', 1), '10');
-  assert.equal(paceAfter('step', -1), 'step');
-  assert.equal(paceAfter('', 1), DEFAULT_PACE);
 });
 
 test('go to slot takes a file block index in the run, with separators, and says why not otherwise', () => {

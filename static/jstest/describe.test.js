@@ -46,23 +46,20 @@ test('the asides count slots, chunks, runs and segments with separators and sing
   assert.equal(markersText(st, true), '3 tour stops, 1 dnode chunk');
 });
 
-test('the outcome: nothing while running; at the end, the calls of each mode and the saving', () => {
+test('the outcome line is the server\'s: nothing while running unless it sent a line for then, its line at the end', () => {
   const st = model();
   assert.equal(outcomeText(st), '');
-  const f = frame(40, { calls: 8, done: true });
-  st.frame(f, 0);
-  assert.equal(outcomeText(st), 'f2fs_zero_range returns 0: 8 per-block calls against 1 batched, 8.0× fewer SIT lock holds, and the same slots and SIT at the end.');
-  const one = model({ run: { ...hello().run, mode: 'batched', modes: ['batched'] }, state: [hello().state[1]] });
-  one.frame({ ...frame(40, { calls: 1, blocks: 8, done: true }), state: [frame(40, { calls: 1, blocks: 8, done: true }).state[1]] }, 0);
-  assert.equal(outcomeText(one), 'f2fs_zero_range returns 0: 1 calls, 8 blocks released.');
-});
-
-test('the outcome of an error quotes the kernel and names who returned it', () => {
-  const st = model();
-  const f = frame(7, { calls: 2, done: true });
-  for (const s of f.state) { s.errno = 'EFSCORRUPTED'; s.message = 'Inconsistent error blkaddr:12463'; }
-  st.frame(f, 0);
-  assert.equal(outcomeText(st), 'f2fs_zero_range returns -EFSCORRUPTED: the kernel logs "Inconsistent error blkaddr:12463".');
-  const c = model({ run: { ...hello().run, compressed: true, algorithm: 'lz4', clusterSize: 4 } });
-  assert.match(outcomeText(c), /compressed \(lz4, cluster 4 blocks\).*first step is EOPNOTSUPP/);
+  st.frame(frame(40, { calls: 8, done: true }), 0);
+  assert.equal(outcomeText(st), hello().outcome.line);
+  // Whatever the server says, as it says it: the page composes nothing from the counters.
+  const said = { returns: 'vfs_fallocate returns -EFBIG', line: 'any words at all', ahead: 'words before the end' };
+  const e = model({ outcome: said });
+  assert.equal(outcomeText(e), 'words before the end');
+  e.frame(frame(7, { calls: 2, done: true }), 0);
+  assert.equal(outcomeText(e), 'any words at all');
+  // A new hello brings the new run's words; a hello without any leaves none.
+  e.hello(hello({ outcome: undefined }));
+  assert.equal(outcomeText(e), '');
+  e.frame(frame(40, { done: true }), 0);
+  assert.equal(outcomeText(e), '');
 });

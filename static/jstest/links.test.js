@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { queryEscape, pathEscape, blockURL, fileSlotURL, slotLinks, imagePage, apiImage, uploadURL, followPage } from '../js/links.js';
+import { queryEscape, pathEscape, blockURL, fileSlotURL, slotLinks, imagePage, apiImage, uploadURL, uploadProgressURL, followPage } from '../js/links.js';
 
 test('blockURL and fileSlotURL match templates.BlockURL and FileSlotURL', () => {
   const cases = [
@@ -51,6 +51,8 @@ test('imagePage and apiImage escape every segment, numbers as they are', () => {
 test('uploadURL and followPage escape what the user named', () => {
   assert.equal(uploadURL('00ff', 'my image&v=2.img'), '/api/images?token=00ff&name=my+image%26v%3D2.img');
   assert.equal(followPage('ab12'), '/follow/ab12');
+  assert.equal(uploadProgressURL('00ff'), '/api/uploads/00ff');
+  assert.equal(uploadProgressURL('a b/c'), '/api/uploads/a%20b%2Fc');
   assert.equal(followPage('a/b'), '/follow/a%2Fb');
 });
 

@@ -2,11 +2,11 @@
 // an open question, the tour and quiz panel, the call lanes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { updateDOM, helloDOM, tourDOM, lane } from '../js/panels.js';
+import { updateDOM, helloDOM, tourDOM, lane, outcomeDOM } from '../js/panels.js';
 import { TourQuiz } from '../js/tourquiz.js';
 import { VEILED_NARRATION } from '../js/quiz.js';
 import { FakeDocument } from './fakedom.js';
-import { model, frame } from './player.fixture.js';
+import { model, frame, hello } from './player.fixture.js';
 
 /** The panels' inputs for a model, in or out of a quiz. */
 function ui(doc, st, o = {}) {
@@ -101,7 +101,8 @@ test('a notice replaces the narration; the end shows the outcome and the final c
   updateDOM(doc, st, ui(doc, st, { notice: 'too many runs' }));
   assert.equal(doc.text('narr-bt-text'), '⚠ too many runs');
   assert.equal(doc.text('run-status'), 'done');
-  assert.match(doc.text('outcome'), /^f2fs_zero_range returns 0: 8 per-block calls against 1 batched/);
+  assert.equal(doc.text('outcome'), hello().outcome.line);
+  assert.equal(doc.getElementById('outcome').hidden, false);
   assert.equal(doc.text('counters-heading'), 'at the end: before and after');
   const big = model();
   big.frame(frame(40, { calls: 16384, done: true }), 0);
@@ -123,4 +124,18 @@ test('helloDOM names the modes and the tour size; a lane lists the latest calls,
   const items = el.all().filter((e) => e.tagName === 'LI').map((e) => e.textContent);
   assert.equal(items.length, 3, 'two lanes: three calls each');
   assert.match(items[0], /^f2fs_invalidate_blocks\(400, 4\)/);
+});
+
+test('the outcome line shows the server\'s words: hidden while it has none, its line before the end, its line at the end', () => {
+  const doc = new FakeDocument();
+  const st = model({ outcome: { returns: 'f2fs_fallocate returns -EOPNOTSUPP', line: 'the words at the end', ahead: 'the words before it' } });
+  outcomeDOM(doc, st, null);
+  assert.equal(doc.text('outcome'), 'the words before it');
+  assert.equal(doc.getElementById('outcome').hidden, false);
+  st.frame(frame(40, { done: true }), 0);
+  outcomeDOM(doc, st, null);
+  assert.equal(doc.text('outcome'), 'the words at the end');
+  const plain = model();
+  outcomeDOM(doc, plain, null);
+  assert.equal(doc.getElementById('outcome').hidden, true, 'no line while a plain run is under way');
 });

@@ -19,6 +19,7 @@ export function hello(extra = {}) {
         question: { kind: 'yesno', text: 'Does slot 3 end the pending run?', ask: 3, reveal: 4 } },
       { step: 40, kind: 'end', slot: 10, title: 'End', text: 'the end', terms: [] },
     ],
+    outcome: { returns: 'f2fs_zero_range returns 0', line: 'f2fs_zero_range returns 0: 8 per-block calls against 1 batched, 8.0× fewer SIT lock holds, and the same slots and SIT at the end.' },
     segments: [{ segno: 1, validBefore: 10, valid: 10, mapBefore: 'ff', map: 'ff', classBefore: 'dirty', class: 'dirty' }],
     segTypes: { 1: 2 },
     initial: { from: 0, next: 10, extents: [{ index: 0, count: 8, state: 'addr', addr: 4608 }, { index: 8, count: 2, state: 'null' }] },

@@ -1,6 +1,7 @@
 // Unit tests of the quiz's veil and answer checks (node --test).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { VEILED_NARRATION, veiledTitle, questionPlace, choicesOf, checkAnswer, verdictSpeech } from '../js/quiz.js';
 
 const num = { kind: 'number', text: 'How many calls?', ask: 1, reveal: 9 };
@@ -57,4 +58,21 @@ test('the spoken verdict carries the right answer either way', () => {
   assert.equal(verdictSpeech({ correct: true, answer: '59' }), 'Correct: the answer is 59.');
   assert.equal(verdictSpeech({ correct: false, answer: 'no' }), 'Wrong: the answer is no.');
   assert.equal(verdictSpeech({ correct: false, answer: '59' }, true), 'The answer is 59.');
+});
+
+test('the page takes and refuses answers as the server does (testdata/answers.json, from web\'s TestAnswerVectors)', () => {
+  const { vectors } = JSON.parse(readFileSync(new URL('./testdata/answers.json', import.meta.url), 'utf8'));
+  assert.ok(vectors.length > 100);
+  let taken = 0;
+  for (const v of vectors) {
+    const r = checkAnswer(v.question, v.answer, v.max);
+    const what = `${v.question.kind} ${JSON.stringify(v.question.choices || [])} ${JSON.stringify(v.answer)}`;
+    if (v.value === null) {
+      assert.equal(r.ok, false, `${what}: the server refuses it`);
+    } else {
+      assert.deepEqual(r, { ok: true, value: v.value }, `${what}: the server counts it as ${v.value}`);
+      taken++;
+    }
+  }
+  assert.ok(taken > 20 && taken < vectors.length, `${taken} of ${vectors.length} taken`);
 });
