@@ -55,6 +55,9 @@ func (ls *liveServer) uploadRead(t testing.TB, token string) int64 {
 // real image and resets the connection leaves no image listed and no file
 // in the data dir, and the server keeps serving.
 func TestUploadCutMidStream(t *testing.T) {
+	// In parallel with the others of its kind: it waits on a server more than it computes, and
+	// measures nothing process-wide that they would disturb.
+	t.Parallel()
 	ls := startServer(t, web.Config{})
 	img := mkfsImage(t, t.TempDir(), 64, "")
 	data, err := os.ReadFile(img)
@@ -107,6 +110,9 @@ func TestUploadCutMidStream(t *testing.T) {
 // error, nothing is listed, the tmpfs is emptied, and a small upload
 // then succeeds.
 func TestUploadDiskFull(t *testing.T) {
+	// In parallel with the others of its kind: it waits on a server more than it computes, and
+	// measures nothing process-wide that they would disturb.
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "small")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -171,6 +177,9 @@ func TestUploadDiskFull(t *testing.T) {
 // uploads cut by it fail, and the data dir holds only whole uploads
 // afterwards (those finished within the grace period).
 func TestShutdownDuringUploadsAndRuns(t *testing.T) {
+	// In parallel with the others of its kind: it waits on a server more than it computes, and
+	// measures nothing process-wide that they would disturb.
+	t.Parallel()
 	data := t.TempDir()
 	// A 2 s grace period (the default is 5 s) keeps the test short; the paces below are set by it.
 	ls := startServer(t, web.Config{DataDir: data, ShutdownGrace: 2 * time.Second})

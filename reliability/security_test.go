@@ -24,6 +24,9 @@ import (
 // TestLoopbackByDefault: the default address is loopback, and serve warns
 // when told to bind elsewhere.
 func TestLoopbackByDefault(t *testing.T) {
+	// In parallel with the others of its kind: it waits on a server more than it computes, and
+	// measures nothing process-wide that they would disturb.
+	t.Parallel()
 	host, _, err := net.SplitHostPort(web.DefaultAddr)
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +63,9 @@ func TestLoopbackByDefault(t *testing.T) {
 // reading them: huge headers and URLs, bodies on GET routes, uploads over
 // the limit (declared or streamed), websocket messages over 4 KiB.
 func TestRequestLimits(t *testing.T) {
+	// In parallel with the others of its kind: it waits on a server more than it computes, and
+	// measures nothing process-wide that they would disturb.
+	t.Parallel()
 	const maxUpload = 16 << 20
 	ls := startServer(t, web.Config{MaxUpload: maxUpload, MaxExpanded: maxUpload})
 	routes := []string{"/", "/images/demo", "/images/demo/file?path=/cases/tiny.txt", "/images/demo/run?path=/cases/tiny.txt",
@@ -371,6 +377,9 @@ func TestSecurityHeaders(t *testing.T) {
 // past 100 of them the server closes with 1008; other viewers are not
 // affected.
 func TestWebsocketGarbage(t *testing.T) {
+	// In parallel with the others of its kind: it waits on a server more than it computes, and
+	// measures nothing process-wide that they would disturb.
+	t.Parallel()
 	ls := startServer(t, web.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -429,6 +438,9 @@ func TestWebsocketGarbage(t *testing.T) {
 // stores nothing; a DNS-rebinding page (its own name resolving to 127.0.0.1) gets 421 on every route,
 // reads included; the user's own page and programs without Origin are served.
 func TestCrossSiteAndRebinding(t *testing.T) {
+	// In parallel with the others of its kind: it waits on a server more than it computes, and
+	// measures nothing process-wide that they would disturb.
+	t.Parallel()
 	ls := startServer(t, web.Config{})
 	img, err := os.ReadFile(mkfsImage(t, t.TempDir(), 64, ""))
 	if err != nil {
