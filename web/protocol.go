@@ -172,10 +172,11 @@ func decodeControl(b []byte) (control, error) {
 		}
 		c.Speed = min(max(f, minSpeed), maxSpeed)
 	case ctlPace:
-		if wc.Pace == nil {
-			return control{}, controlError("pace: want " + paceList() + " (seconds from start to end, or one step a second)")
+		known := false
+		if wc.Pace != nil {
+			_, known = findPace(*wc.Pace)
 		}
-		if _, ok := findPace(*wc.Pace); !ok {
+		if !known {
 			return control{}, controlError("pace: want " + paceList() + " (seconds from start to end, or one step a second)")
 		}
 		c.Pace = *wc.Pace

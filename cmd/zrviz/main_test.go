@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/testutil"
 )
@@ -318,26 +317,7 @@ func TestRunFollowsSymlinksAsOpenDoes(t *testing.T) {
 }
 
 func TestServeTheSameImageTwiceServesItOnce(t *testing.T) {
-	dir := t.TempDir()
-	raw := filepath.Join(dir, "demo.img")
-	zst, err := os.Open(filepath.Join("..", "..", "imgio", "demo", "demo.img.zst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zst.Close()
-	dec, err := zstd.NewReader(zst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dec.Close()
-	f, err := os.Create(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(f, dec); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	raw := testutil.DemoImage(t) // a raw copy of the demo: the embedded one, once more
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -2,31 +2,19 @@ package imgedit
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 // TestCopy: a copy holds the fixture's bytes, is as sparse as the shared raw file, and is its own
 // file (an edit does not reach the shared one).
 func TestCopy(t *testing.T) {
 	src := filepath.Join("..", "..", "imgio", "testdata", "basic.img.gz")
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := testutil.Gunzip(t, src)
 	name := Copy(t, src)
 	got, err := os.ReadFile(name)
 	if err != nil {

@@ -67,29 +67,16 @@ func RawImageFile(src string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	raws.Lock()
-	r, ok := raws.m[abs]
-	if !ok {
-		r = new(raw)
-		raws.m[abs] = r
-	}
-	raws.Unlock()
-	r.once.Do(func() { r.path, r.err = rawImage(filepath.Join(os.TempDir(), "zrviz-test"), abs) })
-	return r.path, r.err
+	once, _ := raws.LoadOrStore(abs, sync.OnceValues(func() (string, error) {
+		return rawImage(filepath.Join(os.TempDir(), "zrviz-test"), abs)
+	}))
+	return once.(func() (string, error))()
 }
 
-// raws are the files this test binary has checked, by source path: a package variable because the
-// test binary is the unit that shares them, and each binary checks each once.
-var raws = struct {
-	sync.Mutex
-	m map[string]*raw
-}{m: map[string]*raw{}}
-
-type raw struct {
-	once sync.Once
-	path string
-	err  error
-}
+// raws holds, by source path, the check-or-make of each file this test binary has asked for (a
+// func() (string, error) from sync.OnceValues): a package variable because the test binary is the
+// unit that shares them, and each binary checks each once.
+var raws sync.Map
 
 // rawImage returns the checked raw file of src in dir, made when it is missing or differs.
 func rawImage(dir, src string) (string, error) {

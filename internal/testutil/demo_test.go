@@ -2,8 +2,6 @@ package testutil
 
 import (
 	"bytes"
-	"compress/gzip"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,19 +33,7 @@ func TestDemoImage(t *testing.T) {
 // and the file made again.
 func TestRawImage(t *testing.T) {
 	src := filepath.Join("..", "..", "imgio", "testdata", "basic.img.gz")
-	f, err := os.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := Gunzip(t, src)
 	dir := t.TempDir()
 	name, err := rawImage(dir, src)
 	if err != nil {

@@ -2,6 +2,8 @@
 package testutil
 
 import (
+	"compress/gzip"
+	"io"
 	"os"
 	"os/exec"
 	"testing"
@@ -46,4 +48,24 @@ func missing(tb testing.TB, name string, err error) {
 		tb.Fatalf("%s is required (CI=true; scripts/test installs it): %v", name, err)
 	}
 	tb.Skipf("%s not found (%v); skipping — set CI=true to make this a failure", name, err)
+}
+
+// Gunzip returns the whole of the gzip file name, expanded: a reference read by the standard
+// library alone, for the tests of what expands it otherwise.
+func Gunzip(tb testing.TB, name string) []byte {
+	tb.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+	return b
 }
