@@ -35,9 +35,8 @@ func (q *Question) Check(answer string) bool {
 // Normalise returns a student's answer in the form the question's Answer is written in, so that
 // answers meaning the same compare (and, in a room, count) as one: a number as decimal digits
 // without thousands separators (commas, underscores, white space of any kind: "16 384" with a
-// no-break space too) or leading zeros, a yes/no as "yes"
-// or "no" (y and n too, any case), a choice as Choices spells it (any case). Surrounding space
-// is ignored. An answer the question cannot take is an [*AnswerError]. This is the only place
+// no-break space too) or leading zeros, a yes/no as "yes" or "no" (y and n too, any case), a
+// choice as Choices spells it (any case). Surrounding space is ignored. An answer the question cannot take is an [*AnswerError]. This is the only place
 // answers are read: the verdict, the room's counts and the refusal of a slip all go through it.
 func (q *Question) Normalise(answer string) (string, error) {
 	a := strings.ToLower(strings.TrimSpace(answer))
