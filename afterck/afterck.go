@@ -579,12 +579,15 @@ func (c *checker) segments() error {
 // every dirty page written back, a checkpoint), and returns the model's after-state: what an image
 // taken after the unmount should show. What the modelled writeback did is in State.Explained, each
 // page with its kernel function. Hold it against an after-image with [CheckState].
-func ModelSeq(img *imgio.Image, text string, mode core.Mode) (*State, error) {
+//
+// ctx bounds the work: it is checked before and after every operation (source.RunOps) and by the
+// block look-ups garbage collection makes, so a caller that gave up costs at most one operation.
+func ModelSeq(ctx context.Context, img *imgio.Image, text string, mode core.Mode) (*State, error) {
 	ops, err := request.ParseOps(strings.NewReader(text))
 	if err != nil {
 		return nil, err
 	}
-	q, err := source.NewSeq(context.Background(), img, mode)
+	q, err := source.NewSeq(ctx, img, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -594,36 +597,19 @@ func ModelSeq(img *imgio.Image, text string, mode core.Mode) (*State, error) {
 			st.Explained = append(st.Explained, pageExplanation(p))
 		}
 	}
-	for i, op := range ops {
-		var in core.Input
-		if op.Path != "" {
-			f, err := source.Input(img, op.Path)
-			if err != nil {
-				return nil, fmt.Errorf("afterck: operation %d: %w", i+1, err)
-			}
-			in = f
+	err = source.RunOps(ctx, q, img, ops, func(s *source.Step) error {
+		if s.Walk != nil {
+			pages(s.Pages)
+			st.NodesAlloc += s.Walk.Stats.NodesAlloc
 		}
-		var w *core.WriteResult
-		var err error
-		switch op.Kind {
-		case request.OpZero:
-			var res *core.Result
-			var ps []core.PageWrite
-			res, _, ps, err = q.Zero(in, op.Request(q.File(in).Inode.Size))
-			if err == nil {
-				pages(ps)
-				st.NodesAlloc += res.Stats.NodesAlloc
-			}
-		default:
-			w, err = op.ApplyOther(q, in)
+		if s.Other != nil {
+			pages(s.Other.Pages)
+			st.NodesAlloc += s.Other.NodesAlloc
 		}
-		if err != nil {
-			return nil, fmt.Errorf("afterck: operation %d: %w", i+1, err)
-		}
-		if w != nil {
-			pages(w.Pages)
-			st.NodesAlloc += w.NodesAlloc
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("afterck: %w", err)
 	}
 	w, err := q.Unmount()
 	if err != nil {

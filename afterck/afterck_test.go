@@ -426,7 +426,7 @@ func TestKernelSeqAfterImages(t *testing.T) {
 				}
 				t.Run(mode.String(), func(t *testing.T) {
 					before := imgedit.Open(t, imgedit.Copy(t, base))
-					st, err := afterck.ModelSeq(before, text, mode)
+					st, err := afterck.ModelSeq(context.Background(), before, text, mode)
 					if err != nil {
 						t.Fatal(err)
 					}

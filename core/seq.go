@@ -267,20 +267,22 @@ func (q *Seq) checkpoint(res *WriteResult, sync bool) error {
 		q.vol.Volume.Prefree = nil
 		return nil
 	}
+	var freed []uint32
 	var moves []gc.Move
 	if sync {
-		_, moves = q.sm.Sync()
+		freed, moves = q.sm.Sync()
 	} else {
-		_, moves = q.sm.Checkpoint()
+		freed, moves = q.sm.Checkpoint()
 	}
+	res.Freed = append(res.Freed, freed...)
 	res.Moved += len(moves)
 	return q.applyMoves(moves)
 }
 
 // Tune writes a sysfs tunable of the mount (/sys/fs/f2fs/<dev>/NAME): ipu_policy (a bit mask of
-// F2FS_IPU_*, below 256) or reserved_blocks (current_reserved_blocks becomes
-// min(N, user_block_count − valid_block_count); more than user_block_count is EINVAL). The result's
-// Errno is the write's.
+// F2FS_IPU_*, below 256), reserved_blocks (current_reserved_blocks becomes
+// min(N, user_block_count − valid_block_count); more than user_block_count is EINVAL) or
+// max_victim_search (the segment manager's: MountGC). The result's Errno is the write's.
 func (q *Seq) Tune(name string, value uint64) (*WriteResult, error) {
 	q.balance = nil
 	res := &WriteResult{Op: "tune", Pages: []PageWrite{}}
@@ -294,6 +296,17 @@ func (q *Seq) Tune(name string, value uint64) (*WriteResult, error) {
 		q.ipu = &v
 	case "reserved_blocks":
 		q.rsv = &value
+	case "max_victim_search":
+		// sbi->max_victim_search: how many dirty sections one background victim search looks at.
+		if q.sm == nil {
+			return nil, ErrNoSegmentManager
+		}
+		if value == 0 || value >= 1<<32 {
+			res.Errno = "EINVAL"
+			return res, nil
+		}
+		q.sm.MaxVictimSearch = uint32(value)
+		return res, nil
 	default:
 		return nil, fmt.Errorf("%w: tunable %q", ErrUnmodelled, name)
 	}

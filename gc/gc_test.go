@@ -2,7 +2,6 @@ package gc
 
 import (
 	"encoding/json"
-	"strings"
 	"testing"
 )
 
@@ -147,25 +146,6 @@ func TestLargeSection(t *testing.T) {
 	// The moves filled the cold data log's segment and went on to the next free one.
 	if s.Current()[ColdData].Segno == v.Current[ColdData].Segno {
 		t.Errorf("cold data log still in segment %d after 1646 blocks", v.Current[ColdData].Segno)
-	}
-}
-
-func TestParseArgs(t *testing.T) {
-	ops, err := ParseArgs(strings.Fields("gc 1 gc 0 checkpoint now 30 sync tune max_victim_search 3"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var words []string
-	for _, o := range ops {
-		words = append(words, o.String())
-	}
-	if got := strings.Join(words, ","); got != "gc 1,gc 0,checkpoint,now 30,sync,tune max_victim_search 3" {
-		t.Errorf("ops %s", got)
-	}
-	for _, bad := range []string{"gc", "gc 2", "zero /a 0 1", "now x", "tune max_victim_search 0", "tune ipu_policy 1"} {
-		if _, err := ParseArgs(strings.Fields(bad)); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
 	}
 }
 

@@ -258,7 +258,7 @@ func replay(t *testing.T, s *gc.State, dir, name string, hook func(n int, f []st
 		case "sleep", "sysctl":
 			continue
 		}
-		op, err := gc.ParseOp(f)
+		op, err := request.ParseGCOp(strings.Join(f, " "))
 		if err != nil {
 			t.Fatalf("op %d %q: %v", n, line, err)
 		}
@@ -385,13 +385,17 @@ func TestKernelAfterImage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ops, _, err := gc.ParseOps(f, false)
+			ops, _, err := request.ParseOracleOps(f)
 			f.Close()
 			if err != nil {
 				t.Fatal(err)
 			}
 			for _, op := range ops {
-				s.Apply(op)
+				g, ok := op.GCOp()
+				if !ok {
+					t.Fatalf("%s: %s is not an op of the segment map", kc.ops, op.OpLine(0))
+				}
+				s.Apply(g)
 			}
 			s.Sync() // umount: sync_filesystem, then the last checkpoint
 			after, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, filepath.Join(dir, kc.name+".after.img.zst")), nil)

@@ -1,26 +1,15 @@
 package gc
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io"
 	"math/bits"
 	"strconv"
-	"strings"
 )
 
-// An Op is one line of the GC ops language, the part of zrviz's ops language this package runs:
-//
-//	checkpoint   F2FS_IOC_WRITE_CHECKPOINT
-//	gc 1         F2FS_IOC_GARBAGE_COLLECT, sync = 1: foreground, greedy
-//	gc 0         F2FS_IOC_GARBAGE_COLLECT, sync = 0: background, cost-benefit
-//	sync         sync(2): background-marked data written, then a checkpoint
-//	now SECONDS  set the clock: the seconds since mount from here on
-//	tune max_victim_search N   sysfs max_victim_search: how many dirty sections a background
-//	             call looks at (default 4096)
-//
-// These are the oracle's guest helper's words (zrhelper), so a fixture's ops file runs as is.
+// An Op is an operation of zrviz's ops language that the segment manager runs alone: checkpoint,
+// gc (Sync 1 foreground, 0 background), sync, now (Secs) and tune max_victim_search (Secs). The
+// language is declared and parsed once, in package request (request.Ops, request.ParseGCOp);
+// this package, which imports nothing of zrviz, only runs what it is given.
 type Op struct {
 	Verb string `json:"op"`             // "checkpoint", "gc", "sync", "now", "tune"
 	Sync int    `json:"sync"`           // gc: 1 foreground, 0 background
@@ -38,85 +27,6 @@ func (o Op) String() string {
 		return "tune max_victim_search " + strconv.FormatUint(o.Secs, 10)
 	}
 	return o.Verb
-}
-
-// ErrOp reports a line that is not an op of the language.
-var ErrOp = errors.New("gc: not an op (want checkpoint, gc 1, gc 0, sync, now SECONDS or tune max_victim_search N)")
-
-// ParseOp reads one op from its fields.
-func ParseOp(f []string) (Op, error) {
-	switch {
-	case len(f) == 1 && (f[0] == "checkpoint" || f[0] == "sync"):
-		return Op{Verb: f[0]}, nil
-	case len(f) == 2 && f[0] == "gc" && (f[1] == "0" || f[1] == "1"):
-		return Op{Verb: "gc", Sync: int(f[1][0] - '0')}, nil
-	case len(f) == 2 && f[0] == "now":
-		v, err := strconv.ParseUint(f[1], 10, 64)
-		if err != nil {
-			return Op{}, fmt.Errorf("%w: %q: %v", ErrOp, strings.Join(f, " "), err)
-		}
-		return Op{Verb: "now", Secs: v}, nil
-	case len(f) == 3 && f[0] == "tune" && f[1] == "max_victim_search":
-		v, err := strconv.ParseUint(f[2], 10, 32)
-		if err != nil || v == 0 {
-			return Op{}, fmt.Errorf("%w: %q: want a count of at least 1", ErrOp, strings.Join(f, " "))
-		}
-		return Op{Verb: "tune", Secs: v}, nil
-	}
-	return Op{}, fmt.Errorf("%w: %q", ErrOp, strings.Join(f, " "))
-}
-
-// ParseArgs reads ops from command-line words: "gc 1 gc 0 checkpoint".
-func ParseArgs(args []string) ([]Op, error) {
-	var out []Op
-	for i := 0; i < len(args); {
-		n := 1
-		switch args[i] {
-		case "gc", "now":
-			n = 2
-		case "tune":
-			n = 3
-		}
-		if i+n > len(args) {
-			return nil, fmt.Errorf("%w: %q", ErrOp, strings.Join(args[i:], " "))
-		}
-		op, err := ParseOp(args[i : i+n])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, op)
-		i += n
-	}
-	return out, nil
-}
-
-// ParseOps reads an ops file: one op per line, # comments. Lines with other verbs are returned
-// in skipped (1-based line numbers) when lenient, an error otherwise; the oracle's "snap", "show", "sysctl" and
-// "sleep" are always skipped (sleep moves the clock, which the model takes from "now").
-func ParseOps(r io.Reader, lenient bool) (ops []Op, skipped []int, err error) {
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := sc.Text()
-		if i := strings.IndexByte(text, '#'); i >= 0 {
-			text = text[:i]
-		}
-		f := strings.Fields(text)
-		if len(f) == 0 {
-			continue
-		}
-		op, err := ParseOp(f)
-		if err != nil {
-			if lenient || f[0] == "snap" || f[0] == "sleep" || f[0] == "sysctl" || f[0] == "show" {
-				skipped = append(skipped, line)
-				continue
-			}
-			return nil, nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		ops = append(ops, op)
-	}
-	return ops, skipped, sc.Err()
 }
 
 // CheckpointStep is what a checkpoint or sync op did.

@@ -108,11 +108,17 @@ func TestForms(t *testing.T) {
 		}
 	}
 	// A choice of digits is keywords, not a placeholder (as f17's "gc 1|0" writes it).
-	if a := parseForm("gc 1|0").Args[0]; a.Name != "" || len(a.Words) != 2 || a.Words[1] != "0" {
-		t.Errorf("gc 1|0: %+v", a)
-	}
-	if a := parseForm("now SECONDS").Args[0]; a.Name != "SECONDS" {
-		t.Errorf("now SECONDS: %+v", a)
+	for _, f := range forms {
+		switch f.Kind {
+		case OpGC:
+			if a := f.Args[0]; f.Line != "gc 1|0" || a.Name != "" || len(a.Words) != 2 || a.Words[1] != "0" {
+				t.Errorf("gc's form: %+v", f)
+			}
+		case OpNow:
+			if a := f.Args[0]; f.Line != "now SECONDS" || a.Name != "SECONDS" {
+				t.Errorf("now's form: %+v", f)
+			}
+		}
 	}
 	if f := forms[0]; f.Kind != OpZero || len(f.Args) != 4 || f.Args[0].Name != "PATH" || !f.Args[3].Optional || f.Args[3].Words[0] != "keep_size" {
 		t.Errorf("zero's form: %+v", f)

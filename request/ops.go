@@ -10,36 +10,13 @@ import (
 	"github.com/zrviz/zrviz/core"
 )
 
-// The ops language is the kernel fixtures' ops files: one operation per line,
-//
-//	zero PATH OFFSET LENGTH [keep_size]   fallocate(FALLOC_FL_ZERO_RANGE[|FALLOC_FL_KEEP_SIZE])
-//	write PATH OFFSET LENGTH              a buffered write(2) (pwrite, no fsync)
-//	fsync PATH                            fsync(2)
-//	sync                                  sync(2)
-//	tune ipu_policy N                     echo N > /sys/fs/f2fs/<dev>/ipu_policy
-//	tune reserved_blocks N                echo N > /sys/fs/f2fs/<dev>/reserved_blocks
-//	checkpoint                            ioctl(F2FS_IOC_WRITE_CHECKPOINT)
-//	gc 1                                  ioctl(F2FS_IOC_GARBAGE_COLLECT, 1): foreground, greedy
-//	gc 0                                  ioctl(F2FS_IOC_GARBAGE_COLLECT, 0): background, cost-benefit
-//	now SECONDS                           the clock: seconds since mount from here on (0 at mount)
-//
-// on PATH opened O_RDWR. The clock is what update_segment_mtime writes (the checkpoint's
-// elapsed_time plus the seconds since mount) and what cost-benefit's ages are measured from; it
-// never runs by itself. Blank lines are ignored, and so is everything from a # at the start of a
-// line or after white space; OFFSET, LENGTH and N
-// take the syntax of [ParseSize]. Each operation runs on the state the previous one left.
-
-// Op kinds.
-const (
-	OpZero       = "zero"
-	OpWrite      = "write"
-	OpFsync      = "fsync"
-	OpSync       = "sync"
-	OpTune       = "tune"
-	OpCheckpoint = "checkpoint"
-	OpGC         = "gc"
-	OpNow        = "now"
-)
+// The ops language is the kernel fixtures' ops files: one operation per line, each declared once
+// in [Ops] (its form, what it is, the kernel function it models); [HelpLines] prints them. PATH is
+// opened O_RDWR. The clock is what update_segment_mtime writes (the checkpoint's elapsed_time plus
+// the seconds since mount) and what cost-benefit's ages are measured from; it never runs by itself.
+// Blank lines are ignored, and so is everything from a # at the start of a line or after white
+// space; OFFSET, LENGTH and N take the syntax of [ParseSize]. Each operation runs on the state the
+// previous one left.
 
 // Op is one operation of a sequence. A zero is its Run; a write uses Run's Path, Offset and
 // Length; fsync its Path; tune its Name and Value; gc its Value (sync: 1 or 0); now its Value
@@ -54,41 +31,16 @@ type Op struct {
 // IsZero says whether the operation is a zero-range, the one a player plays.
 func (o Op) IsZero() bool { return o.Kind == OpZero }
 
-// Apply runs any operation on q for its effect only: a zero walked on f (the file it names) as
-// the state q holds of it, any other as [Op.ApplyOther]. Callers that show a walk's calls or a
-// write's pages keep the results themselves.
-func (o Op) Apply(q *core.Seq, f core.Input) error {
-	if o.IsZero() {
-		_, _, _, err := q.Zero(f, o.Request(q.File(f).Inode.Size))
-		return err
-	}
-	_, err := o.ApplyOther(q, f)
-	return err
-}
-
 // ApplyOther runs an operation other than a zero on q: a write or fsync on f (the file the
 // operation names), a sync, tune, checkpoint, gc or now on the mount (checkpoint and gc need a
 // segment manager: source.NewSeq). A zero is walked by the caller, which keeps the walk's result
 // ([core.Seq.Zero]); here it is an error, as is an unknown kind.
 func (o Op) ApplyOther(q *core.Seq, f core.Input) (*core.WriteResult, error) {
-	switch o.Kind {
-	case OpWrite:
-		return q.Write(f, o.Offset, o.Length)
-	case OpFsync:
-		return q.Fsync(f)
-	case OpSync:
-		return q.Sync()
-	case OpTune:
-		return q.Tune(o.Name, o.Value)
-	case OpCheckpoint:
-		return q.Checkpoint()
-	case OpGC:
-		return q.GC(int(o.Value))
-	case OpNow:
-		q.SetNow(o.Value)
-		return &core.WriteResult{Op: OpNow, Pages: []core.PageWrite{}}, nil
+	s, ok := o.Spec()
+	if !ok || s.apply == nil {
+		return nil, fmt.Errorf("request: operation %q is not one of %s other than zero", o.Kind, Grammar())
 	}
-	return nil, fmt.Errorf("request: operation %q is not a write, fsync, sync, tune, checkpoint, gc or now", o.Kind)
+	return s.apply(o, q, f)
 }
 
 // MaxOps bounds the operations of one sequence: each is a whole run, and a URL carries them all.
@@ -106,7 +58,20 @@ func (e *LineError) Unwrap() error { return e.Err }
 
 // ParseOps reads a sequence of operations. Every zero's Modes is both; the caller picks the modes.
 func ParseOps(r io.Reader) ([]Op, error) {
+	ops, _, err := parseOps(r, false)
+	return ops, err
+}
+
+// ParseOracleOps is [ParseOps] for an ops file of the oracle's guest helper: its words that only
+// make the fixture (snap, show, sysctl: see oracleOnly) are skipped and their 1-based line numbers
+// returned; every other line is an operation of the language or an error.
+func ParseOracleOps(r io.Reader) (ops []Op, skipped []int, err error) {
+	return parseOps(r, true)
+}
+
+func parseOps(r io.Reader, oracle bool) ([]Op, []int, error) {
 	var out []Op
+	var skipped []int
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 4096), 8192) // PATH_MAX and four numbers
 	line := 0
@@ -116,20 +81,57 @@ func ParseOps(r io.Reader) ([]Op, error) {
 		if text == "" {
 			continue
 		}
+		if _, ok := oracleOnly[strings.Fields(text)[0]]; ok && oracle {
+			skipped = append(skipped, line)
+			continue
+		}
 		op, err := ParseOp(text)
 		if err != nil {
-			return nil, &LineError{Line: line, Text: text, Err: err}
+			return nil, nil, &LineError{Line: line, Text: text, Err: err}
 		}
 		if len(out) == MaxOps {
-			return nil, &LineError{Line: line, Text: text, Err: fmt.Errorf("more than %d operations", MaxOps)}
+			return nil, nil, &LineError{Line: line, Text: text, Err: fmt.Errorf("more than %d operations", MaxOps)}
 		}
 		out = append(out, op)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &LineError{Line: line + 1, Err: err}
+		return nil, nil, &LineError{Line: line + 1, Err: err}
 	}
 	if len(out) == 0 {
-		return nil, &FieldError{Field: "ops", Msg: "no operation (want lines of: " + opForms + ")"}
+		return nil, nil, &FieldError{Field: "ops", Msg: "no operation (want lines of: " + Grammar() + ")"}
+	}
+	return out, skipped, nil
+}
+
+// ParseArgs reads operations from command-line words ("gc 1 gc 0 checkpoint now 30"): each
+// operation takes the words its form has, an optional keyword only when it is written.
+func ParseArgs(args []string) ([]Op, error) {
+	var out []Op
+	for i := 0; i < len(args); {
+		s, ok := specOf(args[i])
+		if !ok {
+			_, err := ParseOp(args[i])
+			return nil, err
+		}
+		n := 1
+		for _, a := range s.Args {
+			if a.Optional && (i+n >= len(args) || !contains(a.Words, args[i+n])) {
+				break
+			}
+			n++
+		}
+		if i+n > len(args) {
+			n = len(args) - i
+		}
+		op, err := ParseOp(strings.Join(args[i:i+n], " "))
+		if err != nil {
+			return nil, err
+		}
+		if len(out) == MaxOps {
+			return nil, fmt.Errorf("more than %d operations", MaxOps)
+		}
+		out = append(out, op)
+		i += n
 	}
 	return out, nil
 }
@@ -145,81 +147,25 @@ func stripComment(line string) string {
 	return line
 }
 
-// opForms lists the operations for error messages.
-const opForms = "zero PATH OFFSET LENGTH [keep_size], write PATH OFFSET LENGTH, fsync PATH, sync, tune ipu_policy|reserved_blocks N, checkpoint, gc 1|0, now SECONDS"
-
 // ParseOp reads one operation line.
 func ParseOp(text string) (Op, error) {
 	f := strings.Fields(text)
-	bad := func(form string) (Op, error) {
-		return Op{}, &FieldError{Field: "op", Value: text, Msg: "want: " + form}
-	}
 	if len(f) == 0 {
-		return bad(opForms)
+		return Op{}, &FieldError{Field: "op", Value: text, Msg: "want: " + Grammar()}
 	}
-	op := Op{Kind: f[0]}
-	switch f[0] {
-	case OpZero:
-		if len(f) < 4 || len(f) > 5 || (len(f) == 5 && f[4] != "keep_size") {
-			return bad("zero PATH OFFSET LENGTH [keep_size]")
+	s, ok := specOf(f[0])
+	if !ok {
+		msg := "want: " + Grammar()
+		if why, ok := oracleOnly[f[0]]; ok {
+			msg = fmt.Sprintf("%q is the oracle helper's word (%s), not an operation the model runs; want: %s", f[0], why, Grammar())
 		}
-		op.Run = Run{Path: f[1], Modes: Both(), HasLength: true, KeepSize: len(f) == 5}
-	case OpWrite:
-		if len(f) != 4 {
-			return bad("write PATH OFFSET LENGTH")
-		}
-		op.Run = Run{Path: f[1], HasLength: true}
-	case OpFsync:
-		if len(f) != 2 {
-			return bad("fsync PATH")
-		}
-		op.Run = Run{Path: f[1]}
-	case OpSync, OpCheckpoint:
-		if len(f) != 1 {
-			return bad(f[0])
-		}
-		return op, nil
-	case OpGC:
-		if len(f) != 2 || (f[1] != "0" && f[1] != "1") {
-			return bad("gc 1 (foreground) or gc 0 (background)")
-		}
-		op.Value = uint64(f[1][0] - '0')
-		return op, nil
-	case OpNow:
-		if len(f) != 2 {
-			return bad("now SECONDS")
-		}
-		v, err := strconv.ParseUint(f[1], 10, 64)
-		if err != nil || v > maxNow {
-			return bad(fmt.Sprintf("now SECONDS (a whole number of seconds up to %d)", uint64(maxNow)))
-		}
-		op.Value = v
-		return op, nil
-	case OpTune:
-		if len(f) != 3 || (f[1] != "ipu_policy" && f[1] != "reserved_blocks") {
-			return bad("tune ipu_policy N or tune reserved_blocks N")
-		}
-		op.Name = f[1]
-		v, err := ParseSize("value", f[2])
-		if err != nil {
-			return Op{}, err
-		}
-		op.Value = uint64(v)
-		return op, nil
-	default:
-		return bad(opForms)
+		return Op{}, &FieldError{Field: "op", Value: text, Msg: msg}
 	}
-	if err := checkPath(op.Path); err != nil {
-		return Op{}, err
-	}
-	if op.Kind == OpFsync {
-		return op, nil
-	}
-	var err error
-	if op.Offset, err = ParseSize(FieldOffset, f[2]); err != nil {
-		return Op{}, err
-	}
-	if op.Length, err = ParseSize(FieldLength, f[3]); err != nil {
+	op := Op{Kind: s.Kind}
+	if err := s.parseWith(&op, f[1:]); err != nil {
+		if err == errForm {
+			return Op{}, &FieldError{Field: "op", Value: text, Msg: "want: " + s.Form()}
+		}
 		return Op{}, err
 	}
 	return op, nil
@@ -228,23 +174,15 @@ func ParseOp(text string) (Op, error) {
 // OpLine writes the operation as a line of the ops language (a zero's length resolved for a file
 // of size bytes).
 func (o Op) OpLine(size int64) string {
-	switch o.Kind {
-	case OpZero, "":
+	if o.Kind == OpZero || o.Kind == "" {
 		return o.Run.OpLine(size)
-	case OpWrite:
-		return "write " + o.Path + " " + strconv.FormatInt(o.Offset, 10) + " " + strconv.FormatInt(o.Length, 10)
-	case OpFsync:
-		return "fsync " + o.Path
-	case OpTune:
-		return "tune " + o.Name + " " + strconv.FormatUint(o.Value, 10)
-	case OpGC, OpNow:
-		return o.Kind + " " + strconv.FormatUint(o.Value, 10)
 	}
-	return o.Kind
+	s, ok := o.Spec()
+	if !ok || s.line == nil {
+		return o.Kind
+	}
+	return strings.Join(append([]string{o.Kind}, s.line(o)...), " ")
 }
-
-// maxNow bounds the clock: about 136 years of seconds, so elapsed_time plus it never wraps.
-const maxNow = 1<<32 - 1
 
 // ZeroOp makes a zero operation of a run.
 func ZeroOp(r Run) Op { return Op{Kind: OpZero, Run: r} }

@@ -82,6 +82,11 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer releaseAfter()
+	// Another filesystem is refused before anything is reserved (a refused request costs nothing).
+	if err := imgdiff.Related(t.si.Image, sa.Image); err != nil {
+		s.afterCheckError(w, r, err)
+		return
+	}
 	// Per mode: the model's sequence, run as `before=` is with the played zero after it, and the
 	// tables CheckState reads (web/reservations.go).
 	played := append(append([]request.Op(nil), t.before...), request.Op{Kind: request.OpZero})
@@ -103,7 +108,7 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 	out := afterCheckBody{After: afterCheckImage{ID: sa.ID, Name: sa.Name}, Ops: ops, Path: t.info.Path, Ino: t.info.Ino}
 	text := strings.Join(ops, "\n")
 	for _, m := range t.run.Modes {
-		st, err := afterck.ModelSeq(t.si.Image, text, m)
+		st, err := afterck.ModelSeq(r.Context(), t.si.Image, text, m)
 		if err != nil {
 			s.afterCheckError(w, r, err)
 			return

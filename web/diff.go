@@ -66,6 +66,13 @@ func (s *Server) handleDiffPage(w http.ResponseWriter, r *http.Request) {
 	defer relB()
 	p.A = templates.DiffSide{ID: sa.ID, Name: sa.Name, Format: string(sa.Format)}
 	p.B = templates.DiffSide{ID: sb.ID, Name: sb.Name, Format: string(sb.Format)}
+	// Two unrelated filesystems are refused before anything is reserved: a refused request costs
+	// nothing, and says why (422), whether or not it asks for a check.
+	if err := imgdiff.Related(sa.Image, sb.Image); err != nil {
+		p.Error = "These images cannot be compared: " + err.Error() + ". Pick two images of one filesystem (a copy taken before and after)."
+		s.render(w, r, http.StatusUnprocessableEntity, templates.Diff(p))
+		return
+	}
 	// The diff, the page made of it and the check's model are held until the page is written
 	// (web/reservations.go); comparing walks both images: heavy work.
 	ops, _ := request.ParseOps(strings.NewReader(q.Get("ops"))) // a bad list is diffCheck's to report
@@ -97,6 +104,11 @@ func (s *Server) handleDiffPage(w http.ResponseWriter, r *http.Request) {
 		p.Mode = q.Get("mode")
 		var diffs []afterck.Difference
 		p.Check, diffs = diffCheck(r, sa, sb, p.Ops, p.Mode)
+		if err := r.Context().Err(); err != nil {
+			// Cut at the deadline or left: a status (503/504), not a page that blames the ops.
+			s.pageError(w, r, err)
+			return
+		}
 		markCheck(&p, diffs)
 	}
 	heavyDone() // a slow reader of the page holds its memory, not a slot of heavy work
@@ -115,7 +127,7 @@ func diffCheck(r *http.Request, a, b *StoredImage, ops, mode string) (*templates
 	}
 	// The whole ops language (zero, write, fsync, sync, tune) and the unmount after it, as
 	// `zrviz run --ops --after` models them.
-	st, err := afterck.ModelSeq(a.Image, ops, m)
+	st, err := afterck.ModelSeq(r.Context(), a.Image, ops, m)
 	if err != nil {
 		return &templates.DiffCheck{Error: err.Error()}, nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zrviz/zrviz/gc"
 	"github.com/zrviz/zrviz/internal/units"
+	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/source"
 	"github.com/zrviz/zrviz/templates"
 )
@@ -62,7 +63,7 @@ func (s *Server) handleGC(w http.ResponseWriter, r *http.Request) {
 	}
 	lines := q["op"]
 	if len(lines) == 0 || len(lines) > maxGCOps {
-		s.Error(w, r, badParam("op", fmt.Sprintf("want 1 to %d ops (checkpoint, gc 1, gc 0, sync, now SECONDS)", maxGCOps)))
+		s.Error(w, r, badParam("op", fmt.Sprintf("want 1 to %d ops (%s)", maxGCOps, request.SegmentMapGrammar())))
 		return
 	}
 	ops, err := gcOps(lines)
@@ -124,7 +125,7 @@ func gcOps(lines []string) ([]gc.Op, error) {
 	ops := make([]gc.Op, len(lines))
 	for i, l := range lines {
 		var err error
-		if ops[i], err = gc.ParseOp(strings.Fields(l)); err != nil {
+		if ops[i], err = request.ParseGCOp(l); err != nil {
 			return nil, badParam("op", err.Error())
 		}
 	}
@@ -303,7 +304,11 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 		{"gc 1", "gc 1 · foreground, greedy", "F2FS_IOC_GARBAGE_COLLECT sync=1: fewest valid blocks, moved now", "gc-add-fg"},
 		{"gc 0", "gc 0 · background, cost-benefit", "F2FS_IOC_GARBAGE_COLLECT sync=0: old and empty first, blocks marked", "gc-add-bg"},
 	} {
-		o, _ := gc.ParseOp(strings.Fields(n.op))
+		o, err := request.ParseGCOp(n.op)
+		if err != nil {
+			s.Error(w, r, err)
+			return
+		}
 		p.Next = append(p.Next, templates.GCLink{Label: n.label, Title: n.title, TestID: n.id,
 			Href: gcPageURL(si.ID, append(append([]gc.Op(nil), ops...), o), now)})
 		if p.Quiz {

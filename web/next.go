@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/gc"
+	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/source"
 )
 
@@ -81,25 +83,15 @@ func (s *Server) afterRun(ctx context.Context, t *runTarget, now uint64) (*gc.St
 	if t.si == nil {
 		return nil, badParam("image", "a sandbox run has no image to collect")
 	}
-	base, err := fileInput(t)
-	if err != nil {
-		return nil, err
-	}
 	q, err := source.NewSeq(ctx, t.si.Image, core.PerBlock)
 	if err != nil {
 		return nil, err
 	}
 	q.SetNow(now)
-	for k, op := range t.before {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := op.Apply(q, base); err != nil {
-			return nil, fmt.Errorf("operation %d (%s): %w", k+1, op.OpLine(0), err)
-		}
-	}
-	if _, _, _, err := q.Zero(base, t.spec.Request); err != nil {
-		return nil, fmt.Errorf("the run: %w", err)
+	// The earlier operations, then the played zero, on one mount.
+	ops := append(slices.Clip(t.before), request.ZeroOp(t.run))
+	if err := source.RunOps(ctx, q, t.si.Image, ops, nil); err != nil {
+		return nil, err
 	}
 	st := q.GCState()
 	if st.Now < now {
@@ -537,6 +529,3 @@ func nextStops(tl *gc.Timeline) []nextStop {
 	}
 	return stops
 }
-
-// fileInput is the engine input of the run's file as the image holds it, before any operation.
-func fileInput(t *runTarget) (core.Input, error) { return source.FileInput(t.si.Image, t.file) }

@@ -13,6 +13,10 @@ import (
 // middleware.Timeout would write a 504 into a hijacked connection.
 const requestTimeout = 60 * time.Second
 
+// writeGrace is how long after requestTimeout an answer may still be written: the 503 or 504 of
+// work the deadline cut.
+const writeGrace = 5 * time.Second
+
 // Handler returns the server's HTTP handler: every route is listed here.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
@@ -100,7 +104,9 @@ func (s *Server) Handler() http.Handler {
 // it).
 func (s *Server) writeDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		d := requestTimeout
+		// The deadline comes writeGrace after the context's (middleware.Timeout), so that work
+		// cut at the context's deadline can still answer with a status instead of an empty reply.
+		d := requestTimeout + writeGrace
 		if s.requestTimeoutFor > 0 {
 			d = s.requestTimeoutFor
 		}

@@ -169,13 +169,8 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 		if err != nil {
 			return base, 0, err
 		}
-		for _, op := range before {
-			if err := op.Apply(q, base); err != nil {
-				return base, 0, err
-			}
-			if err := ctx.Err(); err != nil {
-				return base, 0, err
-			}
+		if err := source.RunOps(ctx, q, si.Image, before, nil); err != nil {
+			return base, 0, err
 		}
 		in := q.File(base)
 		return in, resolvedBytes(base, in, before), nil

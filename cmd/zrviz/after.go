@@ -57,7 +57,7 @@ func checkAfter(ctx context.Context, before *imgio.Image, name string, outs []ru
 		if err != nil {
 			return nil, inputError{fmt.Errorf("--ops: %w", err)}
 		}
-		if st, err = afterck.ModelSeq(before, string(text), mode); err != nil {
+		if st, err = afterck.ModelSeq(ctx, before, string(text), mode); err != nil {
 			return nil, err
 		}
 	} else {

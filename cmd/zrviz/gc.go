@@ -10,23 +10,19 @@ import (
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/gc"
-	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/source"
 )
 
 const gcSynopsis = "gc [--image IMG] [--after-ops FILE] [--ops FILE] [--now SECONDS] [--json] [OP ...]"
 
-const gcHelp = `
-OPs, in order, on the state a mount of the image leaves (after --after-ops, if given):
-  checkpoint   F2FS_IOC_WRITE_CHECKPOINT: prefree segments become free
-  gc 1         F2FS_IOC_GARBAGE_COLLECT foreground: greedy victim, its blocks moved
-  gc 0         F2FS_IOC_GARBAGE_COLLECT background: cost-benefit victim, its blocks marked
-  sync         sync(2): marked data written to the cold data log, then a checkpoint
-  now SECONDS  the seconds since mount from here on
-  tune max_victim_search N   how many dirty sections a background call searches (default 4096)
-Victims are chosen as Linux 6.12's f2fs_get_victim does; see package gc's documentation.
-`
+// gcHelp lists the OPs: the ops language, from its one declaration (request.Ops).
+func gcHelp() string {
+	return "\nOPs, in order, on the state a mount of the image leaves (after --after-ops, if given),\n" +
+		"on one mount in the per-block mode: any operation of the ops language (zrviz run --ops):\n" +
+		request.HelpLines("  ") +
+		"Victims are chosen as Linux 6.12's f2fs_get_victim does; see package gc's documentation.\n"
+}
 
 // gcOutput is the --json output: the clock and one value per op.
 type gcOutput struct {
@@ -37,17 +33,17 @@ type gcOutput struct {
 func cmdGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("gc", gcSynopsis, stderr)
 	usage := fs.Usage
-	fs.Usage = func() { usage(); fmt.Fprint(stderr, gcHelp) }
+	fs.Usage = func() { usage(); fmt.Fprint(stderr, gcHelp()) }
 	image := imageFlag(fs)
-	afterOps := fs.String("after-ops", "", "first run the ops of `FILE` (zrviz run --ops lines: zero, write, fsync, sync, tune, checkpoint, gc, now) "+
-		"in the same mount, per-block: their f2fs_invalidate_blocks calls, writeback and collections change the SIT and its mtimes")
-	opsFile := fs.String("ops", "", "read the OPs from `FILE`, one a line, # comments (the oracle's snap, show, sleep and sysctl lines are skipped)")
+	afterOps := fs.String("after-ops", "", "first run the ops of `FILE` (zrviz run --ops lines) in the same mount, per-block, "+
+		"shown by nothing but what they leave: their f2fs_invalidate_blocks calls, writeback and collections change the SIT and its mtimes")
+	opsFile := fs.String("ops", "", "read the OPs from `FILE`, one a line, # comments (the oracle's snap, show and sysctl lines are skipped)")
 	now := fs.Uint64("now", 0, "seconds since mount `SECONDS`: the clock update_segment_mtime and cost-benefit's ages read")
 	asJSON := fs.Bool("json", false, "print JSON: {\"now\",\"ops\":[{\"op\":\"gc\",\"type\",\"policy\",\"victim\",\"cost\",\"errno\",\"moved\",\"candidates\"}|{\"op\":\"checkpoint\",\"freed\",\"moved\"},...]}")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	var ops []gc.Op
+	var ops []request.Op
 	var err error
 	if *opsFile != "" {
 		if fs.NArg() != 0 {
@@ -57,20 +53,20 @@ func cmdGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return inputError{fmt.Errorf("--ops: %w", err)}
 		}
-		ops, _, err = gc.ParseOps(f, false)
+		ops, _, err = request.ParseOracleOps(f)
 		f.Close()
 		if err != nil {
 			return inputError{fmt.Errorf("--ops %s: %w", *opsFile, err)}
 		}
-	} else if ops, err = gc.ParseArgs(fs.Args()); err != nil {
+	} else if ops, err = request.ParseArgs(fs.Args()); err != nil {
 		return usageError{err.Error()}
 	}
 	if len(ops) == 0 {
 		return usageError{"gc needs at least one OP, e.g. zrviz gc --image IMG checkpoint gc 1 gc 0"}
 	}
-	var zeros []request.Op
+	var before []request.Op
 	if *afterOps != "" {
-		if zeros, err = readOps(*afterOps); err != nil {
+		if before, err = readOps(*afterOps); err != nil {
 			return err
 		}
 	}
@@ -79,13 +75,21 @@ func cmdGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer img.Close()
-	s, err := mountGC(ctx, img, zeros, *now)
+	// One mount, one runner: the --after-ops first (shown by what they leave), then the OPs.
+	q, err := source.NewSeq(ctx, img, core.PerBlock)
 	if err != nil {
 		return err
 	}
+	q.SetNow(*now)
+	if err := source.RunOps(ctx, q, img, before, nil); err != nil {
+		return fmt.Errorf("--after-ops: %w", err)
+	}
 	out := gcOutput{Now: *now}
-	for _, op := range ops {
-		out.Ops = append(out.Ops, s.Apply(op))
+	if err := source.RunOps(ctx, q, img, ops, func(st *source.Step) error {
+		out.Ops = append(out.Ops, gcStep(st))
+		return nil
+	}); err != nil {
+		return err
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -93,39 +97,32 @@ func cmdGC(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(out)
 	}
 	for i, op := range ops {
-		writeGCStep(stdout, op, out.Ops[i])
+		writeGCStep(stdout, stringer(op.OpLine(0)), out.Ops[i])
 	}
 	return nil
 }
 
-// mountGC mounts the image for package gc after the ops of --after-ops (the ops language, in the
-// per-block mode, on one mount: their f2fs_invalidate_blocks calls, writeback and any garbage
-// collection change the SIT and its mtimes), with the clock at now throughout.
-func mountGC(ctx context.Context, img *imgio.Image, before []request.Op, now uint64) (*gc.State, error) {
-	q, err := source.NewSeq(ctx, img, core.PerBlock)
-	if err != nil {
-		return nil, err
+// gcStep is an op's value in the gc command's output: a gc op's pick, a checkpoint's or sync's
+// freed segments and moved blocks (gc.CheckpointStep), the clock or tunable set, or any other
+// operation's result as zrviz run --json gives it.
+func gcStep(st *source.Step) any {
+	switch op := st.Op; op.Kind {
+	case request.OpGC:
+		return st.Other.GC
+	case request.OpCheckpoint, request.OpSync:
+		c := &gc.CheckpointStep{Op: op.Kind, Freed: st.Other.Freed, Moved: st.Other.Moved}
+		if c.Freed == nil {
+			c.Freed = []uint32{}
+		}
+		return c
+	case request.OpNow:
+		return map[string]any{"op": "now", "secs": op.Value}
+	case request.OpTune:
+		return map[string]any{"op": "tune", op.Name: op.Value, "errno": st.Other.Errno}
+	case request.OpZero:
+		return st.Walk
 	}
-	q.SetNow(now)
-	for i, op := range before {
-		var in core.Input
-		if op.Path != "" {
-			if in, err = source.Input(img, op.Path); err != nil {
-				return nil, fmt.Errorf("--after-ops operation %d: %w", i+1, err)
-			}
-		}
-		if op.IsZero() {
-			_, _, _, err = q.Zero(in, op.Request(q.File(in).Inode.Size))
-		} else {
-			_, err = op.ApplyOther(q, in)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--after-ops operation %d (%s): %w", i+1, op.OpLine(0), err)
-		}
-	}
-	s := q.GCState()
-	s.Now = now
-	return s, nil
+	return st.Other
 }
 
 func writeGCStep(w io.Writer, label fmt.Stringer, v any) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -47,76 +48,50 @@ func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes 
 		if err != nil {
 			return nil, nil, err
 		}
-		for i, op := range ops {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, err
-			}
-			out := &outs[i]
+		err = source.RunOps(ctx, q, img, ops, func(st *source.Step) error {
+			op, out := st.Op, &outs[st.Index]
 			if mi == 0 {
 				*out = runOutput{Op: op.Kind, Path: op.Path}
 			}
-			var in core.Input
-			if op.Path != "" {
-				f, err := source.Input(img, op.Path)
-				if err != nil {
-					return nil, nil, opError(len(ops), i, op, err)
-				}
-				in = f
-			}
 			var rep *ktrace.Report
 			var err error
-			switch op.Kind {
-			case request.OpZero:
-				req := op.Request(q.File(in).Inode.Size)
-				var res *core.Result
-				var walked core.Input
-				var pages []core.PageWrite
-				res, walked, pages, err = q.Zero(in, req)
-				if err != nil {
-					return nil, nil, opError(len(ops), i, op, err)
-				}
+			if op.IsZero() {
 				if mi == 0 {
-					out.Path, out.Offset, out.Length, out.KeepSize = walked.Path, req.Offset, req.Length, req.KeepSize
-					out.sizeBefore = walked.Inode.Size
+					out.Path, out.Offset, out.Length, out.KeepSize = st.File.Path, st.Request.Offset, st.Request.Length, st.Request.KeepSize
+					out.sizeBefore = st.File.Inode.Size
 				}
-				out.Results = append(out.Results, res)
-				out.Writeback = append(out.Writeback, pages)
-				out.Balance = append(out.Balance, q.BalanceGC())
+				out.Results = append(out.Results, st.Walk)
+				out.Writeback = append(out.Writeback, st.Pages)
+				out.Balance = append(out.Balance, st.Balance)
 				if tr != nil {
-					if rep, err = ktrace.Check(tr, i, walked, req, res); err == nil {
-						err = rep.CheckVictims(tr, q.BalanceGC())
-					}
+					rep, err = ktrace.Check(tr, st.Index, st.File, st.Request, st.Walk)
 				}
-			default:
-				var w *core.WriteResult
-				w, err = op.ApplyOther(q, in)
+			} else {
 				switch op.Kind {
 				case request.OpWrite:
 					out.Offset, out.Length = op.Offset, op.Length
 				case request.OpGC:
 					out.gcSync = int(op.Value)
 				}
-				if err != nil {
-					return nil, nil, opError(len(ops), i, op, err)
-				}
-				out.Others = append(out.Others, w)
+				out.Others = append(out.Others, st.Other)
 				if tr != nil {
-					if rep, err = ktrace.CheckOther(tr, i, mode); err == nil {
-						p := q.BalanceGC()
-						if w.GC != nil {
-							p = w.GC
-						}
-						err = rep.CheckVictims(tr, p)
-					}
+					rep, err = ktrace.CheckOther(tr, st.Index, mode)
 				}
 			}
+			if err == nil && rep != nil {
+				err = rep.CheckVictims(tr, st.Victim())
+			}
 			if err != nil {
-				return nil, nil, opError(len(ops), i, op, err)
+				return &source.OpError{Index: st.Index, Line: op.OpLine(0), Err: err}
 			}
 			if rep != nil {
 				out.Traces = append(out.Traces, rep)
 			}
 			out.Modes = append(out.Modes, mode)
+			return nil
+		})
+		if err != nil {
+			return nil, nil, opError(len(ops), err)
 		}
 		// What a clean unmount would write back: the pages still dirty after the last operation
 		// (what an after-image of the sequence holds).
@@ -129,10 +104,12 @@ func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes 
 	return outs, unmounts, nil
 }
 
-// opError names the operation that failed when there are several.
-func opError(n, i int, op request.Op, err error) error {
-	if n == 1 {
-		return err
+// opError drops the operation's name from err when there is only one operation (the error names
+// the run already).
+func opError(n int, err error) error {
+	var oe *source.OpError
+	if n == 1 && errors.As(err, &oe) {
+		return oe.Err
 	}
-	return fmt.Errorf("operation %d (%s): %w", i+1, op.OpLine(0), err)
+	return err
 }

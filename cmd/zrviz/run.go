@@ -122,6 +122,11 @@ type unmountOutput struct {
 const runSynopsis = `run [--image IMG] [--json | --csv] [--mode per-block|batched|both] [--offset N] [--length N] [--keep-size] [--trace FILE] [--after AFTER] PATH
        zrviz run --ops FILE [--image IMG] [--json] [--mode per-block|batched|both] [--trace FILE] [--after AFTER]`
 
+// runOpsHelp lists the ops language, from its one declaration (request.Ops).
+func runOpsHelp() string {
+	return "\nThe ops language (--ops FILE, one operation a line):\n" + request.HelpLines("  ")
+}
+
 const runExitStatus = `
 Exit status: 0 when the run(s) finished (with --trace: every operation agrees with the kernel's
 trace; with --after: the after-image agrees with the model); 3 with --trace when an operation
@@ -133,7 +138,7 @@ other error (an unreadable image, a path that does not exist).
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("run", runSynopsis, stderr)
 	usage := fs.Usage
-	fs.Usage = func() { usage(); fmt.Fprint(stderr, runExitStatus) }
+	fs.Usage = func() { usage(); fmt.Fprint(stderr, runOpsHelp(), runExitStatus) }
 	image := imageFlag(fs)
 	asJSON := fs.Bool("json", false, "print JSON: {\"op\":\"zero\",\"path\",\"offset\",\"length\",\"keepSize\",\"results\":[...]}, one result per mode; with --ops {\"ops\":[...]}, one object per operation (a zero as above, with \"writeback\" when dirty pages were written back first; write, fsync, sync, tune as {\"op\",\"path\",\"results\":[{\"errno\",\"pages\",...}]})")
 	asCSV := fs.Bool("csv", false, "print the calls as CSV, the header mode,index,start,len and a row per f2fs_invalidate_blocks call of each mode (index from 1), as GET /api/images/{id}/run?…&format=csv does")
@@ -141,9 +146,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	offset := fs.String("offset", "", "byte offset `N` of the range: decimal, 0x hex or with a unit (4096, 0x1000, 1MiB; default 0)")
 	length := fs.String("length", "", "byte length `N` of the range, same syntax (default: to the end of the file; 0 when the offset is at or past it, which the kernel refuses with EINVAL)")
 	keepSize := fs.Bool("keep-size", false, "FALLOC_FL_KEEP_SIZE: do not grow i_size")
-	opsFile := fs.String("ops", "", "run the operations of `FILE` in order, each on the state the previous one left "+
-		"(lines 'zero PATH OFFSET LENGTH [keep_size]', 'write PATH OFFSET LENGTH', 'fsync PATH', 'sync', "+
-		"'tune ipu_policy N', # comments: the kernel fixtures' ops files) instead of one PATH")
+	opsFile := fs.String("ops", "", "run the operations of `FILE` in order, each on the state the previous one left, "+
+		"one a line of the ops language (below; the kernel fixtures' ops files), instead of one PATH")
 	traceFile := fs.String("trace", "", "compare the kernel's f2fs_invalidate_blocks calls recorded in `FILE` "+
 		"(ftrace text of a kprobe, or ADDR [LEN] lines; zr_op markers split operations) with the model's "+
 		"for --mode, which must be per-block or batched; see the README's \"Check your kernel\"")
