@@ -17,7 +17,6 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/zrviz/zrviz/core"
-	"github.com/zrviz/zrviz/gc"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/ktrace"
 	"github.com/zrviz/zrviz/request"
@@ -218,50 +217,42 @@ func TestKernelSeq(t *testing.T) {
 				// later blocks (and max_mtime) is not known to the second: cost-benefit costs after it
 				// are reported, not failed (victims, policies and greedy costs must agree).
 				crossed := false
+				// The sequence runs through the one runner (source.RunOps), the kernel's clock before
+				// each op given as a now op (the ops language's own clock), so every fixture holds the
+				// runner to the kernel: calls, errnos and victims op by op.
+				var seq []request.Op
+				var kernelAt []int // per op of seq: its number in the kernel's run; -1 for a clock op
 				for j, op := range ops {
-					i := at[j] // the op's number in the kernel's run (the ftrace markers, result lines)
-					if c, ok := clock[i+1]; ok {
-						q.SetNow(c[0])
+					if c, ok := clock[at[j]+1]; ok {
+						seq = append(seq, request.Op{Kind: request.OpNow, Value: c[0]})
+						kernelAt = append(kernelAt, -1)
 					}
-					var f core.Input
-					if op.Path != "" {
-						if f, err = source.Input(img, op.Path); err != nil {
-							t.Fatal(err)
-						}
+					seq = append(seq, op)
+					kernelAt = append(kernelAt, at[j])
+				}
+				err = source.RunOps(context.Background(), q, img, seq, func(st *source.Step) error {
+					i, op := kernelAt[st.Index], st.Op
+					if i < 0 {
+						return nil
 					}
 					var errno string
 					var rep *ktrace.Report
-					var pick *gc.Pick
-					switch op.Kind {
-					case request.OpZero:
-						req := op.Request(q.File(f).Inode.Size)
-						r, in, _, err := q.Zero(f, req)
-						if err != nil {
-							t.Fatalf("%s: op %d: %v", mode, i+1, err)
-						}
-						errno = r.Errno
-						if rep, err = ktrace.Check(tr, i, in, req, r); err != nil {
+					var err error
+					if op.IsZero() {
+						errno = st.Walk.Errno
+						if rep, err = ktrace.Check(tr, i, st.File, st.Request, st.Walk); err != nil {
 							t.Fatal(err)
 						}
-						pick = q.BalanceGC()
-					default:
-						w, err := op.ApplyOther(q, f)
-						if err != nil {
-							t.Fatalf("%s: op %d (%s): %v", mode, i+1, op.OpLine(0), err)
-						}
-						errno = w.Errno
+					} else {
+						errno = st.Other.Errno
 						if rep, err = ktrace.CheckOther(tr, i, mode); err != nil {
 							t.Fatal(err)
-						}
-						pick = q.BalanceGC()
-						if w.GC != nil {
-							pick = w.GC
 						}
 					}
 					// The victims of a gc op, or of f2fs_balance_fs's collection inside another op
 					// (g1 op 1: segment 11, greedy, cost 448), against the kernel's f2fs_get_victim
 					// events in order; an op without a collection has none on either side.
-					kv, mv := tr.Ops[i].Victims, ktrace.ModelVictims(pick)
+					kv, mv := tr.Ops[i].Victims, ktrace.ModelVictims(st.Victim())
 					if len(kv) != len(mv) {
 						t.Errorf("%s: op %d (%s): %d victims, kernel %d (%+v, kernel %+v)", mode, i+1, op.OpLine(0), len(mv), len(kv), mv, kv)
 					}
@@ -287,6 +278,10 @@ func TestKernelSeq(t *testing.T) {
 						t.Errorf("%s: op %d (%s): %d calls, kernel %d; first divergence at call %d: kernel %v, model %v",
 							mode, i+1, op.OpLine(0), rep.ModelCalls, rep.Calls, d.Index, d.Kernel, d.Model)
 					}
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("%s: %v", mode, err)
 				}
 				if _, err := q.Unmount(); err != nil {
 					t.Fatal(err)

@@ -152,7 +152,7 @@ func TestDiffPageCheck(t *testing.T) {
 
 func TestDiffPageRefusesAnotherFilesystem(t *testing.T) {
 	mkfs := testutil.NeedTool(t, "mkfs.f2fs")
-	ts := mustOpenServer(t, Config{})
+	ts := mustOpenServer(t, Config{MaxMemory: 64 << 20})
 	other := filepath.Join(t.TempDir(), "other.img")
 	if err := os.WriteFile(other, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -173,6 +173,14 @@ func TestDiffPageRefusesAnotherFilesystem(t *testing.T) {
 	doc, code := ts.getPage(t, "/diff?a=demo&b=other")
 	if code != http.StatusUnprocessableEntity || !strings.Contains(doc.Find(testid("diff-error")).Text(), "different filesystems") {
 		t.Errorf("status %d, error %q", code, doc.Find(testid("diff-error")).Text())
+	}
+	// With a check of operations whose model the budget could not hold, the answer is still the
+	// 422: another filesystem is refused before anything is reserved (a refused request costs
+	// nothing), never a 503 "busy".
+	ops := strings.Repeat("write /seed/bench64.bin 0 1GiB\ngc 1\n", 30)
+	doc, code = ts.getPage(t, "/diff?a=demo&b=other&ops="+url.QueryEscape(ops))
+	if code != http.StatusUnprocessableEntity || !strings.Contains(doc.Find(testid("diff-error")).Text(), "different filesystems") {
+		t.Errorf("with ops=: status %d, error %q", code, doc.Find(testid("diff-error")).Text())
 	}
 	if _, code := ts.getPage(t, "/diff?a=demo&b=nothere"); code != http.StatusNotFound {
 		t.Errorf("a missing image: %d, want 404", code)
