@@ -48,3 +48,36 @@ func TestContextStopsTheLoops(t *testing.T) {
 		}
 	}
 }
+
+// TestSeqContext: a mount whose context is done stops a zero, a write, an fsync and a sync with
+// the context's error; with a live context the same operations run (the result does not depend on
+// it otherwise).
+func TestSeqContext(t *testing.T) {
+	const n = 1 << 16 // 256 MiB contiguous
+	in := contiguousInput(n)
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	q := NewSeq(PerBlock)
+	q.SetContext(done)
+	if _, _, _, err := q.Zero(in, Request{Length: n * 4096}); !errors.Is(err, context.Canceled) {
+		t.Errorf("zero: %v", err)
+	}
+	if _, err := q.Write(in, 0, 64<<20); !errors.Is(err, context.Canceled) {
+		t.Errorf("write: %v", err)
+	}
+	live := NewSeq(PerBlock)
+	if _, err := live.Write(in, 0, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	live.SetContext(done)
+	if _, err := live.Fsync(in); !errors.Is(err, context.Canceled) {
+		t.Errorf("fsync of 16,384 dirty pages: %v", err)
+	}
+	if _, err := live.Sync(); !errors.Is(err, context.Canceled) {
+		t.Errorf("sync: %v", err)
+	}
+	live.SetContext(context.Background())
+	if r, err := live.Fsync(in); err != nil || len(r.Pages) != 16384 {
+		t.Errorf("fsync with a live context: %v, %v", r, err)
+	}
+}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 
@@ -18,6 +19,10 @@ import (
 // A Seq holds no image: the caller resolves each path and passes the reader's Input for the file;
 // Seq substitutes its own copy of a file it has seen.
 type Seq struct {
+	// ctx bounds the long loops of every operation (a walk, a writeback, a write's reservations,
+	// garbage collection's look-ups): a mount is one caller's, for as long as it waits. The result
+	// does not depend on it otherwise.
+	ctx   context.Context
 	mode  Mode
 	vol   *Input           // after the last operation; nil before the first
 	files map[uint32]Input // by inode number
@@ -35,7 +40,12 @@ type Seq struct {
 }
 
 // NewSeq starts a mount whose zero-range walks run in mode.
-func NewSeq(mode Mode) *Seq { return &Seq{mode: mode, files: map[uint32]Input{}} }
+func NewSeq(mode Mode) *Seq {
+	return &Seq{ctx: context.Background(), mode: mode, files: map[uint32]Input{}}
+}
+
+// SetContext bounds the operations from here on by ctx: once it is done they stop with its error.
+func (q *Seq) SetContext(ctx context.Context) { q.ctx = ctx }
 
 // File is the input for an operation on f (the reader's input for the file): the file as the
 // operations so far left it, on the volume as they left it.
@@ -97,7 +107,7 @@ func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
 		return in, nil, nil
 	}
 	lo, hi := uint64(req.Offset)>>12, uint64(req.Offset+req.Length-1)>>12
-	next, pages, err := writeback(in, lo, hi, wbMode{sync: true})
+	next, pages, err := writeback(in, lo, hi, wbMode{ctx: q.ctx, sync: true})
 	if err != nil {
 		return in, nil, err
 	}
@@ -125,7 +135,7 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 	if err != nil {
 		return nil, in, nil, err
 	}
-	res, err = Simulate(in, req, q.mode)
+	res, err = SimulateContext(q.ctx, in, req, q.mode)
 	if err != nil {
 		return nil, in, nil, err
 	}
@@ -156,7 +166,7 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 	q.balance = nil
 	in := q.File(f)
-	next, res, err := bufferedWrite(in, off, length)
+	next, res, err := bufferedWrite(q.ctx, in, off, length)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +207,7 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 		res.SizeAfter, res.BlocksAfter = in.Inode.Size, in.Inode.Blocks
 		return res, nil
 	}
-	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{sync: true, needIPU: len(in.Inode.Dirty) <= minFsyncBlocks})
+	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sync: true, needIPU: len(in.Inode.Dirty) <= minFsyncBlocks})
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +253,7 @@ func (q *Seq) Unmount() (*WriteResult, error) {
 func (q *Seq) flushAll(res *WriteResult) error {
 	for _, ino := range slices.Clone(q.order) {
 		in := q.vol.WithFile(q.files[ino])
-		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{})
+		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx})
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,10 @@
 package core
 
-import "github.com/zrviz/zrviz/gc"
+import (
+	"context"
+
+	"github.com/zrviz/zrviz/gc"
+)
 
 // WriteResult is the outcome of an operation other than a zero-range walk (a buffered write,
 // fsync, sync, unmount): what it reserved and the dirty pages it wrote back.
@@ -35,7 +39,7 @@ func maxInlineData(ino *Inode) int64 { return 4 * int64(ino.AddrsPerInode-1) }
 // whole pages are reserved dnode by dnode (F2FS_GET_BLOCK_PRE_AIO, partial on ENOSPC), then each
 // page's prepare_write_begin reserves a slot still NULL; every page copied is dirty, i_size grows
 // to the end written. No block is allocated: that is writeback's.
-func bufferedWrite(in Input, off, length int64) (Input, *WriteResult, error) {
+func bufferedWrite(ctx context.Context, in Input, off, length int64) (Input, *WriteResult, error) {
 	res := &WriteResult{Op: "write", Path: in.Path, Pages: []PageWrite{}}
 	ino := &in.Inode
 	switch {
@@ -91,7 +95,13 @@ func bufferedWrite(in Input, off, length int64) (Input, *WriteResult, error) {
 	first, last := uint64(off)>>12, uint64(off+length-1)>>12
 	// f2fs_preallocate_blocks: the whole pages [F2FS_BLK_ALIGN(pos), (pos+count)>>12).
 	if lo, hi := uint64(off+4095)>>12, uint64(off+length)>>12; hi > lo {
-		for idx := lo; idx < hi; {
+		idx := lo
+		for turn := 1; idx < hi; turn++ {
+			if turn%ctxEvery == 1 {
+				if err := ctx.Err(); err != nil {
+					return in, nil, err
+				}
+			}
 			end, ok, err := e.reserveRange(idx, hi)
 			if err != nil {
 				return in, nil, err
@@ -104,6 +114,11 @@ func bufferedWrite(in Input, off, length int64) (Input, *WriteResult, error) {
 	}
 	written := int64(0)
 	for p := first; p <= last; p++ {
+		if (p-first)%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return in, nil, err
+			}
+		}
 		ok, err := e.reservePage(p)
 		if err != nil {
 			return in, nil, err

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -67,9 +68,10 @@ type PageWrite struct {
 
 // wbMode is how writeback was asked for.
 type wbMode struct {
-	sync    bool // WB_SYNC_ALL (REQ_SYNC): filemap_write_and_wait_range, fsync
-	needIPU bool // FI_NEED_IPU: an fsync with at most min_fsync_blocks dirty pages
-	hot     bool // FI_HOT_DATA: f2fs_write_cache_pages found at most min_hot_blocks dirty pages
+	ctx     context.Context // nil: never done
+	sync    bool            // WB_SYNC_ALL (REQ_SYNC): filemap_write_and_wait_range, fsync
+	needIPU bool            // FI_NEED_IPU: an fsync with at most min_fsync_blocks dirty pages
+	hot     bool            // FI_HOT_DATA: f2fs_write_cache_pages found at most min_hot_blocks dirty pages
 }
 
 // writeback writes in's dirty pages with index in [lo, hi] as f2fs_write_cache_pages does, in
@@ -99,7 +101,12 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 	var out []PageWrite
 	size := in.Inode.Size
 	endIndex := uint64(size) >> 12
-	for _, idx := range pages {
+	for k, idx := range pages {
+		if k%ctxEvery == 0 && m.ctx != nil {
+			if err := m.ctx.Err(); err != nil {
+				return in, nil, err
+			}
+		}
 		pw := PageWrite{Path: in.Path, Index: idx}
 		if idx > endIndex || (idx == endIndex && size&4095 == 0) {
 			pw.How = DroppedEOF

@@ -41,9 +41,11 @@ func (o *Owners) File(ino uint32) (core.Input, error) {
 
 // NewSeq starts a mount of img whose zero-range walks run in mode, with the image's segment
 // manager (core.Seq.MountGC): checkpoint and gc operations run, and so does the garbage
-// collection f2fs_balance_fs runs inside an operation on a volume short of free sections.
+// collection f2fs_balance_fs runs inside an operation on a volume short of free sections. ctx
+// bounds every operation run on it (core.Seq.SetContext).
 func NewSeq(ctx context.Context, img *imgio.Image, mode core.Mode) (*core.Seq, error) {
 	q := core.NewSeq(mode)
+	q.SetContext(ctx)
 	v, err := GCVolume(img)
 	if err != nil {
 		return nil, err

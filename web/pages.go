@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,7 +29,9 @@ import (
 // than half a page under a 200.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, c templ.Component) {
 	var b bytes.Buffer
-	if err := c.Render(r.Context(), &b); err != nil {
+	// Rendered into memory whatever the request's context says: an error page for work its
+	// deadline cut (503) is rendered after that deadline; the write has a deadline of its own.
+	if err := c.Render(context.WithoutCancel(r.Context()), &b); err != nil {
 		s.log.Error("render page", "path", r.URL.Path, "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
