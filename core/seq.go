@@ -56,6 +56,11 @@ func (q *Seq) File(f Input) Input {
 		return f
 	}
 	if g, ok := q.files[f.Inode.Ino]; ok {
+		if g.Path == "" {
+			// Known by its inode only (garbage collection moved its blocks: Owners.File): the
+			// caller's path names it from here on ("path": "" was a zero after a gc).
+			g.Path = f.Path
+		}
 		f = g
 	}
 	return q.vol.WithFile(f)
