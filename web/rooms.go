@@ -746,10 +746,9 @@ func (f *follower) control(b []byte) string {
 		rm.mu.Lock()
 		o := rm.run.o
 		rm.mu.Unlock()
-		ext, next, ierr := o.InitialSlots(ctl.Slot, initialPage)
-		if err = ierr; err == nil {
-			c.send(&initialMsg{V: protocolVersion, Type: "initial",
-				initialPageMsg: initialPageMsg{From: max(ctl.Slot, o.Range.Start), Next: next, Extents: ext}}, false)
+		var m *initialMsg
+		if m, err = initialReply(o, ctl.Slot); err == nil {
+			c.send(m, false) // a full queue kicks the follower
 		}
 	case ctl.Type == ctlAnswer:
 		err = rm.answer(f, ctl.Stop, ctl.Answer)

@@ -316,13 +316,12 @@ func (ss *session) handleControl(b []byte) string {
 		}
 		ss.resetEvents()
 	case ctlInitial:
-		ext, next, err := ss.o.InitialSlots(c.Slot, initialPage)
+		m, err := initialReply(ss.o, c.Slot)
 		if err != nil {
 			ss.sendError(err, false)
 			return ""
 		}
-		if ss.queue(&initialMsg{V: protocolVersion, Type: "initial",
-			initialPageMsg: initialPageMsg{From: max(c.Slot, ss.o.Range.Start), Next: next, Extents: ext}}, false) != nil {
+		if ss.queue(m, false) != nil {
 			return whySlow
 		}
 		return ""
@@ -362,6 +361,17 @@ func (ss *session) handleControl(b []byte) string {
 	}
 	ss.sendFrame(full)
 	return ""
+}
+
+// initialReply is the answer to an "initial" control, a player's or a follower's: the page of o's
+// initial slot map from file block index from.
+func initialReply(o *player.Outline, from uint64) (*initialMsg, error) {
+	ext, next, err := o.InitialSlots(from, initialPage)
+	if err != nil {
+		return nil, err
+	}
+	return &initialMsg{V: protocolVersion, Type: "initial",
+		initialPageMsg: initialPageMsg{From: max(from, o.Range.Start), Next: next, Extents: ext}}, nil
 }
 
 // answer checks a quiz answer for stop k, tells the client, and moves to the step that reveals it.
