@@ -12,10 +12,11 @@ import (
 )
 
 // conn is one websocket client, a player's or a follower's: a reader goroutine that feeds controls,
-// a writer goroutine that drains a bounded mailbox, and the loop of whoever owns it (a session, a
-// follower) selecting on them. Whoever makes a message for the client sends it with send, which
-// never blocks: a full queue kicks the client, which the owner's loop then closes with a policy
-// violation, as coder/websocket's chat example does (STYLE.md rule 12).
+// a writer goroutine that drains a bounded mailbox, and one lifecycle loop (serve) that selects on
+// them for whoever the connection serves (a [connOwner]: a session, a follower). Whoever makes a
+// message for the client sends it with send, which never blocks: a full queue kicks the client,
+// which the loop then closes with a policy violation, as coder/websocket's chat example does
+// (STYLE.md rule 12).
 type conn struct {
 	ws      *websocket.Conn
 	box     *mailbox
@@ -49,6 +50,104 @@ func (s *Server) checkWS(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// connOwner is what a websocket connection serves: a player's session (web/session.go) or a room's
+// follower (web/rooms.go). Both live in one lifecycle loop, [conn.serve], so shutdown, a slow client,
+// a client gone and too many bad messages end both kinds alike. Its methods are called on the loop's
+// goroutine only, one at a time: the owner's own state needs no lock.
+type connOwner interface {
+	// start runs once the upgrade is accepted, before any control is read: a player queues its
+	// hello, a follower joins its room. An error refuses the client after the upgrade: it gets the
+	// error as a fatal message and close 1013 (try again later).
+	start(c *conn) error
+	// control applies one client message (nil for a binary one) and returns why the connection
+	// must end, or "".
+	control(b []byte) string
+	// timer returns the channel of the owner's timed work, or nil for none; asked before every wait.
+	timer() <-chan time.Time
+	// tick does the timed work timer's channel announced.
+	tick(now time.Time)
+	// ended yields why the owner's side ends the connection (a room's end), or is nil.
+	ended() <-chan string
+	// stop runs once the connection is closed, if start succeeded.
+	stop()
+}
+
+// serveWS is the one connection owner of the server: it counts the connection in the server's runs
+// (Close waits for them), upgrades, starts o, runs the lifecycle loop and closes the connection for
+// the reason the loop gives. Everything that can be refused with an HTTP status is refused before.
+// r.Context() is not used once the connection is hijacked: it lives until the client leaves or
+// srvCtx ends.
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, log *slog.Logger, o connOwner) {
+	if !s.startRun() {
+		s.Error(w, r, errClosed)
+		return
+	}
+	defer s.runs.Done()
+	// checkWS refused a foreign Origin before any work; with no OriginPatterns, Accept checks it again.
+	c, err := s.accept(s.srvCtx, w, r, log)
+	if err != nil {
+		log.Debug("websocket refused", "err", err, "origin", r.Header.Get("Origin"))
+		return
+	}
+	if err := o.start(c); err != nil {
+		s.sendError(c, err, true)
+		c.finish(whyUnavailable)
+		return
+	}
+	c.finish(c.serve(s.srvCtx, o))
+	o.stop()
+}
+
+// startRun registers a websocket run unless the server is closing.
+func (s *Server) startRun() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.runs.Add(1)
+	return true
+}
+
+// serve is the connection's lifecycle loop: it hands o the client's controls and its timed work
+// until something ends the connection, and returns why (for finish).
+func (c *conn) serve(srvCtx context.Context, o connOwner) string {
+	for {
+		var why string
+		select {
+		case <-srvCtx.Done():
+			why = whyShutdown
+		case err := <-c.readDone:
+			c.readDone <- err // for finish
+			why = whyGone
+		case err := <-c.writeDone:
+			c.writeDone <- err // for finish
+			why = whySlow
+		case <-c.box.kicked:
+			why = whySlow
+		case why = <-o.ended():
+		case b := <-c.ctrl:
+			why = o.control(b)
+		case now := <-o.timer():
+			o.tick(now)
+		}
+		if why != "" {
+			return endReason(srvCtx, why)
+		}
+	}
+}
+
+// endReason is why a connection ends, given the reason its loop saw first. A shutdown stops the
+// writer (its context is the server's) and leaves the queue untaken, so at shutdown a stopped writer
+// or a full queue says nothing about the client: the server is going away (1001), never "too slow"
+// (1008), whichever of these the loop's select happened to pick first.
+func endReason(srvCtx context.Context, why string) string {
+	if why == whySlow && srvCtx.Err() != nil {
+		return whyShutdown
+	}
+	return why
 }
 
 // accept upgrades the request (its checks are done) and starts the connection's reader and writer.

@@ -8,12 +8,14 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/exercise"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/units"
+	"github.com/zrviz/zrviz/request"
 )
 
 // Code is the kind of an [*Error]. It alone decides the HTTP status (codes, at the edge), whether the
@@ -107,15 +109,19 @@ func ErrorCode(err error) Code {
 	return c
 }
 
-// classify gives err its Code and the message users see. Context errors come first (a cancelled
-// upload is the client leaving, whatever it was doing), then two imgio bounds a web error may wrap,
-// then web's own *Error, then the other packages' kinds.
+// classify gives err its Code and the message users see: the one place a request's error is
+// translated, for the JSON API, the pages and the websocket alike. Context errors come first (a
+// cancelled upload is the client leaving, whatever it was doing), then two imgio bounds a web error
+// may wrap, then web's own *Error, then the other packages' kinds (request's parse errors among
+// them: handlers return them as they are).
 func classify(err error) (Code, string) {
 	var (
 		we  *Error
 		pfe *fs.PathError
 		fe  *imgio.FormatError
 		ue  *imgio.UnsupportedError
+		rfe *request.FieldError
+		rle *request.LineError
 	)
 	switch {
 	case err == nil:
@@ -135,6 +141,13 @@ func classify(err error) (Code, string) {
 			return EINTERNAL, we.Message
 		}
 		return we.Code, err.Error()
+	case errors.As(err, &rfe):
+		// A run as a person asked for it (request.Parse of a query or a form) names its bad field:
+		// the API's 400 says "bad offset: "x": want …", as badParam words it.
+		return EINVALID, "bad " + rfe.Field + ": " + strings.TrimPrefix(rfe.Error(), rfe.Field+" ")
+	case errors.As(err, &rle):
+		// A line of the ops language: the operations before the run.
+		return EINVALID, "bad " + FieldBefore + ": " + rle.Error()
 	case errors.Is(err, fs.ErrNotExist) && errors.As(err, &pfe):
 		// imgio's lookups: the path inside the image does not exist (the one place this is mapped).
 		return ENOTFOUND, fmt.Sprintf("path %q not found", pfe.Path)

@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/exercise"
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/request"
 )
 
 // TestErrorCode holds every kind of failure the handlers meet to the code (and so the status) the
@@ -67,6 +69,10 @@ func TestErrorCode(t *testing.T) {
 		{"anything else", errors.New("open /secret/path: permission denied"), EINTERNAL},
 		{"nil", nil, EINTERNAL},
 		{"method", Errorf(EMETHOD, "method PUT not allowed here"), EMETHOD},
+		{"request field", &request.FieldError{Field: "offset", Value: "x", Msg: "want a number"}, EINVALID},
+		{"wrapped request field", wrap(&request.FieldError{Field: "mode", Msg: "missing"}), EINVALID},
+		{"ops line", &request.LineError{Line: 2, Text: "frob", Err: errors.New("unknown operation")}, EINVALID},
+		{"web error over a request field", notFound("path", "/a"), ENOTFOUND},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,6 +117,51 @@ func TestErrorEdge(t *testing.T) {
 		}
 		if tt.secret != "" && json.Valid(w.Body.Bytes()) && strings.Contains(w.Body.String(), tt.secret) {
 			t.Errorf("%v: body %q shows %q", tt.err, w.Body, tt.secret)
+		}
+	}
+}
+
+// TestRequestErrorsAtTheEdge: a run's bad field, as request.Parse reports it, reaches the edge as it
+// is and is worded there once (classify): the run API and the websocket endpoint answer the same 400
+// body, "bad FIELD: …" as badParam words it (the wording paramError gave before it went), and the
+// page a 400 page.
+func TestRequestErrorsAtTheEdge(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	const number = "want a whole number of bytes: decimal, 0x hex, or with a unit such as 64MiB"
+	tests := []struct {
+		query string
+		want  string
+	}{
+		{"path=/seed/bench64.bin&offset=x", `bad offset: "x": ` + number},
+		{"path=/seed/bench64.bin&length=-1x", `bad length: "-1x": ` + number},
+		{"offset=1", "bad path: path: missing"},
+		{"path=seed", `bad path: "seed": must be absolute (start with /)`},
+		{"path=/seed/bench64.bin&mode=fast", `bad mode: "fast": want per-block, batched or both`},
+		{"path=/seed/bench64.bin&keepSize=maybe", `bad keepSize: "maybe": want true or false`},
+		{"sandbox=7200-7263&mode=zz", `bad mode: "zz": want per-block, batched or both`},
+	}
+	for _, tt := range tests {
+		var api errorBody
+		if code := ts.get(t, "/api/images/demo/run?"+tt.query, &api); code != http.StatusBadRequest || api.Code != EINVALID || api.Error != tt.want {
+			t.Errorf("run API ?%s: %d %+v; want 400 %q", tt.query, code, api, tt.want)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		c, res, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.ts.URL, "http")+"/ws/run?image=demo&"+tt.query, nil)
+		cancel()
+		if err == nil {
+			c.CloseNow()
+			t.Errorf("websocket ?%s: upgraded", tt.query)
+			continue
+		}
+		var ws errorBody
+		if res == nil {
+			t.Errorf("websocket ?%s: %v, no response", tt.query, err)
+		} else if res.StatusCode != http.StatusBadRequest || json.NewDecoder(res.Body).Decode(&ws) != nil || ws != api {
+			t.Errorf("websocket ?%s: %d %+v; want the API's 400 %+v", tt.query, res.StatusCode, ws, api)
+		}
+		if _, code := ts.getPage(t, "/images/demo/run?"+tt.query); code != http.StatusBadRequest && !strings.HasPrefix(tt.query, "sandbox") {
+			t.Errorf("page ?%s: %d; want 400", tt.query, code)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -138,7 +139,9 @@ type roomRun struct {
 
 // follower is one follower's connection.
 type follower struct {
+	rm        *room
 	c         *conn
+	bad       int  // malformed or refused controls so far
 	needHello bool // joined, or the run changed: the next message must be a hello
 	needFull  bool // missed a frame: the next frame must be full
 	score     score
@@ -330,90 +333,145 @@ func (r *room) builder() {
 }
 
 // buildOnce serves the followers waiting for a hello or a full frame, and reports whether some
-// still wait (the presenter moved on meanwhile, or the run changed).
+// still wait (the presenter moved on meanwhile, the run changed, or a follower's score did). The
+// room's lock is held only to copy what is needed (snapshotLocked) and to hand the bytes out
+// (deliverLocked); the messages are built and encoded between, by buildRoom, which is given values
+// only.
 func (r *room) buildOnce() bool {
 	r.mu.Lock()
 	if r.ended {
 		r.mu.Unlock()
 		return false
 	}
-	rr, step, vs, info := r.run, r.step, r.vs, r.infoLocked(false)
-	hello, full := false, false
-	for f := range r.followers {
-		hello = hello || f.needHello
-		full = full || f.needFull && !f.needHello
-	}
+	sn := r.snapshotLocked()
 	r.mu.Unlock()
-	if !hello && !full {
+	if !sn.hello && !sn.full {
 		return false
 	}
 
-	var h *helloMsg
-	var frame []byte
-	var err error
-	rr.mu.Lock()
-	if err = rr.p.Goto(step); err == nil {
-		if hello {
-			if h, err = buildHello(rr.t, rr.o, rr.p, &player.Tracker{}, vs); err == nil {
-				h.Room = info
-			}
-		}
-		if full && err == nil {
-			frame, err = json.Marshal(&frameMsg{V: protocolVersion, Type: "frame", Step: rr.p.Step(), Playing: vs.playing,
-				Pace: vs.pace, StepsPerSecond: vs.speed, TimeLeft: vs.timeLeft, Full: true, Events: []wireEvent{},
-				State: rr.p.State(&player.Tracker{}, true), Changed: rr.p.Changed(rr.o.Range.Start, rr.o.Range.End)})
-		}
-	}
-	rr.mu.Unlock()
+	built, err := buildRoom(sn)
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if err != nil {
 		// The room's player failed where the presenter's did not (an image read): the followers
 		// are told and let go rather than left waiting.
 		r.s.log.Error("room", "code", r.code, "err", err)
-		r.mu.Lock()
 		for f := range r.followers {
 			if f.needHello || f.needFull {
 				r.s.sendError(f.c, err, true)
 				f.kick()
 			}
 		}
-		r.mu.Unlock()
 		return false
 	}
-	// One encoding per score: followers who joined have none, and after a mode change most share one.
-	hellos := map[score][]byte{}
-	helloFor := func(sc score) []byte {
-		if b, ok := hellos[sc]; ok {
-			return b
+	return r.deliverLocked(sn, built)
+}
+
+// roomSnap is what the builder copies from the room under its lock: the run at the presenter's step,
+// the view, and what the followers wait for.
+type roomSnap struct {
+	rr     *roomRun
+	step   int64
+	vs     viewState
+	info   roomInfo
+	hello  bool    // some follower needs a hello
+	full   bool    // some follower (with its hello) needs a full frame
+	scores []score // the distinct scores of the followers waiting for a hello
+}
+
+// snapshotLocked copies what buildRoom needs (r.mu held).
+func (r *room) snapshotLocked() roomSnap {
+	sn := roomSnap{rr: r.run, step: r.step, vs: r.vs, info: *r.infoLocked(false)}
+	for f := range r.followers {
+		if f.needHello {
+			sn.hello = true
+			if !slices.Contains(sn.scores, f.score) {
+				sn.scores = append(sn.scores, f.score)
+			}
 		}
+		sn.full = sn.full || f.needFull && !f.needHello
+	}
+	return sn
+}
+
+// roomBuilt is what buildRoom made: a hello encoded per score, and a full frame.
+type roomBuilt struct {
+	hellos map[score][]byte // nil when no hello was asked for
+	frame  []byte           // nil when no full frame was asked for
+}
+
+// buildRoom makes the hellos and the full frame sn asks for with the room's own player (under the
+// run's lock, not the room's). It takes the snapshot by value and no room, so no hello or frame is
+// encoded under the room's lock: the presenter, who takes that lock about 30 times a second, never
+// waits for an encoding. One encoding serves every follower with the same score (followers who
+// joined have none; after a mode change most share one).
+func buildRoom(sn roomSnap) (roomBuilt, error) {
+	rr := sn.rr
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	var out roomBuilt
+	if err := rr.p.Goto(sn.step); err != nil {
+		return out, err
+	}
+	if sn.hello {
+		h, err := buildHello(rr.t, rr.o, rr.p, &player.Tracker{}, sn.vs)
+		if err != nil {
+			return out, err
+		}
+		h.Room = &sn.info
+		if out.hellos, err = encodeHellos(h, sn.scores); err != nil {
+			return out, err
+		}
+	}
+	if sn.full {
+		vs := sn.vs
+		b, err := json.Marshal(&frameMsg{V: protocolVersion, Type: "frame", Step: rr.p.Step(), Playing: vs.playing,
+			Pace: vs.pace, StepsPerSecond: vs.speed, TimeLeft: vs.timeLeft, Full: true, Events: []wireEvent{},
+			State: rr.p.State(&player.Tracker{}, true), Changed: rr.p.Changed(rr.o.Range.Start, rr.o.Range.End)})
+		if err != nil {
+			return out, fmt.Errorf("web: room frame: %w", err)
+		}
+		out.frame = b
+	}
+	return out, nil
+}
+
+// encodeHellos encodes h once for each of scores (h.Score is set to each in turn).
+func encodeHellos(h *helloMsg, scores []score) (map[score][]byte, error) {
+	out := make(map[score][]byte, len(scores))
+	for _, sc := range scores {
 		h.Score = sc
 		b, err := json.Marshal(h)
 		if err != nil {
-			r.s.log.Error("room hello", "code", r.code, "err", err)
+			return nil, fmt.Errorf("web: room hello: %w", err)
 		}
-		hellos[sc] = b
-		return b
+		out[sc] = b
 	}
+	return out, nil
+}
 
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ended || r.run != rr {
+// deliverLocked hands what buildRoom made to the followers waiting for it (r.mu held) and reports
+// whether some still wait: the presenter moved on, the run changed, or a follower joined or was
+// scored since the snapshot (no hello of its score was made).
+func (r *room) deliverLocked(sn roomSnap, built roomBuilt) bool {
+	if r.ended || r.run != sn.rr {
 		return !r.ended
 	}
 	again := false
 	for f := range r.followers {
 		switch {
-		case f.needHello && h != nil:
-			b := helloFor(f.score)
-			if b == nil {
-				f.kick()
-				continue
+		case f.needHello && built.hellos != nil:
+			b, ok := built.hellos[f.score]
+			if !ok {
+				break
 			}
 			f.c.sendBytes(b, true) // a full queue kicks the follower
 			f.needHello = false
-			f.needFull = r.step != step
-		case f.needFull && frame != nil:
-			f.c.box.putFrame(frame)
-			f.needFull = r.step != step
+			f.needFull = r.step != sn.step
+		case f.needFull && !f.needHello && built.frame != nil:
+			f.c.box.putFrame(built.frame)
+			f.needFull = r.step != sn.step
 		}
 		again = again || f.needHello || f.needFull
 	}
@@ -653,73 +711,57 @@ func (s *Server) handleWSFollow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	if !s.startRun() {
-		s.Error(w, r, errClosed)
-		return
-	}
-	defer s.runs.Done()
-	c, err := s.accept(s.srvCtx, w, r, s.log.With("room", rm.code))
-	if err != nil {
-		return
-	}
-	f := &follower{c: c, answered: map[int]string{}, end: make(chan string, 1)}
-	if err := rm.join(f); err != nil {
-		s.sendError(c, err, true)
-		c.finish(whyUnavailable)
-		return
-	}
-	defer rm.leave(f)
-	s.follow(rm, f)
+	f := &follower{rm: rm, answered: map[int]string{}, end: make(chan string, 1)}
+	s.serveWS(w, r, s.log.With("room", rm.code), f)
 }
 
-// follow is a follower connection's life: controls in (initial pages, answers), room messages out.
-func (s *Server) follow(rm *room, f *follower) {
-	c := f.c
-	bad := 0
-	var why string
-	for why == "" {
-		select {
-		case <-s.srvCtx.Done():
-			why = whyShutdown
-		case err := <-c.readDone:
-			c.readDone <- err
-			why = whyGone
-		case err := <-c.writeDone:
-			c.writeDone <- err
-			why = whySlow
-		case <-c.box.kicked:
-			why = whySlow
-		case why = <-f.end:
-		case b := <-c.ctrl:
-			ctl, err := decodeControl(b)
-			if b == nil {
-				err = controlError("binary messages are not supported")
-			}
-			switch {
-			case err != nil:
-			case ctl.Type == ctlInitial:
-				rm.mu.Lock()
-				o := rm.run.o
-				rm.mu.Unlock()
-				ext, next, ierr := o.InitialSlots(ctl.Slot, initialPage)
-				if err = ierr; err == nil {
-					c.send(&initialMsg{V: protocolVersion, Type: "initial",
-						initialPageMsg: initialPageMsg{From: max(ctl.Slot, o.Range.Start), Next: next, Extents: ext}}, false)
-				}
-			case ctl.Type == ctlAnswer:
-				err = rm.answer(f, ctl.Stop, ctl.Answer)
-			default:
-				err = errNotPresenter
-			}
-			if err != nil {
-				s.sendError(c, err, false)
-				if bad++; bad >= maxBadControls {
-					why = whyBad
-				}
-			}
+// start joins the room once the connection is up (connOwner); the builder makes the hello.
+func (f *follower) start(c *conn) error {
+	f.c = c // before join: once in the room, f is read under the room's lock
+	return f.rm.join(f)
+}
+
+// stop leaves the room (connOwner).
+func (f *follower) stop() { f.rm.leave(f) }
+
+// ended yields why the room let the follower go (connOwner).
+func (f *follower) ended() <-chan string { return f.end }
+
+// timer is nil: a follower's frames are the presenter's, nothing is timed here (connOwner).
+func (f *follower) timer() <-chan time.Time { return nil }
+
+func (f *follower) tick(time.Time) {}
+
+// control answers a follower's message (connOwner): pages of the initial map and quiz answers; any
+// other control is the presenter's.
+func (f *follower) control(b []byte) string {
+	rm, c := f.rm, f.c
+	ctl, err := decodeControl(b)
+	if b == nil {
+		err = controlError("binary messages are not supported")
+	}
+	switch {
+	case err != nil:
+	case ctl.Type == ctlInitial:
+		rm.mu.Lock()
+		o := rm.run.o
+		rm.mu.Unlock()
+		var m *initialMsg
+		if m, err = initialReply(o, ctl.Slot); err == nil {
+			c.send(m, false) // a full queue kicks the follower
+		}
+	case ctl.Type == ctlAnswer:
+		err = rm.answer(f, ctl.Stop, ctl.Answer)
+	default:
+		err = errNotPresenter
+	}
+	if err != nil {
+		rm.s.sendError(c, err, false)
+		if f.bad++; f.bad >= maxBadControls {
+			return whyBad
 		}
 	}
-	c.finish(why)
+	return ""
 }
 
 // handleFollowPage serves /follow/{code}: the player page of the room's run, in follower mode.

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -96,7 +95,7 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 	}
 	run, err := request.Parse(q.Get)
 	if err != nil {
-		return nil, paramError(err)
+		return nil, err // a *request.FieldError: classify words the 400
 	}
 	var before []request.Op
 	if ops := q[FieldBefore]; len(ops) > 0 {
@@ -212,7 +211,7 @@ func resolveSandbox(list, mode string) (*runTarget, error) {
 	modes := request.Both()
 	if mode != "" {
 		if modes, err = request.ParseModes(mode); err != nil {
-			return nil, paramError(err)
+			return nil, err
 		}
 	}
 	in, req := l.Input(), l.Request()
@@ -232,19 +231,6 @@ func (s *Server) resolvePath(ctx context.Context, si *StoredImage, path string) 
 	}
 	// A missing path is imgio's *fs.PathError wrapping fs.ErrNotExist: 404 in s.Error.
 	return si.Image.ResolveContext(ctx, path)
-}
-
-// paramError turns a request field error into the API's 400.
-func paramError(err error) error {
-	var fe *request.FieldError
-	if errors.As(err, &fe) {
-		return badParam(fe.Field, strings.TrimPrefix(err.Error(), fe.Field+" "))
-	}
-	var le *request.LineError
-	if errors.As(err, &le) {
-		return badParam(FieldBefore, err.Error())
-	}
-	return err
 }
 
 // outline returns the shared outline of t, building it once, within the memory budget

@@ -55,6 +55,9 @@ type session struct {
 	evsDropped int64       // events since the last frame not in evs
 	spanLo     uint64      // slots the events since the last frame may have changed: [spanLo, spanHi)
 	spanHi     uint64
+
+	ticker  *time.Ticker // the play clock, running while ticking
+	ticking bool
 }
 
 // isUpgrade reports whether r asks for a websocket, checked before any work is done for it.
@@ -128,22 +131,7 @@ func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
 			ss.room.presenterGone(ss)
 		}
 	}()
-	if !s.startRun() {
-		s.Error(w, r, errClosed)
-		return
-	}
-	defer s.runs.Done()
-	// checkWS refused a foreign Origin before any of the work above; with no OriginPatterns, Accept
-	// checks it again. r.Context() is not used from here on: the connection is hijacked and lives
-	// until the client leaves or srvCtx ends.
-	log := s.log.With("image", t.info.Image, "path", t.info.Path, "mode", t.info.Mode)
-	c, err := s.accept(s.srvCtx, w, r, log)
-	if err != nil {
-		log.Debug("websocket refused", "err", err, "origin", r.Header.Get("Origin"))
-		return
-	}
-	ss.c = c
-	ss.run(s.srvCtx)
+	s.serveWS(w, r, s.log.With("image", t.info.Image, "path", t.info.Path, "mode", t.info.Mode), ss)
 }
 
 // viewerBytes is what a viewer of o reserves from the budget.
@@ -205,64 +193,50 @@ func (ss *session) timeLeft() float64 {
 	return float64(ss.o.Total-ss.p.Step()) / ss.speed
 }
 
-// startRun registers a websocket run unless the server is closing.
-func (s *Server) startRun() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
+// start is the connection's first act (connOwner): the hello. The ticker that paces play runs only
+// while playing, so an idle player costs nothing.
+func (ss *session) start(c *conn) error {
+	if ss.room != nil {
+		// A presenter that reclaimed its room is in it already: the room reads ss.c under its lock.
+		ss.room.mu.Lock()
+		ss.c = c
+		ss.room.mu.Unlock()
+	} else {
+		ss.c = c
 	}
-	s.runs.Add(1)
-	return true
-}
-
-// run is the connection's life: the conn's reader feeds controls and its writer drains the mailbox;
-// this goroutine owns the player.
-func (ss *session) run(srvCtx context.Context) {
-	c := ss.c
+	ss.ticker = time.NewTicker(frameInterval)
+	ss.ticker.Stop()
 	c.log.Debug("websocket run start")
 	ss.sendHello()
+	return nil
+}
 
-	// The ticker runs only while playing, so an idle player costs nothing.
-	ticker := time.NewTicker(frameInterval)
-	ticker.Stop()
-	defer ticker.Stop()
-	ticking := false
-	var why string
-	for why == "" {
-		if ss.playing != ticking {
-			if ticking = ss.playing; ticking {
-				ticker.Reset(frameInterval)
-			} else {
-				ticker.Stop()
-			}
-		}
-		select {
-		case <-srvCtx.Done():
-			why = whyShutdown
-		case err := <-c.readDone:
-			c.readDone <- err // for finish
-			why = whyGone
-		case err := <-c.writeDone:
-			c.writeDone <- err
-			why = whySlow
-			if srvCtx.Err() != nil {
-				// The writer stopped because the server is shutting down.
-				why = whyShutdown
-			}
-		case <-c.box.kicked:
-			why = whySlow
-		case b := <-c.ctrl:
-			why = ss.handleControl(b)
-		case now := <-ticker.C:
-			if ss.playing {
-				ss.tick(now)
-			}
+// stop ends the play clock (connOwner).
+func (ss *session) stop() {
+	ss.ticker.Stop()
+	ss.c.log.Debug("websocket run end", "step", ss.p.Step())
+}
+
+// control applies one client message (connOwner).
+func (ss *session) control(b []byte) string { return ss.handleControl(b) }
+
+// timer is the play clock while playing, else nil (connOwner).
+func (ss *session) timer() <-chan time.Time {
+	if ss.playing != ss.ticking {
+		if ss.ticking = ss.playing; ss.ticking {
+			ss.ticker.Reset(frameInterval)
+		} else {
+			ss.ticker.Stop()
 		}
 	}
-	c.log.Debug("websocket run end", "why", why, "step", ss.p.Step())
-	c.finish(why)
+	if !ss.ticking {
+		return nil
+	}
+	return ss.ticker.C
 }
+
+// ended is nil: only the client, the server or a slow write end a player (connOwner).
+func (ss *session) ended() <-chan string { return nil }
 
 // writeTimeout returns the per-write timeout (shortened by tests).
 func (s *Server) writeTimeout() time.Duration {
@@ -342,13 +316,12 @@ func (ss *session) handleControl(b []byte) string {
 		}
 		ss.resetEvents()
 	case ctlInitial:
-		ext, next, err := ss.o.InitialSlots(c.Slot, initialPage)
+		m, err := initialReply(ss.o, c.Slot)
 		if err != nil {
 			ss.sendError(err, false)
 			return ""
 		}
-		if ss.queue(&initialMsg{V: protocolVersion, Type: "initial",
-			initialPageMsg: initialPageMsg{From: max(c.Slot, ss.o.Range.Start), Next: next, Extents: ext}}, false) != nil {
+		if ss.queue(m, false) != nil {
 			return whySlow
 		}
 		return ""
@@ -390,6 +363,17 @@ func (ss *session) handleControl(b []byte) string {
 	return ""
 }
 
+// initialReply is the answer to an "initial" control, a player's or a follower's: the page of o's
+// initial slot map from file block index from.
+func initialReply(o *player.Outline, from uint64) (*initialMsg, error) {
+	ext, next, err := o.InitialSlots(from, initialPage)
+	if err != nil {
+		return nil, err
+	}
+	return &initialMsg{V: protocolVersion, Type: "initial",
+		initialPageMsg: initialPageMsg{From: max(from, o.Range.Start), Next: next, Extents: ext}}, nil
+}
+
 // answer checks a quiz answer for stop k, tells the client, and moves to the step that reveals it.
 func (ss *session) answer(k int, ans string) bool {
 	if k >= len(ss.o.Stops) || ss.o.Stops[k].Question == nil {
@@ -419,8 +403,11 @@ func (ss *session) answer(k int, ans string) bool {
 	return true
 }
 
-// tick advances a playing run by the steps the clock owes and sends a frame.
+// tick advances a playing run by the steps the clock owes and sends a frame (connOwner).
 func (ss *session) tick(now time.Time) {
+	if !ss.playing {
+		return
+	}
 	dt := now.Sub(ss.last).Seconds()
 	ss.last = now
 	ss.acc += ss.speed * min(max(dt, 0), maxTickSeconds)
