@@ -2,6 +2,7 @@
 // (testdata/side.json, web's TestSideVectors): the ops language's forms and the next operation's
 // lines (opsform.js, chain.js), writeback's events in words (writeback.js), the after-image
 // check's verdict, lists and marks (aftercheck.js).
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
