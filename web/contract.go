@@ -102,14 +102,23 @@ func newPageContract() pageContract {
 	for _, m := range core.Modes {
 		c.Modes.Order = append(c.Modes.Order, m.String())
 	}
-	for _, k := range []struct {
-		class  core.SegClass
-		letter byte
-	}{{core.SegFree, gc.ClassFree}, {core.SegDirty, gc.ClassDirty}, {core.SegFull, gc.ClassFull},
-		{core.SegPrefree, gc.ClassPrefree}, {core.SegCurrent, gc.ClassCurrent}} {
+	for _, k := range segmentClassLetters() {
 		c.ClassLetters[string(k.letter)] = k.class.String()
 	}
 	return c
+}
+
+// classLetter is a segment class and the letter gc's timeline sends for it.
+type classLetter struct {
+	class  core.SegClass
+	letter byte
+}
+
+// segmentClassLetters pairs core's segment classes, in core's order, with gc's letters: the one
+// place the two are paired (the contract, the next-state API's counts and the GC page's use it).
+func segmentClassLetters() []classLetter {
+	return []classLetter{{core.SegFree, gc.ClassFree}, {core.SegDirty, gc.ClassDirty}, {core.SegFull, gc.ClassFull},
+		{core.SegPrefree, gc.ClassPrefree}, {core.SegCurrent, gc.ClassCurrent}}
 }
 
 // geometryField is the JSON name of the hello's geometry field name ("" when there is none, which

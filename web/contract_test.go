@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/gc"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/testutil"
 	"github.com/zrviz/zrviz/request"
@@ -171,4 +172,56 @@ func segmentVectors(t *testing.T) (geometry, []segmentVector) {
 		t.Fatalf("the runs updated %d segments: too few to hold the formula to", len(segs))
 	}
 	return g, out
+}
+
+// TestClassLetters: segmentClassLetters pairs each class with the letter gc's timeline sends for
+// it: on the demo, mounted, with a full segment emptied (prefree) and another halved (dirty), each
+// segment's letter in gc's snapshot is the contract's letter for the class gc names — and every
+// class gc names is core's.
+func TestClassLetters(t *testing.T) {
+	img, err := imgio.OpenFileContext(context.Background(), testutil.DemoImage(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { img.Close() })
+	v, err := source.GCVolume(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := gc.Mount(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var full []uint32
+	for segno := range st.Segments() {
+		if st.Class(segno) == core.SegFull.String() {
+			full = append(full, segno)
+		}
+	}
+	if len(full) < 2 {
+		t.Fatalf("the demo has %d full segments, want 2 to empty and halve", len(full))
+	}
+	if err := st.InvalidateRange(full[0], 0, 512); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.InvalidateRange(full[1], 0, 256); err != nil {
+		t.Fatal(err)
+	}
+	letterOf := map[string]byte{}
+	for _, c := range segmentClassLetters() {
+		letterOf[c.class.String()] = c.letter
+	}
+	snap := st.Snap()
+	seen := map[string]bool{}
+	for segno := range st.Segments() {
+		name := st.Class(segno)
+		l, ok := letterOf[name]
+		if !ok || snap.Classes[segno] != l {
+			t.Fatalf("segment %d: gc calls it %q, sends %q; the contract's letter is %q (%v)", segno, name, snap.Classes[segno], l, ok)
+		}
+		seen[name] = true
+	}
+	if len(seen) != len(letterOf) {
+		t.Errorf("the demo's segments cover the classes %v of %d", seen, len(letterOf))
+	}
 }

@@ -357,11 +357,8 @@ func frameOf(tl *gc.Timeline, k int, veiled bool) nextFrame {
 	for i := 0; i < len(f.Map.Classes); i++ {
 		counts[f.Map.Classes[i]]++
 	}
-	for _, c := range []struct {
-		l    byte
-		name string
-	}{{gc.ClassFree, "free"}, {gc.ClassDirty, "dirty"}, {gc.ClassFull, "full"}, {gc.ClassPrefree, "prefree"}, {gc.ClassCurrent, "current"}} {
-		nf.Counts = append(nf.Counts, nextCount{Class: c.name, N: counts[c.l]})
+	for _, c := range segmentClassLetters() {
+		nf.Counts = append(nf.Counts, nextCount{Class: c.class.String(), N: counts[c.letter]})
 	}
 	for _, op := range tl.MapOps(k) {
 		nf.Ops = append(nf.Ops, op.String())

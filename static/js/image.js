@@ -43,7 +43,7 @@ export async function initImage(doc) {
     return;
   }
   const segs = body.segments;
-  const bps = body.blocksPerSeg || 512;
+  const bps = body.blocksPerSeg;
   // Sections: segs_per_sec segments allocated and cleaned together. With
   // more than one per section the map draws each section as a group and
   // writes its valid-block count under it.
