@@ -24,6 +24,9 @@ type Layout struct {
 	// BodyClass styles the whole page ("player" makes the run page one
 	// fixed screen).
 	BodyClass string
+	// Contract is what the page's modules share with the server (web's pageContract), rendered as
+	// JSON in <script id="zrviz-contract">, where static/js/contract.js reads it; nil for none.
+	Contract any
 }
 
 // ImageItem is one loaded image in the images list.

@@ -296,7 +296,8 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 		p.Cells = append(p.Cells, templates.GCCell{Segno: c.Segno, Class: c.Class, Valid: c.Valid, Victim: in, Marked: c.Marked})
 		counts[c.Class]++
 	}
-	for _, k := range []string{"free", "dirty", "full", "prefree", "current"} {
+	for _, c := range segmentClassLetters() {
+		k := c.class.String()
 		p.Counts = append(p.Counts, templates.KV{Key: k, Value: units.Group(counts[k])})
 	}
 	for _, n := range []struct{ op, label, title, id string }{

@@ -268,8 +268,6 @@ type nextFrame struct {
 	Ops        []string        `json:"ops"` // the ops language's lines that reach this frame's map
 }
 
-var logNames = [gc.NumLogs]string{"hot data", "warm data", "cold data", "hot node", "warm node", "cold node"}
-
 func callOf(k gc.Kind) string {
 	if k == gc.Foreground {
 		return "gc 1"
@@ -351,17 +349,14 @@ func frameOf(tl *gc.Timeline, k int, veiled bool) nextFrame {
 	for i := 0; i < len(f.Map.Classes); i++ {
 		counts[f.Map.Classes[i]]++
 	}
-	for _, c := range []struct {
-		l    byte
-		name string
-	}{{gc.ClassFree, "free"}, {gc.ClassDirty, "dirty"}, {gc.ClassFull, "full"}, {gc.ClassPrefree, "prefree"}, {gc.ClassCurrent, "current"}} {
-		nf.Counts = append(nf.Counts, nextCount{Class: c.name, N: counts[c.l]})
+	for _, c := range segmentClassLetters() {
+		nf.Counts = append(nf.Counts, nextCount{Class: c.class.String(), N: counts[c.letter]})
 	}
 	for _, op := range tl.MapOps(k) {
 		nf.Ops = append(nf.Ops, op.String())
 	}
 	for _, m := range f.Moves {
-		nf.Moves = append(nf.Moves, nextMove{MoveRun: m, LogName: logNames[m.Log]})
+		nf.Moves = append(nf.Moves, nextMove{MoveRun: m, LogName: logTypeNames()[m.Log]})
 	}
 	if f.Checkpoint != nil && f.Checkpoint.Freed != nil {
 		nf.Freed = f.Checkpoint.Freed
@@ -418,7 +413,7 @@ func movesText(ms []gc.MoveRun) string {
 	}
 	parts := make([]string, len(order))
 	for i, k := range order {
-		parts[i] = fmt.Sprintf("%d to segment %d (%s log)", to[k], k[0], logNames[k[1]])
+		parts[i] = fmt.Sprintf("%d to segment %d (%s log)", to[k], k[0], logTypeNames()[k[1]])
 	}
 	return strings.Join(parts, ", ")
 }

@@ -7,7 +7,7 @@
 // every differing slot and SIT bit they show: a button with the model's value and the image's, in
 // a tooltip on hover and focus and in its accessible name.
 
-import { int, bytes } from './fmt.js';
+import { int, bytes, approxBytes } from './fmt.js';
 import { apiImage, uploadURL, fileSlotURL } from './links.js';
 import { runQuery, SidePanels } from './sidepanel.js';
 
@@ -306,7 +306,7 @@ export class AfterCheckUI {
     this.say(`uploading ${f.name} (${bytes(f.size)})…`, false);
     const xhr = new XMLHttpRequest();
     xhr.upload.addEventListener('progress', (e) => {
-      if (e.lengthComputable) this.say(`uploading ${f.name}: ${bytes(e.loaded)} of ${bytes(e.total)}`, false);
+      if (e.lengthComputable) this.say(`uploading ${f.name}: ${approxBytes(e.loaded)} of ${approxBytes(e.total)}`, false);
     });
     xhr.upload.addEventListener('load', () => this.say(`expanding and opening ${f.name} on the server…`, false));
     xhr.addEventListener('load', async () => {

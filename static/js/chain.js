@@ -7,7 +7,8 @@
 
 import { byteCount } from './size.js';
 import { int, groupDigits } from './fmt.js';
-import { imagePage } from './links.js';
+import { imagePage, setRunQuery } from './links.js';
+import { contract } from './contract.js';
 import { parseForms, formLine, placeholder } from './opsform.js';
 
 /** Operations a query may carry before the played one (request.MaxOps - 1). */
@@ -88,15 +89,10 @@ export function chainRefusal(run, added = 0) {
  * @returns {string}
  */
 export function chainURL(run, next, keep, trace, added = []) {
-  const q = new URLSearchParams();
-  q.set('path', run.path);
-  q.set('offset', next.offset);
-  q.set('length', next.length);
-  q.set('mode', run.mode || 'both');
-  if (next.keepSize) q.set('keepSize', 'true');
-  for (const op of run.before || []) q.append('before', op);
-  q.append('before', opLine(run));
-  for (const op of added) q.append('before', op);
+  const q = setRunQuery(new URLSearchParams(), {
+    path: run.path, offset: next.offset, length: next.length, mode: run.mode || contract().modes.both,
+    keepSize: next.keepSize, before: [...(run.before || []), opLine(run), ...added],
+  });
   // A presenter's room goes along: its followers get the new run (the token is in sessionStorage).
   for (const k of ['pace', 'colour', 'present', 'quiz', 'room']) {
     const v = keep?.get(k);

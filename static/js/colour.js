@@ -1,6 +1,7 @@
 // Colouring of block addresses: by physical run (the default: what batching depends on), by
 // segment, or by log type. Pure functions and data, no drawing: render.js and file.js paint with
 // them, static/jstest/colour.test.js tests them.
+import { contract, segnoOf } from './contract.js';
 
 /** The colourings a page offers, as the colour-by select names them. */
 export const COLOUR_BY = Object.freeze(['run', 'segment', 'log']);
@@ -138,7 +139,7 @@ export class RunMap {
  */
 
 /** The palette index by log of a segment whose log type is unknown. */
-export const UNKNOWN_LOG = 6;
+export const UNKNOWN_LOG = contract().logTypes.length;
 
 /**
  * Returns the palette index of the address addr at slot offset off, for [palette]'s colours.
@@ -152,10 +153,10 @@ export function colourIndex(c, off, addr, paletteSize) {
   const g = c.geometry;
   switch (c.by) {
     case 'segment':
-      return Math.floor((addr - g.mainBlkaddr) / g.blocksPerSeg) % paletteSize;
+      return segnoOf(g, addr) % paletteSize;
     case 'log': {
-      const t = c.segTypes.get(Math.floor((addr - g.mainBlkaddr) / g.blocksPerSeg));
-      return t === undefined || t < 0 || t > 5 ? UNKNOWN_LOG : t;
+      const t = c.segTypes.get(segnoOf(g, addr));
+      return t === undefined || t < 0 || t >= UNKNOWN_LOG ? UNKNOWN_LOG : t;
     }
     default: {
       const k = c.runs ? c.runs.runAt(off) : 0;

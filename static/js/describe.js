@@ -3,6 +3,9 @@
 // panels (panels.js), the tooltip and the node tests (static/jstest/describe.test.js) share them.
 import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR } from './state.js';
 import { int } from './fmt.js';
+import { contract, blockOffset } from './contract.js';
+
+const BATCHED = contract().modes.batched;
 
 /** @typedef {import('./state.js').RunState} RunState */
 
@@ -27,11 +30,10 @@ export function slotValueText(st, off, v) {
   if (v === NULL_ADDR) return 'NULL_ADDR: a hole';
   if (v === NEW_ADDR) return 'NEW_ADDR: reserved, reads as zeros';
   if (v === COMPRESS_ADDR) return 'COMPRESS_ADDR: a compressed-cluster marker';
-  const g = st.geometry;
   const seg = st.segnoOf(v);
   if (seg < 0) return `address ${v}, outside the main area`;
   const run = st.runs ? st.runs.runAt(off) : -1;
-  return `address ${v}, segment ${seg}, block offset ${(v - g.segment0Blkaddr) % g.blocksPerSeg}${run >= 0 ? `, physical run ${run + 1} of ${st.runs?.count}` : ''}`;
+  return `address ${v}, segment ${seg}, block offset ${blockOffset(st.geometry, v)}${run >= 0 ? `, physical run ${run + 1} of ${st.runs?.count}` : ''}`;
 }
 
 /**
@@ -75,7 +77,7 @@ export function cursorLine(st, pin) {
   let s = `${where} slot ${int(idx)}${chunk}: ${slotValueText(st, off, st.slots[off])}`;
   const b = st.initial[off];
   if (b !== st.slots[off]) s += `; before the run ${slotValueText(st, off, b)}`;
-  const bt = st.per.batched;
+  const bt = st.per[BATCHED];
   if (bt && bt.pending) s += ` · pending run (${bt.pending.start}, ${bt.pending.len})`;
   return s;
 }

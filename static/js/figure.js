@@ -8,7 +8,8 @@ import { columnStart } from './columns.js';
 import { segmentHue, NULL_FILL, NEW_FILL, NEW_LINE, INK, LINE } from './palette.js';
 import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR } from './state.js';
 import { int } from './fmt.js';
-import { apiImage } from './links.js';
+import { apiImage, setRunQuery } from './links.js';
+import { contract } from './contract.js';
 
 /** The largest number of columns an SVG strip has: a longer range is drawn a column per bucket. */
 export const SVG_MAX_COLUMNS = 2048;
@@ -47,9 +48,7 @@ export function figureName(path, panel, step, ext) {
  */
 export function csvURL(r) {
   if (!r.image) return '';
-  const q = new URLSearchParams({ path: r.path, offset: String(r.offset), length: String(r.length), mode: r.mode });
-  if (r.keepSize) q.set('keepSize', 'true');
-  for (const b of r.before || []) q.append('before', b);
+  const q = setRunQuery(new URLSearchParams(), r);
   q.set('format', 'csv');
   return `${apiImage(r.image, 'run')}?${q}`;
 }
@@ -180,7 +179,8 @@ export function panelPNG(doc, draw, o) {
  * @returns {string}
  */
 export function modeParam(modes) {
-  return modes.length > 1 ? 'both' : modes[0] || 'both';
+  const both = contract().modes.both;
+  return modes.length > 1 ? both : modes[0] || both;
 }
 
 /**

@@ -25,7 +25,7 @@ export function initFile(doc) {
   /** @type {Array<{path: string, start: number, len: number}>} */
   const dnodes = JSON.parse(doc.getElementById('dnodes-data')?.textContent || 'null') || [];
   const main = Number(canvas.dataset.mainBlkaddr || 0);
-  const bps = Number(canvas.dataset.blocksPerSeg || 512);
+  const bps = Number(canvas.dataset.blocksPerSeg);
   const total = ext.length ? ext[ext.length - 1].index + ext[ext.length - 1].count : 0;
   const tip = new Tooltip();
   const AXIS = 16;

@@ -6,6 +6,10 @@ import { int } from './fmt.js';
 import { TYPE_COLOURS, TYPE_NAMES, INK, INK3, LINE, dots, OI } from './palette.js';
 import { initTree } from './tree.js';
 import { apiImage, blockURL } from './links.js';
+import { contract } from './contract.js';
+
+/** The classes the map names a segment by: on disk it is free, dirty or full (prefree is not on disk). */
+const CLASS = contract().segmentClasses;
 
 const LABEL_W = 40; // left margin for row-start segment numbers
 
@@ -39,7 +43,7 @@ export async function initImage(doc) {
     return;
   }
   const segs = body.segments;
-  const bps = body.blocksPerSeg || 512;
+  const bps = body.blocksPerSeg;
   // Sections: segs_per_sec segments allocated and cleaned together. With
   // more than one per section the map draws each section as a group and
   // writes its valid-block count under it.
@@ -160,7 +164,7 @@ export async function initImage(doc) {
     if (!s) { tip.hide(); return; }
     const start = body.mainBlkaddr + s.segno * bps;
     tip.show(`segment ${s.segno}  ${TYPE_NAMES[s.type] || `type ${s.type}`}${s.current ? '  (current)' : ''}\n` +
-      `valid ${int(s.valid)} / ${int(bps)}  ${s.valid === 0 ? 'free' : s.valid < bps ? 'dirty' : 'full'}\n` +
+      `valid ${int(s.valid)} / ${int(bps)}  ${s.valid === 0 ? CLASS.free : s.valid < bps ? CLASS.dirty : CLASS.full}\n` +
       `blocks ${start} … ${start + bps - 1}${spp > 1 ? `\n${secText(s.segno)}` : ''}`, e.clientX, e.clientY);
   });
   canvas.addEventListener('mouseleave', () => tip.hide());

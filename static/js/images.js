@@ -1,6 +1,6 @@
 // The images page: drag-and-drop or picker upload with a progress bar
 // that covers both the transfer and the server's expansion of the image.
-import { bytes } from './fmt.js';
+import { bytes, approxBytes } from './fmt.js';
 import { imagePage, apiImage, uploadURL, uploadProgressURL } from './links.js';
 
 const POLL_MS = 250;
@@ -113,7 +113,7 @@ function upload(file, ui) {
           if (p.phase === 'expanding' || p.phase === 'opening') {
             const total = p.total > 0 ? p.total : 0;
             const what = p.phase === 'expanding' ? `Expanding (${p.format || 'compressed'})` : 'Opening the image';
-            progress(ui, `${what}: ${bytes(p.written || 0)}${total ? ` of ${bytes(total)}` : ''} written…`,
+            progress(ui, `${what}: ${approxBytes(p.written || 0)}${total ? ` of ${approxBytes(total)}` : ''} written…`,
               total ? Math.min(1, (p.written || 0) / total) : null);
           }
         }
@@ -122,7 +122,7 @@ function upload(file, ui) {
     };
     xhr.upload.addEventListener('progress', (e) => {
       if (e.lengthComputable) {
-        progress(ui, `Uploading ${file.name}: ${bytes(e.loaded)} of ${bytes(e.total)}`, e.loaded / e.total);
+        progress(ui, `Uploading ${file.name}: ${approxBytes(e.loaded)} of ${approxBytes(e.total)}`, e.loaded / e.total);
       }
     });
     xhr.upload.addEventListener('load', () => {

@@ -4,6 +4,7 @@
 // net/url escapes them. Nothing else calls encodeURIComponent.
 
 import { int } from './fmt.js';
+import { contract } from './contract.js';
 
 /**
  * Escapes s as Go's url.QueryEscape does: everything but letters, digits and -_.~ as %XX
@@ -108,8 +109,39 @@ export function fileSlotURL(id, path, slot) {
   return `${imagePage(id, 'file')}?path=${queryEscape(path)}#slot=${slot}`;
 }
 
-/** Slot values that are not block addresses (f2fs.h: NULL_ADDR, NEW_ADDR, COMPRESS_ADDR). */
-const NOT_ADDRESSES = new Set([0, 0xffffffff, 0xfffffffe]);
+/** Slot values that are not block addresses (f2fs.h: NULL_ADDR, NEW_ADDR, COMPRESS_ADDR): the contract's. */
+const NOT_ADDRESSES = new Set(Object.values(contract().addr));
+
+/**
+ * @typedef {object} RunFields a run as the query names it
+ * @property {string} path
+ * @property {string|number} offset
+ * @property {string|number} [length] "" or absent: to the end of the file (the server's default)
+ * @property {string} [mode] absent: left as q has it (the next-state API takes none)
+ * @property {boolean} [keepSize]
+ * @property {string[]} [before] operations run first, in the ops language
+ */
+
+/**
+ * Writes a run into a query, under the field names the server reads (the contract's, from Go's
+ * request.Field* and web.FieldBefore): path, offset, length, mode, keepSize (only when set) and
+ * every before line, replacing what q held of them. The one place a run query is built; chain.js,
+ * figure.js, nextstate.js, sidepanel.js and permalink.js call it.
+ * @param {URLSearchParams} q
+ * @param {RunFields} run
+ * @returns {URLSearchParams} q
+ */
+export function setRunQuery(q, run) {
+  const f = contract().query;
+  q.set(f.path, run.path);
+  q.set(f.offset, String(run.offset));
+  if (run.length === undefined || run.length === '') q.delete(f.length); else q.set(f.length, String(run.length));
+  if (run.mode) q.set(f.mode, run.mode);
+  if (run.keepSize) q.set(f.keepSize, 'true'); else q.delete(f.keepSize);
+  q.delete(f.before);
+  for (const op of run.before || []) q.append(f.before, op);
+  return q;
+}
 
 /**
  * @typedef {object} SlotLinks

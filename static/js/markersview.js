@@ -2,6 +2,9 @@
 // and the tour's stops. Drawing only, on the canvas it is given; render.js
 // re-exports it for player.js.
 import { OI, INK } from './palette.js';
+import { contract } from './contract.js';
+
+const PER_BLOCK = contract().modes.perBlock;
 
 /**
  * Draws the markers under the seek slider: the ticks are painted once into
@@ -69,7 +72,7 @@ export function markerX(s, total, w) {
 export function paintMarkers(st, ctx, w, h, quiz) {
   const total = st.totalSteps;
   const X = (/** @type {number} */ s) => markerX(s, total, w);
-  const order = [...st.markers].sort((a, b) => (a.mode === 'per-block' ? 0 : 1) - (b.mode === 'per-block' ? 0 : 1));
+  const order = [...st.markers].sort((a, b) => (a.mode === PER_BLOCK ? 0 : 1) - (b.mode === PER_BLOCK ? 0 : 1));
   for (const m of order) {
     const x = Math.round(X(m.step));
     if (m.kind === 'chunk') {
@@ -78,9 +81,9 @@ export function paintMarkers(st, ctx, w, h, quiz) {
     } else if (quiz) {
       continue;
     } else if (m.kind === 'flush') {
-      ctx.fillStyle = m.mode === 'per-block' ? 'rgba(213,94,0,.35)' : OI.blue;
+      ctx.fillStyle = m.mode === PER_BLOCK ? 'rgba(213,94,0,.35)' : OI.blue;
       ctx.beginPath();
-      ctx.moveTo(x, m.mode === 'per-block' ? h - 4 : h - 8);
+      ctx.moveTo(x, m.mode === PER_BLOCK ? h - 4 : h - 8);
       ctx.lineTo(x - 3, h);
       ctx.lineTo(x + 3, h);
       ctx.fill();

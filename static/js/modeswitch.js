@@ -4,9 +4,10 @@
 // page's part is to take the new run's stops as they are at that step, as a fresh load of the
 // permalink would. Pure functions, tested in static/jstest/modeswitch.test.js.
 import { stopAt } from './tour.js';
+import { contract } from './contract.js';
 
-/** The order b cycles through. */
-export const MODE_CYCLE = Object.freeze(['per-block', 'batched', 'both']);
+/** The order b cycles through: each engine in the protocol's order, then both. */
+export const MODE_CYCLE = Object.freeze([...contract().modes.order, contract().modes.both]);
 
 /**
  * Returns the mode after mode in the cycle.

@@ -4,8 +4,9 @@
 // server (GET /api/images/{id}/next) computes every frame. Pure functions, tested in
 // static/jstest/nextstate.test.js; nextpanel.js applies them.
 
-import { apiImage } from './links.js';
+import { apiImage, setRunQuery } from './links.js';
 import { int } from './fmt.js';
+import { contract } from './contract.js';
 
 /** The policies, as the URL and the API spell them. */
 export const POLICIES = ['greedy', 'cost-benefit'];
@@ -108,12 +109,7 @@ export function parseNow(raw) {
  * @returns {string}
  */
 export function frameURL(run, s, quiz) {
-  const q = new URLSearchParams();
-  q.set('path', run.path);
-  q.set('offset', run.offset);
-  if (run.length !== '') q.set('length', run.length);
-  if (run.keepSize) q.set('keepSize', 'true');
-  for (const op of run.before) q.append('before', op);
+  const q = setRunQuery(new URLSearchParams(), run);
   q.set('policy', s.policy);
   q.set('now', String(s.now));
   q.set('at', String(s.at));
@@ -121,8 +117,11 @@ export function frameURL(run, s, quiz) {
   return `${apiImage(run.image, 'next')}?${q}`;
 }
 
-/** A segment's class letter, as the API sends it, and what the map calls it. */
-export const CLASS_NAMES = /** @type {Record<string, string>} */ ({ f: 'free', d: 'dirty', F: 'full', p: 'prefree', c: 'current' });
+/** A segment's class letter, as the API sends it, and what the map calls it: the contract's classes. */
+export const CLASS_NAMES = contract().classLetters;
+
+/** The class of a segment the timeline has no letter for. */
+const FREE = contract().segmentClasses.free;
 
 /**
  * The classes of one segment's cell on the map: its state, and what the frame does to it — the
@@ -132,7 +131,7 @@ export const CLASS_NAMES = /** @type {Record<string, string>} */ ({ f: 'free', d
  * @returns {string}
  */
 export function cellClass(letter, f) {
-  let c = `gc-cell gc-${CLASS_NAMES[letter] || 'free'}`;
+  let c = `gc-cell gc-${CLASS_NAMES[letter] || FREE}`;
   if (f.victim) c += ' gc-victim';
   else if (f.marked) c += ' gc-marked';
   if (f.dest) c += ' gc-dest';

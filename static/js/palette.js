@@ -1,5 +1,6 @@
 // The Okabe–Ito palette and the patterns that make every state readable
 // without colour. css/app.css repeats these values for the legends.
+import { contract } from './contract.js';
 
 /** Okabe–Ito colours by name. */
 export const OI = Object.freeze({
@@ -33,11 +34,11 @@ export const SEGMENT_TONES = Object.freeze(['#34495e', '#8ea3b8']);
 /** The fill of an address whose segment's log type is unknown. */
 export const UNKNOWN_FILL = '#b8c0c8';
 
-/** Colours of the six log types (hot/warm/cold data, hot/warm/cold node). */
+/** Colours of the six log types (hot/warm/cold data, hot/warm/cold node), by the SIT's type number. */
 export const TYPE_COLOURS = Object.freeze([OI.orange, OI.sky, OI.blue, OI.purple, OI.green, OI.yellow]);
 
-/** Names of the six log types. */
-export const TYPE_NAMES = Object.freeze(['hot data', 'warm data', 'cold data', 'hot node', 'warm node', 'cold node']);
+/** Names of the log types by the SIT's type number, as the page's contract sends them. */
+export const TYPE_NAMES = contract().logTypes;
 
 export const INK = '#1d232a';
 export const INK2 = '#4a5561';
@@ -156,7 +157,7 @@ export function legendColours(doc, el, by, term) {
   };
   if (by === 'log') {
     TYPE_NAMES.forEach((n, i) => { parts.push(sw(fills[i], n), `${n} `); });
-    parts.push(sw(fills[6], 'unknown'), 'unknown ', term('log type', 'log-type'));
+    parts.push(sw(fills[TYPE_NAMES.length], 'unknown'), 'unknown ', term('log type', 'log-type'));
   } else if (by === 'segment') {
     for (const c of fills) parts.push(sw(c, ''));
     parts.push(term('segment', 'segment'), ' (tones alternate)');

@@ -14,6 +14,9 @@ import { VEILED_NARRATION, veiledTitle, questionPlace, choicesOf } from './quiz.
 import {
   plural, cursorLine, sitLine, sitAside, slotsAside, statesText, outcomeText, markersText,
 } from './describe.js';
+import { contract } from './contract.js';
+
+const { perBlock: PER_BLOCK, batched: BATCHED } = contract().modes;
 
 /** @typedef {import('./state.js').RunState} RunState */
 
@@ -67,9 +70,9 @@ export function helloDOM(doc, st) {
   const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (doc.getElementById(id));
   const both = st.modes.length > 1;
   $('slots-mode').textContent = both ? 'both modes: the slots end alike' : `${st.modes[0]} mode`;
-  $('sit-mode').textContent = both ? 'columns: per-block │ batched' : `${st.modes[0]} mode`;
-  $('calls-mode').textContent = both ? 'per-block and batched' : `${st.modes[0]} mode`;
-  $('counters-mode').textContent = both ? 'before · per-block · batched' : `before · ${st.modes[0]}`;
+  $('sit-mode').textContent = both ? `columns: ${st.modes.join(' │ ')}` : `${st.modes[0]} mode`;
+  $('calls-mode').textContent = both ? st.modes.join(' and ') : `${st.modes[0]} mode`;
+  $('counters-mode').textContent = `before · ${st.modes.join(' · ')}`;
   $('tour-count').textContent = int(st.stops.length);
   doc.body.classList.toggle('one-mode', !both);
   doc.body.dataset.modes = st.modes.join(' ');
@@ -122,8 +125,8 @@ export function updateDOM(doc, st, ui) {
   const veiled = ui.view.quiz && ui.q >= 0;
   doc.body.classList.toggle('veiled', veiled);
 
-  const pb = st.per['per-block'];
-  const bt = st.per.batched;
+  const pb = st.per[PER_BLOCK];
+  const bt = st.per[BATCHED];
   // The headline figures, grouped as every count on the page; data-count holds the plain number
   // for scripts and tests.
   const blocks = Math.max(pb ? pb.counters.blocksInvalidated : 0, bt ? bt.counters.blocksInvalidated : 0);
@@ -142,8 +145,8 @@ export function updateDOM(doc, st, ui) {
   if (first) {
     const t0 = st.sitTotals(first);
     text('c-sit-before', int(t0.before));
-    text('c-pb-sit', pb ? int(st.sitTotals('per-block').now) : '–');
-    text('c-bt-sit', bt ? int(st.sitTotals('batched').now) : '–');
+    text('c-pb-sit', pb ? int(st.sitTotals(PER_BLOCK).now) : '–');
+    text('c-bt-sit', bt ? int(st.sitTotals(BATCHED).now) : '–');
   }
   const ss = st.slotStates();
   text('c-slots-before', ss ? statesText(ss.before) : '…');
@@ -312,7 +315,7 @@ export function lane(doc, mode, ms, lanes, log) {
   h.append(name, ` · ${int(ms.counters.calls)} call${ms.counters.calls === 1 ? '' : 's'}`);
   const p = doc.createElement('span');
   p.className = 'pending';
-  if (mode === 'batched') {
+  if (mode === BATCHED) {
     if (ms.pending) {
       const b = doc.createElement('b');
       b.textContent = `(blkstart ${ms.pending.start}, blklen ${ms.pending.len})`;

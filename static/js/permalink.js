@@ -1,6 +1,8 @@
 // Keeps the address bar a permalink of the view: the run, the mode, the step, the pace, the
 // colouring, presenter mode and the quiz. permalinkSearch is pure (static/jstest/permalink.test.js).
 import { isPace } from './pace.js';
+import { setRunQuery } from './links.js';
+import { contract } from './contract.js';
 
 /**
  * @typedef {object} PermalinkParams
@@ -24,16 +26,14 @@ import { isPace } from './pace.js';
  */
 export function permalinkSearch(search, params, st, view, paces) {
   const q = new URLSearchParams(search);
-  q.set('mode', params.mode);
+  q.set(contract().query.mode, params.mode);
   q.set('step', String(st.step));
   if (!params.sandbox) {
-    q.set('path', params.path);
-    q.set('offset', st.info.offset || String(params.offset));
-    q.set('length', st.info.length || String(params.length));
     q.delete('run');
-    q.delete('before');
-    for (const op of params.before) q.append('before', op);
-    if (params.keepSize) q.set('keepSize', 'true');
+    setRunQuery(q, {
+      path: params.path, offset: st.info.offset || String(params.offset), length: st.info.length || String(params.length),
+      keepSize: params.keepSize, before: params.before,
+    });
   }
   if (isPace(paces, st.pace) && st.pace !== paces.def) q.set('pace', st.pace); else q.delete('pace');
   if (view.colour.by !== 'run') q.set('colour', view.colour.by); else q.delete('colour');

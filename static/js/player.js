@@ -25,6 +25,7 @@ import { wirePointer, CELL_MIN, CELL_MAX } from './pointer.js';
 import { legendColours, helloDOM, updateDOM } from './panels.js';
 import { speak, newSpoken } from './speech.js';
 import { updateURL } from './permalink.js';
+import { contract } from './contract.js';
 
 export { FrameMeter };
 
@@ -94,7 +95,7 @@ export function initRun(doc, opts = {}) {
   // Offsets and lengths stay decimal strings: Number() would round 2^63−1.
   const params = {
     image: ds.image || '', path: ds.path || '', offset: ds.offset || '0', length: ds.length || '',
-    mode: ds.mode || 'both', keepSize: ds.keepSize === 'true', step: Number(ds.step || 0),
+    mode: ds.mode || contract().modes.both, keepSize: ds.keepSize === 'true', step: Number(ds.step || 0),
     before: /** @type {string[]} */ (JSON.parse(ds.before || '[]')),
     pace: isPace(paces, url.get('pace') || '') ? /** @type {string} */ (url.get('pace')) : '',
     sandbox: ds.sandbox || '',

@@ -8,6 +8,7 @@
 
 import { int } from './fmt.js';
 import { followPage } from './links.js';
+import { contract } from './contract.js';
 
 /** sessionStorage key of the presenter token of room code. */
 export function tokenKey(/** @type {string} */ code) { return `zrviz.room.${code}.token`; }
@@ -283,7 +284,7 @@ export class RoomUI {
     this.detached = true;
     this.ctl.params({
       follow: '', image: r.image || '', path: r.path || '', offset: String(r.offset ?? '0'), length: String(r.length ?? ''),
-      keepSize: !!r.keepSize, before: r.before || [], mode: r.mode || 'both', sandbox: r.sandbox || '',
+      keepSize: !!r.keepSize, before: r.before || [], mode: r.mode || contract().modes.both, sandbox: r.sandbox || '',
       pace: ['10', '30', '60', '180', 'step'].includes(pace) ? pace : '',
     });
     this.ctl.reconnect();

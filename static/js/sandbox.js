@@ -2,6 +2,9 @@
 // POST /api/sandbox, shown side by side; the generator buttons fill the
 // text box with the usual lessons.
 import { int } from './fmt.js';
+import { contract } from './contract.js';
+
+const { perBlock: PER_BLOCK, batched: BATCHED, both: BOTH } = contract().modes;
 
 /** Calls listed per mode (the API sends at most 10,000). */
 const SHOW_CALLS = 200;
@@ -34,7 +37,7 @@ export function initSandbox(doc) {
       const res = await fetch('/api/sandbox', {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ slots, mode: 'both' }),
+        body: JSON.stringify({ slots, mode: BOTH }),
       });
       const body = await res.json();
       if (my !== seq) return; // a newer run is on its way
@@ -125,7 +128,7 @@ function show(doc, body, maxPermalink, lesson) {
   }
 
   const by = Object.fromEntries((body.results || []).map((r) => [r.mode, r]));
-  const pb = by['per-block'], b = by.batched;
+  const pb = by[PER_BLOCK], b = by[BATCHED];
   const rows = [
     ['result', (r) => (r.errno || 'OK'), 'errno'],
     ['f2fs_invalidate_blocks calls', (r) => int(r.stats.calls), 'calls'],
@@ -143,7 +146,7 @@ function show(doc, body, maxPermalink, lesson) {
     th.scope = 'row';
     th.textContent = /** @type {string} */ (label);
     tr.append(th);
-    for (const [mode, r] of [['per-block', pb], ['batched', b]]) {
+    for (const [mode, r] of [[PER_BLOCK, pb], [BATCHED, b]]) {
       const td = doc.createElement('td');
       td.className = 'num';
       td.dataset.testid = `sb-${key}-${mode}`;
@@ -152,7 +155,7 @@ function show(doc, body, maxPermalink, lesson) {
     }
     return tr;
   }));
-  for (const [mode, r] of [['per-block', pb], ['batched', b]]) {
+  for (const [mode, r] of [[PER_BLOCK, pb], [BATCHED, b]]) {
     const ol = el(`sb-calls-${mode}`);
     const items = [];
     for (const [start, len] of (r?.calls || []).slice(0, SHOW_CALLS)) {

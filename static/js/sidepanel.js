@@ -1,6 +1,8 @@
 // The player's side panels (writeback, the after-image check): each opens in the guided tour's
 // place from its button in the session bar, and closes back to the tour (its ✕, Escape, or its
 // button again). One is open at a time.
+import { contract } from './contract.js';
+import { setRunQuery } from './links.js';
 
 /**
  * The query of the run a hello describes, as the run API reads it (web.resolveRun): path, range,
@@ -9,14 +11,7 @@
  * @returns {string}
  */
 export function runQuery(run) {
-  const q = new URLSearchParams();
-  q.set('path', run.path);
-  q.set('offset', run.offset);
-  q.set('length', run.length);
-  if (run.keepSize) q.set('keepSize', 'true');
-  q.set('mode', run.mode || 'both');
-  for (const op of run.before || []) q.append('before', op);
-  return q.toString();
+  return setRunQuery(new URLSearchParams(), { ...run, mode: run.mode || contract().modes.both }).toString();
 }
 
 /** Opens and closes the side panels. */

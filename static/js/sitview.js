@@ -2,10 +2,10 @@
 // and 512-bit map. Drawing only, on the canvas it is given; render.js
 // re-exports it for player.js.
 import { testBit } from './state.js';
+import { contract, segmentStart } from './contract.js';
 import { INK, INK2, INK3, LINE } from './palette.js';
 
-/** Status words shown next to a segment. */
-const STATUS_TEXT = { free: 'free', full: 'full', dirty: 'dirty', prefree: 'prefree', current: 'current', clean: 'clean' };
+const PER_BLOCK = contract().modes.perBlock;
 
 /** Text colours of the status words: dark enough for 4.5:1 on white. */
 const STATUS_INK = { prefree: '#9c3d00', dirty: '#005a8c' };
@@ -83,7 +83,7 @@ export class SITView {
     modes.forEach((m, i) => {
       let head = `${m} mode`;
       if (ctx.measureText(head).width > mapW + 8) head = m;
-      if (ctx.measureText(head).width > mapW + 8) head = m === 'per-block' ? 'per-blk' : 'batch';
+      if (ctx.measureText(head).width > mapW + 8) head = m === PER_BLOCK ? 'per-blk' : 'batch';
       ctx.fillText(head, mapX[i], top / 2);
     });
     ctx.fillStyle = INK2;
@@ -111,7 +111,7 @@ export class SITView {
       // Valid blocks, in the modes' column order.
       const lineY = y + P(13) + P(11.5) / 2 + 5;
       if (modes.length > 1 && present) {
-        modes.forEach((m, i) => ctx.fillText(`${m === 'per-block' ? 'pb' : 'bt'} ${st.per[m].segments.get(segno)?.valid ?? '?'}`, 0, lineY + i * (P(11.5) + 3)));
+        modes.forEach((m, i) => ctx.fillText(`${m === PER_BLOCK ? 'pb' : 'bt'} ${st.per[m].segments.get(segno)?.valid ?? '?'}`, 0, lineY + i * (P(11.5) + 3)));
       } else {
         ctx.fillText(`valid ${modes.map((m) => st.per[m].segments.get(segno)?.valid ?? '?').join(' · ')}`, 0, lineY);
       }
@@ -123,7 +123,7 @@ export class SITView {
         ctx.font = `${P(10.5)}px system-ui, sans-serif`;
         ctx.fillStyle = STATUS_INK[s.status] || INK2;
         ctx.textAlign = 'right';
-        const word = STATUS_TEXT[s.status] || s.status;
+        const word = s.status;
         const full = `${s.valid}/512 ${word}`;
         ctx.fillText(ctx.measureText(full).width <= mapW + 4 ? full : word, mapX[i] + mapW, y + mapH + P(10.5) / 2 + 4, mapW + 6);
         ctx.textAlign = 'left';
@@ -202,7 +202,7 @@ export class SITView {
       const cy = Math.floor((y - L.top - r * L.rowH - 2) / L.cell);
       if (cx >= 0 && cx < L.cols && cy >= 0 && cy < 512 / L.cols) k = cy * L.cols + cx;
     }
-    if (k >= 0) lines.push(`block offset ${k}, address ${g.mainBlkaddr + segno * g.blocksPerSeg + k}`);
+    if (k >= 0) lines.push(`block offset ${k}, address ${segmentStart(g, segno) + k}`);
     for (const m of st.modes) {
       const s = st.per[m].segments.get(segno);
       if (!s) continue;

@@ -7,6 +7,9 @@ import { OI, hatch, INK, INK2, INK3, LINE, fillsFor } from './palette.js';
 import { colourIndex, textOn } from './colour.js';
 import { int } from './fmt.js';
 import { columnStart, columnOf } from './columns.js';
+import { contract } from './contract.js';
+
+const BATCHED = contract().modes.batched;
 
 /** Width of the label column of the slot panel, in CSS pixels (presenter mode: wider). */
 export const LABEL_W = 124;
@@ -412,10 +415,10 @@ export class SlotsView {
     if (n > 0) triangle(ctx, stripX + ((curOff + 0.5) / n) * stripW, ovY - 1, o.present ? 9 : 6, INK);
     // The pending run over the whole range too: at this scale it shows a
     // run reaching across NEW slots and holes.
-    const rs = st.runStart('batched');
+    const rs = st.runStart(BATCHED);
     if (rs !== null && n > 0) {
       const xa = stripX + ((rs - st.range.start) / n) * stripW;
-      const xb = stripX + ((st.per.batched.cursor - st.range.start) / n) * stripW;
+      const xb = stripX + ((st.per[BATCHED].cursor - st.range.start) / n) * stripW;
       ctx.strokeStyle = INK;
       ctx.lineWidth = 2;
       ctx.beginPath();
@@ -687,8 +690,8 @@ export class SlotsView {
     ctx.textBaseline = 'middle';
     // Pending run bracket (batched): from the slot that started the run
     // to the cursor.
-    const bt = st.per.batched;
-    const rs = st.runStart('batched');
+    const bt = st.per[BATCHED];
+    const rs = st.runStart(BATCHED);
     if (bt && bt.pending && rs !== null) {
       const startOff = rs - st.range.start;
       const endOff = bt.cursor - 1 - st.range.start;

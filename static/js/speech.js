@@ -3,6 +3,9 @@
 // counters when the view stops somewhere — but not the narration while a quiz question is open.
 // speechFor is pure (static/jstest/speech.test.js); speak writes it.
 import { int } from './fmt.js';
+import { contract } from './contract.js';
+
+const BATCHED = contract().modes.batched;
 
 /**
  * What has been said, so that the next call says only what changed.
@@ -42,7 +45,7 @@ export function speechFor(st, spoken, verdicts, verdictSaid, asking, outcome) {
   } else if (st.playing !== spoken.playing) {
     say = st.playing ? 'Playing.' : `Paused at step ${int(st.step)}.`;
   } else if (!st.playing && st.step !== spoken.step) {
-    const ms = st.per.batched || st.per[st.modes[0]];
+    const ms = st.per[BATCHED] || st.per[st.modes[0]];
     const counts = st.modes.map((m) => `${m} ${int(st.per[m].counters.calls)} calls`).join(', ');
     const q = asking >= 0 ? st.stops[asking].question : null;
     say = q ? `Step ${int(st.step)}. Question: ${q.text}` : `Step ${int(st.step)}. ${ms ? ms.narration : ''} ${counts}.`;

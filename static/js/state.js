@@ -3,17 +3,19 @@
 // here; the server says what every slot holds, the model only lays what changed over the initial map.
 import { RunMap } from './colour.js';
 import { groupDigits } from './fmt.js';
+import { contract, segnoOf } from './contract.js';
 
-/** Slot values with a meaning of their own (f2fs.h). */
-export const NULL_ADDR = 0;
-export const NEW_ADDR = 0xffffffff;
-export const COMPRESS_ADDR = 0xfffffffe;
+/** Slot values with a meaning of their own (f2fs.h), as the page's contract sends them. */
+export const { null: NULL_ADDR, new: NEW_ADDR, compress: COMPRESS_ADDR } = contract().addr;
 
 /** How long an invalidated slot flashes, in milliseconds. */
 export const FLASH_MS = 450;
 
-/** The two engines, per-block first as the protocol orders them. */
-export const MODES = Object.freeze(['per-block', 'batched']);
+/** The two engines, per-block first as the protocol orders them (the contract's). */
+export const MODES = contract().modes.order;
+
+/** The name of both modes at once, as the query and the hello name it. */
+const BOTH = contract().modes.both;
 
 /**
  * @typedef {object} Extent core's extent: a stretch of slots in one state
@@ -165,10 +167,11 @@ export function overlayExtents(base, changes) {
  * @returns {Segment}
  */
 export function segment(s, type) {
-  const cls = s.class || 'free';
+  const { free, current } = contract().segmentClasses;
+  const cls = s.class || free;
   return {
     segno: s.segno, valid: Math.max(0, s.valid), validBefore: s.validBefore ?? s.valid, type,
-    current: cls === 'current', status: cls, statusBefore: s.classBefore || cls,
+    current: cls === current, status: cls, statusBefore: s.classBefore || cls,
     map: hexMap(s.map), mapBefore: hexMap(s.mapBefore),
   };
 }
@@ -211,7 +214,7 @@ export class RunState {
     this.pace = '30';
     this.stepsPerSecond = 0;
     this.timeLeft = 0;
-    this.mode = 'both';
+    this.mode = BOTH;
     /** @type {string[]} */
     this.modes = [];
     this.geometry = { blockSize: 4096, blocksPerSeg: 512, segment0Blkaddr: 0, mainBlkaddr: 0, maxBlkaddr: 0, segsPerSec: 1 };
@@ -303,8 +306,8 @@ export class RunState {
     this.totalSteps = h.totalSteps || 0;
     const o = h.outcome || {};
     this.said = { returns: o.returns || '', line: o.line || '', ahead: o.ahead || '' };
-    this.mode = r.mode || 'both';
-    this.modes = (r.modes && r.modes.length) ? r.modes : (this.mode === 'both' ? [...MODES] : [this.mode]);
+    this.mode = r.mode || BOTH;
+    this.modes = (r.modes && r.modes.length) ? r.modes : (this.mode === BOTH ? [...MODES] : [this.mode]);
     this.geometry = { ...this.geometry, ...(h.geometry || {}) };
     this.range = h.range || { start: 0, end: 0 };
     this.chunks = (h.chunks || []).map((/** @type {any} */ c) => ({ ...c, path: c.node }));
@@ -587,7 +590,7 @@ export class RunState {
   segnoOf(addr) {
     const g = this.geometry;
     if (addr < g.mainBlkaddr || addr >= g.maxBlkaddr) return -1;
-    return Math.floor((addr - g.mainBlkaddr) / g.blocksPerSeg);
+    return segnoOf(g, addr);
   }
 
   /**

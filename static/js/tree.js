@@ -4,7 +4,8 @@
 // page left out are fetched from GET /api/images/{id}/dir a page at a time when the reader asks: a
 // directory of 3,000 dentry blocks or a chain of 255-byte names costs the page nothing more.
 import { bytes } from './fmt.js';
-import { imagePage, apiImage } from './links.js';
+import { imagePage, apiImage, setRunQuery } from './links.js';
+import { contract } from './contract.js';
 
 /**
  * @typedef {{path: string, ino: number, type: string, size: number}} Entry
@@ -44,7 +45,7 @@ export function fileURL(id, path) {
  * @returns {string}
  */
 export function runURL(id, path, size) {
-  const q = new URLSearchParams({ path, offset: '0', length: String(Math.max(size, 1)), mode: 'both' });
+  const q = setRunQuery(new URLSearchParams(), { path, offset: 0, length: Math.max(size, 1), mode: contract().modes.both });
   return `${imagePage(id, 'run')}?${q}`;
 }
 

@@ -7,6 +7,7 @@
 import { int } from './fmt.js';
 import { apiImage } from './links.js';
 import { runQuery, SidePanels } from './sidepanel.js';
+import { contract } from './contract.js';
 
 /**
  * @typedef {object} WBBit web.wbBit
@@ -46,8 +47,8 @@ import { runQuery, SidePanels } from './sidepanel.js';
  *   collection inside it): the counts are writeback's part only
  */
 
-const NULL_ADDR = 0;
-const NEW_ADDR = 0xFFFFFFFF;
+/** The slot values that are not addresses, as the page's contract sends them. */
+const { null: NULL_ADDR, new: NEW_ADDR, compress: COMPRESS_ADDR } = contract().addr;
 
 /**
  * A slot value in words: "NEW_ADDR", "block 23167".
@@ -57,7 +58,7 @@ const NEW_ADDR = 0xFFFFFFFF;
 export function addrWords(a) {
   if (a === NEW_ADDR) return 'NEW_ADDR';
   if (a === NULL_ADDR) return 'NULL_ADDR';
-  if (a === 0xFFFFFFFE) return 'COMPRESS_ADDR';
+  if (a === COMPRESS_ADDR) return 'COMPRESS_ADDR';
   return `block ${int(a)}`;
 }
 

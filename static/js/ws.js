@@ -1,5 +1,7 @@
 // The player's websocket: connects to /ws/run, reconnects with backoff and
 // resumes at the step last shown (docs/protocol.md, version 2).
+import { setRunQuery } from './links.js';
+import { contract } from './contract.js';
 
 export const PROTOCOL_VERSION = 2;
 
@@ -36,15 +38,13 @@ export const FOLLOWER_CONTROLS = new Set(['initial', 'answer']);
  */
 export function runQuery(p) {
   if (p.sandbox) {
-    const q = new URLSearchParams({ sandbox: p.sandbox, mode: p.mode, step: String(p.step) });
+    const q = new URLSearchParams({ sandbox: p.sandbox, [contract().query.mode]: p.mode, step: String(p.step) });
     if (p.pace) q.set('pace', p.pace);
     return q;
   }
-  const q = new URLSearchParams({ image: p.image, path: p.path, offset: String(p.offset), mode: p.mode, step: String(p.step) });
-  if (p.length !== '' && p.length !== undefined) q.set('length', String(p.length));
-  if (p.keepSize) q.set('keepSize', 'true');
+  const q = setRunQuery(new URLSearchParams({ image: p.image }), p);
+  q.set('step', String(p.step));
   if (p.pace) q.set('pace', p.pace);
-  for (const op of p.before || []) q.append('before', op);
   if (p.trace) {
     q.set('trace', p.trace);
     if (p.traceOp) q.set('traceOp', p.traceOp);

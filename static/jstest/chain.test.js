@@ -1,5 +1,6 @@
 // Unit tests of op sequences in the player (node --test): the ops line of a run, the URL that
 // continues from its end state with before=, the trace operation carried along.
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { opLine, decimal, chainRefusal, chainURL, nextTraceOp, beforeText, opWords, MAX_BEFORE } from '../js/chain.js';

@@ -1,4 +1,5 @@
 // Unit tests of address colouring (node --test).
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunMap, colourIndex, colourBy, contrast, textOn, UNKNOWN_LOG } from '../js/colour.js';

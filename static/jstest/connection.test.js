@@ -1,5 +1,6 @@
 // Unit tests of the player's socket handlers (node --test): what each server message does to the
 // model and the quiz, and what the page asks for in return.
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunState } from '../js/state.js';

@@ -2,10 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { int, bytes, rate, groupDigits, showCount } from '../js/fmt.js';
+import { int, bytes, approxBytes, rate, groupDigits, showCount } from '../js/fmt.js';
 
-/** The grouping cases Go's units.Group is held to as well (TestGroupShared). */
-const shared = JSON.parse(readFileSync(new URL('../../internal/units/testdata/group.json', import.meta.url), 'utf8'));
+/** What Go's units.Group and units.Bytes print (testdata/units.json, written by go test ./internal/units -run TestVectors). */
+const vectors = JSON.parse(readFileSync(new URL('./testdata/units.json', import.meta.url), 'utf8'));
+const shared = vectors.group;
 
 test('groupDigits groups as Go\'s units.Group does, exactly past 2^53', () => {
   assert.ok(shared.length >= 10);
@@ -28,10 +29,21 @@ test('int groups thousands and truncates', () => {
   assert.equal(int(undefined), '–');
 });
 
-test('bytes uses binary units', () => {
-  assert.equal(bytes(512), '512 B');
-  assert.equal(bytes(1536), '1.5 KiB');
-  assert.equal(bytes(64 * 1024 * 1024), '64 MiB');
+test('bytes prints every size as Go\'s units.Bytes does, exactly past 2^53', () => {
+  assert.ok(vectors.bytes.length >= 100);
+  for (const [n, want] of vectors.bytes) {
+    assert.equal(bytes(n), want, n);
+    assert.equal(bytes(BigInt(n)), want, n);
+    if (Number.isSafeInteger(Number(n))) assert.equal(bytes(Number(n)), want, n);
+  }
+});
+
+test('approxBytes rounds to one decimal, for progress only', () => {
+  assert.equal(approxBytes(512), '512 B');
+  assert.equal(approxBytes(1536), '1.5 KiB');
+  assert.equal(approxBytes(1052672), '1 MiB'); // bytes says 1,028 KiB
+  assert.equal(approxBytes(64 * 1024 * 1024), '64 MiB');
+  assert.equal(approxBytes(12.34 * 1024 * 1024), '12.3 MiB');
 });
 
 test('rate', () => {

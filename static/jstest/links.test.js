@@ -1,5 +1,6 @@
 // Unit tests of the player's links into the block inspector (node --test): the URLs must be the
 // ones Go's templates.BlockURL and FileSlotURL build (expected values printed by Go's net/url).
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';

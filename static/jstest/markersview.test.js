@@ -1,5 +1,6 @@
 // Unit tests of the seek-bar markers (node --test): where each kind of marker is painted, what a
 // quiz hides, and that the ticks are painted once and only the step line each frame.
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Fake2D, installOffscreen, offscreen } from './fake2d.js';

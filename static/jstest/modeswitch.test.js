@@ -1,4 +1,5 @@
 // Tests of the mode switch's page side (node --test).
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { nextMode, tourAfterHello, MODE_CYCLE } from '../js/modeswitch.js';

@@ -1,5 +1,6 @@
 // Unit tests of the player's panels on a fake document (node --test): the counters, the veil over
 // an open question, the tour and quiz panel, the call lanes.
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { updateDOM, helloDOM, tourDOM, lane, outcomeDOM } from '../js/panels.js';

@@ -1,4 +1,5 @@
 // Unit tests of the player's permalink (node --test).
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { permalinkSearch } from '../js/permalink.js';

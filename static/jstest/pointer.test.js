@@ -1,4 +1,5 @@
 // Unit tests of the canvases' pointer arithmetic (node --test).
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { wheelCell, wheelRows, pinAfterClick, CELL_MIN, CELL_MAX } from '../js/pointer.js';

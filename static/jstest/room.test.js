@@ -1,5 +1,6 @@
 // Unit tests of rooms in the player (node --test): the presenter's answer bars, what a follower is
 // told, the socket a follower opens.
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { answerBars, followersText, answeredText, followerStatus, tokenKey } from '../js/room.js';

@@ -2,6 +2,7 @@
 // (testdata/side.json, web's TestSideVectors): the ops language's forms and the next operation's
 // lines (opsform.js, chain.js), writeback's events in words (writeback.js), the after-image
 // check's verdict, lists and marks (aftercheck.js).
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -39,7 +40,9 @@ test('formLine writes every operation of the language as request.ParseOp reads i
   assert.equal(formLine(form('tune'), ['reserved_blocks', '0x65'], p).line, 'tune reserved_blocks 101');
   // What is missing or wrong is named, with the word's place.
   assert.deepEqual(formLine(form('write'), [undefined, '', '4096'], p), { line: '', error: 'offset: a byte count: 4096, 0x1000 or 64MiB', arg: 1 });
-  assert.equal(formLine(form('write'), [undefined, '4096', '-1'], p).arg, 2);
+  assert.equal(formLine(form('write'), [undefined, '4096', '1_000'], p).arg, 2);
+  // A negative count is a size as request.ParseOp reads it (units.ParseSize): the kernel answers it.
+  assert.equal(formLine(form('write'), [undefined, '4096', '-1'], p).line, `write ${p} 4096 -1`);
   assert.equal(formLine(form('tune'), ['swappiness', '1'], p).error, 'one of ipu_policy, reserved_blocks');
   assert.match(formLine(form('fsync'), [], '/a b').error, /spaces/);
   // Every form the server sends makes a line with its words filled in.

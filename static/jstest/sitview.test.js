@@ -1,5 +1,6 @@
 // Unit tests of the SIT panel (node --test): which segments are listed, the 512-bit maps painted
 // bit for bit, what the tooltip says under a bit, and that an unchanged SIT is not redrawn.
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Fake2D, installOffscreen } from './fake2d.js';

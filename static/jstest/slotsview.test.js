@@ -1,5 +1,6 @@
 // Unit tests of the slot panel (node --test): the strip's column stacks and merging, the
 // overview's incremental counts against a full recount, and the panel's layout and hit testing.
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Fake2D, installOffscreen } from './fake2d.js';

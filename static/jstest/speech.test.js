@@ -1,4 +1,5 @@
 // Unit tests of what the player's live region says (node --test).
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { speechFor, newSpoken, speak } from '../js/speech.js';

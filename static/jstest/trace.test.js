@@ -1,5 +1,6 @@
 // Unit tests of the kernel trace in the player (node --test): the kernel's calls aligned with the
 // model's by call number as the hello and frames bring them, the ticks, the words, the slider mark.
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KernelLog, traceOpFor, traceWords, traceStatus, stepX, callText, traceFileRefusal, MAX_TRACE_BYTES } from '../js/trace.js';

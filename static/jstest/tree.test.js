@@ -1,4 +1,5 @@
 // Unit tests of the image page's tree paging (node --test).
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirURL, fileURL, runURL, subtreeEnd, pageItems } from '../js/tree.js';

@@ -2,6 +2,7 @@
 // real server (static/jstest/testdata/truth.json, written by go test ./web -run
 // TestWriteTruthVectors -truth-vectors) through state.js, and compares the model after every
 // control with the model of a page loaded fresh at the same step (node --test).
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';

@@ -1,4 +1,5 @@
 // Unit tests of the player's websocket client (node --test), with a fake WebSocket and timers.
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunSocket, runQuery, backoff, MAX_FAILED_STARTS, PROTOCOL_VERSION } from '../js/ws.js';

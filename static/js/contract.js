@@ -1,0 +1,89 @@
+// The constants the page shares with the server, read once from the contract every page carries
+// (web/contract.go renders it as <script type="application/json" id="zrviz-contract">): the mode
+// names, the log types, the segment classes, the slot values that are not addresses, the segment
+// number formula and the run query's field names. No other module restates them; they import them
+// from here. Node tests install the copy the pages render (static/jstest/contract.fixture.js).
+
+/**
+ * @typedef {object} Contract
+ * @property {{order: string[], perBlock: string, batched: string, both: string}} modes the engines,
+ *   per-block first as the protocol orders them, and "both" as the query names the pair
+ * @property {string[]} logTypes the six logs' names by the SIT's type number (hot data … cold node)
+ * @property {{free: string, dirty: string, full: string, prefree: string, current: string}} segmentClasses
+ *   core.SegClass's names, in core's order
+ * @property {Record<string, string>} classLetters each class by the letter gc's timeline sends
+ * @property {{null: number, new: number, compress: number}} addr NULL_ADDR, NEW_ADDR, COMPRESS_ADDR
+ * @property {{base: string, perSegment: string}} segment the geometry fields of the segment formula
+ * @property {{path: string, offset: string, length: string, keepSize: string, mode: string, before: string}} query
+ */
+
+/** @type {Contract|null} */
+let current = null;
+
+/**
+ * Installs a contract instead of the page's: for the node tests, which have no page. Call it
+ * before any module that reads the contract when it loads.
+ * @param {Contract} c
+ */
+export function installContract(c) {
+  current = deepFreeze(c);
+}
+
+/**
+ * The page's contract.
+ * @returns {Contract}
+ */
+export function contract() {
+  if (current) return current;
+  const el = globalThis.document?.getElementById('zrviz-contract');
+  if (!el) throw new Error('zrviz: the page carries no contract (script#zrviz-contract, web/contract.go)');
+  current = deepFreeze(JSON.parse(el.textContent || ''));
+  return /** @type {Contract} */ (current);
+}
+
+/**
+ * @template T
+ * @param {T} o
+ * @returns {T}
+ */
+function deepFreeze(o) {
+  if (o && typeof o === 'object') {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/**
+ * The segment of main-area block addr: ⌊(addr − base) / blocks per segment⌋ over the geometry the
+ * hello sent, the fields as the contract names them (core's segnoOf, the kernel's GET_SEGNO).
+ * @param {Record<string, number>} g the geometry
+ * @param {number} addr
+ * @returns {number}
+ */
+export function segnoOf(g, addr) {
+  const s = contract().segment;
+  return Math.floor((addr - g[s.base]) / g[s.perSegment]);
+}
+
+/**
+ * The block's offset in its segment (GET_BLKOFF_FROM_SEG0).
+ * @param {Record<string, number>} g the geometry
+ * @param {number} addr
+ * @returns {number}
+ */
+export function blockOffset(g, addr) {
+  const s = contract().segment;
+  return addr - g[s.base] - segnoOf(g, addr) * g[s.perSegment];
+}
+
+/**
+ * The first block of segment segno.
+ * @param {Record<string, number>} g the geometry
+ * @param {number} segno
+ * @returns {number}
+ */
+export function segmentStart(g, segno) {
+  const s = contract().segment;
+  return g[s.base] + segno * g[s.perSegment];
+}

@@ -1,0 +1,133 @@
+package web
+
+import (
+	"reflect"
+	"strings"
+
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/gc"
+	"github.com/zrviz/zrviz/request"
+)
+
+// pageContract is what the page's modules share with the server, sent once: every page carries it
+// as JSON (templates.Layout's Contract, <script type="application/json" id="zrviz-contract">), and
+// static/js/contract.js is the one module that reads it. So no JS file restates a mode name, a log
+// type, a segment class, a special address, the segment formula or the run query's field names;
+// each comes from the Go constant that defines it. TestContract holds the page's copy, and the
+// node tests' (static/jstest/testdata/contract.json), to this value.
+type pageContract struct {
+	Modes contractModes `json:"modes"`
+	// LogTypes names the six logs by number, as the SIT entry's type and the segments API's "type"
+	// count them (gc.HotData … gc.ColdNode, the kernel's CURSEG_*).
+	LogTypes [gc.NumLogs]string `json:"logTypes"`
+	// SegmentClasses are the segment manager's lists a segment is in (core.SegClass), by role.
+	SegmentClasses contractClasses `json:"segmentClasses"`
+	// ClassLetters names each class by the letter gc's timeline sends for it (gc.ClassFree …).
+	ClassLetters map[string]string `json:"classLetters"`
+	Addr         contractAddrs     `json:"addr"`
+	Segment      contractSegment   `json:"segment"`
+	Query        contractQuery     `json:"query"`
+}
+
+// contractModes are the engines' names: the order the protocol sends them in (core.Modes), and
+// each by role, for the code that treats one of them specially.
+type contractModes struct {
+	Order    []string `json:"order"`
+	PerBlock string   `json:"perBlock"`
+	Batched  string   `json:"batched"`
+	Both     string   `json:"both"` // the query's name for both modes (request.ModesName)
+}
+
+// contractClasses are core.SegClass's names, in core's order.
+type contractClasses struct {
+	Free    string `json:"free"`
+	Dirty   string `json:"dirty"`
+	Full    string `json:"full"`
+	Prefree string `json:"prefree"`
+	Current string `json:"current"`
+}
+
+// contractAddrs are the slot values that are not block addresses (f2fs.h).
+type contractAddrs struct {
+	Null     uint32 `json:"null"`
+	New      uint32 `json:"new"`
+	Compress uint32 `json:"compress"`
+}
+
+// contractSegment is the segment number formula as the page applies it to the hello's geometry:
+// segno = ⌊(addr − geometry[base]) / geometry[perSegment]⌋, the block's offset in its segment the
+// remainder (core's segnoOf, GET_SEGNO). The fields are named, not the numbers sent, because the
+// geometry is each image's.
+type contractSegment struct {
+	Base       string `json:"base"`
+	PerSegment string `json:"perSegment"`
+}
+
+// contractQuery are the run query's field names (request.Field*, FieldBefore), which
+// static/js/links.js's setRunQuery writes.
+type contractQuery struct {
+	Path     string `json:"path"`
+	Offset   string `json:"offset"`
+	Length   string `json:"length"`
+	KeepSize string `json:"keepSize"`
+	Mode     string `json:"mode"`
+	Before   string `json:"before"`
+}
+
+// logTypeNames names the logs in the pages' words, by gc's log number.
+func logTypeNames() [gc.NumLogs]string {
+	var n [gc.NumLogs]string
+	n[gc.HotData], n[gc.WarmData], n[gc.ColdData] = "hot data", "warm data", "cold data"
+	n[gc.HotNode], n[gc.WarmNode], n[gc.ColdNode] = "hot node", "warm node", "cold node"
+	return n
+}
+
+// newPageContract builds the contract from the constants it names.
+func newPageContract() pageContract {
+	c := pageContract{
+		Modes: contractModes{
+			PerBlock: core.PerBlock.String(),
+			Batched:  core.Batched.String(),
+			Both:     request.ModesName(request.Both()),
+		},
+		LogTypes: logTypeNames(),
+		SegmentClasses: contractClasses{Free: core.SegFree.String(), Dirty: core.SegDirty.String(), Full: core.SegFull.String(),
+			Prefree: core.SegPrefree.String(), Current: core.SegCurrent.String()},
+		ClassLetters: map[string]string{},
+		Addr:         contractAddrs{Null: core.NullAddr, New: core.NewAddr, Compress: core.CompressAddr},
+		Segment:      contractSegment{Base: geometryField("MainBlkaddr"), PerSegment: geometryField("BlocksPerSeg")},
+		Query: contractQuery{Path: request.FieldPath, Offset: request.FieldOffset, Length: request.FieldLength,
+			KeepSize: request.FieldKeepSize, Mode: request.FieldMode, Before: FieldBefore},
+	}
+	for _, m := range core.Modes {
+		c.Modes.Order = append(c.Modes.Order, m.String())
+	}
+	for _, k := range segmentClassLetters() {
+		c.ClassLetters[string(k.letter)] = k.class.String()
+	}
+	return c
+}
+
+// classLetter is a segment class and the letter gc's timeline sends for it.
+type classLetter struct {
+	class  core.SegClass
+	letter byte
+}
+
+// segmentClassLetters pairs core's segment classes, in core's order, with gc's letters: the one
+// place the two are paired (the contract, the next-state API's counts and the GC page's use it).
+func segmentClassLetters() []classLetter {
+	return []classLetter{{core.SegFree, gc.ClassFree}, {core.SegDirty, gc.ClassDirty}, {core.SegFull, gc.ClassFull},
+		{core.SegPrefree, gc.ClassPrefree}, {core.SegCurrent, gc.ClassCurrent}}
+}
+
+// geometryField is the JSON name of the hello's geometry field name ("" when there is none, which
+// TestContract refuses), so a rename in Go renames it in the contract too.
+func geometryField(name string) string {
+	f, ok := reflect.TypeFor[geometry]().FieldByName(name)
+	if !ok {
+		return ""
+	}
+	tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return tag
+}
