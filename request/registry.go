@@ -30,8 +30,34 @@ type OpSpec struct {
 	// line writes op back as its words after the kind.
 	line func(op Op) []string
 	// apply runs op on the mount q; f is the file it names, if any. Nil for a zero, whose walk
-	// the caller keeps ([Op.Apply]).
+	// the caller keeps (source.RunOps).
 	apply func(op Op, q *core.Seq, f core.Input) (*core.WriteResult, error)
+	// cost says what op can make the engine hold, read before it runs; nil: nothing that grows
+	// with the file or the volume.
+	cost func(op Op) Cost
+}
+
+// Cost is what an operation can make the engine hold, known before it runs: what a server's
+// memory budget reserves for it (web/reservations.go turns pages into bytes with its measured
+// figures). Every op's cost comes from its declaration, so a new op brings its own.
+type Cost struct {
+	// Dirties is the pages it can dirty, each to be written back by a later fsync, sync, zero
+	// over it or the unmount: a write's pages and its partial edges, fill_zero's two edge pages.
+	// What a sequence dirties is bounded by the volume's main area whatever the ops say.
+	Dirties int64
+	// Walks: it walks the file's slots, as one simulation does (a zero).
+	Walks bool
+	// GrowsTo is the size it can grow the file to (0: it never grows it).
+	GrowsTo int64
+}
+
+// Cost is what the operation can make the engine hold ([Cost]); zero for an unknown kind.
+func (o Op) Cost() Cost {
+	s, ok := o.Spec()
+	if !ok || s.cost == nil {
+		return Cost{}
+	}
+	return s.cost(o)
 }
 
 // Effect is a bit set of what an operation may do.
@@ -95,6 +121,15 @@ func Ops() []OpSpec {
 			parse: func(op *Op, w []string) error {
 				op.Run = Run{Path: w[0], Modes: Both(), HasLength: true, KeepSize: len(w) == 4}
 				return parseRange(op, w)
+			},
+			// fill_zero's partial pages at the range's edges; without keep_size i_size grows to
+			// the range's end.
+			cost: func(op Op) Cost {
+				c := Cost{Dirties: 2, Walks: true}
+				if !op.KeepSize {
+					c.GrowsTo = max(op.Offset+op.Length, 0)
+				}
+				return c
 			}}, // its line is Run.OpLine's (the length resolved for the file)
 		{Kind: OpWrite, Args: []Arg{argPath, argOffset, argLength},
 			Help:    "a buffered write(2) of LENGTH bytes at OFFSET (pwrite, no fsync)",
@@ -109,6 +144,10 @@ func Ops() []OpSpec {
 			},
 			apply: func(op Op, q *core.Seq, f core.Input) (*core.WriteResult, error) {
 				return q.Write(f, op.Offset, op.Length)
+			},
+			// Its whole pages and the partial ones at either end; i_size grows to its end.
+			cost: func(op Op) Cost {
+				return Cost{Dirties: max(op.Length, 0)>>12 + 2, GrowsTo: max(op.Offset+op.Length, 0)}
 			}},
 		{Kind: OpFsync, Args: []Arg{argPath},
 			Help:    "fsync(2): PATH's dirty pages written back",

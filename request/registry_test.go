@@ -116,3 +116,28 @@ func TestParseArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestCosts: what each op can make the engine hold comes from its declaration: a write dirties its
+// pages and two partial ones and grows the file to its end; a zero walks the file, dirties
+// fill_zero's two edge pages and grows the file unless keep_size; the rest hold nothing that grows.
+func TestCosts(t *testing.T) {
+	for line, want := range map[string]Cost{
+		"write /a 4096 1MiB":          {Dirties: 256 + 2, GrowsTo: 4096 + 1<<20},
+		"zero /a 8192 4096":           {Dirties: 2, Walks: true, GrowsTo: 12288},
+		"zero /a 8192 4096 keep_size": {Dirties: 2, Walks: true},
+		"fsync /a":                    {},
+		"sync":                        {},
+		"gc 1":                        {},
+		"checkpoint":                  {},
+		"now 5":                       {},
+		"tune ipu_policy 16":          {},
+	} {
+		op, err := ParseOp(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := op.Cost(); got != want {
+			t.Errorf("%q: cost %+v, want %+v", line, got, want)
+		}
+	}
+}

@@ -37,14 +37,9 @@ func beforeBytes(v core.Volume, fileSlots uint64, ops []request.Op) int64 {
 	var written int64
 	walks := false
 	for _, op := range ops {
-		switch {
-		case op.IsZero():
-			walks = true
-			written += 2 // fill_zero's partial pages at the range's edges
-		case op.Kind == request.OpWrite:
-			written += op.Length>>12 + 2
-		}
-		written = min(written, max(main, 0))
+		c := op.Cost() // the op's declaration says what it dirties and whether it walks
+		walks = walks || c.Walks
+		written = min(written+c.Dirties, max(main, 0))
 	}
 	n := beforeBase + beforePerBlock*written
 	if walks {
@@ -68,12 +63,7 @@ func writebackBytes(v core.Volume, fileSlots uint64, ops []request.Op) int64 {
 	main := mainBlocks(v)
 	pages := int64(2) // the played zero's partial pages
 	for _, op := range ops {
-		switch {
-		case op.IsZero():
-			pages += 2
-		case op.Kind == request.OpWrite:
-			pages += min(op.Length>>12+2, main)
-		}
+		pages += min(op.Cost().Dirties, main)
 	}
 	played := append(append([]request.Op(nil), ops...), request.Op{Kind: request.OpZero})
 	return beforeBytes(v, fileSlots, played) + wbPerPage*pages
@@ -135,9 +125,7 @@ func resolvedBytes(base, in core.Input, ops []request.Op) int64 {
 	if dnodes == 0 {
 		var written int64
 		for _, op := range ops {
-			if op.Kind == request.OpWrite {
-				written += op.Length>>12 + 2
-			}
+			written += op.Cost().Dirties
 		}
 		slots := int64(max(base.Inode.SlotsEnd, in.Inode.SlotsEnd)) + min(written, mainBlocks(base.Volume))
 		dnodes = (slots+slotsPerDnode-1)/slotsPerDnode + 1
@@ -287,9 +275,7 @@ func (s *Server) beforeBound(ctx context.Context, q url.Values) (beforeRun, bool
 			return beforeRun{}, false
 		}
 		parsed = append(parsed, op)
-		if op.Kind == request.OpWrite || (op.IsZero() && !op.KeepSize) {
-			end = max(end, pages(op.Offset+op.Length))
-		}
+		end = max(end, pages(op.Cost().GrowsTo))
 	}
 	if run.HasLength {
 		end = max(end, pages(run.Offset+run.Length))
