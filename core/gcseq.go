@@ -93,8 +93,12 @@ func (q *Seq) Checkpoint() (*WriteResult, error) {
 	}
 	q.balance = nil
 	res := &WriteResult{Op: "checkpoint", Pages: []PageWrite{}, Checkpoint: true}
+	q.dirtyMeta = 0 // the checkpoint writes every dirty node and inode page
 	freed, moves := q.sm.Checkpoint()
 	if err := q.applyMoves(moves); err != nil {
+		return nil, err
+	}
+	if err := q.ssrCheck(); err != nil {
 		return nil, err
 	}
 	res.Freed = append([]uint32{}, freed...)
@@ -120,6 +124,9 @@ func (q *Seq) GC(sync int) (*WriteResult, error) {
 	}
 	p := q.sm.GC(kind)
 	if err := q.applyMoves(p.Moves); err != nil {
+		return nil, err
+	}
+	if err := q.ssrCheck(); err != nil {
 		return nil, err
 	}
 	res := &WriteResult{Op: "gc", Pages: []PageWrite{}, GC: &p, Moved: p.Moved}
@@ -193,6 +200,9 @@ func (q *Seq) feedEnd(touched []uint32) error {
 	for log, c := range [3]gc.CurSeg{{Segno: v.HotDataSegno, Blkoff: v.HotDataBlkoff},
 		{Segno: v.WarmDataSegno, Blkoff: v.WarmDataBlkoff}, {Segno: v.ColdDataSegno, Blkoff: v.ColdDataBlkoff}} {
 		if cur[log] != c {
+			if err := q.ssrOpen(log, cur[log].Segno, c.Segno); err != nil {
+				return err
+			}
 			if err := q.sm.SetCurrent(log, c); err != nil {
 				return err
 			}
@@ -212,6 +222,43 @@ func (q *Seq) feedEnd(touched []uint32) error {
 	return nil
 }
 
+// ssrCheck refuses an operation in which the segment manager opened a log's segment where the
+// kernel may have taken SSR instead (gc/ssr.go): the answer would be a guess.
+func (q *Seq) ssrCheck() error {
+	if why := q.sm.Unmodelled(); why != "" {
+		return fmt.Errorf("%w: %s", ErrUnmodelled, why)
+	}
+	return nil
+}
+
+// ssrOpen refuses an operation in which core's allocator moved a data log from segment old to
+// segment now (new_curseg) where the kernel may have taken SSR instead (need_new_seg,
+// gc.State.MaySSR), except when now is the next segment of old's section (is_next_segment_free:
+// the kernel opens it whatever f2fs_need_SSR says).
+func (q *Seq) ssrOpen(log int, old, now uint32) error {
+	if old == now {
+		return nil
+	}
+	if per := max(q.vol.Volume.SegsPerSec, 1); now == old+1 && now%per != 0 {
+		return nil
+	}
+	if may, why := q.sm.MaySSR(log, q.metaSecs()); may {
+		return fmt.Errorf("%w: %s", ErrUnmodelled, why)
+	}
+	return nil
+}
+
+// metaSecs bounds f2fs_need_SSR's node_secs + 2·dent_secs + imeta_secs: the dirty node and inode
+// pages since the last checkpoint, each kind rounded up to sections (get_blocktype_secs); the
+// model's operations dirty no dentry page.
+func (q *Seq) metaSecs() uint32 {
+	if q.dirtyMeta == 0 {
+		return 0
+	}
+	perSec := uint64(blocksPerSeg) * uint64(max(q.vol.Volume.SegsPerSec, 1))
+	return 2 * uint32((q.dirtyMeta+perSec-1)/perSec)
+}
+
 // balanceFS is f2fs_balance_fs at the end of an operation that may allocate (a zero's dnode
 // loop, a write's reservation, writeback): when the volume is short of free sections, the
 // garbage collection of [gc.State.Balance], its moves taken into the files. chunks is how many
@@ -223,6 +270,9 @@ func (q *Seq) balanceFS(chunks uint64) error {
 		return nil
 	}
 	p, _ := q.sm.Balance()
+	if err := q.ssrCheck(); err != nil {
+		return err
+	}
 	if len(p.Moves) > 0 && chunks > 1 {
 		return fmt.Errorf("%w: f2fs_balance_fs collected garbage after the first of %d dnode chunks or pages; the model collects after the last", ErrUnmodelled, chunks)
 	}

@@ -37,6 +37,10 @@ type Seq struct {
 	owners  Owners
 	placed  map[uint32]blockOwner // blocks the sequence wrote or moved, and their owners
 	balance *gc.Pick              // f2fs_balance_fs's collection in the last operation
+	// dirtyMeta bounds the node and inode pages the operations dirtied since the last
+	// checkpoint (nodes allocated, plus each file's inode per operation on it): f2fs_need_SSR's
+	// dirty metadata, which the model does not otherwise track (metaSecs).
+	dirtyMeta uint64
 }
 
 // NewSeq starts a mount whose zero-range walks run in mode.
@@ -149,6 +153,7 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 		segs = append(segs, s.Segno)
 	}
 	q.done(res.NextInput(), segs)
+	q.dirtyMeta += res.Stats.NodesAlloc + 1
 	if err := q.feedCalls(&in.Volume, res); err != nil {
 		return nil, in, nil, err
 	}
@@ -182,6 +187,7 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 		touched = append(touched, v.HotDataSegno, w.HotDataSegno)
 	}
 	q.done(next, touched)
+	q.dirtyMeta += res.NodesAlloc + 1
 	if err := q.feedEnd(touched); err != nil {
 		return nil, err
 	}
@@ -282,6 +288,7 @@ func (q *Seq) checkpoint(res *WriteResult, sync bool) error {
 		q.vol.Volume.Prefree = nil
 		return nil
 	}
+	q.dirtyMeta = 0 // the checkpoint writes every dirty node and inode page
 	var freed []uint32
 	var moves []gc.Move
 	if sync {
@@ -291,7 +298,10 @@ func (q *Seq) checkpoint(res *WriteResult, sync bool) error {
 	}
 	res.Freed = append(res.Freed, freed...)
 	res.Moved += len(moves)
-	return q.applyMoves(moves)
+	if err := q.applyMoves(moves); err != nil {
+		return err
+	}
+	return q.ssrCheck()
 }
 
 // Tune writes a sysfs tunable of the mount (/sys/fs/f2fs/<dev>/NAME): ipu_policy (a bit mask of

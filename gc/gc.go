@@ -321,6 +321,9 @@ func (s *State) move(b Block, log int) (Move, bool) {
 // mounts with alloc_mode=reuse (super.c:2168); else the current segment), wrapping to the first
 // free section. One section per zone.
 func (s *State) newCurseg(log int) {
+	if may, why := s.MaySSR(log, gcMetaSecs); may && s.unmodelled == "" {
+		s.unmodelled = why
+	}
 	c := &s.cur[log]
 	hintSeg := c.Segno
 	if !s.large() && (log == HotData || isNodeType(log) || s.mainSegs <= smallVolumeSegments) {

@@ -87,6 +87,8 @@ type State struct {
 	// cpError is the checkpoint error f2fs_stop_checkpoint(STOP_CP_REASON_NO_SEGMENT) sets when
 	// get_new_segment finds no free section (segment.c:2806): the file system is shut down.
 	cpError bool
+	// unmodelled says why an allocation the model made may not be the kernel's (gc/ssr.go).
+	unmodelled string
 
 	dirty     bitset // dirty_segmap[DIRTY]
 	prefree   bitset // dirty_segmap[PRE]
