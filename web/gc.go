@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/gc"
 	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/request"
@@ -87,6 +88,9 @@ func (s *Server) handleGC(w http.ResponseWriter, r *http.Request) {
 	prev := body.Initial
 	for _, op := range ops {
 		b, err := json.Marshal(st.Apply(op))
+		if err == nil {
+			err = ssrRefusal(st)
+		}
 		if err != nil {
 			s.Error(w, r, err)
 			return
@@ -115,6 +119,15 @@ func (s *Server) handleGC(w http.ResponseWriter, r *http.Request) {
 		body.Ops = append(body.Ops, b)
 	}
 	writeJSON(w, http.StatusOK, body)
+}
+
+// ssrRefusal is core.ErrUnmodelled (422) when the segment manager opened a log's segment where the
+// kernel may have taken SSR (gc.State.Unmodelled): the page refuses rather than show a guess.
+func ssrRefusal(st *gc.State) error {
+	if why := st.Unmodelled(); why != "" {
+		return fmt.Errorf("%w: %s", core.ErrUnmodelled, why)
+	}
+	return nil
 }
 
 // gcOps parses the op= parameters of a gc request.
@@ -227,6 +240,10 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 			before = gcSegments(st)
 		}
 		last = st.Apply(op)
+		if err := ssrRefusal(st); err != nil {
+			s.pageError(w, r, err)
+			return
+		}
 		p.Steps = append(p.Steps, templates.GCStep{Label: op.String(), Href: gcPageURL(si.ID, ops[:i+1], now), Here: i == len(ops)-1})
 	}
 	victim := int64(-1)
