@@ -121,6 +121,9 @@ func NewImage(r io.ReaderAt, size int64) (*Image, error) {
 	if size < 0 {
 		return nil, errors.New("imgio: negative image size")
 	}
+	if size == 0 {
+		return nil, ErrEmpty
+	}
 	img := &Image{r: r, size: size, format: FormatRaw, natCache: map[uint32][]byte{}}
 	sb, err := readSuperblock(img)
 	if err != nil {

@@ -8,10 +8,12 @@ import (
 	"flag"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/testutil"
 )
 
@@ -132,4 +134,41 @@ func TestEveryCommandTakesTheDemoByName(t *testing.T) {
 			t.Errorf("serve: %v", err)
 		}
 	})
+}
+
+// TestImageErrorsSayWhatAndWhere: the line main prints for an empty or a truncated image says
+// what is wrong and where, in words, with the typed error beneath it.
+func TestImageErrorsSayWhatAndWhere(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.img")
+	if err := os.WriteFile(empty, nil, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.Open(testutil.DemoImage(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	cut := filepath.Join(dir, "cut.img")
+	dst, err := os.Create(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.CopyN(dst, src, 48<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runMain(t, "inspect", "--image", empty)
+	if want := "zrviz: " + empty + ": imgio: the input is empty (0 bytes)"; !errors.Is(err, imgio.ErrEmpty) || "zrviz: "+err.Error() != want {
+		t.Errorf("empty image: %v, want ErrEmpty and the line %q", err, want)
+	}
+	_, err = runMain(t, "map", "--image", cut, "/seed/bench64.bin")
+	var te *imgio.TruncatedError
+	want := "zrviz: " + cut + ": imgio: truncated image: it ends at byte 50,331,648, inside the main area (bytes 16,777,216 to 268,435,456); " +
+		"the superblock's block_count (65,536 blocks of 4,096 bytes) needs bytes up to 268,435,456"
+	if !errors.As(err, &te) || "zrviz: "+err.Error() != want {
+		t.Errorf("truncated image: %v, want a *imgio.TruncatedError and the line %q", err, want)
+	}
 }
