@@ -187,6 +187,9 @@ func expand(ctx context.Context, dst io.WriterAt, r io.Reader, opt *Options, che
 		}
 		return FormatRaw, 0, fmt.Errorf("imgio: reading input header: %w", err)
 	}
+	if len(hdr) == 0 && checkF2FS {
+		return FormatRaw, 0, ErrEmpty
+	}
 	f := DetectFormat(hdr)
 	s := newSink(ctx, dst, f, o, src)
 	if !checkF2FS {
@@ -708,8 +711,18 @@ func (s *sink) checkHead() error {
 	sb, magic, err := findSuperblock(&Image{r: bytes.NewReader(head), size: int64(len(head))}, devSize)
 	switch {
 	case !magic:
-		s.err = fmt.Errorf("%w: unpacked from %s, its first %s hold no F2FS superblock (magic 0xF2F52010 at byte 0x%x or 0x%x; %s of the upload read)",
-			ErrNotF2FS, s.format, units.Bytes(int64(len(head))), sbOffset, sbOffset+4096, units.Bytes(s.src.offset()))
+		what := "the input" // raw input is copied as it is
+		if s.format != FormatRaw {
+			what = fmt.Sprintf("unpacked from %s, the image", s.format)
+		}
+		if len(head) < headLen {
+			// The head is held back until headLen bytes or the end: the whole output is this short.
+			s.err = fmt.Errorf("%w: %s holds only %d bytes, too few for an F2FS superblock (magic 0xF2F52010 at byte 0x%x or 0x%x)",
+				ErrNotF2FS, what, len(head), sbOffset, sbOffset+4096)
+			return s.err
+		}
+		s.err = fmt.Errorf("%w: %s holds no F2FS superblock in its first %s (magic 0xF2F52010 at byte 0x%x or 0x%x; %s of the input read)",
+			ErrNotF2FS, what, units.Bytes(int64(len(head))), sbOffset, sbOffset+4096, units.Bytes(s.src.offset()))
 		return s.err
 	case err != nil:
 		s.err = fmt.Errorf("imgio: expanded %s input: %w", s.format, err)

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"sync"
+
+	"github.com/zrviz/zrviz/internal/units"
 )
 
 // Image is an open F2FS image. All methods are safe for concurrent use: reads go through
@@ -121,6 +123,9 @@ func NewImage(r io.ReaderAt, size int64) (*Image, error) {
 	if size < 0 {
 		return nil, errors.New("imgio: negative image size")
 	}
+	if size == 0 {
+		return nil, ErrEmpty
+	}
 	img := &Image{r: r, size: size, format: FormatRaw, natCache: map[uint32][]byte{}}
 	sb, err := readSuperblock(img)
 	if err != nil {
@@ -174,15 +179,17 @@ func (img *Image) Volume() Volume {
 
 // readAt fills buf from byte off, reporting a short image as a FormatError on structure st.
 func (img *Image) readAt(buf []byte, off int64, st string) error {
+	// The numbers in words: a bare "(268435456)" after the message said nothing of what it was.
 	if off < 0 || off > img.size || int64(len(buf)) > img.size-off {
-		return formatErr(off, st, "beyond end of image", img.size)
+		return formatErr(off, st, fmt.Sprintf("needs bytes up to %s, past the end of the image at byte %s",
+			units.Group(off+int64(len(buf))), units.Group(img.size)), nil)
 	}
 	n, err := img.r.ReadAt(buf, off)
 	if n == len(buf) {
 		return nil
 	}
 	if err == nil || errors.Is(err, io.EOF) {
-		return formatErr(off, st, "short read", n)
+		return formatErr(off, st, fmt.Sprintf("short read: %d of %d bytes", n, len(buf)), nil)
 	}
 	return fmt.Errorf("imgio: reading %s at 0x%x: %w", st, off, err)
 }

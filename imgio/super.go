@@ -179,7 +179,7 @@ func decodeSuperblock(buf []byte, off int64, imgSize int64) (*superblock, error)
 	// The kernel refuses a device smaller than block_count; so do we, which also bounds every table
 	// size below by the image size.
 	if r.BlockCount > uint64(imgSize)/uint64(sb.blockSize) {
-		return nil, bad(0x24, fmt.Sprintf("block_count beyond the image (%d bytes)", imgSize), r.BlockCount)
+		return nil, truncatedErr(sb, imgSize)
 	}
 	if r.Feature&featBlkzoned != 0 {
 		return nil, &UnsupportedError{Feature: "blkzoned", Off: off + 0x884}
@@ -211,4 +211,35 @@ func volumeName(u []uint16) string {
 
 func formatUUID(u [16]byte) string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16])
+}
+
+// truncatedErr is the *TruncatedError of an image of size bytes shorter than sb's volume. The
+// superblock was checked first (the areas chain up to segment_count, which block_count bounds), so
+// the area bounds are those of a sound superblock.
+func truncatedErr(sb *superblock, size int64) error {
+	r := &sb.raw
+	bs := int64(sb.blockSize)
+	e := &TruncatedError{Size: size, Need: int64(r.BlockCount) * bs, BlockCount: r.BlockCount, BlockSize: sb.blockSize,
+		Off: sb.off + 0x24}
+	areas := []struct {
+		name string
+		from int64 // block address
+	}{
+		{"the superblock area", 0},
+		{"the checkpoint area", int64(r.CPBlkaddr)},
+		{"the SIT", int64(r.SITBlkaddr)},
+		{"the NAT", int64(r.NATBlkaddr)},
+		{"the SSA", int64(r.SSABlkaddr)},
+		{"the main area", int64(r.MainBlkaddr)},
+		{"the blocks after the main area", int64(r.MainBlkaddr) + int64(r.SegmentCountMain)<<9},
+		{"", int64(r.BlockCount)},
+	}
+	for i := 0; i+1 < len(areas); i++ {
+		from, to := areas[i].from*bs, areas[i+1].from*bs
+		if size < to && to > from {
+			e.Area, e.AreaFrom, e.AreaTo = areas[i].name, from, to
+			break
+		}
+	}
+	return e
 }

@@ -2,16 +2,21 @@ package ktrace_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
+	"unicode/utf8"
 
 	"github.com/zrviz/zrviz/internal/testutil"
 
@@ -478,12 +483,14 @@ func TestParseErrors(t *testing.T) {
 		line  int // SyntaxError line, 0: not a syntax error
 		limit bool
 		lost  bool
+		// binary: a *BinaryError (TestParseBinary checks where)
+		binary bool
 	}{
 		{name: "no bytes", in: "", empty: true},
 		{name: "blank lines", in: "\n\n  \n", empty: true},
 		{name: "comments only", in: "# nothing\n# here\n", empty: true},
 		{name: "ftrace header only", in: hdr + "# entries-in-buffer/entries-written: 0/0   #P:1\n", empty: true},
-		{name: "binary", in: string(garbage), line: 1},
+		{name: "binary", in: string(garbage), binary: true},
 		{name: "prose", in: "# a note\nhello world, this is not a trace\n", line: 2},
 		{name: "a JSON file", in: `{"calls":[[1,2]]}`, line: 1},
 		{name: "plain then garbage", in: "100 2\n101\nfoo\n", line: 3},
@@ -527,8 +534,66 @@ func TestParseErrors(t *testing.T) {
 				if !errors.As(err, &lost) || lost.Lost == 0 {
 					t.Errorf("%v, want a LostError", err)
 				}
+			case x.binary:
+				var be *ktrace.BinaryError
+				if !errors.As(err, &be) {
+					t.Errorf("%v, want a BinaryError", err)
+				}
 			}
 		})
+	}
+}
+
+// TestParseBinary: a trace with one byte no text holds (a control character, a byte that is not
+// UTF-8), anywhere, read whole or a byte at a time, is a *BinaryError at that byte's offset; the
+// same text with that byte removed parses, UTF-8 cut between reads included; a compressed trace
+// is named.
+func TestParseBinary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 1))
+	text := "# café ✓ naïve\n100 2\n# ünïcödé — across reads\n101\n0x1000 8\n"
+	bad := []byte{0x00, 0x01, 0x1b, 0x7f, 0x80, 0xc3, 0xff, 0xfe}
+	for range 200 {
+		at := rng.IntN(len(text) + 1)
+		for at < len(text) && text[at]&0xc0 == 0x80 {
+			at++ // inside a UTF-8 sequence: a control byte there is also the sequence's end
+		}
+		b := bad[rng.IntN(len(bad))]
+		in := text[:at] + string([]byte{b}) + text[at:]
+		if b == 0xc3 && at < len(text) && text[at]&0xc0 == 0x80 {
+			continue // 0xc3 then a continuation byte is a valid character
+		}
+		for _, oneByte := range []bool{false, true} {
+			var r io.Reader = strings.NewReader(in)
+			if oneByte {
+				r = iotest.OneByteReader(r)
+			}
+			_, err := ktrace.Parse(r, ktrace.Limits{})
+			var be *ktrace.BinaryError
+			if !errors.As(err, &be) || be.Off != int64(at) || be.Byte != b || be.Format != "" {
+				t.Fatalf("byte 0x%02x at %d (one byte a read: %v): %v (%+v), want a BinaryError there", b, at, oneByte, err, be)
+			}
+			if strings.ContainsRune(err.Error(), rune(b)) || !utf8.ValidString(err.Error()) {
+				t.Fatalf("byte 0x%02x at %d: the message %q carries the byte", b, at, err)
+			}
+		}
+	}
+	for _, oneByte := range []bool{false, true} {
+		var r io.Reader = strings.NewReader(text)
+		if oneByte {
+			r = iotest.OneByteReader(r)
+		}
+		if tr, err := ktrace.Parse(r, ktrace.Limits{}); err != nil || tr.Ops[0].Calls.Len() != 3 {
+			t.Errorf("the text alone (one byte a read: %v): %v, want 3 calls", oneByte, err)
+		}
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(text))
+	zw.Close()
+	_, err := ktrace.Parse(iotest.OneByteReader(&gz), ktrace.Limits{})
+	var be *ktrace.BinaryError
+	if !errors.As(err, &be) || be.Off != 0 || be.Format != "gzip" {
+		t.Errorf("a gzipped trace: %v, want a BinaryError at 0 naming gzip", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unicode/utf8"
 )
 
 // LostError is an ftrace log whose ring buffer dropped events: calls are missing, so comparing it
@@ -22,13 +23,20 @@ func (e *LostError) Error() string {
 }
 
 // Parse reads a trace (see the package documentation for the formats). Errors are *SyntaxError
-// (naming the line and what was expected there), *LimitError, *LostError, or match [ErrEmpty] for a
-// trace that records no call and no marker.
+// (naming the line and what was expected there), *BinaryError (not text at all), *LimitError,
+// *LostError, or match [ErrEmpty] for a trace that records no call and no marker.
 func Parse(r io.Reader, lim Limits) (*Trace, error) {
 	p := parser{lim: lim.withDefaults()}
-	sc := bufio.NewScanner(r)
+	br := bufio.NewReader(r)
+	head, _ := br.Peek(6) // a short or failing read is the scanner's to report
+	tr := &textReader{r: br, head: bytes.Clone(head)}
+	sc := bufio.NewScanner(tr)
 	sc.Buffer(make([]byte, 0, 64<<10), p.lim.MaxLineLen+2) // + "\r\n"
 	for sc.Scan() {
+		if tr.err != nil {
+			// The line is what came before binary data: the binary data is the error, not the line.
+			return nil, tr.err
+		}
 		p.line++
 		if p.line > p.lim.MaxLines {
 			return nil, &LimitError{Line: p.line, What: "lines", Limit: p.lim.MaxLines}
@@ -42,12 +50,81 @@ func Parse(r io.Reader, lim Limits) (*Trace, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		var be *BinaryError
+		if errors.As(err, &be) {
+			return nil, be
+		}
 		if errors.Is(err, bufio.ErrTooLong) {
 			return nil, &LimitError{Line: p.line + 1, What: "bytes in a line", Limit: p.lim.MaxLineLen}
 		}
 		return nil, fmt.Errorf("ktrace: line %d: %w", p.line+1, err)
 	}
 	return p.finish()
+}
+
+// textReader passes text through and stops at the first byte no text trace holds (a control
+// character other than tab, line feed, carriage return, form feed and vertical tab, or a byte that
+// is not UTF-8): a compressed or binary file is then reported as such, at its offset, before a line
+// of it is shown or found too long.
+type textReader struct {
+	r     io.Reader
+	off   int64  // bytes passed on
+	carry []byte // the start of a UTF-8 sequence the last read cut, not passed on yet
+	head  []byte // the stream's first bytes, to name a compressed format
+	err   error
+}
+
+func (t *textReader) Read(p []byte) (int, error) {
+	if t.err != nil {
+		return 0, t.err
+	}
+	k := len(t.carry)
+	copy(p, t.carry) // len(p) is the scanner's buffer, far over the 3 bytes a carry holds
+	n, err := t.r.Read(p[k:])
+	n += k
+	t.carry = t.carry[:0]
+	for i := 0; i < n; {
+		c := p[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v' || c == 0x7f {
+				return t.binary(i, c)
+			}
+			i++
+			continue
+		}
+		if !utf8.FullRune(p[i:n]) && err == nil {
+			t.carry = append(t.carry, p[i:n]...) // completed by the next read
+			t.off += int64(i)
+			return i, nil
+		}
+		r, size := utf8.DecodeRune(p[i:n])
+		if r == utf8.RuneError && size <= 1 {
+			return t.binary(i, c)
+		}
+		i += size
+	}
+	t.off += int64(n)
+	return n, err
+}
+
+// binary stops the reader at byte i of this read, byte c; what came before it is passed on.
+func (t *textReader) binary(i int, c byte) (int, error) {
+	t.err = &BinaryError{Off: t.off + int64(i), Byte: c, Format: compressed(t.head)}
+	t.off += int64(i)
+	return i, t.err
+}
+
+// compressed names the compressed format head starts with, or "".
+func compressed(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte{0x1f, 0x8b}):
+		return "gzip"
+	case bytes.HasPrefix(head, []byte{0x28, 0xb5, 0x2f, 0xfd}):
+		return "zstd"
+	case bytes.HasPrefix(head, []byte{0xfd, '7', 'z', 'X', 'Z', 0}):
+		return "xz"
+	}
+	return ""
 }
 
 type parser struct {

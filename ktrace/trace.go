@@ -218,6 +218,22 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("ktrace: line %d (%s): want %s", e.Line, e.Text, e.Want)
 }
 
+// BinaryError is a trace that is not text: a compressed file, an image, a perf.data. It says where
+// the first byte no text trace holds is, never the bytes themselves.
+type BinaryError struct {
+	Off    int64  // byte offset from the start of the trace
+	Byte   byte   // the byte there
+	Format string // "gzip", "zstd" or "xz" when the trace starts as such a file, else ""
+}
+
+func (e *BinaryError) Error() string {
+	s := fmt.Sprintf("ktrace: not a text trace: binary data at byte %d (0x%02x)", e.Off, e.Byte)
+	if e.Format != "" {
+		s += fmt.Sprintf("; it is a %s file: unpack it first", e.Format)
+	}
+	return s
+}
+
 // LimitError is a trace over one of its [Limits].
 type LimitError struct {
 	Line  int    // 1-based line where the limit was passed

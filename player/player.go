@@ -202,7 +202,8 @@ func (p *Player) GotoSlot(slot uint64) error {
 // the same request in other modes): the start to the start, the end to the end, a dnode chunk's
 // first step to the same chunk's, and otherwise the first step whose cursor reaches from's cursor
 // (the same slot). So a switch at the end stays at the end, and switching back and forth at a
-// chunk boundary comes back to the same step.
+// chunk boundary comes back to the same step. Among the steps at one cursor, the step keeps its
+// place (the k-th step at the slot lands on p's k-th there, or its last).
 func (p *Player) Follow(from *Player) error {
 	fo, s := from.o, from.Step()
 	switch {
@@ -214,7 +215,26 @@ func (p *Player) Follow(from *Player) error {
 	if k, ok := slices.BinarySearchFunc(fo.Chunks, s, func(c Chunk, s int64) int { return cmp.Compare(c.Step, s) }); ok && k < len(p.o.Chunks) {
 		return p.Goto(p.o.Chunks[k].Step)
 	}
-	return p.GotoSlot(from.Cursor())
+	// Several steps share a cursor: the steps before the walk reaches the first slot (the
+	// arguments, the page arithmetic: cursor 0 all along) and each slot's visit, call and SIT
+	// update. Landing on the first of them sent b at the run's second step back to step 0; so the
+	// step keeps its place among those of its slot, as far as p has as many.
+	slot := from.Cursor()
+	if err := from.GotoSlot(slot); err != nil {
+		return err
+	}
+	into := s - from.Step()
+	if err := from.Goto(s); err != nil { // from is left where it was
+		return err
+	}
+	if err := p.GotoSlot(slot + 1); err != nil {
+		return err
+	}
+	last := p.Step() - 1 // p's last step at the slot (or before it)
+	if err := p.GotoSlot(slot); err != nil {
+		return err
+	}
+	return p.Goto(max(p.Step(), min(p.Step()+into, last)))
 }
 
 // Changed returns what the run has written so far over [lo, hi) (the first mode's engine: both

@@ -24,6 +24,12 @@ type SandboxPage struct {
 type ExerciseQuestion struct {
 	Text   string
 	Answer string
+	// Given is the student's answer, as typed, when the page checks answers; Checked says the
+	// server read it, Right whether it is the engine's answer, Hint why it could not be read.
+	Given   string
+	Checked bool
+	Right   bool
+	Hint    string
 }
 
 // ExerciseImage is an image the exercise page offers for kind file.
@@ -50,4 +56,32 @@ type ExercisePage struct {
 	NextURL    string // the next seed
 	// Rules describes the sandbox's volume (kind slots).
 	Rules string
+	// Score is "2 of 3 right" when the page checks answers (?answer=…), else "".
+	Score string
+}
+
+// verdictAttr is an answer's data-right: "true", "false", "" when it was not read (an empty or
+// unreadable answer).
+func verdictAttr(q ExerciseQuestion) string {
+	switch {
+	case !q.Checked:
+		return ""
+	case q.Right:
+		return "true"
+	}
+	return "false"
+}
+
+// verdictText says what the server made of an answer: right, wrong (the answer stays hidden until
+// revealed: the student may try again) or why it could not be read.
+func verdictText(q ExerciseQuestion) string {
+	switch {
+	case q.Hint != "":
+		return q.Hint
+	case !q.Checked:
+		return ""
+	case q.Right:
+		return "✓ right"
+	}
+	return "✗ not " + q.Given + ": try again, or reveal the answer"
 }

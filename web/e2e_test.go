@@ -33,12 +33,12 @@ const (
 	viewH = 720
 )
 
-// browser starts headless Chromium with a fresh profile; each call to tab
+// browser starts headless Chromium with a fresh profile (and opts); each call to tab
 // opens a new tab in it.
-func browser(t testing.TB) (tab func(t testing.TB) context.Context) {
+func browser(t testing.TB, opts ...chromedp.ExecAllocatorOption) (tab func(t testing.TB) context.Context) {
 	t.Helper()
 	exe := testutil.NeedAnyTool(t, "chromium", "chromium-browser", "google-chrome")
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append([]chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
 		chromedp.NoSandbox, // the tests run as root in CI containers
@@ -50,6 +50,7 @@ func browser(t testing.TB) (tab func(t testing.TB) context.Context) {
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(viewW, viewH),
+	}, opts...)...,
 	)
 	t.Cleanup(cancelAlloc)
 	root, cancelRoot := chromedp.NewContext(alloc, chromedp.WithLogf(t.Logf))

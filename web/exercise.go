@@ -67,6 +67,19 @@ func (s *Server) handleExercisePage(w http.ResponseWriter, r *http.Request) {
 	for _, q := range e.Questions {
 		p.Questions = append(p.Questions, templates.ExerciseQuestion{Text: q.Text, Answer: q.Answer})
 	}
+	// ?answer=… once per question, in order (the page's answer form): checked here, with the
+	// engine's answers, as the player's quiz checks its answers.
+	if answers, ok := r.URL.Query()["answer"]; ok {
+		sc := e.Check(answers)
+		for i, v := range sc.Verdicts {
+			q := &p.Questions[i]
+			q.Given, q.Checked, q.Right, q.Hint = v.Answer, v.Answered, v.Right, v.Hint
+		}
+		p.Score = sc.String()
+		if sc.Answered == 0 {
+			p.Score = "no answer to check yet"
+		}
+	}
 	for _, im := range s.images() {
 		p.Images = append(p.Images, templates.ExerciseImage{ID: im.ID, Name: im.Name})
 	}

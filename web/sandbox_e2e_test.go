@@ -135,6 +135,22 @@ func TestBrowserSandboxExercise(t *testing.T) {
 		if v := visible(); len(v) != len(e.Questions) || v[0] || v[1] {
 			t.Fatalf("answers visible before a reveal: %v", v)
 		}
+		// Answer in the boxes, with the keyboard: the first right (with a leading zero and the
+		// spaces the quiz's reading drops), the second wrong, the rest left empty; the server
+		// checks them and scores what was answered.
+		do(t, ctx, chromedp.SendKeys(`#ex-a-0`, " 0"+e.Questions[0].Answer+" "), chromedp.SendKeys(`#ex-a-1`, wrongExerciseAnswer(e.Questions[1])),
+			chromedp.Click(testid("exercise-check")))
+		waitNav(t, ctx, `document.readyState === 'complete' && (document.querySelector('[data-testid="exercise-score"]') || {}).textContent === '1 of 2 right'`, 20*time.Second)
+		verdicts := js[[]string](t, ctx, `[...document.querySelectorAll('[data-testid="exercise-verdict"]')].map((v) => v.dataset.right)`)
+		if len(verdicts) != len(e.Questions) || verdicts[0] != "true" || verdicts[1] != "false" || verdicts[2] != "" {
+			t.Errorf("verdicts %q, want right, wrong, none", verdicts)
+		}
+		if v := js[string](t, ctx, `document.getElementById('ex-a-1').value`); v != wrongExerciseAnswer(e.Questions[1]) {
+			t.Errorf("the second box holds %q after the check, want the answer given", v)
+		}
+		if v := visible(); v[0] || v[1] {
+			t.Fatalf("answers visible after a check: %v (a wrong answer leaves the reveal to the student)", v)
+		}
 		// Reveal the first answer with the keyboard: focus its summary, press Enter.
 		do(t, ctx, chromedp.Focus(chromedp.CSS(`[data-testid="exercise-reveal"] summary`)), chromedp.KeyEvent(kb.Enter))
 		waitJS(t, ctx, `document.querySelector('[data-testid="exercise-reveal"]').open`, 5*time.Second)

@@ -279,6 +279,50 @@ func TestSandboxAndExercisePages(t *testing.T) {
 				t.Errorf("%s: no reveal-all or next link", q)
 			}
 		}
+		// Answers checked by the server: right (written with a separator and spaces), wrong,
+		// empty, unreadable; the score counts what was read.
+		img, err := ts.image(DemoID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kind := range []string{"slots", "file"} {
+			k, _ := exercise.ParseKind(kind)
+			e, err := exercise.New(12, k, img.Image, img.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := url.Values{"seed": {"12"}, "kind": {kind}}
+			q.Add("answer", " "+e.Questions[0].Answer+" ")
+			q.Add("answer", wrongExerciseAnswer(e.Questions[1]))
+			q.Add("answer", "")
+			if len(e.Questions) > 3 {
+				q.Add("answer", "zz top")
+			}
+			doc, code := ts.getPage(t, "/exercise?"+q.Encode())
+			if code != 200 {
+				t.Fatalf("%s: status %d", q.Encode(), code)
+			}
+			v := doc.Find(testid("exercise-verdict"))
+			attr := func(i int) string { a, _ := v.Eq(i).Attr("data-right"); return a }
+			if attr(0) != "true" || attr(1) != "false" || attr(2) != "" || !strings.HasPrefix(v.Eq(0).Text(), "✓") || !strings.HasPrefix(v.Eq(1).Text(), "✗") || v.Eq(2).Text() != "" {
+				t.Errorf("%s: verdicts %q %q %q (%q %q %q)", kind, attr(0), attr(1), attr(2), v.Eq(0).Text(), v.Eq(1).Text(), v.Eq(2).Text())
+			}
+			if len(e.Questions) > 3 && (attr(3) != "" || v.Eq(3).Text() == "") {
+				t.Errorf("%s: an unreadable answer got %q %q, want no verdict and a hint", kind, attr(3), v.Eq(3).Text())
+			}
+			if got := doc.Find(testid("exercise-score")).Text(); got != "1 of 2 right" {
+				t.Errorf("%s: score %q, want 1 of 2 right", kind, got)
+			}
+			if got, _ := doc.Find(testid("exercise-input")).Eq(1).Attr("value"); got != wrongExerciseAnswer(e.Questions[1]) {
+				t.Errorf("%s: the second box holds %q, want the answer given", kind, got)
+			}
+			if _, open := doc.Find(testid("exercise-reveal")).Eq(1).Attr("open"); open || strings.Contains(v.Eq(1).Text(), e.Questions[1].Answer+" ") {
+				t.Errorf("%s: a wrong answer reveals the right one", kind)
+			}
+		}
+		if doc, _ := ts.getPage(t, "/exercise?seed=1&answer="); doc.Find(testid("exercise-score")).Text() != "no answer to check yet" {
+			t.Errorf("an empty sheet: score %q", doc.Find(testid("exercise-score")).Text())
+		}
 		if _, code := ts.getPage(t, "/exercise?seed=x"); code != 400 {
 			t.Errorf("bad seed: %d, want 400", code)
 		}
@@ -286,4 +330,21 @@ func TestSandboxAndExercisePages(t *testing.T) {
 			t.Errorf("unknown image: %d, want 404", code)
 		}
 	})
+}
+
+// wrongExerciseAnswer is an answer q takes that is not the engine's.
+func wrongExerciseAnswer(q exercise.Question) string {
+	for _, c := range q.Choices {
+		if c != q.Answer {
+			return c
+		}
+	}
+	switch q.Answer {
+	case "yes":
+		return "no"
+	case "no":
+		return "yes"
+	}
+	n, _ := strconv.ParseUint(q.Answer, 10, 64)
+	return strconv.FormatUint(n+1, 10)
 }

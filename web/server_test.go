@@ -413,6 +413,16 @@ func TestUploadRefused(t *testing.T) {
 	if code := ts.post(t, "", bytes.NewReader(bytes.Repeat([]byte("zrviz"), 100000)), -1, "", &body); code != 400 || !strings.Contains(body.Error, "not an F2FS image") {
 		t.Fatalf("not F2FS: %d %q", code, body.Error)
 	}
+	// Empty: said so, not where a superblock was looked for.
+	if code := ts.post(t, "", bytes.NewReader(nil), 0, "", &body); code != 400 || body.Error != "the upload is empty (0 bytes)" {
+		t.Fatalf("empty upload: %d %q, want 400 %q", code, body.Error, "the upload is empty (0 bytes)")
+	}
+	// A raw image cut short: where it ends, what is cut and where the volume ends, in words.
+	want := "bad image: upload.img: imgio: truncated image: it ends at byte 524,288, inside the superblock area (bytes 0 to 2,097,152); " +
+		"the superblock's block_count (65,536 blocks of 4,096 bytes) needs bytes up to 268,435,456"
+	if code := ts.post(t, "", io.LimitReader(demoRaw(t), 512<<10), -1, "", &body); code != 400 || body.Error != want {
+		t.Fatalf("truncated image: %d %q, want 400 %q", code, body.Error, want)
+	}
 	// A truncated gzip stream.
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)

@@ -184,12 +184,13 @@ func (s *Server) traceError(w http.ResponseWriter, r *http.Request, err error) {
 	var mbe *http.MaxBytesError
 	var se *ktrace.SyntaxError
 	var le *ktrace.LostError
+	var be *ktrace.BinaryError
 	switch {
 	case errors.As(err, &mbe):
 		s.Error(w, r, tooLarge(MaxTraceBody))
 	case errors.Is(err, ktrace.ErrLimit):
 		s.Error(w, r, &Error{Code: ETOOLARGE, Message: err.Error(), Err: err})
-	case errors.As(err, &se), errors.As(err, &le), errors.Is(err, ktrace.ErrEmpty):
+	case errors.As(err, &se), errors.As(err, &le), errors.As(err, &be), errors.Is(err, ktrace.ErrEmpty):
 		s.Error(w, r, badParam("trace", err.Error()))
 	default:
 		s.Error(w, r, err)

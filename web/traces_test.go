@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/zrviz/zrviz/ktrace"
 	"github.com/zrviz/zrviz/request"
@@ -145,7 +147,10 @@ func TestTraceUploadRefused(t *testing.T) {
 		code int
 		says string
 	}{
-		{"garbage", string(garbage), 400, "line 1"},
+		// Binary: where, in words and hex, never the bytes (the status line shows the message).
+		{"garbage", string(garbage), 400, "bad trace: ktrace: not a text trace: binary data at byte 1 (0xfc)"},
+		{"gzip", string(gzipped(t, "100 2\n")), 400, "bad trace: ktrace: not a text trace: binary data at byte 0 (0x1f); it is a gzip file: unpack it first"},
+		{"NUL after text", "100 2\n101 1\n\x00\x00", 400, "bad trace: ktrace: not a text trace: binary data at byte 12 (0x00)"},
 		{"prose after calls", "100 2\n101\nthe end\n", 400, "line 3"},
 		{"empty", "", 400, "empty trace"},
 		{"header only", "# tracer: nop\n#\n", 400, "empty trace"},
@@ -155,6 +160,12 @@ func TestTraceUploadRefused(t *testing.T) {
 		var ans traceAnswer
 		if code := ts.postTrace(t, DemoID, []byte(x.body), false, &ans); code != x.code || !strings.Contains(ans.Error, x.says) {
 			t.Errorf("%s: %d %q, want %d saying %q", x.name, code, ans.Error, x.code, x.says)
+		}
+		for _, r := range ans.Error {
+			if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+				t.Errorf("%s: the message %q carries a byte of the trace (%U)", x.name, ans.Error, r)
+				break
+			}
 		}
 	}
 	var ans traceAnswer
@@ -195,6 +206,20 @@ func TestTraceUploadRefused(t *testing.T) {
 	if rec.Code != http.StatusRequestEntityTooLarge {
 		t.Errorf("streamed over the limit: %d %s", rec.Code, rec.Body)
 	}
+}
+
+// gzipped is s compressed with gzip.
+func gzipped(t *testing.T, s string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if _, err := zw.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
 type repeatReader struct {

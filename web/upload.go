@@ -240,6 +240,9 @@ func (s *Server) receive(r *http.Request, body *bodyReader, prog *uploadProgress
 	case dst.err != nil:
 		s.log.Error("storing an upload", "err", dst.err)
 		return nil, false, storageErr(dst.err)
+	case errors.Is(err, imgio.ErrEmpty):
+		// Said in the words of the page that sent it: imgio's "input" is the user's upload.
+		return nil, false, &Error{Code: EINVALID, Message: "the upload is empty (0 bytes)", Err: err}
 	case err != nil:
 		return nil, false, badImage(err)
 	}

@@ -14,21 +14,30 @@ import (
 	"github.com/zrviz/zrviz/internal/units"
 )
 
-// imageFlag registers --image on fs; an empty value means the embedded demo image.
+// imageFlag registers --image on fs; an empty value, or demoName, means the embedded demo image.
 func imageFlag(fs interface {
 	StringVar(p *string, name, value, usage string)
 }) *string {
 	var s string
-	fs.StringVar(&s, "image", "", "F2FS image `IMG`: raw, gzip, xz, zstd or Android sparse (default: the embedded demo)")
+	fs.StringVar(&s, "image", "", "F2FS image `IMG`: raw, gzip, xz, zstd or Android sparse; \"demo\" or none: the embedded demo")
 	return &s
 }
 
-// openImage opens the image at name, or the embedded demo when name is empty. Compressed and sparse
-// input is expanded to a temporary file that Close removes; a raw image is only ever read. When ctx
-// ends (Ctrl-C) during the expansion, it stops within one 256 KiB write and removes the partial file.
+// demoName names the embedded demo image wherever a command takes an image (--image, diff's A and
+// B, serve's IMG): the web calls it "demo" too (/images/demo). A file of that name is ./demo.
+const demoName = "demo"
+
+// openImage opens the image at name, or the embedded demo when name is empty or demoName: every
+// command opens its images here, so each takes the demo the same way. Compressed and sparse input
+// is expanded to a temporary file that Close removes; a raw image is only ever read. When ctx ends
+// (Ctrl-C) during the expansion, it stops within one 256 KiB write and removes the partial file.
 func openImage(ctx context.Context, name string) (*imgio.Image, error) {
-	if name == "" {
-		return imgio.OpenDemo(nil)
+	if name == "" || name == demoName {
+		img, err := imgio.OpenDemo(nil)
+		if err != nil {
+			return nil, fmt.Errorf("the embedded demo image: %w", err)
+		}
+		return img, nil
 	}
 	return imgio.OpenFileContext(ctx, name, nil)
 }

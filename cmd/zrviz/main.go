@@ -12,7 +12,10 @@
 //	zrviz block [flags] ADDR   what one block is and who owns it
 //	zrviz sandbox 'SLOTS'      the same on a slot list typed by hand
 //	zrviz exercise [flags]     a seeded exercise; -c prints the answers
+//	zrviz diff [flags] A B     what differs between two images of one filesystem
 //	zrviz gc [flags] OP ...    checkpoint and garbage collection, victims as Linux 6.12 picks
+//
+// IMG, A and B may be "demo", the embedded demo image (a file called demo is ./demo).
 //
 // Run "zrviz COMMAND --help" for the flags of a command.
 package main
@@ -25,6 +28,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 )
 
@@ -85,57 +89,83 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return cmdServe(ctx, nil, stdout, stderr)
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "serve":
-		return cmdServe(ctx, rest, stdout, stderr)
-	case "inspect":
-		return cmdInspect(ctx, rest, stdout, stderr)
-	case "map":
-		return cmdMap(ctx, rest, stdout, stderr)
-	case "run":
-		return cmdRun(ctx, rest, stdout, stderr)
-	case "sandbox":
-		return cmdSandbox(ctx, rest, stdout, stderr)
-	case "exercise":
-		return cmdExercise(ctx, rest, stdout, stderr)
-	case "block":
-		return cmdBlock(ctx, rest, stdout, stderr)
-	case "diff":
-		return cmdDiff(ctx, rest, stdout, stderr)
-	case "gc":
-		return cmdGC(ctx, rest, stdout, stderr)
+	name, rest := args[0], args[1:]
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, rest, stdout, stderr)
+		}
+	}
+	switch name {
 	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage())
 		return nil
 	}
-	if len(cmd) > 0 && cmd[0] == '-' {
+	if len(name) > 0 && name[0] == '-' {
 		// "zrviz --addr :9000" is "zrviz serve --addr :9000".
 		return cmdServe(ctx, args, stdout, stderr)
 	}
-	return usageError{fmt.Sprintf("unknown command %q (want serve, inspect, map, run, sandbox, exercise, block or gc; see zrviz help)", cmd)}
+	return usageError{fmt.Sprintf("unknown command %q (want %s; see zrviz help)", name, commandList())}
 }
 
-const usage = `zrviz shows what F2FS does to its segment information table (SIT) when a range of a file
+// command is one zrviz subcommand: how Main runs it and the lines the usage gives it.
+type command struct {
+	name string
+	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// lines are the usage's lines for the command: a synopsis after "zrviz " and what it does.
+	lines [][2]string
+}
+
+// commands is the one table of subcommands: Main dispatches on it, and the usage and the
+// unknown-command message are made from it, so no list of commands can miss one.
+func commands() []command {
+	return []command{
+		{"serve", cmdServe, [][2]string{{"serve [flags] [IMG ...]", "serve the demo and the given images"}}},
+		{"inspect", cmdInspect, [][2]string{{"inspect [flags]", "volume summary and every path"}}},
+		{"map", cmdMap, [][2]string{{"map [flags] PATH", "a file's slot map (extents and nodes)"}}},
+		{"run", cmdRun, [][2]string{
+			{"run [flags] PATH", "zero a range of a file in both modes and compare"},
+			{"run --ops FILE [flags]", "several operations in order; --trace FILE checks a kernel's calls"}}},
+		{"sandbox", cmdSandbox, [][2]string{{"sandbox [flags] 'SLOTS'", "run both modes on a slot list typed by hand ('7200-7263 NEW 9000 | 9001')"}}},
+		{"exercise", cmdExercise, [][2]string{{"exercise [flags]", "a seeded exercise with questions; -c prints the engine's answers"}}},
+		{"block", cmdBlock, [][2]string{{"block [flags] ADDR", "what block ADDR is, who owns it, its fields (ADDR decimal or 0x hex)"}}},
+		{"diff", cmdDiff, [][2]string{{"diff [flags] A B", "what differs between two images of one filesystem, field by field"}}},
+		{"gc", cmdGC, [][2]string{{"gc [flags] OP ...", "checkpoint, gc 1, gc 0 as Linux 6.12 picks its victims"}}},
+	}
+}
+
+// commandList names the commands for the unknown-command message: "serve, inspect, … or gc".
+func commandList() string {
+	cs := commands()
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.name
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// usage is "zrviz help": what zrviz is and a line for each form of each command.
+func usage() string {
+	var b strings.Builder
+	b.WriteString(`zrviz shows what F2FS does to its segment information table (SIT) when a range of a file
 is zeroed with fallocate(FALLOC_FL_ZERO_RANGE): the upstream per-block mode and the batched mode.
 
 Usage:
-  zrviz                          serve the embedded demo image at http://127.0.0.1:8080
-  zrviz serve [flags] [IMG ...]  serve the demo and the given images
-  zrviz inspect [flags]          volume summary and every path
-  zrviz map [flags] PATH         a file's slot map (extents and nodes)
-  zrviz run [flags] PATH         zero a range of a file in both modes and compare
-  zrviz run --ops FILE [flags]   several operations in order; --trace FILE checks a kernel's calls
-  zrviz sandbox [flags] 'SLOTS'  run both modes on a slot list typed by hand ('7200-7263 NEW 9000 | 9001')
-  zrviz exercise [flags]         a seeded exercise with questions; -c prints the engine's answers
-  zrviz block [flags] ADDR       what block ADDR is, who owns it, its fields (ADDR decimal or 0x hex)
-  zrviz diff [flags] A B         what differs between two images of one filesystem, field by field
-  zrviz gc [flags] OP ...        checkpoint, gc 1, gc 0 as Linux 6.12 picks its victims
-
+`)
+	line := func(syn, what string) { fmt.Fprintf(&b, "  %-29s  %s\n", syn, what) }
+	line("zrviz", "serve the embedded demo image at http://127.0.0.1:8080")
+	for _, c := range commands() {
+		for _, l := range c.lines {
+			line("zrviz "+l[0], l[1])
+		}
+	}
+	b.WriteString(`
 Images may be raw, gzip, xz, zstd or Android sparse; the format is detected from the content.
-Without --image the embedded demo image (a 256 MiB image written by Linux 6.12) is used.
+Without --image the embedded demo image (a 256 MiB image written by Linux 6.12) is used; the image
+name "demo" names it too (zrviz diff demo after.img; a file called demo is ./demo).
 Run "zrviz COMMAND --help" for the flags of a command.
-`
+`)
+	return b.String()
+}
 
 // newFlagSet returns a flag set for a subcommand whose --help output goes to stderr and includes the
 // command's synopsis.

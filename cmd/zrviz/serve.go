@@ -140,6 +140,9 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 		if err := ctx.Err(); err != nil {
 			return nil // interrupted while loading: stop quietly, Close cleans up
 		}
+		if name == demoName {
+			continue // served above, as every server does
+		}
 		img, err := imgio.OpenFileContext(ctx, name, opt)
 		if ctx.Err() != nil {
 			// Interrupted while expanding: imgio removed the partial file; stop quietly.

@@ -374,7 +374,7 @@ func TestRunTraceErrors(t *testing.T) {
 		is   error
 		as   any
 	}{
-		{"garbage", append([]string{"--mode", "batched", "--trace", g}, one...), 2, nil, new(*ktrace.SyntaxError)},
+		{"garbage", append([]string{"--mode", "batched", "--trace", g}, one...), 2, nil, new(*ktrace.BinaryError)},
 		{"empty", append([]string{"--mode", "batched", "--trace", empty}, one...), 2, ktrace.ErrEmpty, nil},
 		{"header only", append([]string{"--mode", "per-block", "--trace", header}, one...), 2, ktrace.ErrEmpty, nil},
 		{"garbage after calls", append([]string{"--mode", "per-block", "--trace", prose}, one...), 2, nil, new(*ktrace.SyntaxError)},
@@ -399,6 +399,11 @@ func TestRunTraceErrors(t *testing.T) {
 			case **ktrace.SyntaxError:
 				if !errors.As(err, target) || (*target).Line == 0 || (*target).Want == "" {
 					t.Errorf("%v, want a ktrace.SyntaxError naming the line", err)
+				}
+			case **ktrace.BinaryError:
+				// Byte 1 of the garbage is 0xfc, no UTF-8; the line main prints says where, not the bytes.
+				if want := "--trace " + g + ": ktrace: not a text trace: binary data at byte 1 (0xfc)"; !errors.As(err, target) || err.Error() != want {
+					t.Errorf("%v, want %q", err, want)
 				}
 			case *usageError:
 				if !errors.As(err, target) {

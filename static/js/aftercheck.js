@@ -127,6 +127,58 @@ export function verdict(b) {
 }
 
 /**
+ * Whether the panels can mark difference d: a slot of the played file (ino) or a SIT bit.
+ * @param {Difference} d
+ * @param {number} ino
+ * @returns {boolean}
+ */
+function placeable(d, ino) {
+  return (d.what === 'slot' && d.ino === ino && typeof d.index === 'number')
+    || (d.what === 'sit-bit' && typeof d.segno === 'number' && typeof d.bit === 'number');
+}
+
+/**
+ * What the panels' marks show, each count named for what it counts, so that it adds up with the
+ * verdict's (which counts every difference of a mode): the differing slots and SIT bits (over all
+ * modes, at most MAX_MARKS of them marked), then the differences that have no place on the panels
+ * (sizes, counters, NAT entries, another file's slots) and those the report did not send.
+ * "48 of the 879 differing slots and SIT bits are marked on the panels; 1 other difference
+ * (valid_block_count) has no place on them: see the list."
+ * @param {CheckBody} b
+ * @param {{slots: Mark[], sit: Mark[]}} marks marksOf(b)
+ * @param {number} shown the marks drawn
+ * @returns {string} '' when every mode agrees
+ */
+export function markedWords(b, marks, shown) {
+  const differ = (b.modes || []).filter((m) => !m.agree);
+  if (!differ.length) return '';
+  const n = marks.slots.length + marks.sit.length;
+  const parts = [n
+    ? `${int(shown)} of the ${int(n)} differing slot${n === 1 ? '' : 's'} and SIT bits ${shown === 1 ? 'is' : 'are'} marked on the panels`
+    : 'no differing slot of this file and no SIT bit to mark on the panels'];
+  // Per mode when there is one; over several, the kinds without a count (their counts differ).
+  /** @type {Set<string>} */
+  const kinds = new Set();
+  let other = 0;
+  let unsent = 0;
+  let sent = 0;
+  for (const m of differ) {
+    for (const d of m.differences) {
+      if (!placeable(d, b.ino)) { kinds.add(d.what === 'slot' ? "another file's slot" : d.what); other++; }
+    }
+    if (m.total - m.differences.length > unsent) { unsent = m.total - m.differences.length; sent = m.differences.length; }
+  }
+  const kindWords = [...kinds].slice(0, 3).join(', ') + (kinds.size > 3 ? ', …' : '');
+  if (other && differ.length === 1) {
+    parts.push(`${int(other)} other difference${other === 1 ? '' : 's'} (${kindWords}) ${other === 1 ? 'has' : 'have'} no place on them: see the list`);
+  } else if (other) {
+    parts.push(`the other differences (${kindWords}) have no place on them: see the list`);
+  }
+  if (unsent) parts.push(`${int(unsent)} more difference${unsent === 1 ? ' was' : 's were'} counted, not sent (a report sends a mode's first ${int(sent)})`);
+  return `${parts.join('; ')}.`;
+}
+
+/**
  * The marks of a check: every differing slot of the played file (ino) and every differing SIT bit,
  * over all modes (each mark says which modes differ there).
  * @param {CheckBody} b
@@ -529,10 +581,8 @@ export class AfterCheckUI {
       }
     }
     bl.replaceChildren(...bm);
-    const n = this.marks.slots.length + this.marks.sit.length;
-    const shown = drawn.size;
     const aside = this.$('ac-marked');
-    if (aside) aside.textContent = this.body && n ? `${int(shown)} of ${int(n)} marked on the panels` : '';
+    if (aside) aside.textContent = this.body ? markedWords(this.body, this.marks, drawn.size) : '';
   }
 
   /**

@@ -20,6 +20,7 @@ export const MAX_BEFORE = 63;
  * @property {string} path
  * @property {string} offset decimal string
  * @property {string} length decimal string, resolved
+ * @property {string} [size] the file's size before the run, decimal string
  * @property {boolean} keepSize
  * @property {string} mode
  * @property {string[]} before
@@ -69,6 +70,32 @@ export function chainRefusal(run, added = 0) {
  * @property {string} length decimal
  * @property {boolean} keepSize
  */
+
+/**
+ * The range the form suggests zeroing next, inside the file as the run shown leaves it (its size
+ * grown to the range's end unless keep_size): the range after the one played, of the same length
+ * and clamped at the end of the file; when the played range reached the end, the first half of the
+ * file (whole pages when the file has more than one), never a range past EOF. An empty file gets
+ * its first page.
+ * @param {{size?: string, offset: string, length: string, keepSize: boolean}} run hello.run, decimal strings
+ * @returns {{offset: string, length: string}}
+ */
+export function nextRange(run) {
+  const off = BigInt(run.offset || '0');
+  const len = BigInt(run.length || '0');
+  let size = BigInt(run.size || '0');
+  if (!run.keepSize && off + len > size) size = off + len;
+  const page = 4096n;
+  if (size === 0n) return { offset: '0', length: String(page) };
+  const start = off + len;
+  if (len > 0n && start < size) {
+    const l = len < size - start ? len : size - start;
+    return { offset: String(start), length: String(l) };
+  }
+  let half = (size / 2n) / page * page;
+  if (half === 0n) half = size < page ? size : page;
+  return { offset: '0', length: String(half) };
+}
 
 /**
  * @typedef {object} TraceRef the trace the page shows, carried into the next operation
@@ -329,12 +356,13 @@ export class ChainUI {
     if (show === !form.hidden) return;
     form.hidden = !show;
     if (show && !this.shown) {
-      // Suggest the next range of the same size.
+      // Suggest a range inside the file: the next one of the same length, or its first half.
       this.shown = true;
       const off = /** @type {HTMLInputElement} */ (this.$('chain-offset'));
       const len = /** @type {HTMLInputElement} */ (this.$('chain-length'));
-      if (!off.value) off.value = String(BigInt(this.run.offset || '0') + BigInt(this.run.length || '0'));
-      if (!len.value) len.value = this.run.length || '0';
+      const next = nextRange(this.run);
+      if (!off.value) off.value = next.offset;
+      if (!len.value) len.value = next.length;
     }
   }
 

@@ -3,7 +3,7 @@
 import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { opLine, decimal, chainRefusal, chainURL, nextTraceOp, beforeText, opWords, MAX_BEFORE } from '../js/chain.js';
+import { opLine, decimal, chainRefusal, chainURL, nextTraceOp, beforeText, opWords, nextRange, MAX_BEFORE } from '../js/chain.js';
 
 // Kernel case 9's first operation, as hello.run describes it.
 const op1 = {
@@ -93,4 +93,34 @@ test('opWords shows the other operations of a sequence', () => {
   assert.equal(opWords('fsync /h.bin'), 'fsync /h.bin');
   assert.equal(opWords('tune ipu_policy 16'), 'tune ipu_policy 16');
   assert.equal(beforeText(['write /a 0 8192', 'sync']), 'before this, 2 operations: 1. write /a 0 8,192; 2. sync');
+});
+
+test('nextRange suggests a range inside the file as the run leaves it, never past EOF', () => {
+  // The README's demo: the whole 1 MiB file played; the next range is its first half, not [1 MiB, 2 MiB).
+  assert.deepEqual(nextRange({ size: '1048576', offset: '0', length: '1048576', keepSize: false }), { offset: '0', length: '524288' });
+  // The range after the one played, clamped at the end of the file.
+  assert.deepEqual(nextRange({ size: '4194304', offset: '1048576', length: '1048576', keepSize: false }), { offset: '2097152', length: '1048576' });
+  assert.deepEqual(nextRange({ size: '3000000', offset: '0', length: '2097152', keepSize: false }), { offset: '2097152', length: '902848' });
+  // Past EOF without keep_size the file grew to the range's end; with it, it did not.
+  assert.deepEqual(nextRange({ size: '4096', offset: '8192', length: '8192', keepSize: false }), { offset: '0', length: '8192' });
+  assert.deepEqual(nextRange({ size: '4096', offset: '8192', length: '8192', keepSize: true }), { offset: '0', length: '4096' });
+  assert.deepEqual(nextRange({ size: '0', offset: '0', length: '0', keepSize: true }), { offset: '0', length: '4096' });
+  assert.deepEqual(nextRange({ size: '100', offset: '0', length: '100', keepSize: false }), { offset: '0', length: '100' });
+  // Any run: a range of at least a byte, inside the file after the run, after the played one when it can be.
+  let seed = 30;
+  const rnd = (/** @type {number} */ n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  for (let i = 0; i < 2000; i++) {
+    const size = BigInt(rnd(4) === 0 ? rnd(5000) : rnd(1 << 30));
+    const off = BigInt(rnd(3) === 0 ? rnd(5000) : rnd(1 << 30));
+    const len = BigInt(rnd(1 << 28));
+    const keepSize = rnd(2) === 0;
+    const after = !keepSize && off + len > size ? off + len : size;
+    const r = nextRange({ size: String(size), offset: String(off), length: String(len), keepSize });
+    const o = BigInt(r.offset);
+    const l = BigInt(r.length);
+    const what = `size ${size} offset ${off} length ${len} keep ${keepSize} → ${r.offset} ${r.length}`;
+    assert.ok(l > 0n, what);
+    if (after > 0n) assert.ok(o + l <= after, what);
+    if (len > 0n && off + len < after) assert.equal(o, off + len, what);
+  }
 });

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { parseForms, formLine, onFile, placeholder, ZERO_FORM } from '../js/opsform.js';
 import { chainURL, chainRefusal, nextTraceOp, MAX_BEFORE } from '../js/chain.js';
 import { pageWords, groupWords, summaryWords, bitWords, addrWords, narrationWords } from '../js/writeback.js';
-import { verdict, marksOf, differenceWords, explainedWords, valueWords, slotMarkBox, sitMarkBox } from '../js/aftercheck.js';
+import { verdict, marksOf, markedWords, differenceWords, explainedWords, valueWords, slotMarkBox, sitMarkBox, MAX_MARKS } from '../js/aftercheck.js';
 import { runQuery } from '../js/sidepanel.js';
 
 const side = JSON.parse(await readFile(new URL('./testdata/side.json', import.meta.url), 'utf8'));
@@ -134,6 +134,34 @@ test('a doctored after-image: the slot and the SIT bit, in words and as marks of
   assert.equal(marksOf(other).slots.length, 0);
   assert.equal(valueWords('NULL'), 'NULL_ADDR');
   assert.equal(differenceWords({ what: 'i_size', file: '/a', model: '4096', image: '8192' }), '/a i_size: the model has 4096, the image 8192');
+});
+
+test('the marks\' count and the verdict\'s add up: each says what it counts', () => {
+  // The real vectors: both modes differ at one slot and one SIT bit, both marked.
+  const d = side.differs;
+  assert.equal(markedWords(d, marksOf(d), 2), '2 of the 2 differing slots and SIT bits are marked on the panels.');
+  assert.equal(markedWords(side.agree, marksOf(side.agree), 0), '');
+  // The issue's case: 880 differences in one mode, 879 of them slots and SIT bits, one a counter;
+  // 48 marks drawn at most. The verdict's 880 is the marks' 879 and the 1 other.
+  /** @type {import('../js/aftercheck.js').Difference[]} */
+  const diffs = [];
+  for (let i = 0; i < 600; i++) diffs.push({ what: 'slot', file: '/a', ino: 7, index: i, model: 'NEW', image: String(9000 + i) });
+  for (let i = 0; i < 279; i++) diffs.push({ what: 'sit-bit', segno: 3, bit: i, addr: 5632 + i, model: 'clear', image: 'set' });
+  diffs.push({ what: 'valid_block_count', model: '100', image: '979' });
+  const b = { after: { id: 'x', name: 'x.img' }, ops: ['zero /a 0 4096'], path: '/a', ino: 7, modes: [{ mode: 'per-block', agree: false, total: 880, explained: [], differences: diffs }] };
+  const m = marksOf(b);
+  assert.equal(m.slots.length + m.sit.length, 879);
+  assert.match(verdict(b).text, /per-block: 880 differences\.$/);
+  assert.equal(markedWords(b, m, MAX_MARKS),
+    '48 of the 879 differing slots and SIT bits are marked on the panels; 1 other difference (valid_block_count) has no place on them: see the list.');
+  // Another file's slots have no place on this file's panels; a report cut at its list's end says so.
+  const cut = { ...b, modes: [{ ...b.modes[0], total: 1500, differences: [...diffs, { what: 'slot', file: '/b', ino: 8, index: 0, model: 'NULL', image: '5' }] }] };
+  assert.equal(markedWords(cut, marksOf(cut), 48),
+    '48 of the 879 differing slots and SIT bits are marked on the panels; 2 other differences (valid_block_count, another file\'s slot) have no place on them: see the list; 619 more differences were counted, not sent (a report sends a mode\'s first 881).');
+  // Two modes: the kinds, not a count (each mode has its own).
+  const two = { ...b, modes: [b.modes[0], { ...b.modes[0], mode: 'batched' }] };
+  assert.equal(markedWords(two, marksOf(two), 48),
+    '48 of the 879 differing slots and SIT bits are marked on the panels; the other differences (valid_block_count) have no place on them: see the list.');
 });
 
 test('marks go on the cell the panels draw', () => {
