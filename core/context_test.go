@@ -1,7 +1,9 @@
 package core
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 )
@@ -79,5 +81,41 @@ func TestSeqContext(t *testing.T) {
 	live.SetContext(context.Background())
 	if r, err := live.Fsync(in); err != nil || len(r.Pages) != 16384 {
 		t.Errorf("fsync with a live context: %v, %v", r, err)
+	}
+}
+
+// TestResultWriteJSON: the one encoder of a result writes what json.Marshal does, byte for byte,
+// with its calls streamed; extra members go before the closing brace.
+func TestResultWriteJSON(t *testing.T) {
+	in := contiguousInput(3000)
+	for _, mode := range []Mode{PerBlock, Batched} {
+		for _, req := range []Request{{Length: 3000 * 4096}, {Offset: 4096, Length: 5}, {Offset: -1, Length: 1}} {
+			r, err := Simulate(in, req, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			if err := r.WriteJSON(&b, nil); err != nil || b.String() != string(want) {
+				t.Errorf("%s %+v: WriteJSON = %.120q…, %v; want json.Marshal's %.120q…", mode, req, b.String(), err, want)
+			}
+			extra, err := Members(struct {
+				A int    `json:"a"`
+				B string `json:"b,omitempty"`
+			}{A: 7})
+			if err != nil || string(extra) != `,"a":7` {
+				t.Fatalf("Members = %q, %v", extra, err)
+			}
+			b.Reset()
+			if err := r.WriteJSON(&b, extra); err != nil || b.String() != string(want[:len(want)-1])+`,"a":7}` {
+				t.Errorf("%s %+v: with extra %.80q…", mode, req, b.String())
+			}
+		}
+	}
+	if m, err := Members(struct{}{}); m != nil || err != nil {
+		t.Errorf("Members of an empty object = %q, %v", m, err)
 	}
 }

@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"iter"
 	"math/bits"
@@ -284,4 +285,55 @@ func (r *Result) NextInput() Input {
 		r.nextFn = nil
 	}
 	return *r.next
+}
+
+// WriteJSON writes r as json.Marshal would, its call list streamed a piece at a time
+// ([CallList.WriteJSON]: a per-block run over millions of slots is never held as JSON whole),
+// then extra — further members, each `,"name":value`, already encoded, or nil — before the
+// closing brace. It is the one encoder of a result: the run API, `zrviz run` (its writeback,
+// balanceGC and trace members are extra) and `zrviz sandbox` write results with it.
+func (r *Result) WriteJSON(w io.Writer, extra []byte) error {
+	// The result with no calls: its first "calls":[] is the list's place (it follows mode, errno
+	// and message, and a string cannot hold the sequence unescaped).
+	rc := *r
+	rc.Calls = CallList{}
+	b, err := json.Marshal(&rc)
+	if err != nil {
+		return err
+	}
+	before, after, ok := bytes.Cut(b, []byte(`"calls":[]`))
+	if !ok || len(after) == 0 {
+		return errors.New("core: a result's JSON without its calls")
+	}
+	if _, err := w.Write(append(before, `"calls":`...)); err != nil {
+		return err
+	}
+	if err := r.Calls.WriteJSON(w); err != nil {
+		return err
+	}
+	if _, err := w.Write(after[:len(after)-1]); err != nil { // up to the closing brace
+		return err
+	}
+	if _, err := w.Write(extra); err != nil {
+		return err
+	}
+	_, err = w.Write(after[len(after)-1:])
+	return err
+}
+
+// Members is v's JSON object without its braces, each member led by a comma (",\"a\":1,\"b\":2"),
+// or nil for an empty object: the extra members of [Result.WriteJSON].
+func Members(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' {
+		return nil, errors.New("core: Members of a value that is not a JSON object")
+	}
+	if len(b) == 2 {
+		return nil, nil
+	}
+	b[0] = ','
+	return b[:len(b)-1], nil
 }

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/request"
 )
 
 // imageInfo is one row of GET /api/images.
@@ -373,8 +373,9 @@ func bitString(m []byte) string {
 	return string(b)
 }
 
-// runBody is GET /api/images/{id}/run: the CLI's `run --json` shape.
+// runBody is GET /api/images/{id}/run: the CLI's `run --json` shape, "op" included.
 type runBody struct {
+	Op       string         `json:"op"`
 	Path     string         `json:"path"`
 	Offset   int64          `json:"offset"`
 	Length   int64          `json:"length"`
@@ -432,7 +433,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := t.spec.Request
-	head, err := json.Marshal(runBody{Path: t.info.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize})
+	head, err := json.Marshal(runBody{Op: request.OpZero, Path: t.info.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize})
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -445,48 +446,13 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		if err := writeResult(bw, res, traces[i]); err != nil {
+		if err := res.WriteJSON(bw, traces[i]); err != nil { // the one encoder of a result
 			s.log.Error("run answer", "err", err)
 			return
 		}
 	}
 	bw.WriteString("]}\n")
 	bw.Flush()
-}
-
-// callsMark stands for a Result's calls while the rest of it is encoded; writeResult streams the
-// calls in its place. JSON encodes NUL as \u0000, which no other field of a Result contains.
-const callsMark = `"\u0000calls\u0000"`
-
-type callsPlaceholder struct{}
-
-func (callsPlaceholder) MarshalJSON() ([]byte, error) { return []byte(callsMark), nil }
-
-// writeResult writes res as core.Result's JSON, its call list streamed; extra (a trace's
-// `,"trace":{...}`, or nil) ends the object.
-func writeResult(w *bufio.Writer, res *core.Result, extra []byte) error {
-	b, err := json.Marshal(struct {
-		*core.Result
-		Calls callsPlaceholder `json:"calls"`
-	}{Result: res})
-	if err != nil {
-		return err
-	}
-	before, after, ok := bytes.Cut(b, []byte(callsMark))
-	if !ok {
-		return errors.New("web: result JSON without its calls")
-	}
-	w.Write(before)
-	if err := res.Calls.WriteJSON(w); err != nil {
-		return err
-	}
-	if len(extra) > 0 {
-		w.Write(after[:len(after)-1]) // up to the closing brace
-		w.Write(extra)
-		after = after[len(after)-1:]
-	}
-	_, err = w.Write(after)
-	return err
 }
 
 // simulateRun runs t in each of its modes, per-block first, in a slot of heavy work.

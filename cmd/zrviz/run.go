@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,31 +81,43 @@ func (o runOutput) MarshalJSON() ([]byte, error) {
 			Results []any  `json:"results"`
 		}{o.Op, o.Path, o.Offset, o.Length, rs})
 	}
-	type result struct {
-		*core.Result
-		Writeback []core.PageWrite `json:"writeback,omitempty"`
-		BalanceGC *gc.Pick         `json:"balanceGC,omitempty"`
-		Trace     *ktrace.Report   `json:"trace,omitempty"`
-	}
-	rs := make([]result, len(o.Results))
+	// A zero's results: core.Result's one encoder (Result.WriteJSON), with the writeback before
+	// the walk, f2fs_balance_fs's collection and the trace as extra members.
+	var rs bytes.Buffer
+	rs.WriteByte('[')
 	for i, r := range o.Results {
-		rs[i].Result = r
+		if i > 0 {
+			rs.WriteByte(',')
+		}
+		var x struct {
+			Writeback []core.PageWrite `json:"writeback,omitempty"`
+			BalanceGC *gc.Pick         `json:"balanceGC,omitempty"`
+			Trace     *ktrace.Report   `json:"trace,omitempty"`
+		}
 		if i < len(o.Writeback) {
-			rs[i].Writeback = o.Writeback[i]
+			x.Writeback = o.Writeback[i]
 		}
 		if i < len(o.Balance) {
-			rs[i].BalanceGC = o.Balance[i]
+			x.BalanceGC = o.Balance[i]
 		}
-		rs[i].Trace = trace(i)
+		x.Trace = trace(i)
+		extra, err := core.Members(x)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.WriteJSON(&rs, extra); err != nil {
+			return nil, err
+		}
 	}
+	rs.WriteByte(']')
 	return json.Marshal(struct {
-		Op       string   `json:"op"`
-		Path     string   `json:"path"`
-		Offset   int64    `json:"offset"`
-		Length   int64    `json:"length"`
-		KeepSize bool     `json:"keepSize"`
-		Results  []result `json:"results"`
-	}{request.OpZero, o.Path, o.Offset, o.Length, o.KeepSize, rs})
+		Op       string          `json:"op"`
+		Path     string          `json:"path"`
+		Offset   int64           `json:"offset"`
+		Length   int64           `json:"length"`
+		KeepSize bool            `json:"keepSize"`
+		Results  json.RawMessage `json:"results"`
+	}{request.OpZero, o.Path, o.Offset, o.Length, o.KeepSize, rs.Bytes()})
 }
 
 // opsOutput is `zrviz run --ops FILE --json`: one runOutput per operation, in order.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/zrviz/zrviz/core"
@@ -82,37 +81,9 @@ func writeSandboxJSON(w io.Writer, out *sandbox.Output) error {
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		// The result without its calls: "calls":[] comes right after mode, errno and message, before
-		// stats (whose "calls" is a number), so its first occurrence is the list.
-		rc := *r
-		rc.Calls = core.CallList{}
-		rb, err := json.Marshal(&rc)
-		if err != nil {
+		if err := r.WriteJSON(bw, nil); err != nil { // the one encoder of a result
 			return err
 		}
-		pre, post, ok := bytes.Cut(rb, []byte(`"calls":[]`))
-		if !ok {
-			return fmt.Errorf("sandbox: encoding the result of %s", r.Mode)
-		}
-		bw.Write(pre)
-		bw.WriteString(`"calls":[`)
-		var num []byte
-		first := true
-		for c := range r.Calls.All() {
-			num = num[:0]
-			if !first {
-				num = append(num, ',')
-			}
-			first = false
-			num = append(num, '[')
-			num = strconv.AppendUint(num, uint64(c.Start), 10)
-			num = append(num, ',')
-			num = strconv.AppendUint(num, uint64(c.Len), 10)
-			num = append(num, ']')
-			bw.Write(num)
-		}
-		bw.WriteByte(']')
-		bw.Write(post)
 	}
 	bw.WriteString("]}\n")
 	return bw.Flush()
