@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -397,4 +399,66 @@ func sitChangesOwnLoop(q *core.Seq, prev core.SITSource, g *wbGroup, ps []core.P
 		}
 	}
 	return nil
+}
+
+// TestWritebackRefusesWithTheRunner: on a volume short of space, the writeback view answers what
+// the one runner runs and refuses (422, core.ErrUnmodelled) what it refuses, as the player's next
+// panel, which runs the same sequence, does: a write's dirty pages written back by the played zero
+// before its walk are balance points of the zero's f2fs_balance_fs, and a collection after the
+// first of several is not modelled. Its own loop answered that sequence.
+func TestWritebackRefusesWithTheRunner(t *testing.T) {
+	ts := mustOpenServer(t, Config{})
+	img, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, filepath.Join(kernelSeqDir, "g1-enospc-nearly-full", "before.img.zst")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.AddImage("short", "before.img", img); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		run    url.Values
+		status int
+	}{
+		// g3's operations on one file: f2fs_balance_fs collects after the zero's one chunk.
+		{"gc, zero, gc", url.Values{"path": {"/holes.bin"}, "offset": {"0"}, "length": {"4096"},
+			FieldBefore: {"gc 1", "zero /holes.bin 0 8192", "gc 0", "gc 1", "checkpoint"}}, http.StatusOK},
+		{"write, zero over it", url.Values{"path": {"/k.bin"}, "offset": {"0"}, "length": {"16384"},
+			FieldBefore: {"write /k.bin 0 8192"}}, http.StatusUnprocessableEntity},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var wb wbBody
+			code := ts.get(t, "/api/images/short/writeback?"+c.run.Encode(), &wb)
+			if code != c.status {
+				t.Fatalf("writeback: status %d, want %d", code, c.status)
+			}
+			if code == http.StatusOK && len(wb.Groups) != len(c.run[FieldBefore])+2 {
+				t.Errorf("writeback: %d groups for %d operations, the played zero and the unmount", len(wb.Groups), len(c.run[FieldBefore]))
+			}
+			var next nextBody
+			if code := ts.get(t, "/api/images/short/next?"+c.run.Encode(), &next); code != c.status {
+				t.Errorf("next panel: status %d, the writeback view's %d", code, c.status)
+			}
+			// Its own loop answered both.
+			ops := []request.Op{}
+			for _, line := range c.run[FieldBefore] {
+				op, err := request.ParseOp(line)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ops = append(ops, op)
+			}
+			played, err := request.Parse(c.run.Get)
+			if err != nil {
+				t.Fatal(err)
+			}
+			base, err := source.Input(img, played.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := writebackGroupsOwnLoop(context.Background(), img, base, ops, played); err != nil {
+				t.Errorf("its own loop: %v", err)
+			}
+		})
+	}
 }
