@@ -462,3 +462,35 @@ func TestWritebackRefusesWithTheRunner(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkWritebackGroups measures the writeback view on the one runner against its own loop, on
+// the fixed sequence of every operation kind on /cases/fragmented.bin.
+func BenchmarkWritebackGroups(b *testing.B) {
+	img, err := imgio.OpenFileContext(context.Background(), testutil.DemoImage(b), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { img.Close() })
+	ops, err := request.ParseOps(strings.NewReader(wbFixedCases[4].ops))
+	if err != nil {
+		b.Fatal(err)
+	}
+	before, played := ops[:len(ops)-1], ops[len(ops)-1].Run
+	base, err := source.Input(img, played.Path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		f    func(context.Context, *imgio.Image, core.Input, []request.Op, request.Run) ([]wbGroup, error)
+	}{{"runner", writebackGroups}, {"own-loop", writebackGroupsOwnLoop}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.f(context.Background(), img, base, before, played); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
