@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -19,6 +20,8 @@ import (
 	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/source"
 )
+
+var wbSeed = flag.Uint64("wb-seed", 0, "the seed of TestWritebackGroupsOneRunner's random sequences (0: the clock's)")
 
 // wbCase is a sequence the writeback view answers for: the operations before the played zero, then
 // the zero (ops language lines; the last is the played one).
@@ -114,8 +117,11 @@ var wbShortCases = []wbCase{
 // the demo's /cases files and on a volume short of space, where garbage collection runs inside the
 // operations.
 func TestWritebackGroupsOneRunner(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := *wbSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (-wb-seed replays it)", seed)
 	r := rand.New(rand.NewPCG(seed, 27))
 	n := 40
 	if testing.Short() {
