@@ -3,9 +3,12 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"github.com/go-chi/chi/v5"
 	"net/http"
+	"slices"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
@@ -120,23 +123,28 @@ func pageFunc(how string) string {
 // writebackGroups runs the sequence (the operations before the played zero, the zero, the unmount)
 // on one mount of img in per-block mode, as the player resolves it (source.NewSeq, with the
 // segment manager: checkpoint and gc run too; both modes write back the same pages) and says what
-// writeback did at each operation.
+// writeback did at each operation. The operations run on the one sequence runner, source.RunOps,
+// as every other caller's do: a zero runs whole (core.Seq.Zero), so the view sees the balance
+// points the model sees, and refuses what it refuses.
 func writebackGroups(ctx context.Context, img *imgio.Image, base core.Input, before []request.Op, played request.Run) ([]wbGroup, error) {
 	q, err := source.NewSeq(ctx, img, core.PerBlock)
 	if err != nil {
 		return nil, err
 	}
-	var out []wbGroup
-	// prevSIT is the SIT before the next operation: frozen, as every state the Seq leaves.
-	prevSIT := func() core.SITSource {
+	// sitNow is the SIT the operations so far left: frozen, as every state the Seq leaves, so it is
+	// the SIT before the next operation however that one changes the volume.
+	sitNow := func() core.SITSource {
 		if vol, _, ok := q.State(); ok {
 			return vol.SIT
 		}
 		return base.SIT
 	}
-	add := func(g wbGroup, prev core.SITSource, ps []core.PageWrite) error {
+	var out []wbGroup
+	// add counts the SIT changes of the pages ps, from prev up to after (the SIT once they were
+	// written back), into g.
+	add := func(g wbGroup, prev, after core.SITSource, ps []core.PageWrite) error {
 		g.Pages = []wbPage{}
-		if err := sitChanges(q, prev, &g, ps); err != nil {
+		if err := sitChanges(q, prev, after, &g, ps); err != nil {
 			return err
 		}
 		if g.Via == "" {
@@ -149,66 +157,59 @@ func writebackGroups(ctx context.Context, img *imgio.Image, base core.Input, bef
 		out = append(out, g)
 		return ctx.Err()
 	}
-	zero := func(n int, line string, req core.Request, isPlayed bool) error {
-		prev := prevSIT()
-		_, ps, err := q.PrepareZero(base, req)
-		if err != nil {
-			return err
-		}
-		if err := add(wbGroup{Op: n, Line: line, Kind: request.OpZero, Played: isPlayed}, prev, ps); err != nil {
-			return err
-		}
-		// The pages of the range are clean now: Zero's own PrepareZero writes none.
-		res, _, _, err := q.Zero(base, req)
-		if err != nil {
-			return err
-		}
-		g := &out[len(out)-1]
-		g.Errno = res.Errno
-		// fill_zero's partial pages are dirty from the walk on.
-		g.Dirtied = uint64(len(q.File(base).Inode.Dirty))
-		return nil
-	}
-	for i, op := range before {
-		if op.IsZero() {
-			if err := zero(i+1, op.OpLine(0), op.Request(q.File(base).Inode.Size), false); err != nil {
-				return nil, fmt.Errorf("operation %d (%s): %w", i+1, op.OpLine(0), err)
+	prev := sitNow()
+	ops := append(slices.Clip(before), request.ZeroOp(played))
+	err = source.RunOps(ctx, q, img, ops, func(st *source.Step) error {
+		g := wbGroup{Op: st.Index + 1, Line: st.Op.OpLine(0), Kind: st.Op.Kind}
+		var err error
+		if st.Op.IsZero() {
+			g.Errno = st.Walk.Errno
+			if g.Played = st.Index == len(before); g.Played {
+				g.Line = playedLine(played, st.Request)
 			}
-			continue
+			// The pages written back before the walk (filemap_write_and_wait_range), counted up to
+			// the SIT the walk ran on: the walk's own f2fs_invalidate_blocks calls are not
+			// writeback's, and garbage collection inside the zero (f2fs_balance_fs) comes after
+			// them.
+			err = add(g, prev, st.File.SIT, st.Pages)
+		} else {
+			g.Errno, g.Checkpoint = st.Other.Errno, st.Other.Checkpoint
+			err = add(g, prev, sitNow(), st.Other.Pages)
 		}
-		prev := prevSIT()
-		res, err := op.ApplyOther(q, base)
+		prev = sitNow()
 		if err != nil {
-			return nil, fmt.Errorf("operation %d (%s): %w", i+1, op.OpLine(0), err)
+			return &source.OpError{Index: st.Index, Line: g.Line, Err: err}
 		}
-		g := wbGroup{Op: i + 1, Line: op.OpLine(0), Kind: op.Kind, Errno: res.Errno, Checkpoint: res.Checkpoint}
-		if err := add(g, prev, res.Pages); err != nil {
-			return nil, err
-		}
+		return nil
+	})
+	if oe := (*source.OpError)(nil); errors.As(err, &oe) && oe.Index == len(before) {
+		// The played zero is not one of the run's operations: name it as the player does.
+		return nil, fmt.Errorf("the played zero (%s): %w", playedLine(played, played.Request(q.File(base).Inode.Size)), oe.Err)
 	}
-	n := len(before) + 1
-	req := played.Request(q.File(base).Inode.Size)
-	line := request.Run{Path: played.Path, Offset: req.Offset, Length: req.Length, HasLength: true, KeepSize: req.KeepSize}.OpLine(0)
-	if err := zero(n, line, req, true); err != nil {
-		return nil, fmt.Errorf("the played zero (%s): %w", line, err)
+	if err != nil {
+		return nil, err
 	}
-	prev := prevSIT()
 	res, err := q.Unmount()
 	if err != nil {
 		return nil, fmt.Errorf("unmount: %w", err)
 	}
-	if err := add(wbGroup{Op: n + 1, Line: "unmount", Kind: "unmount", Checkpoint: res.Checkpoint}, prev, res.Pages); err != nil {
+	if err := add(wbGroup{Op: len(ops) + 1, Line: "unmount", Kind: "unmount", Checkpoint: res.Checkpoint}, prev, sitNow(), res.Pages); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
+// playedLine is the played zero in the ops language, its length resolved (req).
+func playedLine(played request.Run, req core.Request) string {
+	return request.Run{Path: played.Path, Offset: req.Offset, Length: req.Length, HasLength: true, KeepSize: req.KeepSize}.OpLine(0)
+}
+
 // sitChanges fills g.Pages from ps, the pages an operation wrote back just now on q, with the SIT
 // bits each changed and the segment's valid count around it: counted on from prev, the SIT before
 // the operation (a frozen state: later operations do not change it), page by page. Where the
-// counts do not reach q's SIT after the operation, the operation changed those segments otherwise
-// too (garbage collection inside it): g.OtherSIT says so.
-func sitChanges(q *core.Seq, prev core.SITSource, g *wbGroup, ps []core.PageWrite) error {
+// counts do not reach after, the SIT once the pages were written back, the operation changed those
+// segments otherwise too (garbage collection inside it): g.OtherSIT says so.
+func sitChanges(q *core.Seq, prev, after core.SITSource, g *wbGroup, ps []core.PageWrite) error {
 	vol, _, ok := q.State()
 	if !ok {
 		for _, p := range ps {
@@ -264,11 +265,11 @@ func sitChanges(q *core.Seq, prev core.SITSource, g *wbGroup, ps []core.PageWrit
 		g.Pages = append(g.Pages, wp)
 	}
 	for segno, n := range now {
-		after, _, err := vol.SIT.SegmentValidMap(segno)
+		m, _, err := after.SegmentValidMap(segno)
 		if err != nil {
 			return fmt.Errorf("segment %d: %w", segno, err)
 		}
-		if after != n {
+		if m != n {
 			g.OtherSIT = true
 		}
 	}
