@@ -223,6 +223,24 @@ func pageRoutes(t *testing.T, h http.Handler) []string {
 	return out
 }
 
+// sweepCoversRoutes fails for every page route of the router h that classroomPages has no page of.
+func sweepCoversRoutes(t *testing.T, h http.Handler) {
+	t.Helper()
+	covered := map[string]bool{}
+	for _, p := range classroomPages {
+		covered[p.route] = true
+	}
+	routes := pageRoutes(t, h)
+	for _, r := range routes {
+		if !covered[r] {
+			t.Errorf("the page route %s is not in classroomPages: add a page of it to the sweep", r)
+		}
+	}
+	if len(routes) < 12 {
+		t.Errorf("the router lists %d page routes: %v", len(routes), routes)
+	}
+}
+
 // headingOne fails unless the page has exactly one h1 (axe-core's page-has-heading-one asks for at
 // least one; two would make the outline ambiguous).
 func headingOne(t *testing.T, ctx context.Context, where string) {
@@ -276,15 +294,7 @@ func TestBrowserClassroomScreens(t *testing.T) {
 	ts := mustOpenServer(t, Config{})
 	addZeroedDemo(t, ts)
 	base := ts.ts.URL
-	covered := map[string]bool{}
-	for _, p := range classroomPages {
-		covered[p.route] = true
-	}
-	for _, r := range pageRoutes(t, ts.Handler()) {
-		if !covered[r] {
-			t.Errorf("the page route %s is not in classroomPages: add a page of it to the sweep", r)
-		}
-	}
+	sweepCoversRoutes(t, ts.Handler())
 	// A room for the follow page, presented from a tab of its own for the whole sweep.
 	pres := tab(t)
 	do(t, pres, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}})))
