@@ -395,7 +395,7 @@ func Diff(p DiffPage) templ.Component {
 							}()
 						}
 						ctx = templ.InitializeContext(ctx)
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<table class=\"list dtable\"><thead><tr><th>Segment</th><th>Valid</th><th>State</th><th>Type</th><th>Bits set (+) and cleared (−), with what explains them</th></tr></thead> <tbody>")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<table class=\"list dtable\"><thead><tr><th class=\"num\">Segment</th><th class=\"num\">Valid</th><th>State</th><th>Type</th><th>Bits set (+) and cleared (−), with what explains them</th></tr></thead> <tbody>")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
@@ -742,7 +742,7 @@ func Diff(p DiffPage) templ.Component {
 							}()
 						}
 						ctx = templ.InitializeContext(ctx)
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "<table class=\"list dtable\"><thead><tr><th>nid</th><th>ino</th><th>Block in A</th><th>Block in B</th><th>Operation</th></tr></thead> <tbody>")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "<table class=\"list dtable\"><thead><tr><th class=\"num\">nid</th><th class=\"num\">ino</th><th class=\"num\">Block in A</th><th class=\"num\">Block in B</th><th>Operation</th></tr></thead> <tbody>")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
@@ -1640,7 +1640,7 @@ func diffFile(p DiffPage, f DiffFile) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 147, "<table class=\"list dtable\"><thead><tr><th>nid</th><th>Node</th><th>Block in A</th><th>Block in B</th><th>Operation</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 147, "<table class=\"list dtable\"><thead><tr><th class=\"num\">nid</th><th>Node</th><th class=\"num\">Block in A</th><th class=\"num\">Block in B</th><th>Operation</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1785,7 +1785,7 @@ func diffFile(p DiffPage, f DiffFile) templ.Component {
 					}()
 				}
 				ctx = templ.InitializeContext(ctx)
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 160, "<table class=\"list dtable\" data-testid=\"diff-slots\"><thead><tr><th>File block</th><th>Field</th><th>A</th><th>B</th><th>Operation</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 160, "<table class=\"list dtable\" data-testid=\"diff-slots\"><thead><tr><th class=\"num\">File block</th><th>Field</th><th class=\"num\">A</th><th class=\"num\">B</th><th>Operation</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
