@@ -202,7 +202,9 @@ func TestBrowserDiff(t *testing.T) {
 	do(t, ctx, chromedp.WaitVisible(testid("diff-segmap")))
 	waitJS(t, ctx, `document.querySelectorAll('[data-testid="diff-seg-changed"]').length === 3`, 10*time.Second)
 	screenshot(t, ctx, "diff")
-	do(t, ctx, chromedp.ScrollIntoView(testid("diff-file")))
+	// The file's section from its top (its block map), not its middle, where ScrollIntoView puts a
+	// section taller than the screen.
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="diff-file"]').scrollIntoView({block: 'start'})`))
 	screenshot(t, ctx, "diff-file")
 	// A changed segment's cell leads to its entry, whose bit leads into the block inspector.
 	do(t, ctx, chromedp.Click(`[data-testid="diff-seg-changed"][data-segno="100"]`))

@@ -79,10 +79,10 @@ export function loadGlossary(doc) {
 }
 
 /**
- * Makes the element that names a term and opens its entry: a button a click, a tap or hover
- * opens, out of the Tab order (tabIndex -1) so that a sentence full of terms is not a row of Tab
- * stops between a keyboard and the controls; the tour's "terms:" line and the glossary page are
- * the keyboard's way to the entries (issue 20).
+ * Makes the element that names a term and opens its entry: a button, so a Tab stop in the page's
+ * order, that focus, Enter, a click, a tap or hover opens (issue 30: the README promises every
+ * term opens on focus). The player keeps them from crowding the keyboard's way to the controls
+ * by its order: the controls and the session bar come before every panel that holds terms.
  * @param {Document} doc
  * @param {string} text
  * @param {string} slug
@@ -93,7 +93,6 @@ export function termButton(doc, text, slug) {
   b.type = 'button';
   b.className = 'term';
   b.dataset.term = slug;
-  b.tabIndex = -1;
   b.textContent = text;
   return b;
 }
