@@ -146,7 +146,8 @@ export function updateDOM(doc, st, ui) {
   const first = st.modes[0];
   if (first) {
     const t0 = st.sitTotals(first);
-    text('c-sit-before', int(t0.before));
+    // The run's SIT totals count what it touches, the segments a question may be about.
+    text('c-sit-before', shownCounters ? int(t0.before) : '–');
     text('c-pb-sit', pb ? int(st.sitTotals('per-block').now) : '–');
     text('c-bt-sit', bt ? int(st.sitTotals('batched').now) : '–');
   }
@@ -163,10 +164,10 @@ export function updateDOM(doc, st, ui) {
   const narr = (/** @type {string} */ id, /** @type {any} */ ms) => {
     const p = $(id);
     p.hidden = !ms;
-    if (!ms) return;
-    let t = ms.narration || (st.step === 0 ? 'Press play, or → to step: the kernel has not started yet.' : '');
-    if (hide(WITHHOLD.narration)) t = VEILED_NARRATION;
-    if (ui.notice) t = `⚠ ${ui.notice}`;
+    // A mode the run no longer has keeps no words of an earlier step.
+    let t = !ms ? '' : ms.narration || (st.step === 0 ? 'Press play, or → to step: the kernel has not started yet.' : '');
+    if (ms && hide(WITHHOLD.narration)) t = VEILED_NARRATION;
+    if (ms && ui.notice) t = `⚠ ${ui.notice}`;
     const el = $(`${id}-text`);
     if (el.dataset.text !== t) {
       el.dataset.text = t;
