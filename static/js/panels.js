@@ -280,7 +280,9 @@ export function tourDOM(doc, st, ui) {
       if (asking && tq.waiting !== k) inp.value = '';
       /** @type {HTMLButtonElement} */ ($('quiz-submit')).disabled = !asking || tq.waiting === k;
       text('quiz-result', tq.verdicts.get(k) || (tq.waiting === k ? 'checking…' : ''));
-      $('quiz-result').className = `result ${(tq.verdicts.get(k) || '').startsWith('correct') ? 'ok' : tq.verdicts.has(k) ? 'bad' : ''}`;
+      // Not answering is neither right nor wrong: no tick, no cross.
+      const vt = tq.verdicts.get(k) || '';
+      $('quiz-result').className = `result ${vt.startsWith('correct') ? 'ok' : vt.startsWith('wrong') ? 'bad' : ''}`;
       // The verdict comes into view with the answer: the panel scrolls back to the question.
       if (tq.verdicts.has(k)) body.scrollTop = 0;
     }
