@@ -114,7 +114,8 @@ export function updateDOM(doc, st, ui) {
   let s;
   let cls = 'status';
   if (!st.ready) s = ui.status === 'open' ? 'starting' : ui.status;
-  else if (veil.beyond) s = 'paused'; // "done" or the errno would be the end's outcome
+  // Past an open question (its seek back on the way) "done" or the errno would be the end's outcome.
+  else if (veil.beyond) s = st.playing ? 'playing' : 'paused';
   else if (st.done) { s = st.outcome; cls += s === 'done' ? ' done' : ' err'; }
   else if (ui.status !== 'open') s = ui.status;
   else s = st.playing ? 'playing' : 'paused';
