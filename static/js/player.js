@@ -402,6 +402,9 @@ export function initRun(doc, opts = {}) {
       if (typeof s.quiz === 'boolean') { view.quiz = s.quiz; quizToggle.checked = s.quiz; }
       applyView();
       if (typeof s.stop === 'number') { tq.open = s.stop; tq.sticky = s.stop >= 0; }
+      // The presenter's open question: a follower's page keeps it open over whatever step the
+      // presenter's frames show on their way back to it.
+      if (typeof s.question === 'number') tq.asked = s.question;
       if (o.drive) {
         if (typeof s.mode === 'string' && s.mode !== params.mode) setMode(s.mode);
         if (typeof s.pace === 'string' && s.pace !== st.pace) setPace(s.pace);

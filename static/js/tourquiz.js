@@ -33,6 +33,8 @@ export class TourQuiz {
     this.held = true;
     /** the step a hold has asked the server for and not yet seen, -1 for none */
     this.holding = -1;
+    /** not held (a follower): the question the presenter's page has open, -1 for none */
+    this.asked = -1;
   }
 
   /**
@@ -84,7 +86,14 @@ export class TourQuiz {
    * @returns {number}
    */
   question(stops, step, quiz) {
-    return quiz ? openQuestion(stops, step, this.answered, this.held) : -1;
+    if (!quiz) return -1;
+    // A follower's page cannot hold the view, but its presenter's does: the question the
+    // presenter has open stays open here, whatever step its frames show on their way back to it
+    // (an End pressed there), until this page has its verdict.
+    const a = this.asked;
+    const aq = !this.held && a >= 0 && !this.answered.has(a) ? stops[a]?.question : undefined;
+    if (aq && aq.ask <= step) return a;
+    return openQuestion(stops, step, this.answered, this.held);
   }
 
   /**

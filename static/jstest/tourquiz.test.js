@@ -154,3 +154,19 @@ test('a hello for another mode starts the verdicts over; the same mode keeps the
   assert.equal(tq.sticky, false);
   assert.equal(tq.open, 1, 'follows the step');
 });
+
+test("a follower keeps the presenter's open question open over the presenter's frames past it", () => {
+  const tq = new TourQuiz();
+  tq.held = false;
+  tq.hello(null, 'both', stops, 0);
+  assert.equal(tq.follow(stops, 40, true), -1, 'no word from the presenter: the question is behind');
+  tq.asked = 1;
+  assert.equal(tq.follow(stops, 40, true), 1, "the presenter's End, on its way back to the question");
+  assert.equal(tq.follow(stops, 2, true), -1, 'before it is asked');
+  assert.equal(tq.hold(stops, 40, true, false), -1, 'a follower never seeks');
+  tq.verdict({ stop: 1, correct: false, unanswered: true, answer: 'yes', score: { right: 0, asked: 0 } }, false);
+  assert.equal(tq.verdicts.get(1), 'not answered: yes');
+  assert.equal(tq.speech, 'Not answered: the answer is yes.');
+  tq.unstick();
+  assert.equal(tq.follow(stops, 40, true), -1, 'revealed: the view goes on');
+});
