@@ -154,7 +154,7 @@ export function updateDOM(doc, st, ui) {
   }
   const ss = st.slotStates();
   text('c-slots-before', ss ? statesText(ss.before) : '…');
-  text('c-slots-now', ss && shownCounters ? statesText(ss.now) : '–');
+  text('c-slots-now', !ss ? '…' : shownCounters ? statesText(ss.now) : '–');
   const final = st.done && shownCounters;
   text('counters-heading', final ? 'at the end: before and after' : 'counters');
   $('counters-panel').classList.toggle('final', final);

@@ -170,7 +170,7 @@ function rng(seed) {
   };
 }
 
-test('while a question is open, nothing the page renders depends on its answer, after any navigation', () => {
+test('while a question is open, nothing the page renders depends on its answer, after any navigation', (t) => {
   const seen = { open: 0, beyond: 0, runs: 0, segments: 0, answered: 0, modes: 0 };
   for (let seed = 1; seed <= 150; seed++) {
     const r = rng(seed);
@@ -267,6 +267,7 @@ test('while a question is open, nothing the page renders depends on its answer, 
   }
   // The navigation reached every case the property is about.
   for (const [k, n] of Object.entries(seen)) assert.ok(n > 0, `no render with ${k}`);
+  t.diagnostic(`renders with a question open: ${JSON.stringify(seen)}`);
 });
 
 test('without a question open the page shows what it withheld: the property is not a blank page', () => {
