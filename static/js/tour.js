@@ -111,23 +111,6 @@ export function openQuestion(stops, step, answered, held = false) {
 }
 
 /**
- * Returns the first unanswered question whose ask step lies in (from, to]: playing from one to
- * the other passed it, so the quiz takes the view back to it.
- * @param {Stop[]} stops
- * @param {number} from
- * @param {number} to
- * @param {Set<number>} answered
- * @returns {number} the stop's index, or -1
- */
-export function passedQuestion(stops, from, to, answered) {
-  for (let k = 0; k < stops.length; k++) {
-    const q = stops[k].question;
-    if (q && !answered.has(k) && q.ask > from && q.ask <= to) return k;
-  }
-  return -1;
-}
-
-/**
  * The verdict as the page shows it: "correct", or "wrong: " and the right answer; in a room, a
  * follower who gave no answer is told so ("not answered: " and the answer), not that it was wrong.
  * @param {{correct: boolean, answer: string, unanswered?: boolean}} v
