@@ -21,6 +21,9 @@ type Question struct {
 	Answer  string   `json:"answer"`            // decimal digits, "yes"/"no", or one of Choices
 	Ask     int64    `json:"ask"`
 	Reveal  int64    `json:"reveal"`
+	// Withholds is what the page must not show while the question is open: [Withholds] of the
+	// stop it is asked before. The page applies it and decides nothing of its own.
+	Withholds []string `json:"withholds"`
 
 	chunk int32 // for questions revealed when a chunk ends: the chunk, else -1
 }
@@ -78,6 +81,56 @@ type AnswerError struct {
 }
 
 func (e *AnswerError) Error() string { return "player: " + e.Hint }
+
+// What a page withholds while a question is open (issue 30): each names a part of the page, or a
+// kind of fact, from which a question's answer could follow. A quiz is a property of the page —
+// nothing on it tells the answer, whatever navigation led there — so the question carries its
+// list, made here where the question is, and the page consults it for every text, colour and mark
+// it draws (static/js/quiz.js, veilOf).
+const (
+	// WithholdLater: anything of the steps after Ask. The view is held at Ask until the question
+	// is answered: a seek, End, a slider drag or a permalink past it comes back to it, and a frame
+	// past it shows nothing of its step while it does (the counters, calls, summary, outcome and
+	// status of the end would all answer).
+	WithholdLater = "later"
+	// WithholdNarration: the narration and the live region's step text say what the kernel does
+	// next.
+	WithholdNarration = "narration"
+	// WithholdCalls: the call lanes, the call log and the slider's call markers count the calls.
+	WithholdCalls = "calls"
+	// WithholdCounters: the headline figures, the counters, the summary and the outcome line.
+	WithholdCounters = "counters"
+	// WithholdSIT: the SIT panel, its line and its figure: valid counts and their changes.
+	WithholdSIT = "sit"
+	// WithholdStop: the stop's title, text and terms name what happens there.
+	WithholdStop = "stop"
+	// WithholdRuns: the physical runs — colouring by run, the dark bar where a run starts, "3
+	// physical runs", "physical run 2 of 3" — are what batching calls once each: they answer
+	// whether a slot ends the pending run and how many calls a chunk makes.
+	WithholdRuns = "runs"
+	// WithholdSegments: which segment an address lies in — segment numbers and offsets, "outside
+	// the main area", colouring by segment or log type, the mark of an address outside the main
+	// area — answers which segment empties first and what f2fs_is_valid_blkaddr finds.
+	WithholdSegments = "segments"
+)
+
+// Withholds returns what a question asked before a stop of kind stopKind withholds: every
+// question the later steps, the narration, calls, counters, SIT panel and the stop's own words;
+// questions about runs (does this slot end the run, how many calls) the runs as well; questions
+// about segments and addresses (which segment becomes prefree, what validation finds) the
+// segments. A kind with no question withholds nothing.
+func Withholds(stopKind string) []string {
+	base := []string{WithholdLater, WithholdNarration, WithholdCalls, WithholdCounters, WithholdSIT, WithholdStop}
+	switch stopKind {
+	case StopReserve:
+		return base
+	case StopNewInRun, StopDiscontiguous, StopChunk, StopEndOfRange:
+		return append(base, WithholdRuns)
+	case StopPrefree, StopError:
+		return append(base, WithholdSegments)
+	}
+	return nil
+}
 
 // quizBuilder collects, during Build's pass, what the questions need: when each chunk starts and
 // ends and which segments each chunk's calls touch.
@@ -162,6 +215,7 @@ func (q *quizBuilder) attach(stops []Stop) {
 			continue
 		}
 		prevReveal = qs.Reveal
+		qs.Withholds = Withholds(s.Kind)
 		s.Question = qs
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,6 +65,11 @@ func TestQuestionsAskBeforeTheStep(t *testing.T) {
 			what := fmt.Sprintf("spec %d, %s question %q (ask %d, reveal %d)", n, s.Kind, q.Text, q.Ask, q.Reveal)
 			if strings.Contains(strings.ToLower(q.Text), strings.ToLower(s.Title)) && s.Title != "" {
 				t.Errorf("%s: the text repeats the stop's title %q", what, s.Title)
+			}
+			// Every question carries what the page withholds for its kind (issue 30), the later
+			// steps always among it.
+			if !slices.Equal(q.Withholds, Withholds(s.Kind)) || !slices.Contains(q.Withholds, WithholdLater) {
+				t.Errorf("%s: withholds %v, want %v", what, q.Withholds, Withholds(s.Kind))
 			}
 			before, after := at(q.Ask), at(q.Reveal)
 			bt, btAfter := before[last], after[last]
@@ -166,6 +172,38 @@ func TestNormalise(t *testing.T) {
 		}
 		if right := tt.want != "" && tt.want == tt.q.Answer; tt.q.Check(tt.in) != right || (err == nil && tt.q.Check(got) != right) {
 			t.Errorf("%s question: Check(%q) = %v, Check(%q) = %v; want %v", tt.q.Kind, tt.in, tt.q.Check(tt.in), got, tt.q.Check(got), right)
+		}
+	}
+}
+
+// TestWithholds: what a question withholds follows from what its answer depends on. Every question
+// holds the view at its ask step and hides the parts of the page that count calls, SIT changes and
+// what the kernel does next; a question about runs (does this slot end the pending run, how many
+// calls) hides the physical runs too, and one about segments and addresses (which segment becomes
+// prefree, what validation finds) the segments. A stop with no question withholds nothing.
+func TestWithholds(t *testing.T) {
+	base := []string{WithholdLater, WithholdNarration, WithholdCalls, WithholdCounters, WithholdSIT, WithholdStop}
+	for _, c := range []struct {
+		kind           string
+		runs, segments bool
+	}{
+		{StopReserve, false, false},
+		{StopNewInRun, true, false}, {StopDiscontiguous, true, false}, {StopChunk, true, false}, {StopEndOfRange, true, false},
+		{StopPrefree, false, true}, {StopError, false, true},
+	} {
+		w := Withholds(c.kind)
+		for _, b := range base {
+			if !slices.Contains(w, b) {
+				t.Errorf("%s: withholds %v, without %q", c.kind, w, b)
+			}
+		}
+		if slices.Contains(w, WithholdRuns) != c.runs || slices.Contains(w, WithholdSegments) != c.segments {
+			t.Errorf("%s: withholds %v; want runs %v, segments %v", c.kind, w, c.runs, c.segments)
+		}
+	}
+	for _, k := range []string{StopStart, StopEnd, StopSITUpdate, StopFillZero} {
+		if w := Withholds(k); w != nil {
+			t.Errorf("%s has no question but withholds %v", k, w)
 		}
 	}
 }

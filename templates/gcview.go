@@ -18,11 +18,16 @@ type GCPage struct {
 	// Quiz (&quiz=1) asks before it shows: the last gc call's result, its candidates' ranking and
 	// the victim stay hidden until a guess (&guess=SEGNO) is made from Options (the candidates in
 	// segment order).
-	Quiz     bool
-	Asking   bool // a question is open: no guess yet
-	Options  []GCLink
-	Verdict  string // after a guess: right or wrong, and the kernel's pick
-	QuizHref string // toggles the quiz
+	Quiz    bool
+	Asking  bool // a question is open: no guess yet
+	Options []GCLink
+	// Terms are what the policy weighs for each candidate, in segment order, while a question is
+	// open: valid blocks (and u) for greedy; valid blocks, u, mean mtime and age for cost-benefit.
+	// The answer follows from them as the kernel computes it; the cost and rank are withheld.
+	Terms       []GCCandidate
+	CostBenefit bool   // the asked call's policy weighs age: the terms show mtime and age
+	Verdict     string // after a guess: right or wrong, and the kernel's pick
+	QuizHref    string // toggles the quiz
 }
 
 // GCStep is one op of the URL, with the URL that ends at it.
@@ -60,11 +65,17 @@ type GCCell struct {
 	Valid  uint32
 	Victim bool // in the last op's victim section
 	Marked bool // in victim_secmap
+	// Mtime and Age: a candidate of the last call's search, with what cost-benefit weighs ("" for
+	// other segments, and for greedy, which weighs valid blocks only).
+	Mtime, Age string
 }
 
 // gcCellTitle is a cell's tooltip.
 func gcCellTitle(c GCCell) string {
 	t := "segment " + itoa(c.Segno) + ": " + c.Class + ", " + itoa(c.Valid) + " valid"
+	if c.Mtime != "" {
+		t += ", mean mtime " + c.Mtime + ", age " + c.Age
+	}
 	if c.Victim {
 		t += " · the victim"
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -288,6 +289,9 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 				b, _ := strconv.Atoi(opts[j].Segno)
 				return a < b
 			})
+			// The question shows every term the policy weighs (issue 30): without them a
+			// cost-benefit pick could not be reasoned out, only guessed.
+			p.Terms, p.CostBenefit = opts, p.Last.Policy == policyCostBenefit
 			for _, o := range opts {
 				p.Options = append(p.Options, templates.GCLink{Label: "segment " + o.Segno, TestID: "gc-option-" + o.Segno,
 					Href: gcPageURL(si.ID, ops, now) + gcQuery(gcPageURL(si.ID, ops, now), "quiz=1&guess="+o.Segno)})
@@ -310,7 +314,13 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, c := range cells {
 		in := victim >= 0 && uint64(c.Segno)/uint64(segsPerSec) == uint64(victim)/uint64(segsPerSec)
-		p.Cells = append(p.Cells, templates.GCCell{Segno: c.Segno, Class: c.Class, Valid: c.Valid, Victim: in, Marked: c.Marked})
+		cell := templates.GCCell{Segno: c.Segno, Class: c.Class, Valid: c.Valid, Victim: in, Marked: c.Marked}
+		if p.Last != nil && p.Last.Policy == policyCostBenefit {
+			if k := slices.IndexFunc(p.Last.Candidates, func(x templates.GCCandidate) bool { return x.Segno == strconv.FormatUint(uint64(c.Segno), 10) }); k >= 0 {
+				cell.Mtime, cell.Age = p.Last.Candidates[k].Mtime, p.Last.Candidates[k].Age
+			}
+		}
+		p.Cells = append(p.Cells, cell)
 		counts[c.Class]++
 	}
 	for _, c := range segmentClassLetters() {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,5 +92,62 @@ func TestGCPageQuiz(t *testing.T) {
 	wrong := doc.Find(`[data-testid^="gc-option-"]`).Not(`[data-testid="gc-option-`+victim+`"]`).First().AttrOr("href", "")
 	if v := getDoc(t, ts, wrong).Find(`[data-testid="gc-verdict"]`).Text(); !strings.Contains(v, "the kernel picks segment "+victim) {
 		t.Errorf("wrong guess verdict %q", v)
+	}
+}
+
+// TestGCPageQuizShowsTheTerms: the question shows every term its policy weighs (issue 30): for a
+// cost-benefit call (gc 0) the candidates' valid blocks, u, mean mtime and age — the same as the
+// result shows after the guess — in a table and on the map's hover, with no cost or rank; for
+// greedy (gc 1) the valid blocks and u, no age.
+func TestGCPageQuizShowsTheTerms(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	for _, c := range []struct {
+		op          string
+		costBenefit bool
+	}{{"gc+0", true}, {"gc+1", false}} {
+		res := getDoc(t, ts, "/images/demo/next?op="+c.op)
+		// The result's candidates: section → its terms (valid, mtime, u, age).
+		want := map[string][]string{}
+		res.Find(`[data-testid="gc-candidate"]`).Each(func(_ int, tr *goquery.Selection) {
+			var td []string
+			tr.Find("td").Each(func(_ int, s *goquery.Selection) {
+				td = append(td, strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s.Text()), "◂ victim")))
+			})
+			want[td[0]] = td[1:5] // valid, mean mtime, u %, age
+		})
+		if len(want) < 2 {
+			t.Fatalf("%s: %d candidates, want a question with a choice", c.op, len(want))
+		}
+		doc := getDoc(t, ts, "/images/demo/next?op="+c.op+"&quiz=1")
+		head := doc.Find(`[data-testid="gc-terms"] th`).Map(func(_ int, s *goquery.Selection) string { return s.Text() })
+		wantHead := []string{"section (first segment)", "valid", "u %"}
+		if c.costBenefit {
+			wantHead = append(wantHead, "mean mtime", "age")
+		}
+		if !slices.Equal(head, wantHead) {
+			t.Errorf("%s: the question's terms are %q, want %q (no cost, no rank)", c.op, head, wantHead)
+		}
+		rows := doc.Find(`[data-testid="gc-term"]`)
+		if rows.Length() != len(want) || doc.Find(`[data-testid^="gc-option-"]`).Length() != len(want) {
+			t.Errorf("%s: %d rows of terms, %d options, %d candidates", c.op, rows.Length(), doc.Find(`[data-testid^="gc-option-"]`).Length(), len(want))
+		}
+		rows.Each(func(_ int, tr *goquery.Selection) {
+			td := tr.Find("td").Map(func(_ int, s *goquery.Selection) string { return s.Text() })
+			w := want[td[0]]
+			got := []string{td[1], "", td[2]}
+			exp := []string{w[0], "", w[2]}
+			if c.costBenefit {
+				got[1], exp[1] = td[3], w[1]
+				got, exp = append(got, td[4]), append(exp, w[3])
+			}
+			if !slices.Equal(got, exp) {
+				t.Errorf("%s: section %s's terms %q, the result's %q", c.op, td[0], got, exp)
+			}
+			title := doc.Find(`[data-testid="gc-cell"][data-segno="`+td[0]+`"]`).AttrOr("title", "")
+			if has := strings.Contains(title, "mean mtime "+w[1]) && strings.Contains(title, "age "+w[3]); has != c.costBenefit {
+				t.Errorf("%s: section %s's hover %q (cost-benefit %v)", c.op, td[0], title, c.costBenefit)
+			}
+		})
 	}
 }

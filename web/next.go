@@ -221,9 +221,9 @@ type nextCandidate struct {
 	Segno uint32  `json:"segno"`
 	Valid uint32  `json:"valid"`
 	Mtime uint64  `json:"mtime"`
-	U     *uint32 `json:"u,omitempty"` // absent while a question is open
+	U     *uint32 `json:"u,omitempty"`
 	Age   *uint32 `json:"age,omitempty"`
-	Cost  *uint32 `json:"cost,omitempty"`
+	Cost  *uint32 `json:"cost,omitempty"` // absent while a question is open
 	Rank  int     `json:"rank,omitempty"` // 1 = cheapest; 0 while a question is open
 }
 
@@ -325,10 +325,13 @@ func nextBodyOf(tl *gc.Timeline, n nextQuery) nextBody {
 func candidatesOf(cs []gc.Candidate, veiled bool) []nextCandidate {
 	out := make([]nextCandidate, len(cs))
 	for i, c := range cs {
-		out[i] = nextCandidate{Segno: c.Segno, Valid: c.Valid, Mtime: c.Mtime}
+		// A question shows every term a policy weighs — valid blocks, u, mtime and age (issue
+		// 30: cost-benefit's answer depends on the age) — and withholds the cost and the rank.
+		u, age := c.U, c.Age
+		out[i] = nextCandidate{Segno: c.Segno, Valid: c.Valid, Mtime: c.Mtime, U: &u, Age: &age}
 		if !veiled {
-			u, age, cost := c.U, c.Age, c.Cost
-			out[i].U, out[i].Age, out[i].Cost, out[i].Rank = &u, &age, &cost, i+1
+			cost := c.Cost
+			out[i].Cost, out[i].Rank = &cost, i+1
 		}
 	}
 	if veiled {

@@ -100,11 +100,7 @@ func TestNextAPI(t *testing.T) {
 		if !qz.Frame.Veiled || qz.Frame.Other != nil || qz.Frame.Victim != nil || strings.Contains(qz.Frame.Narration, "cheapest first") {
 			t.Errorf("quiz at frame %d: veiled %v, other %v, narration %q", k, qz.Frame.Veiled, qz.Frame.Other, qz.Frame.Narration)
 		}
-		for i, c := range qz.Frame.Candidates {
-			if c.Cost != nil || c.U != nil || c.Age != nil || c.Rank != 0 || i > 0 && c.Segno < qz.Frame.Candidates[i-1].Segno {
-				t.Errorf("quiz at frame %d: candidate %+v shows its ranking", k, c)
-			}
-		}
+		checkVeiledTerms(t, k, qz.Frame.Candidates, s.Frame.Candidates)
 	}
 	if asked == 0 {
 		t.Error("no question asked")
@@ -114,6 +110,27 @@ func TestNextAPI(t *testing.T) {
 	}
 	if rounds == 0 || b.Frames[len(b.Frames)-1].Kind != "none" {
 		t.Errorf("%d calls; last frame %s, want the timeline to end at ENODATA", rounds, b.Frames[len(b.Frames)-1].Kind)
+	}
+	// Cost-benefit's question shows the terms it weighs, age among them (issue 30).
+	cbAsked := 0
+	cbRun, _ := nextGet(t, ts, nextRun+"&policy=cost-benefit")
+	for k, h := range cbRun.Frames {
+		if h.Kind != "search" || cbAsked > 0 {
+			continue
+		}
+		s, _ := nextGet(t, ts, fmt.Sprintf("%s&policy=cost-benefit&at=%d", nextRun, k))
+		if s.Frame.Round > maxNextQuestions || len(s.Frame.Candidates) < 2 {
+			continue
+		}
+		qz, _ := nextGet(t, ts, fmt.Sprintf("%s&policy=cost-benefit&at=%d&quiz=1", nextRun, k))
+		if !qz.Frame.Veiled {
+			t.Errorf("cost-benefit quiz at frame %d: not veiled", k)
+		}
+		checkVeiledTerms(t, k, qz.Frame.Candidates, s.Frame.Candidates)
+		cbAsked++
+	}
+	if cbAsked == 0 {
+		t.Error("no cost-benefit question asked")
 	}
 	// Cost-benefit: background calls mark, the sync after each moves and frees.
 	cb, _ := nextGet(t, ts, nextRun+"&policy=cost-benefit&at=3")
@@ -299,4 +316,27 @@ func TestNextAnyPathIsAFreshLoad(t *testing.T) {
 		t.Fatal("query without a position")
 	}
 	t.Logf("%d positions on %d paths; the fresh server built %d timelines", len(seen), 6, fresh.next.builds)
+}
+
+// checkVeiledTerms: while a question is open the candidates come in segment order with every term
+// the policy weighs — valid blocks, mtime, u and age, as the unveiled frame has them — and without
+// their cost or rank, which are the answer.
+func checkVeiledTerms(t *testing.T, k int, veiled, open []nextCandidate) {
+	t.Helper()
+	terms := map[uint32]nextCandidate{}
+	for _, c := range open {
+		terms[c.Segno] = c
+	}
+	if len(veiled) != len(open) {
+		t.Errorf("quiz at frame %d: %d candidates, %d unveiled", k, len(veiled), len(open))
+	}
+	for i, c := range veiled {
+		w, ok := terms[c.Segno]
+		if c.Cost != nil || c.Rank != 0 || i > 0 && c.Segno < veiled[i-1].Segno {
+			t.Errorf("quiz at frame %d: candidate %+v shows its ranking", k, c)
+		}
+		if !ok || c.U == nil || c.Age == nil || w.U == nil || w.Age == nil || c.Valid != w.Valid || c.Mtime != w.Mtime || *c.U != *w.U || *c.Age != *w.Age {
+			t.Errorf("quiz at frame %d: candidate %+v does not show the terms %+v", k, c, w)
+		}
+	}
 }

@@ -332,6 +332,8 @@ type wireQuestion struct {
 	Choices []string `json:"choices,omitempty"`
 	Ask     int64    `json:"ask"`
 	Reveal  int64    `json:"reveal"`
+	// Withholds is what the page must not show while the question is open (player.Withholds).
+	Withholds []string `json:"withholds"`
 }
 
 func wireStops(stops []player.Stop) []wireStop {
@@ -339,7 +341,7 @@ func wireStops(stops []player.Stop) []wireStop {
 	for i, s := range stops {
 		out[i].Stop = s
 		if q := s.Question; q != nil {
-			out[i].Question = &wireQuestion{Kind: q.Kind, Text: q.Text, Choices: q.Choices, Ask: q.Ask, Reveal: q.Reveal}
+			out[i].Question = &wireQuestion{Kind: q.Kind, Text: q.Text, Choices: q.Choices, Ask: q.Ask, Reveal: q.Reveal, Withholds: q.Withholds}
 		}
 		out[i].Stop.Question = nil
 	}
@@ -404,7 +406,10 @@ type quizMsg struct {
 	Correct bool   `json:"correct"`
 	Answer  string `json:"answer,omitempty"`  // the right answer (not while Pending)
 	Pending bool   `json:"pending,omitempty"` // in a room: taken, the verdict comes with the presenter's reveal
-	Score   score  `json:"score"`
+	// Unanswered: a room's reveal to a follower who gave no answer (Correct is false, and the page
+	// says "not answered", not "wrong").
+	Unanswered bool  `json:"unanswered,omitempty"`
+	Score      score `json:"score"`
 }
 
 // errorMsg is an error message to the client.

@@ -313,14 +313,15 @@ func TestBrowserRoomQuiz(t *testing.T) {
 	do(t, pres, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "quiz": {"1"}})))
 	waitStatus(t, pres, 30*time.Second, "paused")
 	code := pressRoomStart(t, pres)
-	f1, f2 := tab(t), tab(t)
-	for _, f := range []context.Context{f1, f2} {
+	// f3 follows the quiz and never answers: the reveal tells it "not answered", not "wrong".
+	f1, f2, f3 := tab(t), tab(t), tab(t)
+	for _, f := range []context.Context{f1, f2, f3} {
 		do(t, f, chromedp.Navigate(base+"/follow/"+code))
 		waitStatus(t, f, 30*time.Second, "paused")
 		// The presenter's quiz mode reaches the followers.
 		waitJSOr(t, f, `document.querySelector('[data-testid="quiz-toggle"]').checked`, 10*time.Second, `document.body.className`)
 	}
-	waitFollowers(t, pres, 2)
+	waitFollowers(t, pres, 3)
 
 	// The presenter plays: the quiz stops where the question is asked, on every screen.
 	do(t, pres, chromedp.Click(chromedp.CSS(`[data-testid="btn-play"]`)))
@@ -331,7 +332,7 @@ func TestBrowserRoomQuiz(t *testing.T) {
 		t.Fatalf("the presenter's quiz stopped at %d, outside [%d, %d)", at, q.Ask, q.Reveal)
 	}
 	// The presenter sees the distribution instead of an answer box.
-	waitJSOr(t, pres, `!document.querySelector('[data-testid="room-answers"]').hidden && document.querySelector('[data-testid="room-answered"]').textContent === '0 of 2 followers answered'`, 10*time.Second,
+	waitJSOr(t, pres, `!document.querySelector('[data-testid="room-answers"]').hidden && document.querySelector('[data-testid="room-answered"]').textContent === '0 of 3 followers answered'`, 10*time.Second,
 		`document.querySelector('[data-testid="room-answers"]').textContent`)
 	if js[bool](t, pres, `!!document.querySelector('[data-testid="quiz-answer"]').offsetParent`) {
 		t.Error("the presenter is offered an answer box in a room")
@@ -354,8 +355,8 @@ func TestBrowserRoomQuiz(t *testing.T) {
 		waitJSOr(t, c.ctx, `document.querySelector('[data-testid="quiz-result"]').textContent === 'answer sent: the presenter reveals it'`, 10*time.Second,
 			`document.querySelector('[data-testid="quiz-result"]').textContent`)
 	}
-	// A bar per answer with its count; 2 of 2 answered.
-	waitJSOr(t, pres, `document.querySelector('[data-testid="room-answered"]').textContent === '2 of 2 followers answered'`, 10*time.Second,
+	// A bar per answer with its count; 2 of 3 answered.
+	waitJSOr(t, pres, `document.querySelector('[data-testid="room-answered"]').textContent === '2 of 3 followers answered'`, 10*time.Second,
 		`document.querySelector('[data-testid="room-answers"]').textContent`)
 	bars := js[map[string]string](t, pres, `Object.fromEntries([...document.querySelectorAll('[data-testid="answer-bar"]')].map((b) => [b.dataset.answer, b.dataset.count]))`)
 	right, other := strings.ToLower(q.Answer), strings.ToLower(wrong)
@@ -371,7 +372,12 @@ func TestBrowserRoomQuiz(t *testing.T) {
 		`document.querySelector('[data-testid="quiz-result"]').textContent + ' ' + document.querySelector('[data-testid="quiz-score"]').textContent`)
 	waitJSOr(t, f2, fmt.Sprintf(`document.querySelector('[data-testid="quiz-result"]').textContent === %q && document.querySelector('[data-testid="quiz-score"]').textContent === '0/1'`, "wrong: "+q.Answer), 10*time.Second,
 		`document.querySelector('[data-testid="quiz-result"]').textContent + ' ' + document.querySelector('[data-testid="quiz-score"]').textContent`)
-	for _, c := range []context.Context{pres, f1, f2} {
+	waitJSOr(t, f3, fmt.Sprintf(`document.querySelector('[data-testid="quiz-result"]').textContent === %q && document.querySelector('[data-testid="quiz-score"]').textContent === '0/0'`, "not answered: "+q.Answer), 10*time.Second,
+		`document.querySelector('[data-testid="quiz-result"]').textContent + ' ' + document.querySelector('[data-testid="quiz-score"]').textContent`)
+	if js[bool](t, f3, `document.querySelector('[data-testid="quiz-result"]').classList.contains('bad') || document.body.innerText.includes('wrong: ')`) {
+		t.Error("the silent follower is told it was wrong")
+	}
+	for _, c := range []context.Context{pres, f1, f2, f3} {
 		waitStep(t, c, q.Reveal, 10*time.Second)
 	}
 	waitJSOr(t, pres, fmt.Sprintf(`document.querySelector('[data-testid="room-answered"]').textContent.endsWith('the answer is %s: 1 right') && document.querySelector('[data-testid="answer-bar"].right').dataset.answer === %q`, q.Answer, right), 10*time.Second,

@@ -638,6 +638,8 @@ func (r *room) reveal(ss *session, k int) {
 					f.score.Right++
 				}
 			}
+		} else {
+			m.Unanswered = true
 		}
 		m.Score = f.score
 		f.c.send(m, false)

@@ -17,19 +17,20 @@ import (
 // roomReply is a room or answers message.
 type roomReply struct {
 	roomInfo
-	Type     string         `json:"type"`
-	Stop     int            `json:"stop"`
-	Counts   map[string]int `json:"counts"`
-	Answered int            `json:"answered"`
-	Pending  bool           `json:"pending"`
-	Correct  bool           `json:"correct"`
-	Answer   string         `json:"answer"`
-	Score    score          `json:"score"`
-	Room     *roomInfo      `json:"room"`
-	Step     int64          `json:"step"`
-	Error    string         `json:"error"`
-	Status   int            `json:"status"`
-	Run      runInfo        `json:"run"`
+	Type       string         `json:"type"`
+	Stop       int            `json:"stop"`
+	Counts     map[string]int `json:"counts"`
+	Answered   int            `json:"answered"`
+	Pending    bool           `json:"pending"`
+	Unanswered bool           `json:"unanswered"`
+	Correct    bool           `json:"correct"`
+	Answer     string         `json:"answer"`
+	Score      score          `json:"score"`
+	Room       *roomInfo      `json:"room"`
+	Step       int64          `json:"step"`
+	Error      string         `json:"error"`
+	Status     int            `json:"status"`
+	Run        runInfo        `json:"run"`
 }
 
 // readRaw reads messages until one of type typ and decodes it as a roomReply.
@@ -135,6 +136,9 @@ func TestRoom(t *testing.T) {
 		t.Fatal("bench64 has no numeric question")
 	}
 	q := h.Stops[k].Question
+	// c follows the quiz and gives no answer.
+	c := ts.dialFollow(t, r.Code)
+	c.readType("hello")
 	p.send(ctl{"type": "seek", "step": q.Ask})
 	p.readType("frame")
 	p.send(ctl{"type": "ui", "stop": k, "quiz": true, "question": k})
@@ -162,13 +166,20 @@ func TestRoom(t *testing.T) {
 	for i, f := range []*wsClient{a, b} {
 		m := f.readRoom("quiz")
 		want := []string{"1", "12345"}[i] == right
-		if m.Answer != right || m.Correct != want || m.Score.Asked != 1 {
+		if m.Answer != right || m.Correct != want || m.Unanswered || m.Score.Asked != 1 {
 			t.Fatalf("follower %d verdict %+v (right answer %q)", i, m, right)
 		}
 		if fr := f.readType("frame"); fr.Step != q.Reveal {
 			t.Fatalf("follower %d at %d after the reveal, want %d", i, fr.Step, q.Reveal)
 		}
 	}
+
+	// The silent follower is told the answer, not judged: its page says "not answered", not
+	// "wrong", and its score is still 0/0.
+	if m := c.readRoom("quiz"); m.Answer != right || m.Correct || !m.Unanswered || m.Score.Asked != 0 {
+		t.Fatalf("the silent follower's reveal %+v (right answer %q)", m, right)
+	}
+	c.c.CloseNow()
 
 	// The presenter changes mode: the followers get a new hello.
 	p.send(ctl{"type": "mode", "mode": "batched"})

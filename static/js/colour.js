@@ -136,6 +136,10 @@ export class RunMap {
  * @property {RunMap|null} runs the range's runs (by run), null while unknown
  * @property {{mainBlkaddr: number, maxBlkaddr: number, blocksPerSeg: number}} geometry
  * @property {Map<number, number>} segTypes log type by segno (by log)
+ * @property {boolean} [plain] an open quiz question withholds what the colouring shows (runs, or
+ *   segments): every address gets one colour, whatever by says (quiz.js canvasView)
+ * @property {boolean} [bounds] false while a question withholds segments: an address outside the
+ *   main area is drawn as any other, not marked invalid (undefined: marked)
  */
 
 /** The palette index by log of a segment whose log type is unknown. */
@@ -150,6 +154,7 @@ export const UNKNOWN_LOG = contract().logTypes.length;
  * @returns {number}
  */
 export function colourIndex(c, off, addr, paletteSize) {
+  if (c.plain) return 0;
   const g = c.geometry;
   switch (c.by) {
     case 'segment':

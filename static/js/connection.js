@@ -1,7 +1,7 @@
 // The player's side of the run's socket: what each server message does to the model (state.js),
 // the tour and quiz (tourquiz.js) and the view's options, and what the page asks the server for in
 // return (the initial map's next page, the end a permalink asked for, the step of a question a
-// quiz played past). The DOM is left to the callbacks. Tested in static/jstest/connection.test.js
+// quiz holds the view at). The DOM is left to the callbacks. Tested in static/jstest/connection.test.js
 // with a model and a recorded send.
 
 /**
@@ -29,6 +29,11 @@
 export function playerHandlers(c) {
   const { st, tq, view } = c;
   const morePages = () => { if (!st.initialComplete) c.send({ type: 'initial', from: st.initialNext }); };
+  // A quiz holds the view at an unanswered question: a step past it, however reached, seeks back.
+  const hold = () => {
+    const step = tq.hold(st.stops, st.step, view.quiz, st.playing);
+    if (step >= 0) c.send({ type: 'seek', step });
+  };
   return {
     hello(h) {
       const before = st.ready ? st.mode : null;
@@ -40,6 +45,7 @@ export function playerHandlers(c) {
       view.colour.runs = st.runs;
       view.version++;
       if (c.takeRunEnd()) c.send({ type: 'end' });
+      else hold();
       morePages();
       c.shown(h);
       c.redraw();
@@ -60,13 +66,8 @@ export function playerHandlers(c) {
       }
     },
     frame(f) {
-      const prev = st.step;
       st.frame(f, performance.now());
-      // A quiz stops where a question is asked: playing past one comes back to it.
-      if (view.quiz && st.playing) {
-        const step = tq.bounce(st.stops, prev, st.step);
-        if (step >= 0) c.send({ type: 'seek', step });
-      }
+      hold();
       c.redraw();
       if (c.hooks.onFrame) c.hooks.onFrame(f);
     },

@@ -6,6 +6,7 @@ import { int } from './fmt.js';
 import { contract, blockOffset } from './contract.js';
 
 const BATCHED = contract().modes.batched;
+import { withholds, WITHHOLD } from './quiz.js';
 
 /** @typedef {import('./state.js').RunState} RunState */
 
@@ -20,19 +21,22 @@ export function plural(n, word) {
 }
 
 /**
- * Says what one slot value is.
+ * Says what one slot value is. An open quiz question's veil may withhold its segment (the number,
+ * the block offset, "outside the main area") and its physical run.
  * @param {RunState} st
  * @param {number} off slot offset in the range
  * @param {number} v
+ * @param {import('./quiz.js').Veil} [veil]
  * @returns {string}
  */
-export function slotValueText(st, off, v) {
+export function slotValueText(st, off, v, veil) {
   if (v === NULL_ADDR) return 'NULL_ADDR: a hole';
   if (v === NEW_ADDR) return 'NEW_ADDR: reserved, reads as zeros';
   if (v === COMPRESS_ADDR) return 'COMPRESS_ADDR: a compressed-cluster marker';
+  if (withholds(veil, WITHHOLD.segments)) return `address ${v}`;
   const seg = st.segnoOf(v);
   if (seg < 0) return `address ${v}, outside the main area`;
-  const run = st.runs ? st.runs.runAt(off) : -1;
+  const run = st.runs && !withholds(veil, WITHHOLD.runs) ? st.runs.runAt(off) : -1;
   return `address ${v}, segment ${seg}, block offset ${blockOffset(st.geometry, v)}${run >= 0 ? `, physical run ${run + 1} of ${st.runs?.count}` : ''}`;
 }
 
@@ -41,9 +45,10 @@ export function slotValueText(st, off, v) {
  * before the run, a rejected address.
  * @param {RunState} st
  * @param {number} off slot offset in the range
+ * @param {import('./quiz.js').Veil} [veil] an open quiz question's
  * @returns {string}
  */
-export function slotText(st, off) {
+export function slotText(st, off, veil) {
   const idx = st.range.start + off;
   const v = st.slots[off];
   const ci = st.chunkOf(idx);
@@ -53,9 +58,9 @@ export function slotText(st, off) {
     lines.push(`chunk ${ci + 1} of ${st.chunks.length}: ${c.path}, slot ${int(idx - c.start)} of ${int(c.len)}`);
     if (c.missing) lines.push(`(+ ${c.missing} node${c.missing > 1 ? 's' : ''} created by ALLOC_NODE)`);
   }
-  lines.push(slotValueText(st, off, v));
+  lines.push(slotValueText(st, off, v, veil));
   const b = st.initial[off];
-  if (b !== v) lines.push(`before the run: ${slotValueText(st, off, b)}`);
+  if (b !== v) lines.push(`before the run: ${slotValueText(st, off, b, veil)}`);
   if (st.bad.has(off)) lines.push('✕ rejected by f2fs_is_valid_blkaddr');
   if (st.info.image) lines.push('click to pin it: links to its block and its place on the file page show above the map');
   return lines.join('\n');
@@ -65,31 +70,35 @@ export function slotText(st, off) {
  * The slot panel's text line: where the cursor (or the pinned slot) is and what it holds.
  * @param {RunState} st
  * @param {number|null} pin the pinned slot's offset, or null
+ * @param {import('./quiz.js').Veil} [veil] an open quiz question's
  * @returns {string}
  */
-export function cursorLine(st, pin) {
+export function cursorLine(st, pin, veil) {
   const off = Math.min(st.n - 1, Math.max(0, pin ?? (st.cursor() - st.range.start)));
   const idx = st.range.start + off;
   const ci = st.chunkOf(idx);
   const c = st.chunks[ci];
   const where = pin !== null ? 'pinned at' : 'cursor at';
   const chunk = c ? ` in ${c.path} (chunk ${ci + 1} of ${st.chunks.length})` : '';
-  let s = `${where} slot ${int(idx)}${chunk}: ${slotValueText(st, off, st.slots[off])}`;
+  let s = `${where} slot ${int(idx)}${chunk}: ${slotValueText(st, off, st.slots[off], veil)}`;
   const b = st.initial[off];
-  if (b !== st.slots[off]) s += `; before the run ${slotValueText(st, off, b)}`;
+  if (b !== st.slots[off]) s += `; before the run ${slotValueText(st, off, b, veil)}`;
   const bt = st.per[BATCHED];
   if (bt && bt.pending) s += ` · pending run (${bt.pending.start}, ${bt.pending.len})`;
   return s;
 }
 
 /**
- * The slot panel's heading aside: "2,048 slots in 3 chunks · 5 physical runs".
+ * The slot panel's heading aside: "2,048 slots in 3 chunks · 5 physical runs" (the runs left out
+ * while a quiz question withholds them).
  * @param {RunState} st
+ * @param {import('./quiz.js').Veil} [veil]
  * @returns {string}
  */
-export function slotsAside(st) {
+export function slotsAside(st, veil) {
   if (!st.ready) return '';
-  return `${plural(st.n, 'slot')} in ${plural(st.chunks.length, 'chunk')}${st.runs ? ` · ${plural(st.runs.count, 'physical run')}` : ''}`;
+  const runs = st.runs && !withholds(veil, WITHHOLD.runs);
+  return `${plural(st.n, 'slot')} in ${plural(st.chunks.length, 'chunk')}${runs ? ` · ${plural(st.runs.count, 'physical run')}` : ''}`;
 }
 
 /**

@@ -5,6 +5,7 @@
 
 import { int } from './fmt.js';
 import { contract } from './contract.js';
+import { withholds, WITHHOLD } from './quiz.js';
 
 /**
  * Escapes s as Go's url.QueryEscape does: everything but letters, digits and -_.~ as %XX
@@ -210,6 +211,10 @@ export class SlotLinks {
     const info = ctl.state.info;
     const f = ctl.focusSlot();
     const links = f ? slotLinks(info.image, info.path, f.index, f.before) : null;
+    // The block inspector names the block's segment and whether it lies in the main area: a
+    // question that withholds segments withholds the way there too.
+    const view = ctl.views?.slots?.opts;
+    if (links && view && view.quiz && withholds(view.veil, WITHHOLD.segments)) links.block = '';
     const key = links && f ? `${f.index}:${f.pinned}:${links.block}` : '';
     if (key === this.key) return;
     this.key = key;

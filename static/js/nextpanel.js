@@ -6,7 +6,7 @@
 // the URL (nextstate.js), so any path of the controls to a frame shows what a fresh load shows.
 import {
   readState, writeState, apply, parseNow, frameURL, cellClass, marks, openQuestion, verdictAt, stopIndex,
-  CLASS_NAMES, mapText, moveLine,
+  mapText, moveLine, candidateTable, cellTitle,
 } from './nextstate.js';
 import { loadGlossary, TermMatcher, writeTerms, termButton } from './glossary.js';
 import { int } from './fmt.js';
@@ -137,7 +137,7 @@ export function initNext(doc) {
     candidates(doc, $('next-cands'), f, body);
     other(doc, $('next-other'), f);
     moves(doc, $('next-moves'), f);
-    map(doc, f, body.segsPerSec);
+    map(doc, f, body.segsPerSec, body.policy);
     $('next-counts').textContent = f.counts.map((/** @type {{class: string, n: number}} */ c) => `${c.class}: ${int(c.n)}`).join(' · ');
     $('next-map-aside').textContent = `${int(body.segments)} segments · ${body.segsPerSec} a section`;
     $('next-map-desc').textContent = mapText(f, body.segsPerSec);
@@ -310,7 +310,8 @@ function candidates(doc, el, f, body) {
     ? `the ${f.candidates.length} sections the search looked at, in segment order (the ranking shows after your answer)`
     : `${f.candidates.length} cheapest of ${f.searched} searched, ${body.policy} cost: lowest first`;
   t.append(cap);
-  const cols = f.veiled ? ['section', 'valid', 'mean mtime'] : ['#', 'section', 'valid', 'mean mtime', 'u %', 'age', 'cost'];
+  const tab = candidateTable(!!f.veiled, body.policy);
+  const cols = tab.cols;
   const head = doc.createElement('tr');
   cols.forEach((c, i) => {
     const th = doc.createElement('th');
@@ -325,8 +326,7 @@ function candidates(doc, el, f, body) {
     tr.dataset.testid = 'next-cand';
     const chosen = f.victim !== null && c.segno === f.victim;
     if (chosen) tr.className = 'chosen';
-    const cells = f.veiled ? [`segment ${c.segno}`, int(c.valid), int(c.mtime)]
-      : [String(c.rank), `segment ${c.segno}${chosen ? ' ◂ victim' : ''}`, int(c.valid), int(c.mtime), String(c.u), String(c.age), String(c.cost)];
+    const cells = tab.cells(c, chosen);
     cells.forEach((v, i) => {
       const td = doc.createElement('td');
       td.textContent = v;
@@ -378,8 +378,9 @@ function moves(doc, el, f) {
  * @param {Document} doc
  * @param {any} f
  * @param {number} segsPerSec
+ * @param {string} policy "greedy" or "cost-benefit"
  */
-function map(doc, f, segsPerSec) {
+function map(doc, f, segsPerSec, policy) {
   const box = /** @type {HTMLElement} */ (doc.getElementById('next-cells'));
   const n = f.classes.length;
   if (box.children.length !== n) {
@@ -394,12 +395,13 @@ function map(doc, f, segsPerSec) {
     box.classList.toggle('big', n <= 256);
   }
   const m = marks(f, segsPerSec);
+  const cands = new Map((f.candidates || []).map((/** @type {any} */ c) => [c.segno, c]));
   for (let i = 0; i < n; i++) {
     const c = /** @type {HTMLElement} */ (box.children[i]);
     const letter = f.classes[i];
     const cls = cellClass(letter, { victim: m.victim.has(i), dest: m.dest.has(i), marked: m.marked.has(i) });
     if (c.className !== cls) c.className = cls;
-    let title = `segment ${i}: ${CLASS_NAMES[letter]}, ${f.valid[i]} valid`;
+    let title = cellTitle(i, letter, f.valid[i], cands.get(i), policy);
     if (m.victim.has(i)) title += ' · the victim';
     if (m.dest.has(i)) title += ' · moved blocks went here';
     if (m.marked.has(i)) title += ' · marked by a background call';

@@ -124,6 +124,48 @@ export const CLASS_NAMES = contract().classLetters;
 const FREE = contract().segmentClasses.free;
 
 /**
+ * The candidates table's columns and each candidate's cells. While a question is open the table
+ * lists the sections in segment order with every term the policy weighs and no cost or rank (the
+ * answer): greedy weighs the valid blocks; cost-benefit the valid blocks (as u) and the age of
+ * the mean mtime (issue 30).
+ * @param {boolean} veiled a question is open
+ * @param {string} policy "greedy" or "cost-benefit"
+ * @returns {{cols: string[], cells: (c: any, chosen: boolean) => string[]}}
+ */
+export function candidateTable(veiled, policy) {
+  if (!veiled) {
+    return {
+      cols: ['#', 'section', 'valid', 'mean mtime', 'u %', 'age', 'cost'],
+      cells: (c, chosen) => [String(c.rank), `segment ${c.segno}${chosen ? ' ◂ victim' : ''}`, int(c.valid), int(c.mtime), String(c.u), String(c.age), String(c.cost)],
+    };
+  }
+  if (policy === 'cost-benefit') {
+    return {
+      cols: ['section', 'valid', 'u %', 'mean mtime', 'age'],
+      cells: (c) => [`segment ${c.segno}`, int(c.valid), String(c.u ?? '?'), int(c.mtime), String(c.age ?? '?')],
+    };
+  }
+  return { cols: ['section', 'valid', 'mean mtime'], cells: (c) => [`segment ${c.segno}`, int(c.valid), int(c.mtime)] };
+}
+
+/**
+ * A map cell's hover: its class and valid blocks, and for a candidate of a cost-benefit search
+ * the mean mtime and age it is weighed by, a question open or not.
+ * @param {number} segno
+ * @param {string} letter its class letter
+ * @param {number} valid
+ * @param {any} cand the candidate starting at segno, or undefined
+ * @param {string} policy
+ * @returns {string}
+ */
+export function cellTitle(segno, letter, valid, cand, policy) {
+  let t = `segment ${segno}: ${CLASS_NAMES[letter]}, ${valid} valid`;
+  if (cand && policy === 'cost-benefit' && cand.age !== undefined) t += `, mean mtime ${int(cand.mtime)}, age ${cand.age}`;
+  return t;
+}
+
+
+/**
  * The classes of one segment's cell on the map: its state, and what the frame does to it — the
  * victim's section, where the victim's blocks go, a section a background call marked.
  * @param {string} letter the class letter

@@ -57,12 +57,16 @@ export const NEW_LINE = '#6b7682';
  * @returns {readonly string[]}
  */
 export function fillsFor(by) {
+  if (by === 'plain') return PLAIN_FILLS;
   if (by === 'segment') return SEGMENT_TONES;
   if (by === 'log') return LOG_FILLS;
   return RUN_HUES;
 }
 
 const LOG_FILLS = Object.freeze([...TYPE_COLOURS, UNKNOWN_FILL]);
+
+/** The one colour of every address while a quiz question withholds the colouring. */
+const PLAIN_FILLS = Object.freeze([SEGMENT_TONES[0]]);
 
 /**
  * Returns the colour of a segment's addresses.
@@ -161,6 +165,8 @@ export function legendColours(doc, el, by, term) {
   } else if (by === 'segment') {
     for (const c of fills) parts.push(sw(c, ''));
     parts.push(term('segment', 'segment'), ' (tones alternate)');
+  } else if (by === 'plain') {
+    parts.push(sw(fills[0], ''), 'an address (the colouring is hidden until you answer)');
   } else {
     for (const c of fills) parts.push(sw(c, ''));
     parts.push(term('physical run', 'physical-run'));

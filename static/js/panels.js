@@ -10,7 +10,7 @@ import { tourPosition, scoreText } from './tour.js';
 import { writeTerms, termButton } from './glossary.js';
 import { legendColours as paintLegend } from './palette.js';
 import { callItem } from './calllog.js';
-import { VEILED_NARRATION, veiledTitle, questionPlace, choicesOf } from './quiz.js';
+import { VEILED_NARRATION, veiledTitle, questionPlace, choicesOf, withholds, veilOf, WITHHOLD, NO_VEIL } from './quiz.js';
 import {
   plural, cursorLine, sitLine, sitAside, slotsAside, statesText, outcomeText, markersText,
 } from './describe.js';
@@ -110,10 +110,15 @@ export function updateDOM(doc, st, ui) {
   $('narration').setAttribute('aria-busy', String(st.playing));
   $('counters-big').setAttribute('aria-busy', String(st.playing));
 
+  // What an open quiz question withholds (player.Withholds): every write below consults it.
+  const veil = ui.view.quiz ? veilOf(st.stops, ui.q, st.step) : NO_VEIL;
+  const hide = (/** @type {string} */ what) => withholds(veil, what);
   const statusEl = $('run-status');
   let s;
   let cls = 'status';
   if (!st.ready) s = ui.status === 'open' ? 'starting' : ui.status;
+  // Past an open question (its seek back on the way) "done" or the errno would be the end's outcome.
+  else if (veil.beyond) s = st.playing ? 'playing' : 'paused';
   else if (st.done) { s = st.outcome; cls += s === 'done' ? ' done' : ' err'; }
   else if (ui.status !== 'open') s = ui.status;
   else s = st.playing ? 'playing' : 'paused';
@@ -122,11 +127,12 @@ export function updateDOM(doc, st, ui) {
   statusEl.title = ui.notice;
 
   // The quiz hides the counters and calls while a question is open.
-  const veiled = ui.view.quiz && ui.q >= 0;
+  const veiled = veil.stop >= 0;
   doc.body.classList.toggle('veiled', veiled);
 
-  const pb = st.per[PER_BLOCK];
-  const bt = st.per[BATCHED];
+  const shownCounters = !hide(WITHHOLD.counters);
+  const pb = shownCounters ? st.per[PER_BLOCK] : undefined;
+  const bt = shownCounters ? st.per[BATCHED] : undefined;
   // The headline figures, grouped as every count on the page; data-count holds the plain number
   // for scripts and tests.
   const blocks = Math.max(pb ? pb.counters.blocksInvalidated : 0, bt ? bt.counters.blocksInvalidated : 0);
@@ -144,14 +150,15 @@ export function updateDOM(doc, st, ui) {
   const first = st.modes[0];
   if (first) {
     const t0 = st.sitTotals(first);
-    text('c-sit-before', int(t0.before));
+    // The run's SIT totals count what it touches, the segments a question may be about.
+    text('c-sit-before', shownCounters ? int(t0.before) : '–');
     text('c-pb-sit', pb ? int(st.sitTotals(PER_BLOCK).now) : '–');
     text('c-bt-sit', bt ? int(st.sitTotals(BATCHED).now) : '–');
   }
   const ss = st.slotStates();
   text('c-slots-before', ss ? statesText(ss.before) : '…');
-  text('c-slots-now', ss ? statesText(ss.now) : '…');
-  const final = st.done;
+  text('c-slots-now', !ss ? '…' : shownCounters ? statesText(ss.now) : '–');
+  const final = st.done && shownCounters;
   text('counters-heading', final ? 'at the end: before and after' : 'counters');
   $('counters-panel').classList.toggle('final', final);
   $('counters-panel').dataset.final = String(final);
@@ -161,49 +168,52 @@ export function updateDOM(doc, st, ui) {
   const narr = (/** @type {string} */ id, /** @type {any} */ ms) => {
     const p = $(id);
     p.hidden = !ms;
-    if (!ms) return;
-    let t = ms.narration || (st.step === 0 ? 'Press play, or → to step: the kernel has not started yet.' : '');
-    if (veiled) t = VEILED_NARRATION;
-    if (ui.notice) t = `⚠ ${ui.notice}`;
+    // A mode the run no longer has keeps no words of an earlier step.
+    let t = !ms ? '' : ms.narration || (st.step === 0 ? 'Press play, or → to step: the kernel has not started yet.' : '');
+    if (ms && hide(WITHHOLD.narration)) t = VEILED_NARRATION;
+    if (ms && ui.notice) t = `⚠ ${ui.notice}`;
     const el = $(`${id}-text`);
     if (el.dataset.text !== t) {
       el.dataset.text = t;
       writeTerms(el, t, ui.matcher, seen);
     }
   };
-  narr('narr-pb', pb);
-  narr('narr-bt', bt);
-  outcomeDOM(doc, st, ui.matcher);
+  narr('narr-pb', st.per[PER_BLOCK]);
+  narr('narr-bt', st.per[BATCHED]);
+  outcomeDOM(doc, st, ui.matcher, veil);
 
   // Call lanes.
   const lanes = $('lanes');
-  const key = st.modes.map((m) => {
+  const key = hide(WITHHOLD.calls) ? 'withheld' : st.modes.map((m) => {
     const ms = st.per[m];
     const last = ms.calls[ms.calls.length - 1];
     return `${m}:${ms.counters.calls}:${last ? last.join(',') : ''}:${ms.pending ? `${ms.pending.start},${ms.pending.len}` : ''}`;
   }).join('|') + (ui.callLog ? `|${ui.callLog.key()}` : '');
   if (lanes.dataset.key !== key) {
     lanes.dataset.key = key;
-    lanes.replaceChildren(...st.modes.map((m) => lane(doc, m, st.per[m], st.modes.length, ui.callLog)));
+    lanes.replaceChildren(...(key === 'withheld' ? [] : st.modes.map((m) => lane(doc, m, st.per[m], st.modes.length, ui.callLog))));
   }
   text('markers-desc', st.ready ? markersText(st, ui.view.quiz) : '');
-  text('slots-aside', slotsAside(st));
+  text('slots-aside', slotsAside(st, veil));
   const [a, b] = ui.sit.shown;
-  text('sit-aside', st.ready ? sitAside(st, a, b) : '');
-  text('slots-desc', st.ready && st.n > 0 ? cursorLine(st, ui.slots.pin) : '');
-  text('sit-desc', st.ready && !veiled ? sitLine(st) : '');
+  const sitShown = st.ready && !hide(WITHHOLD.sit);
+  text('sit-aside', sitShown ? sitAside(st, a, b) : '');
+  text('slots-desc', st.ready && st.n > 0 && !veil.beyond ? cursorLine(st, ui.slots.pin, veil) : '');
+  text('sit-desc', sitShown ? sitLine(st) : '');
   tourDOM(doc, st, ui);
 }
 
 /**
- * Writes the outcome line: what the run returned and why.
+ * Writes the outcome line: what the run returned and why (nothing while a quiz question withholds
+ * the counters: the outcome counts the calls).
  * @param {Document} doc
  * @param {RunState} st
  * @param {import('./glossary.js').TermMatcher|null} m
+ * @param {import('./quiz.js').Veil} [veil]
  */
-export function outcomeDOM(doc, st, m) {
+export function outcomeDOM(doc, st, m, veil) {
   const el = /** @type {HTMLElement} */ (doc.getElementById('outcome'));
-  const t = outcomeText(st);
+  const t = withholds(veil, WITHHOLD.counters) ? '' : outcomeText(st);
   el.hidden = !t;
   if (el.dataset.text !== t) {
     el.dataset.text = t;
@@ -230,7 +240,10 @@ export function tourDOM(doc, st, ui) {
   const quiz = $('quiz');
   const q = ui.view.quiz && s && s.question && (ui.q === k || tq.verdicts.has(k)) ? s.question : null;
   const asking = q && ui.q === k;
-  const key = `${st.hellos}:${k}:${asking}:${tq.verdicts.get(k) || ''}:${tq.waiting}:${ui.view.quiz}`;
+  // A stop's words name what happens there: withheld with the question (its title and text are
+  // replaced while it is asked), and the stop shown over a question's view past its step too.
+  const stopHidden = !asking && ui.view.quiz && withholds(veilOf(stops, ui.q, st.step), WITHHOLD.stop);
+  const key = `${st.hellos}:${k}:${asking}:${stopHidden}:${tq.verdicts.get(k) || ''}:${tq.waiting}:${ui.view.quiz}`;
   const body = $('tour-body');
   if (body.dataset.key !== key) {
     body.dataset.key = key;
@@ -239,9 +252,9 @@ export function tourDOM(doc, st, ui) {
     if (!s) {
       title.textContent = stops.length ? 'Press n for the first stop' : '';
       tx.textContent = stops.length ? `The tour has ${plural(stops.length, 'stop')} in this run: what the kernel does at each, tied to its code.` : '';
-    } else if (asking) {
+    } else if (asking || stopHidden) {
       // The stop's title would say what happens: the panel names only the question's place.
-      const qp = questionPlace(stops, k);
+      const qp = questionPlace(stops, asking ? k : ui.q);
       title.textContent = veiledTitle(qp.nth, qp.count);
       tx.textContent = '';
     } else {
@@ -271,14 +284,16 @@ export function tourDOM(doc, st, ui) {
       if (asking && tq.waiting !== k) inp.value = '';
       /** @type {HTMLButtonElement} */ ($('quiz-submit')).disabled = !asking || tq.waiting === k;
       text('quiz-result', tq.verdicts.get(k) || (tq.waiting === k ? 'checking…' : ''));
-      $('quiz-result').className = `result ${(tq.verdicts.get(k) || '').startsWith('correct') ? 'ok' : tq.verdicts.has(k) ? 'bad' : ''}`;
+      // Not answering is neither right nor wrong: no tick, no cross.
+      const vt = tq.verdicts.get(k) || '';
+      $('quiz-result').className = `result ${vt.startsWith('correct') ? 'ok' : vt.startsWith('wrong') ? 'bad' : ''}`;
       // The verdict comes into view with the answer: the panel scrolls back to the question.
       if (tq.verdicts.has(k)) body.scrollTop = 0;
     }
     // The stop's terms, as a line of glossary buttons.
     const terms = $('tour-terms');
     terms.replaceChildren();
-    if (s && s.terms && s.terms.length && !asking) {
+    if (s && s.terms && s.terms.length && !asking && !stopHidden) {
       terms.append('terms: ');
       s.terms.forEach((t, i) => {
         if (i) terms.append(' · ');

@@ -18,10 +18,12 @@ import { loadGlossary, TermMatcher, Popover } from './glossary.js';
 import { wireFigures } from './figure.js';
 import { FrameMeter } from './frames.js';
 import { TourQuiz } from './tourquiz.js';
+import { veilOf, canvasView, NO_VEIL } from './quiz.js';
 import { playerHandlers } from './connection.js';
 import { keyAction, ownsKey } from './keys.js';
 import { SPEEDS, speedIndex, parseGotoSlot, setDrivingControls, wireControls } from './controls.js';
 import { wirePointer, CELL_MIN, CELL_MAX } from './pointer.js';
+import { drawnBy } from './slotsview.js';
 import { legendColours, helloDOM, updateDOM } from './panels.js';
 import { speak, newSpoken } from './speech.js';
 import { updateURL } from './permalink.js';
@@ -106,6 +108,8 @@ export function initRun(doc, opts = {}) {
   let runEnd = ds.runEnd === 'true';
   const st = new RunState();
   const tq = new TourQuiz();
+  // A follower mirrors its presenter: its page cannot hold the view at a question.
+  tq.held = !params.follow;
   const slotsCanvas = /** @type {HTMLCanvasElement} */ ($('slots'));
   const sitCanvas = /** @type {HTMLCanvasElement} */ ($('sit'));
   const markersCanvas = /** @type {HTMLCanvasElement} */ ($('markers'));
@@ -167,8 +171,13 @@ export function initRun(doc, opts = {}) {
     $('quiz-score-line').hidden = !view.quiz;
     view.version++;
     markersDirty = true;
-    legendColours(doc, view.colour.by);
+    legendColours(doc, drawnBy(view));
     dirty = true;
+  };
+  // The quiz holds the view at an unanswered question (tourquiz.js hold).
+  const hold = () => {
+    const s = tq.hold(st.stops, st.step, view.quiz, st.playing);
+    if (s >= 0) sock.send({ type: 'seek', step: s });
   };
 
   const sock = new RunSocket(params, playerHandlers({
@@ -240,6 +249,7 @@ export function initRun(doc, opts = {}) {
     view.quiz = on;
     quizToggle.checked = on;
     applyView();
+    if (st.ready) hold();
     changed();
   };
   /** Opens tour stop k: the view goes to its step (in a quiz, where its question is asked). */
@@ -330,6 +340,7 @@ export function initRun(doc, opts = {}) {
   // The draw loop: only when something changed or a flash is fading.
   let lastURL = 0;
   let lastP95 = 0;
+  let canvasKey = '';
   const spoken = newSpoken();
   const loop = () => {
     const now = performance.now();
@@ -339,8 +350,20 @@ export function initRun(doc, opts = {}) {
       const t0 = performance.now();
       // The tour follows the step unless the user opened a stop.
       const q = tq.follow(st.stops, st.step, view.quiz);
-      slots.draw(st, fitSlots.get(), now);
-      sit.draw(st, fitSIT.get());
+      // What the open question withholds (player.Withholds), for every view below.
+      const veil = view.quiz ? veilOf(st.stops, q, st.step) : NO_VEIL;
+      view.veil = veil;
+      const cv = canvasView(veil, view.colour.by);
+      const ck = `${cv.plain}:${cv.bounds}:${cv.sit}`;
+      if (ck !== canvasKey) {
+        canvasKey = ck;
+        view.colour.plain = cv.plain;
+        view.colour.bounds = cv.bounds;
+        view.version++;
+        legendColours(doc, drawnBy(view));
+      }
+      if (!cv.freeze) slots.draw(st, fitSlots.get(), now);
+      if (!cv.sit) { const f = fitSIT.get(); f.ctx.clearRect(0, 0, f.w, f.h); } else if (!cv.freeze) sit.draw(st, fitSIT.get());
       markers.draw(st, fitMarkers.get(), view.quiz);
       markersDirty = false;
       updateDOM(doc, st, { status, notice, dragging: drag.dragging, seek, paceSel, matcher, view, tq, q, slots, sit, driving, callLog: opts.callLog || null });
@@ -358,7 +381,8 @@ export function initRun(doc, opts = {}) {
     }
     // replaceState is not free (and browsers throttle it): once a second
     // while playing, at once otherwise.
-    if (st.ready && now - lastURL > (st.playing ? 1000 : 150)) {
+    // A view past an open question is on its way back to it: its step is no permalink.
+    if (st.ready && !view.veil?.beyond && now - lastURL > (st.playing ? 1000 : 150)) {
       lastURL = now;
       updateURL(params, st, view, paces);
     }
@@ -379,6 +403,9 @@ export function initRun(doc, opts = {}) {
       if (typeof s.quiz === 'boolean') { view.quiz = s.quiz; quizToggle.checked = s.quiz; }
       applyView();
       if (typeof s.stop === 'number') { tq.open = s.stop; tq.sticky = s.stop >= 0; }
+      // The presenter's open question: a follower's page keeps it open over whatever step the
+      // presenter's frames show on their way back to it.
+      if (typeof s.question === 'number') tq.asked = s.question;
       if (o.drive) {
         if (typeof s.mode === 'string' && s.mode !== params.mode) setMode(s.mode);
         if (typeof s.pace === 'string' && s.pace !== st.pace) setPace(s.pace);
@@ -396,6 +423,7 @@ export function initRun(doc, opts = {}) {
     },
     setDriving(on) {
       driving = on;
+      tq.held = on;
       setDrivingControls(doc, on);
       dirty = true;
     },

@@ -55,7 +55,7 @@ export function wirePointer(p) {
     const { x, y } = at(slotsCanvas, e);
     const h = slots.hit(st, x, y);
     if (!h) { tip.hide(); return; }
-    tip.show(slotText(st, h.slot), e.clientX, e.clientY);
+    tip.show(slotText(st, h.slot, slots.opts.quiz ? slots.opts.veil : undefined), e.clientX, e.clientY);
   });
   slotsCanvas.addEventListener('mouseleave', () => tip.hide());
   slotsCanvas.addEventListener('click', (e) => {

@@ -1,12 +1,87 @@
-// The quiz's rules for what the page may show and accept while a question is open (issue 20): a
-// question hides everything that would answer it — the narration, the live region, the call log,
-// the SIT panel and the stop's title — and an answer counts only when it is one the question can
-// take. Pure functions, tested in static/jstest/quiz.test.js; player.js applies them.
+// The quiz's rules for what the page may show and accept while a question is open (issues 20, 30): a
+// question carries what it withholds (question.withholds, made by player.Withholds per stop kind),
+// veilOf turns it into the page's veil, and every text, colour and mark the page draws consults it
+// (panels.js, describe.js, slotsview.js, sitview.js, speech.js, permalink.js); an answer counts only
+// when it is one the question can take. Pure functions, tested in static/jstest/quiz.test.js and,
+// as a property of the whole page's state, static/jstest/veil.test.js; player.js applies them.
 
 import { int as group } from './fmt.js';
 
 /** The narration's text while a question is open: what the kernel does next stays hidden. */
 export const VEILED_NARRATION = 'Hidden until you answer: predict what the kernel does next, then the step plays.';
+
+/** What a page withholds: the names of player.Withholds. */
+export const WITHHOLD = Object.freeze({
+  later: 'later', narration: 'narration', calls: 'calls', counters: 'counters', sit: 'sit', stop: 'stop',
+  runs: 'runs', segments: 'segments',
+});
+
+/** Everything: what a question without its list (an older server) and a view past the question withhold. */
+const ALL = Object.freeze(Object.values(WITHHOLD));
+
+/**
+ * What the page withholds now.
+ * @typedef {object} Veil
+ * @property {number} stop the open question's stop, -1 for none
+ * @property {boolean} beyond the view shows a step past the question's ask step (a seek back to it
+ *   is on its way): nothing of that step may show, so everything is withheld
+ * @property {ReadonlySet<string>} withholds the question's list
+ */
+
+/** @type {Veil} */
+export const NO_VEIL = Object.freeze({ stop: -1, beyond: false, withholds: new Set() });
+
+/**
+ * Returns the veil of the question open at stop k (-1: none) while the view shows step.
+ * @param {Array<{question?: {ask: number, withholds?: string[]}}>} stops
+ * @param {number} k the open question's stop, or -1
+ * @param {number} step the step the model shows
+ * @returns {Veil}
+ */
+export function veilOf(stops, k, step) {
+  const q = k >= 0 ? stops[k]?.question : undefined;
+  if (!q) return NO_VEIL;
+  const w = new Set(q.withholds && q.withholds.length ? q.withholds : ALL);
+  return { stop: k, beyond: w.has(WITHHOLD.later) && step > q.ask, withholds: w };
+}
+
+/**
+ * Reports whether the veil withholds what: the question's list says so, or the view is past it.
+ * @param {Veil|null|undefined} v
+ * @param {string} what one of WITHHOLD
+ * @returns {boolean}
+ */
+export function withholds(v, what) {
+  return !!v && v.stop >= 0 && (v.beyond || v.withholds.has(what));
+}
+
+/**
+ * How the canvases draw under a veil.
+ * @typedef {object} CanvasView
+ * @property {boolean} freeze draw nothing of this step: the view is past the question (a seek back
+ *   to it is on its way), so the canvases keep what they showed
+ * @property {boolean} plain every address in one colour: the colouring chosen shows what the
+ *   question withholds (by run: the runs; by segment or log type: the segments)
+ * @property {boolean} bounds an address outside the main area is marked invalid
+ * @property {boolean} sit the SIT panel is drawn
+ */
+
+/**
+ * Returns how the canvases draw under veil v with the colouring by.
+ * @param {Veil} v
+ * @param {string} by "run", "segment" or "log"
+ * @returns {CanvasView}
+ */
+export function canvasView(v, by) {
+  const runs = withholds(v, WITHHOLD.runs);
+  const segs = withholds(v, WITHHOLD.segments);
+  return {
+    freeze: v.stop >= 0 && v.beyond,
+    plain: (runs && by === 'run') || (segs && (by === 'segment' || by === 'log')),
+    bounds: !segs,
+    sit: !withholds(v, WITHHOLD.sit),
+  };
+}
 
 /**
  * The tour panel's title while a question is open. The stop's own title names what happens (for
@@ -83,11 +158,12 @@ export function checkAnswer(q, raw, max) {
 /**
  * What the live region says when a verdict arrives: the verdict and the right answer together. A
  * room's presenter did not answer: they hear the answer alone, not a verdict of their own.
- * @param {{correct: boolean, answer: string}} v
+ * @param {{correct: boolean, answer: string, unanswered?: boolean}} v
  * @param {boolean} [presenter] the page presents a room
  * @returns {string}
  */
 export function verdictSpeech(v, presenter = false) {
   if (presenter) return `The answer is ${v.answer}.`;
+  if (v.unanswered) return `Not answered: the answer is ${v.answer}.`;
   return v.correct ? `Correct: the answer is ${v.answer}.` : `Wrong: the answer is ${v.answer}.`;
 }

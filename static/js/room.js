@@ -270,7 +270,7 @@ export class RoomUI {
       }
     }
     if (this.follow && !this.detached && r.ui && this.ctl) {
-      this.ctl.applyPresenterState({ stop: r.ui.stop, quiz: r.ui.quiz });
+      this.ctl.applyPresenterState({ stop: r.ui.stop, quiz: r.ui.quiz, question: r.ui.question });
     }
     // A presenter's new room learns the page's tour stop and quiz at once.
     this.schedule();

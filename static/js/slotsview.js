@@ -29,6 +29,8 @@ export const NCLS = 6;
  * @property {import('./colour.js').ColourContext} colour
  * @property {boolean} present large type for a projector: every canvas label at least 18 px
  * @property {boolean} quiz hide what would give an answer away (call markers on the slider)
+ * @property {import('./quiz.js').Veil} [veil] what the open quiz question withholds (the tooltip
+ *   and panels consult it; the colouring's plain and bounds follow it)
  * @property {number} version bumped whenever any of the above changes
  */
 
@@ -41,6 +43,37 @@ export const NCLS = 6;
  */
 export function fontPx(o, px) {
   return o.present ? Math.max(18, Math.round(px * 1.55)) : px;
+}
+
+/**
+ * Returns the runs the view draws (their breaks), or null: colouring by run, unless a quiz
+ * question withholds the colouring.
+ * @param {ViewOptions} o
+ * @returns {import('./colour.js').RunMap|null}
+ */
+export function runsShown(o) {
+  return o.colour.by === 'run' && !o.colour.plain ? o.colour.runs : null;
+}
+
+/**
+ * Reports whether an address is drawn as invalid for lying outside the main area: always, unless
+ * a quiz question withholds segments (what f2fs_is_valid_blkaddr finds is its answer).
+ * @param {ViewOptions} o
+ * @param {{mainBlkaddr: number, maxBlkaddr: number}} g
+ * @param {number} v
+ * @returns {boolean}
+ */
+export function outside(o, g, v) {
+  return o.colour.bounds !== false && (v < g.mainBlkaddr || v >= g.maxBlkaddr);
+}
+
+/**
+ * The colouring the view draws with: the user's, or "plain" while a quiz withholds it.
+ * @param {ViewOptions} o
+ * @returns {string}
+ */
+export function drawnBy(o) {
+  return o.colour.plain ? 'plain' : o.colour.by;
 }
 
 /**
@@ -65,13 +98,14 @@ export function classify(st, o, a, b, cnt, K) {
     else if (marks && st.bad.has(i)) cnt[C_BAD]++;
     else if (v === NULL_ADDR) cnt[C_NULL]++;
     else if (v === NEW_ADDR) cnt[C_NEW]++;
-    else if (v === COMPRESS_ADDR || v < g.mainBlkaddr || v >= g.maxBlkaddr) cnt[C_BAD]++;
+    else if (v === COMPRESS_ADDR || outside(o, g, v)) cnt[C_BAD]++;
     else {
       cnt[C_ADDR]++;
       if (key < 0) key = colourIndex(o.colour, i, v, K);
     }
   }
-  if (o.colour.by === 'run' && o.colour.runs && o.colour.runs.breakIn(a, b)) cnt[C_BRK] = 1;
+  const runs = runsShown(o);
+  if (runs && runs.breakIn(a, b)) cnt[C_BRK] = 1;
   return key;
 }
 
@@ -290,8 +324,9 @@ export class Overview {
           const addr = (e.addr || 0) + (a - (e.index - base));
           // Addresses outside [main_blkaddr, MAX_BLKADDR) are invalid; a
           // run is contiguous, so only its ends can cross those bounds.
-          const lo = Math.min(k, Math.max(0, g.mainBlkaddr - addr));
-          const hi = Math.min(k, Math.max(lo, g.maxBlkaddr - addr));
+          const bounded = o.colour.bounds !== false;
+          const lo = bounded ? Math.min(k, Math.max(0, g.mainBlkaddr - addr)) : 0;
+          const hi = bounded ? Math.min(k, Math.max(lo, g.maxBlkaddr - addr)) : k;
           c[x * NCLS + C_BAD] += k - (hi - lo);
           if (hi > lo) {
             c[x * NCLS + C_ADDR] += hi - lo;
@@ -307,7 +342,7 @@ export class Overview {
       const q = x * NCLS;
       c[q + C_NULL] = Math.max(0, hi - lo - c[q + C_NEW] - c[q + C_ADDR] - c[q + C_BAD]);
     }
-    const runs = o.colour.by === 'run' ? o.colour.runs : null;
+    const runs = runsShown(o);
     if (runs) {
       for (let k = 1; k < runs.starts.length; k++) {
         const i = runs.starts[k];
@@ -381,7 +416,7 @@ export class SlotsView {
     const curOff = cur - st.range.start;
     const L = this.layout;
     L.w = w; L.h = h; L.stripW = stripW; L.labelW = labelW;
-    const fills = fillsFor(o.colour.by);
+    const fills = fillsFor(drawnBy(o));
     const K = fills.length;
     ctx.textBaseline = 'middle';
 
@@ -592,8 +627,8 @@ export class SlotsView {
     const o = this.opts;
     const K = fills.length;
     const gap = cell >= 8 ? 1 : 0;
-    const isBad = (/** @type {number} */ v) => v !== NULL_ADDR && v !== NEW_ADDR && (v === COMPRESS_ADDR || v < g.mainBlkaddr || v >= g.maxBlkaddr);
-    const runs = o.colour.by === 'run' ? o.colour.runs : null;
+    const isBad = (/** @type {number} */ v) => v !== NULL_ADDR && v !== NEW_ADDR && (v === COMPRESS_ADDR || outside(o, g, v));
+    const runs = runsShown(o);
     ctx.lineWidth = 1;
     const gy = y0 + hgt + 3;
     for (let k = 0; k < count; k++) {

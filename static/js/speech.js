@@ -40,7 +40,8 @@ export function speechFor(st, spoken, verdicts, verdictSaid, asking, outcome) {
     spoken.verdicts = verdicts.size;
     say = `Quiz: ${verdictSaid || [...verdicts.values()].pop()}`;
     spoken.verdict = say;
-  } else if (st.done && !spoken.done) {
+  } else if (st.done && !spoken.done && asking < 0) {
+    // An open question withholds the outcome: it counts the calls.
     say = outcome || 'done';
   } else if (st.playing !== spoken.playing) {
     say = st.playing ? 'Playing.' : `Paused at step ${int(st.step)}.`;

@@ -9,6 +9,7 @@
  * @property {string[]} [choices]
  * @property {number} ask the step the question is asked at
  * @property {number} reveal the step that shows the answer
+ * @property {string[]} [withholds] what the page must not show while it is open (player.Withholds)
  */
 
 /**
@@ -86,17 +87,23 @@ export function tourPosition(open, count) {
 }
 
 /**
- * Returns the question a quiz should ask now: the stop whose question is asked at or before step
- * and revealed after it, not yet answered; -1 when none.
+ * Returns the question a quiz should ask now, -1 when none. Held (the page drives its own run): the
+ * first unanswered question asked at or before step, however far past it the view went — a quiz
+ * holds the view at the question until it is answered (player.WithholdLater), and while a seek
+ * back is on its way the question stays open over whatever step is shown. Not held (a follower
+ * mirroring its presenter, whose page cannot seek): the unanswered question asked at or before
+ * step and revealed after it.
  * @param {Stop[]} stops
  * @param {number} step
  * @param {Set<number>} answered stop indices answered already
+ * @param {boolean} [held]
  * @returns {number}
  */
-export function openQuestion(stops, step, answered) {
+export function openQuestion(stops, step, answered, held = false) {
   for (let k = 0; k < stops.length; k++) {
     const q = stops[k].question;
     if (!q || answered.has(k)) continue;
+    if (held && q.ask <= step) return k;
     if (q.ask <= step && step < q.reveal) return k;
     if (q.ask === step && q.reveal === step) return k;
   }
@@ -104,28 +111,13 @@ export function openQuestion(stops, step, answered) {
 }
 
 /**
- * Returns the first unanswered question whose ask step lies in (from, to]: playing from one to
- * the other passed it, so the quiz takes the view back to it.
- * @param {Stop[]} stops
- * @param {number} from
- * @param {number} to
- * @param {Set<number>} answered
- * @returns {number} the stop's index, or -1
- */
-export function passedQuestion(stops, from, to, answered) {
-  for (let k = 0; k < stops.length; k++) {
-    const q = stops[k].question;
-    if (q && !answered.has(k) && q.ask > from && q.ask <= to) return k;
-  }
-  return -1;
-}
-
-/**
- * The verdict as the page shows it: "correct", or "wrong: " and the right answer.
- * @param {{correct: boolean, answer: string}} v
+ * The verdict as the page shows it: "correct", or "wrong: " and the right answer; in a room, a
+ * follower who gave no answer is told so ("not answered: " and the answer), not that it was wrong.
+ * @param {{correct: boolean, answer: string, unanswered?: boolean}} v
  * @returns {string}
  */
 export function verdictText(v) {
+  if (v.unanswered) return `not answered: ${v.answer}`;
   return v.correct ? 'correct' : `wrong: ${v.answer}`;
 }
 

@@ -3,7 +3,7 @@
 // one was refused. It decides where n, p and an opened stop take the view and when playing must
 // come back to a question; the socket and the panels only carry out and show what it says.
 // No DOM, no socket: tested in static/jstest/tourquiz.test.js.
-import { stopAt, stopStep, nextStop, prevStop, openQuestion, passedQuestion, verdictText } from './tour.js';
+import { stopAt, stopStep, nextStop, prevStop, openQuestion, verdictText } from './tour.js';
 import { tourAfterHello } from './modeswitch.js';
 import { checkAnswer, verdictSpeech } from './quiz.js';
 
@@ -26,6 +26,15 @@ export class TourQuiz {
     this.speech = '';
     /** why the last answer was not sent, until the next one */
     this.hint = '';
+    /**
+     * The page drives its own run, so the quiz holds the view at an unanswered question (see
+     * hold); off while a follower mirrors its presenter, whose frames the page cannot refuse.
+     */
+    this.held = true;
+    /** the step a hold has asked the server for and not yet seen, -1 for none */
+    this.holding = -1;
+    /** not held (a follower): the question the presenter's page has open, -1 for none */
+    this.asked = -1;
   }
 
   /**
@@ -45,6 +54,7 @@ export class TourQuiz {
       this.waiting = -1;
     }
     this.score = score || this.score;
+    this.holding = -1;
   }
 
   /**
@@ -76,41 +86,38 @@ export class TourQuiz {
    * @returns {number}
    */
   question(stops, step, quiz) {
-    return quiz ? openQuestion(stops, step, this.answered) : -1;
+    if (!quiz) return -1;
+    // A follower's page cannot hold the view, but its presenter's does: the question the
+    // presenter has open stays open here, whatever step its frames show on their way back to it
+    // (an End pressed there), until this page has its verdict.
+    const a = this.asked;
+    const aq = !this.held && a >= 0 && !this.answered.has(a) ? stops[a]?.question : undefined;
+    if (aq && aq.ask <= step) return a;
+    return openQuestion(stops, step, this.answered, this.held);
   }
 
   /**
-   * After a frame while playing in a quiz: playing must stop at every unanswered question. One
-   * whose ask step was passed, or one that was open and whose answer the frame played past
-   * unanswered, opens, and the view must go back to where it is asked.
+   * After a frame or a hello, or the quiz turned on: a quiz holds the view at an unanswered
+   * question (player.WithholdLater). A view past one — played, stepped, sought, End, a permalink
+   * at the end, a mode's new stops — goes back to where it is asked, and a view playing onto it
+   * stops there. The question opens.
    * @param {Stop[]} stops
-   * @param {number} from the step before the frame
-   * @param {number} to the frame's step
-   * @returns {number} the step to seek to, or -1
+   * @param {number} step the step shown
+   * @param {boolean} quiz
+   * @param {boolean} playing
+   * @returns {number} the step to seek to, or -1 (none, or that seek is already on its way)
    */
-  bounce(stops, from, to) {
-    if (to <= from) return -1;
-    let k = passedQuestion(stops, from, to, this.answered);
-    if (k < 0) k = this.skipped(stops, from, to);
-    if (k < 0) return -1;
+  hold(stops, step, quiz, playing) {
+    if (this.holding === step) this.holding = -1;
+    const k = this.question(stops, step, quiz);
+    if (k < 0 || !this.held) return -1;
+    const ask = /** @type {import('./tour.js').Question} */ (stops[k].question).ask;
+    if (step < ask || (step === ask && !playing)) return -1;
     this.open = k;
     this.sticky = true;
-    return /** @type {import('./tour.js').Question} */ (stops[k].question).ask;
-  }
-
-  /**
-   * Returns the unanswered question that was open at from and is revealed by to, or -1.
-   * @param {Stop[]} stops
-   * @param {number} from
-   * @param {number} to
-   * @returns {number}
-   */
-  skipped(stops, from, to) {
-    for (let k = 0; k < stops.length; k++) {
-      const q = stops[k].question;
-      if (q && !this.answered.has(k) && q.ask <= from && from < q.reveal && q.reveal <= to) return k;
-    }
-    return -1;
+    if (this.holding === ask && step !== ask) return -1;
+    this.holding = ask;
+    return ask;
   }
 
   /**
@@ -179,7 +186,7 @@ export class TourQuiz {
    * @returns {{type: 'answer', stop: number, answer: string}|null}
    */
   answer(stops, step, raw, max) {
-    const k = openQuestion(stops, step, this.answered);
+    const k = openQuestion(stops, step, this.answered, this.held);
     if (k < 0) return null;
     const c = checkAnswer(/** @type {import('./tour.js').Question} */ (stops[k].question), raw, max);
     if (!c.ok) {

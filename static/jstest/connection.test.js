@@ -72,7 +72,7 @@ test('a verdict goes to the quiz and on to the page; other messages go to the pa
   assert.deepEqual(log.hooks.slice(1), ['quiz', 'answers']);
 });
 
-test('in a quiz, a frame that plays past an unanswered question seeks back to it', () => {
+test('in a quiz, a frame or a hello past an unanswered question seeks back to it, playing or not', () => {
   const { st, tq, log, h } = setup({ quiz: true });
   h.hello(hello());
   h.frame({ ...frame(2), playing: true });
@@ -81,15 +81,24 @@ test('in a quiz, a frame that plays past an unanswered question seeks back to it
   assert.equal(st.step, 6);
   assert.deepEqual(log.sent, [{ type: 'seek', step: 3 }]);
   assert.equal(tq.open, 1);
-  // Paused, or out of quiz mode: no bounce.
+  // Paused (End, the slider, a seek) too; a hello at the end (a permalink) too.
   const p = setup({ quiz: true });
   p.h.hello(hello());
   p.h.frame(frame(6));
-  assert.equal(p.log.sent.length, 0);
+  assert.deepEqual(p.log.sent, [{ type: 'seek', step: 3 }]);
+  const e = setup({ quiz: true });
+  e.h.hello(hello({ step: 40 }));
+  assert.deepEqual(e.log.sent.filter((m) => m.type === 'seek'), [{ type: 'seek', step: 3 }]);
+  // Out of quiz mode, or a follower mirroring its presenter: no hold.
   const nq = setup();
   nq.h.hello(hello());
   nq.h.frame({ ...frame(6), playing: true });
   assert.equal(nq.log.sent.length, 0);
+  const f = setup({ quiz: true });
+  f.tq.held = false;
+  f.h.hello(hello());
+  f.h.frame(frame(6));
+  assert.equal(f.log.sent.length, 0);
   assert.deepEqual(log.hooks.slice(-1), ['frame']);
 });
 

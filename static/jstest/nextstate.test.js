@@ -3,7 +3,7 @@ import './contract.fixture.js'; // first: the modules read the page's contract a
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  readState, writeState, apply, parseNow, frameURL, cellClass, marks, openQuestion, verdictAt, stopIndex, moveLine, mapText,
+  readState, writeState, apply, parseNow, frameURL, cellClass, marks, openQuestion, verdictAt, stopIndex, moveLine, mapText, candidateTable, cellTitle,
 } from '../js/nextstate.js';
 
 const fresh = (/** @type {string} */ q) => readState(new URLSearchParams(q));
@@ -137,4 +137,23 @@ test('moveLine and mapText say what a frame moved and marks', () => {
   assert.equal(mapText({ counts, victim: null, moves: [], marked: [] }, 1), '104 free, 2 dirty.');
   assert.equal(mapText({ counts, victim: 38, moves: [{ from: 38, to: 29 }, { from: 38, to: 29 }], marked: [4] }, 1),
     '104 free, 2 dirty; victim: the section at segment 38; blocks went to segment 29; marked: 4.');
+});
+
+test('a question shows every term its policy weighs and withholds the cost and rank (issue 30)', () => {
+  const c = { segno: 7, valid: 1200, mtime: 123456, u: 40, age: 87, cost: 4242, rank: 2 };
+  const cb = candidateTable(true, 'cost-benefit');
+  assert.deepEqual(cb.cols, ['section', 'valid', 'u %', 'mean mtime', 'age']);
+  assert.deepEqual(cb.cells(c, false), ['segment 7', '1,200', '40', '123,456', '87']);
+  const gr = candidateTable(true, 'greedy');
+  assert.deepEqual(gr.cols, ['section', 'valid', 'mean mtime']);
+  for (const t of [cb, gr]) {
+    const shown = t.cells(c, true).join(' ');
+    assert.ok(!shown.includes('4242') && !shown.includes('victim'), `${shown}: the cost or the pick`);
+  }
+  const open = candidateTable(false, 'cost-benefit');
+  assert.deepEqual(open.cells(c, true), ['2', 'segment 7 ◂ victim', '1,200', '123,456', '40', '87', '4242']);
+  // The map's hover names the age a cost-benefit candidate is weighed by, asked or not.
+  assert.equal(cellTitle(7, 'd', 1200, c, 'cost-benefit'), 'segment 7: dirty, 1200 valid, mean mtime 123,456, age 87');
+  assert.equal(cellTitle(7, 'd', 1200, c, 'greedy'), 'segment 7: dirty, 1200 valid');
+  assert.equal(cellTitle(8, 'F', 512, undefined, 'cost-benefit'), 'segment 8: full, 512 valid');
 });

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  stopStep, stopAt, nextStop, prevStop, tourPosition, openQuestion, passedQuestion, verdictText, scoreText,
+  stopStep, stopAt, nextStop, prevStop, tourPosition, openQuestion, verdictText, scoreText,
 } from '../js/tour.js';
 
 // A tour shaped like bench64's: start, a chunk question asked at its stop and revealed later, two
@@ -67,17 +67,16 @@ test('the open question is the one asked and not yet revealed nor answered', () 
   assert.equal(openQuestion(same, 5, none), 0);
 });
 
-test('playing past a question takes the quiz back to it', () => {
+test('a held quiz keeps an unanswered question open past its reveal', () => {
   const none = new Set();
-  assert.equal(passedQuestion(stops, 0, 3000, none), -1);
-  assert.equal(passedQuestion(stops, 3000, 3503, none), 3);
-  assert.equal(passedQuestion(stops, 3503, 9500, none), 4, 'asked at 3503 is not passed from 3503');
-  assert.equal(passedQuestion(stops, 3000, 9500, new Set([3])), 4);
-  assert.equal(passedQuestion(stops, 3000, 9500, new Set([3, 4])), -1);
+  assert.equal(openQuestion(stops, 9500, none, true), 3, 'the first unanswered question asked before the step');
+  assert.equal(openQuestion(stops, 9500, new Set([3]), true), 4);
+  assert.equal(openQuestion(stops, 3502, none, true), -1);
 });
 
 test('verdicts and scores read as the issue words them', () => {
   assert.equal(verdictText({ correct: true, answer: '19' }), 'correct');
+  assert.equal(verdictText({ correct: false, unanswered: true, answer: '19' }), 'not answered: 19');
   assert.equal(verdictText({ correct: false, answer: '19' }), 'wrong: 19');
   assert.equal(scoreText({ right: 2, asked: 3 }), '2/3');
   assert.equal(scoreText(undefined), '0/0');

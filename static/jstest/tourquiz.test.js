@@ -33,30 +33,43 @@ test('n and p: next and previous stop from the open one; in a quiz n opens a que
   assert.equal(tq.openStop(stops, 1, true), 4, 'answered: the stop itself');
 });
 
-test('a question opens at its ask step and closes at its reveal or when answered', () => {
+test('a question opens at its ask step and stays open past it until answered; a follower\'s closes at its reveal', () => {
   const tq = new TourQuiz();
   tq.hello(null, 'both', stops, 0);
   assert.equal(tq.follow(stops, 2, true), -1);
   assert.equal(tq.follow(stops, 3, true), 1);
   assert.equal(tq.open, 1);
   assert.equal(tq.follow(stops, 3, false), -1, 'no quiz, no question');
-  assert.equal(tq.follow(stops, 4, true), -1, 'revealed');
+  assert.equal(tq.follow(stops, 4, true), 1, 'held: past its reveal, unanswered, it is still the question');
+  assert.equal(tq.follow(stops, 40, true), 1, 'and at the end');
+  tq.held = false;
+  assert.equal(tq.follow(stops, 4, true), -1, 'a follower mirroring: revealed');
+  tq.held = true;
   tq.verdict({ stop: 1, correct: false, answer: 'yes' }, false);
   assert.equal(tq.follow(stops, 3, true), -1, 'answered');
+  assert.equal(tq.follow(stops, 40, true), -1, 'answered');
 });
 
-test('playing past an unanswered question comes back to it, once it is answered no more', () => {
+test('a quiz holds the view at an unanswered question, however it got past it, until it is answered', () => {
   const tq = new TourQuiz();
   tq.hello(null, 'both', stops, 0);
-  assert.equal(tq.bounce(stops, 0, 2), -1);
-  assert.equal(tq.bounce(stops, 2, 9), 3);
+  assert.equal(tq.hold(stops, 2, true, true), -1, 'before it');
+  assert.equal(tq.hold(stops, 3, true, false), -1, 'at it, paused: stay');
+  assert.equal(tq.hold(stops, 3, true, true), 3, 'playing onto it: stop there');
+  assert.equal(tq.hold(stops, 3, true, false), -1, 'the seek arrived');
+  assert.equal(tq.hold(stops, 9, true, true), 3, 'played past it: back');
   assert.deepEqual([tq.open, tq.sticky], [1, true]);
-  assert.equal(tq.bounce(stops, 3, 9), 3, 'play from the open question past its answer: back to it');
-  assert.equal(tq.bounce(stops, 3, 3), -1);
-  assert.equal(tq.bounce(stops, 4, 9), -1, 'from the reveal on the question is behind');
+  assert.equal(tq.hold(stops, 10, true, true), -1, 'that seek is on its way: not asked again');
+  assert.equal(tq.hold(stops, 3, true, false), -1);
+  assert.equal(tq.hold(stops, 40, true, false), 3, 'End, or a permalink at the end, paused: back');
+  assert.equal(tq.hold(stops, 3, true, false), -1);
+  assert.equal(tq.hold(stops, 4, true, false), 3, 'even at its reveal: it is not answered');
+  assert.equal(tq.hold(stops, 40, false, false), -1, 'no quiz: no hold');
+  tq.held = false;
+  assert.equal(tq.hold(stops, 40, true, false), -1, 'a follower mirroring cannot seek');
+  tq.held = true;
   tq.verdict({ stop: 1, correct: true, answer: 'yes' }, false);
-  assert.equal(tq.bounce(stops, 0, 9), -1);
-  assert.equal(tq.bounce(stops, 3, 9), -1);
+  assert.equal(tq.hold(stops, 40, true, false), -1, 'answered: the view goes anywhere');
 });
 
 test('in a quiz n stops at every question, the one asked first, even before the next stop', () => {
@@ -141,4 +154,20 @@ test('a hello for another mode starts the verdicts over; the same mode keeps the
   assert.equal(tq.answered.size, 0);
   assert.equal(tq.sticky, false);
   assert.equal(tq.open, 1, 'follows the step');
+});
+
+test("a follower keeps the presenter's open question open over the presenter's frames past it", () => {
+  const tq = new TourQuiz();
+  tq.held = false;
+  tq.hello(null, 'both', stops, 0);
+  assert.equal(tq.follow(stops, 40, true), -1, 'no word from the presenter: the question is behind');
+  tq.asked = 1;
+  assert.equal(tq.follow(stops, 40, true), 1, "the presenter's End, on its way back to the question");
+  assert.equal(tq.follow(stops, 2, true), -1, 'before it is asked');
+  assert.equal(tq.hold(stops, 40, true, false), -1, 'a follower never seeks');
+  tq.verdict({ stop: 1, correct: false, unanswered: true, answer: 'yes', score: { right: 0, asked: 0 } }, false);
+  assert.equal(tq.verdicts.get(1), 'not answered: yes');
+  assert.equal(tq.speech, 'Not answered: the answer is yes.');
+  tq.unstick();
+  assert.equal(tq.follow(stops, 40, true), -1, 'revealed: the view goes on');
 });
