@@ -1,5 +1,6 @@
 // The colours of the stylesheet against palette.js (node --test): one Okabe–Ito palette, and every
 // operation's tag on the diff page readable (issue 30: white on vermillion was 3.9:1 at 12 px).
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

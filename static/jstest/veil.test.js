@@ -10,6 +10,7 @@
 // summary and outcome read "–" or nothing, the answer's value appears nowhere, a question about runs
 // shows no run (colouring by run off, no run breaks, no "physical run"), one about segments no
 // segment (no "segment N", no "outside the main area", no invalid mark for it).
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunState } from '../js/state.js';
