@@ -188,7 +188,7 @@ export function updateDOM(doc, st, ui) {
   const [a, b] = ui.sit.shown;
   text('sit-aside', st.ready ? sitAside(st, a, b) : '');
   text('slots-desc', st.ready && st.n > 0 ? cursorLine(st, ui.slots.pin) : '');
-  text('sit-desc', st.ready && !veiled ? sitLine(st) : '');
+  text('sit-desc', st.ready && !veiled ? sitLine(st, ui.view.present ? 1 : 3) : '');
   tourDOM(doc, st, ui);
 }
 
