@@ -44,7 +44,7 @@ const presentLayout = `((minFont, min, page) => {
   const out = [];
   const nm = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\s+/).join('.') : '');
   const rs = (r) => '[' + [r.left, r.top, r.right, r.bottom].map(Math.round).join(',') + ']';
-  const shown = (el) => el.checkVisibility({ visibilityProperty: true, opacityProperty: true }) && !el.closest('.sr-only, .hidden-metric, .skip:not(:focus)');
+  const shown = (el) => el.checkVisibility({ visibilityProperty: true, opacityProperty: true }) && !el.closest('.sr-only, .hidden-metric, .skip:not(:focus), .popover, .tooltip');
   // The rectangle el can be seen in: the viewport cut by every ancestor that clips.
   const clip = (el) => {
     let c = { left: 0, top: T, right: W, bottom: H };
@@ -123,6 +123,56 @@ const presentLayout = `((minFont, min, page) => {
   return out;
 })`
 
+// canvasTextRecorder is installed before a page's scripts: it records the size of every font the
+// page's own canvases draw text with (as canvasFontRecorder does) and, per canvas, the box of every
+// text drawn since the canvas was last cleared whole: what the canvas shows now.
+const canvasTextRecorder = `(() => {
+  window.__canvasFonts = [];
+  window.__canvasTexts = new Map();
+  const P = CanvasRenderingContext2D.prototype;
+  const fillText = P.fillText, clearRect = P.clearRect;
+  P.clearRect = function (x, y, w, h) {
+    if (this.canvas && this.canvas.isConnected) {
+      const m = this.getTransform();
+      if (x <= 0 && y <= 0 && (x + w) * m.a + m.e >= this.canvas.width - 1 && (y + h) * m.d + m.f >= this.canvas.height - 1) window.__canvasTexts.set(this.canvas, []);
+    }
+    return clearRect.call(this, x, y, w, h);
+  };
+  P.fillText = function (text, x, y, maxWidth) {
+    if (this.canvas && this.canvas.isConnected && String(text).trim() !== '') {
+      window.__canvasFonts.push(parseFloat(this.font.replace(/^\D*?(\d)/, '$1')) + ' ' + text);
+      const t = this.measureText(text);
+      const k = maxWidth !== undefined && t.width > maxWidth ? maxWidth / t.width : 1;
+      const m = this.getTransform();
+      const list = window.__canvasTexts.get(this.canvas) || [];
+      list.push({ text: String(text), left: (x - t.actualBoundingBoxLeft * k) * m.a + m.e, right: (x + t.actualBoundingBoxRight * k) * m.a + m.e,
+        top: (y - t.actualBoundingBoxAscent) * m.d + m.f, bottom: (y + t.actualBoundingBoxDescent) * m.d + m.f });
+      window.__canvasTexts.set(this.canvas, list);
+    }
+    return fillText.call(this, text, x, y, maxWidth);
+  };
+})()`
+
+// canvasTextFaults lists the texts the page's visible canvases show now that are cut by the
+// canvas's edge or drawn over another text of the same canvas.
+const canvasTextFaults = `(() => {
+  const out = [];
+  for (const [c, list] of window.__canvasTexts) {
+    if (!c.isConnected || !c.checkVisibility()) continue;
+    const name = 'canvas#' + c.id;
+    for (const b of list) {
+      if (b.left < -1 || b.top < -1 || b.right > c.width + 1 || b.bottom > c.height + 1) out.push(name + ': "' + b.text + '" cut by the canvas edge');
+    }
+    for (let i = 0; i < list.length; i++) {
+      for (let j = i + 1; j < list.length; j++) {
+        const a = list[i], b = list[j];
+        if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1) out.push(name + ': "' + a.text + '" over "' + b.text + '"');
+      }
+    }
+  }
+  return [...new Set(out)];
+})()`
+
 // checkPresentLayout fails the test with each fault presentLayout finds, and when the page scrolls
 // (with all panels shown, when it scrolls sideways).
 func checkPresentLayout(t *testing.T, ctx context.Context, where string, allPanels bool) {
@@ -138,6 +188,9 @@ func checkPresentLayout(t *testing.T, ctx context.Context, where string, allPane
 	}
 	if got := js[[]int](t, ctx, `[document.documentElement.scrollWidth, document.documentElement.scrollHeight, innerWidth, innerHeight]`); got[0] > got[2] || got[1] > got[3] && !allPanels {
 		t.Errorf("%s: the page is %d×%d in a %d×%d viewport: it scrolls", where, got[0], got[1], got[2], got[3])
+	}
+	for _, f := range js[[]string](t, ctx, canvasTextFaults) {
+		t.Errorf("%s: %s", where, f)
 	}
 	// The canvases' own labels: 18 px or more since the last check.
 	for _, f := range js[[]string](t, ctx, `window.__canvasFonts.splice(0)`) {
@@ -162,7 +215,7 @@ func TestBrowserPresenterLayout(t *testing.T) {
 	for _, vp := range presentSizes {
 		t.Run(fmt.Sprintf("%dx%d", vp.w, vp.h), func(t *testing.T) {
 			ctx := tab(t)
-			if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: canvasFontRecorder}); err != nil {
+			if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: canvasTextRecorder}); err != nil {
 				t.Fatal(err)
 			}
 			do(t, ctx, chromedp.EmulateViewport(vp.w, vp.h))
@@ -194,6 +247,40 @@ func TestBrowserPresenterLayout(t *testing.T) {
 			key(t, ctx, kb.End, false)
 			waitStatus(t, ctx, 30*time.Second, "done")
 			checkPresentLayout(t, ctx, size+" at the end", false)
+
+			// What the preset dropped comes back with "all panels", under the four: the page may then
+			// scroll down, never sideways, and still nothing is cut, small or overlapping. Where
+			// nothing is dropped (1920×1080) the button is not offered.
+			dropped := js[[]string](t, ctx, presentDropped)
+			offered := js[bool](t, ctx, `!!document.querySelector('[data-testid="btn-panels"]').offsetParent`)
+			if offered != (len(dropped) > 0) {
+				t.Fatalf("%s: \"all panels\" offered %t with %v dropped", size, offered, dropped)
+			}
+			t.Logf("%s: presenter mode drops %v", size, dropped)
+			if !offered {
+				return
+			}
+			do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-panels"]`)))
+			waitJS(t, ctx, `document.querySelector('[data-testid="btn-panels"]').getAttribute('aria-pressed') === 'true' && document.body.classList.contains('all-panels')`, 5*time.Second)
+			if still := js[[]string](t, ctx, presentDropped); len(still) > 0 {
+				t.Errorf("%s with all panels: still hidden: %v", size, still)
+			}
+			checkPresentLayout(t, ctx, size+" with all panels", true)
+			shot(t, ctx, fmt.Sprintf("run-present-all-%dx%d", vp.w, vp.h))
+			// Pressed again, the four have the screen to themselves again.
+			do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-panels"]`)))
+			waitJS(t, ctx, `document.querySelector('[data-testid="btn-panels"]').getAttribute('aria-pressed') === 'false'`, 5*time.Second)
+			if again := js[[]string](t, ctx, presentDropped); strings.Join(again, " ") != strings.Join(dropped, " ") {
+				t.Errorf("%s: after all panels and back, %v dropped, want %v", size, again, dropped)
+			}
+			checkPresentLayout(t, ctx, size+" after all panels and back", false)
 		})
 	}
 }
+
+// presentDropped lists the parts of the run page, beyond the four presenter mode keeps, that are not
+// shown: what the projector preset drops at this size.
+const presentDropped = `['header.top', '.calls', '.narr', '.legendbar .legend', '.legendbar .keys', '.legendbar .glossary-link',
+  '.sessionbar', '#slots-mode', '#sit-mode', '.slots .slot-links', '.controls .gotoslot', '#time-left', '#run-status',
+  '.tourp .tourcount', '#tour-terms', '#counters-big', '[data-testid="cost-model"]']
+  .filter((sel) => { const el = document.querySelector(sel); return el && !el.checkVisibility(); })`
