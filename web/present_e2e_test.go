@@ -266,7 +266,6 @@ func TestBrowserPresenterLayout(t *testing.T) {
 				t.Errorf("%s with all panels: still hidden: %v", size, still)
 			}
 			checkPresentLayout(t, ctx, size+" with all panels", true)
-			shot(t, ctx, fmt.Sprintf("run-present-all-%dx%d", vp.w, vp.h))
 			// Pressed again, the four have the screen to themselves again.
 			do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="btn-panels"]`)))
 			waitJS(t, ctx, `document.querySelector('[data-testid="btn-panels"]').getAttribute('aria-pressed') === 'false'`, 5*time.Second)
