@@ -189,6 +189,7 @@ func checkPresentLayout(t *testing.T, ctx context.Context, where string, allPane
 	if got := js[[]int](t, ctx, `[document.documentElement.scrollWidth, document.documentElement.scrollHeight, innerWidth, innerHeight]`); got[0] > got[2] || got[1] > got[3] && !allPanels {
 		t.Errorf("%s: the page is %d×%d in a %d×%d viewport: it scrolls", where, got[0], got[1], got[2], got[3])
 	}
+	t.Logf("%s: slot canvas %s", where, js[string](t, ctx, `['slots', 'sit'].map((id) => Math.round(document.getElementById(id).getBoundingClientRect().height) + ' px').join(', SIT canvas ')`))
 	for _, f := range js[[]string](t, ctx, canvasTextFaults) {
 		t.Errorf("%s: %s", where, f)
 	}
@@ -283,3 +284,65 @@ const presentDropped = `['header.top', '.calls', '.narr', '.legendbar .legend', 
   '.sessionbar', '#slots-mode', '#sit-mode', '.slots .slot-links', '.controls .gotoslot', '#time-left', '#run-status',
   '.tourp .tourcount', '#tour-terms', '#counters-big', '[data-testid="cost-model"]']
   .filter((sel) => { const el = document.querySelector(sel); return el && !el.checkVisibility(); })`
+
+// TestBrowserPresenterRoom: presenter mode in a room on a projector. The room's line (its code and
+// link for the class, a follower's detach) is not dropped; the layout still holds, on the
+// presenter's page and on a follower's in presenter mode (a second screen in the hall).
+func TestBrowserPresenterRoom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium, two tabs at five sizes")
+	}
+	tab := browser(t)
+	for _, vp := range presentSizes {
+		t.Run(fmt.Sprintf("%dx%d", vp.w, vp.h), func(t *testing.T) {
+			// A server a size: one client may hold only a few rooms at once.
+			ts := mustOpenServer(t, Config{})
+			base := ts.ts.URL
+			o := outline(t, ts, url.Values{"image": {DemoID}, "path": {"/seed/bench64.bin"}, "mode": {"both"}})
+			size := fmt.Sprintf("%d×%d", vp.w, vp.h)
+			pres := tab(t)
+			if _, err := chromedp.Call(pres, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: canvasTextRecorder}); err != nil {
+				t.Fatal(err)
+			}
+			do(t, pres, chromedp.EmulateViewport(vp.w, vp.h))
+			do(t, pres, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "present": {"1"}})))
+			waitStatus(t, pres, 30*time.Second, "paused")
+			// Where the room's bar is dropped, "all panels" shows its "start a room"; the room then
+			// keeps its bar when the four have the screen again.
+			panels := js[bool](t, pres, `!!document.querySelector('[data-testid="btn-panels"]').offsetParent`)
+			if panels {
+				do(t, pres, chromedp.Click(chromedp.CSS(`[data-testid="btn-panels"]`)))
+				waitJS(t, pres, `document.querySelector('[data-testid="btn-panels"]').getAttribute('aria-pressed') === 'true'`, 5*time.Second)
+			}
+			code := pressRoomStart(t, pres)
+			if panels {
+				do(t, pres, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="btn-panels"]').click()`))
+				waitJS(t, pres, `document.querySelector('[data-testid="btn-panels"]').getAttribute('aria-pressed') === 'false'`, 5*time.Second)
+			}
+			if !js[bool](t, pres, `document.querySelector('[data-testid="room-code"]').checkVisibility()`) {
+				t.Errorf("%s: the room's code is not shown in presenter mode", size)
+			}
+			// The stop where a run is pending over the lane (its label between the strips).
+			key(t, pres, kb.PageDown, false)
+			key(t, pres, kb.PageDown, false)
+			waitJS(t, pres, `/^stop [2-9] of/.test(document.querySelector('[data-testid="tour-pos"]').textContent)`, 30*time.Second)
+			k, _ := strconv.Atoi(strings.Fields(text(t, pres, "tour-pos"))[1])
+			waitJS(t, pres, fmt.Sprintf(`document.querySelector('[data-testid="step"]').textContent.replace(/,/g, '') === '%d' && document.querySelector('[data-testid="run-status"]').textContent === 'paused'`, o.Stops[k-1].Step), 30*time.Second)
+			checkPresentLayout(t, pres, size+", the presenter's page in a room", false)
+
+			fol := tab(t)
+			if _, err := chromedp.Call(fol, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: canvasTextRecorder}); err != nil {
+				t.Fatal(err)
+			}
+			do(t, fol, chromedp.EmulateViewport(vp.w, vp.h))
+			do(t, fol, chromedp.Navigate(base+"/follow/"+code+"?present=1"))
+			waitJSOr(t, fol, `document.body.classList.contains('present') && document.querySelector('[data-testid="room-status"]').textContent === 'following the presenter'`, 30*time.Second,
+				`document.body.className + ' | ' + document.querySelector('[data-testid="room-status"]').textContent`)
+			waitJS(t, fol, fmt.Sprintf(`document.querySelector('[data-testid="tour-pos"]').textContent === %q`, text(t, pres, "tour-pos")), 30*time.Second)
+			if !js[bool](t, fol, `document.querySelector('[data-testid="room-detach"]').checkVisibility()`) {
+				t.Errorf("%s: a follower in presenter mode has no detach button", size)
+			}
+			checkPresentLayout(t, fol, size+", a follower's page", false)
+		})
+	}
+}

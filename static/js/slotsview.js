@@ -432,9 +432,10 @@ export class SlotsView {
     // readable cells, or several when few chunks leave room (a small file
     // then shows whole). Under each line, a ghost strip: the same slots as
     // they were before the run.
-    // Presenter mode on a short panel (a projector's) closes the gap above the lane, and the lane is
-    // never lower than its two label lines ("at the cursor" and the chunk), so they clear "before".
-    const zY = ovY + ovH + (o.present ? (h < 220 ? 24 : 44) : 30);
+    // Presenter mode on a short panel (a projector's) narrows the gap above the lane to what the
+    // pending run's 18 px label over the lane needs, and the lane is never lower than its two label
+    // lines ("at the cursor" and the chunk), so they clear "before".
+    const zY = ovY + ovH + (o.present ? (h < 220 ? 34 : 44) : 30);
     const zH = o.present ? Math.max(2 * P(12) + 4, Math.min(46, Math.floor(h / 9))) : Math.max(22, Math.min(34, Math.floor(h / 10)));
     const ghostH = o.present ? 12 : 8;
     const tickH = P(10) + 8;
