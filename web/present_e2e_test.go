@@ -40,6 +40,8 @@ const presentMinCanvas = 120
 //   - no two text lines, icons or canvases overlap (the "next call" label over its icon).
 const presentLayout = `((minFont, min, page) => {
   // With "all panels" the page scrolls down: the bounds are then the page's, not the viewport's.
+  // A quiz's open question veils the SIT and the counters (they would answer it): hidden on purpose.
+  const veiled = document.body.classList.contains('veiled');
   const W = innerWidth, H = page ? document.documentElement.scrollHeight - scrollY : innerHeight, T = page ? -scrollY : 0;
   const out = [];
   const nm = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') + (typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\s+/).join('.') : '');
@@ -65,11 +67,13 @@ const presentLayout = `((minFont, min, page) => {
     if (!inside(r, clip(el))) out.push(sel + ' ' + rs(r) + ' not wholly visible in ' + rs(clip(el)));
     return r;
   };
-  for (const sel of ['#slots', '#sit']) {
+  for (const sel of veiled ? ['#slots'] : ['#slots', '#sit']) {
     const r = whole(sel);
     if (r && r.height < min) out.push(sel + ' is ' + Math.round(r.height) + ' px high, want ' + min);
   }
-  for (const sel of ['[data-testid="summary"]', '#tour-pos', '[data-testid="tour-next"]', '[data-testid="tour-prev"]']) whole(sel);
+  // A quiz's open question veils the counters (they would answer it): the table is then hidden on
+  // purpose, and the veil's line says so.
+  for (const sel of [veiled ? '.counters .quiz-veil' : '[data-testid="summary"]', '#tour-pos', '[data-testid="tour-next"]', '[data-testid="tour-prev"]']) whole(sel);
   // What the preset may drop (checked shown by the "all panels" part of the test) and the tour's
   // parts that are empty at some stops: whole when shown.
   for (const sel of ['#counters-big', '[data-testid="cost-model"]', '#tour-title', '#tour-text', '#tour-terms', '#quiz']) {
@@ -343,6 +347,52 @@ func TestBrowserPresenterRoom(t *testing.T) {
 				t.Errorf("%s: a follower in presenter mode has no detach button", size)
 			}
 			checkPresentLayout(t, fol, size+", a follower's page", false)
+		})
+	}
+}
+
+// TestBrowserPresenterQuiz: presenter mode with the quiz on, on a projector: a question open (the
+// choices or the answer box, the veils over what would answer it) and then answered (the verdict,
+// the stop's text) still fit the tour panel and the screen at the five sizes.
+func TestBrowserPresenterQuiz(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium at five sizes")
+	}
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	base := ts.ts.URL
+	o := outline(t, ts, url.Values{"image": {DemoID}, "path": {"/seed/bench64.bin"}, "mode": {"both"}})
+	var qs []int
+	for k, s := range o.Stops {
+		if s.Question != nil {
+			qs = append(qs, k)
+		}
+	}
+	if len(qs) < 2 {
+		t.Fatalf("bench64's tour has %d questions, want at least 2", len(qs))
+	}
+	for _, vp := range presentSizes {
+		t.Run(fmt.Sprintf("%dx%d", vp.w, vp.h), func(t *testing.T) {
+			size := fmt.Sprintf("%d×%d", vp.w, vp.h)
+			ctx := tab(t)
+			if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: canvasTextRecorder}); err != nil {
+				t.Fatal(err)
+			}
+			do(t, ctx, chromedp.EmulateViewport(vp.w, vp.h))
+			do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "present": {"1"}, "quiz": {"1"}})))
+			waitStatus(t, ctx, 30*time.Second, "paused")
+			for n, k := range qs[:2] {
+				q := o.Stops[k].Question
+				seekTo(t, ctx, q.Ask)
+				waitJSOr(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="quiz-question"]').textContent === %q && document.body.classList.contains('veiled') && document.querySelector('[data-testid="run-status"]').textContent === 'paused'`, q.Text), 30*time.Second,
+					`document.querySelector('[data-testid="quiz-question"]').textContent + ' | ' + document.body.className`)
+				checkPresentLayout(t, ctx, fmt.Sprintf("%s, question %d asked", size, n+1), false)
+				// Answered (right or wrong, the layout is the same): the verdict, then the stop.
+				do(t, ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const b = document.querySelector('#quiz-choices button[data-value=%q]'); if (b) b.click(); else { document.getElementById('quiz-answer').value = %q; document.getElementById('quiz-submit').click(); } })()`, q.Answer, q.Answer)))
+				waitJSOr(t, ctx, `document.querySelector('[data-testid="quiz-result"]').textContent !== '' && !document.body.classList.contains('veiled') && document.querySelector('[data-testid="run-status"]').textContent === 'paused'`, 30*time.Second,
+					`document.querySelector('[data-testid="quiz-result"]').textContent + ' | ' + document.body.className + ' | ' + document.querySelector('[data-testid="run-status"]').textContent`)
+				checkPresentLayout(t, ctx, fmt.Sprintf("%s, question %d answered", size, n+1), false)
+			}
 		})
 	}
 }
