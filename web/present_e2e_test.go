@@ -210,6 +210,7 @@ func TestBrowserPresenterLayout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium at five sizes")
 	}
+	src := axeSource(t)
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	base := ts.ts.URL
@@ -246,6 +247,9 @@ func TestBrowserPresenterLayout(t *testing.T) {
 					`['tour-pos', 'tour-title', 'run-status', 'step'].map((id) => document.querySelector('[data-testid="' + id + '"]').textContent).join(' | ')`)
 				checkPresentLayout(t, ctx, fmt.Sprintf("%s at stop %d (%s)", size, k, stop.Title), false)
 				if k == 4 {
+					// What is dropped or moved must not cost contrast or a name (axe-core).
+					checkPageContrast(t, ctx, fmt.Sprintf("%s at stop %d", size, k))
+					axeCheck(t, ctx, src, fmt.Sprintf("%s at stop %d", size, k))
 					shot(t, ctx, fmt.Sprintf("run-present-%dx%d", vp.w, vp.h))
 				}
 			}
@@ -333,6 +337,7 @@ func TestBrowserPresenterRoom(t *testing.T) {
 			k, _ := strconv.Atoi(strings.Fields(text(t, pres, "tour-pos"))[1])
 			waitJS(t, pres, fmt.Sprintf(`document.querySelector('[data-testid="step"]').textContent.replace(/,/g, '') === '%d' && document.querySelector('[data-testid="run-status"]').textContent === 'paused'`, o.Stops[k-1].Step), 30*time.Second)
 			checkPresentLayout(t, pres, size+", the presenter's page in a room", false)
+			checkPageContrast(t, pres, size+", the presenter's page in a room")
 
 			fol := tab(t)
 			if _, err := chromedp.Call(fol, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: canvasTextRecorder}); err != nil {
