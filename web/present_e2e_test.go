@@ -12,6 +12,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/zrviz/zrviz/player"
 )
 
 // Presenter mode on real projectors (issue 30, the lecture hall): at 1024×768, 1280×720, 1366×768,
@@ -238,13 +240,8 @@ func TestBrowserPresenterLayout(t *testing.T) {
 				if presses >= len(o.Stops) {
 					t.Fatalf("%s: %d presses of Page Down did not reach the last stop", size, presses)
 				}
-				key(t, ctx, kb.PageDown, false)
-				waitJSOr(t, ctx, fmt.Sprintf(`(() => { const m = /^stop (\d+) of %d$/.exec(document.querySelector('[data-testid="tour-pos"]').textContent); return m && Number(m[1]) > %d; })()`, len(o.Stops), k), 30*time.Second,
-					`['tour-pos', 'tour-title', 'run-status', 'step'].map((id) => document.querySelector('[data-testid="' + id + '"]').textContent).join(' | ')`)
-				k, _ = strconv.Atoi(strings.Fields(text(t, ctx, "tour-pos"))[1])
+				k = pageDownStop(t, ctx, o, k)
 				stop := o.Stops[k-1]
-				waitJSOr(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="tour-title"]').textContent === %q && document.querySelector('[data-testid="step"]').textContent.replace(/,/g, '') === '%d' && ['paused', 'done'].includes(document.querySelector('[data-testid="run-status"]').textContent)`, stop.Title, stop.Step), 30*time.Second,
-					`['tour-pos', 'tour-title', 'run-status', 'step'].map((id) => document.querySelector('[data-testid="' + id + '"]').textContent).join(' | ')`)
 				checkPresentLayout(t, ctx, fmt.Sprintf("%s at stop %d (%s)", size, k, stop.Title), false)
 				if k == 4 {
 					// What is dropped or moved must not cost contrast or a name (axe-core).
@@ -284,6 +281,22 @@ func TestBrowserPresenterLayout(t *testing.T) {
 			checkPresentLayout(t, ctx, size+" after all panels and back", false)
 		})
 	}
+}
+
+// pageDownStop presses Page Down (a clicker's next) on a page at tour stop k (1-based) and returns the
+// stop it opens once that stop's step is drawn: a later one than k+1 when stops share a step.
+func pageDownStop(t *testing.T, ctx context.Context, o *player.Outline, k int) int {
+	t.Helper()
+	const show = `['tour-pos', 'tour-title', 'run-status', 'step'].map((id) => document.querySelector('[data-testid="' + id + '"]').textContent).join(' | ')`
+	key(t, ctx, kb.PageDown, false)
+	waitJSOr(t, ctx, fmt.Sprintf(`(() => { const m = /^stop (\d+) of %d$/.exec(document.querySelector('[data-testid="tour-pos"]').textContent); return m && Number(m[1]) > %d; })()`, len(o.Stops), k), 30*time.Second, show)
+	k, err := strconv.Atoi(strings.Fields(text(t, ctx, "tour-pos"))[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := o.Stops[k-1]
+	waitJSOr(t, ctx, fmt.Sprintf(`document.querySelector('[data-testid="tour-title"]').textContent === %q && document.querySelector('[data-testid="step"]').textContent.replace(/,/g, '') === '%d' && ['paused', 'done'].includes(document.querySelector('[data-testid="run-status"]').textContent)`, stop.Title, stop.Step), 30*time.Second, show)
+	return k
 }
 
 // presentDropped lists the parts of the run page, beyond the four presenter mode keeps, that are not
@@ -330,12 +343,8 @@ func TestBrowserPresenterRoom(t *testing.T) {
 			if !js[bool](t, pres, `document.querySelector('[data-testid="room-code"]').checkVisibility()`) {
 				t.Errorf("%s: the room's code is not shown in presenter mode", size)
 			}
-			// The stop where a run is pending over the lane (its label between the strips).
-			key(t, pres, kb.PageDown, false)
-			key(t, pres, kb.PageDown, false)
-			waitJS(t, pres, `/^stop [2-9] of/.test(document.querySelector('[data-testid="tour-pos"]').textContent)`, 30*time.Second)
-			k, _ := strconv.Atoi(strings.Fields(text(t, pres, "tour-pos"))[1])
-			waitJS(t, pres, fmt.Sprintf(`document.querySelector('[data-testid="step"]').textContent.replace(/,/g, '') === '%d' && document.querySelector('[data-testid="run-status"]').textContent === 'paused'`, o.Stops[k-1].Step), 30*time.Second)
+			// On to the stop where a run is pending over the lane (its label between the strips).
+			pageDownStop(t, pres, o, pageDownStop(t, pres, o, 1))
 			checkPresentLayout(t, pres, size+", the presenter's page in a room", false)
 			checkPageContrast(t, pres, size+", the presenter's page in a room")
 
