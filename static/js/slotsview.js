@@ -718,7 +718,8 @@ export class SlotsView {
           ctx.font = `${fontPx(o, 11)}px ui-monospace, monospace`;
           ctx.textAlign = 'left';
           const label = `pending run (${bt.pending.start}, ${bt.pending.len})`;
-          ctx.fillText(label, Math.min(Math.max(x0, xa), x0 + count * cell - ctx.measureText(label).width), y - fontPx(o, 11) / 2 - 2);
+          // Presenter mode's 10 px cursor triangle reaches above the bracket: the label clears it.
+          ctx.fillText(label, Math.min(Math.max(x0, xa), x0 + count * cell - ctx.measureText(label).width), y - fontPx(o, 11) / 2 - (o.present ? 6 : 2));
         }
       }
     }
