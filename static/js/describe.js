@@ -121,10 +121,12 @@ export function sitAside(st, a, b) {
 /**
  * The SIT panel's text line: the segments changed most recently.
  * @param {RunState} st
+ * @param {number} [most] how many segments it names (presenter mode names one: three do not fit
+ *   a projector's line at 18 px)
  * @returns {string}
  */
-export function sitLine(st) {
-  const segs = st.segmentsByActivity().slice(0, 3);
+export function sitLine(st, most = 3) {
+  const segs = st.segmentsByActivity().slice(0, most);
   if (!segs.length) return 'no segment touched';
   return segs.map((n) => {
     const per = st.modes.map((m) => {

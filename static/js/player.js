@@ -164,8 +164,12 @@ export function initRun(doc, opts = {}) {
     });
   };
 
+  // Presenter mode on a small screen drops the secondary panels; "all panels" brings them back.
+  let allPanels = false;
   const applyView = () => {
     doc.body.classList.toggle('present', view.present);
+    doc.body.classList.toggle('all-panels', allPanels);
+    $('btn-panels').setAttribute('aria-pressed', String(allPanels));
     doc.body.classList.toggle('quiz-on', view.quiz);
     $('btn-present').setAttribute('aria-pressed', String(view.present));
     $('quiz-score-line').hidden = !view.quiz;
@@ -299,6 +303,7 @@ export function initRun(doc, opts = {}) {
     'zoom-in': () => { slots.cell = Math.min(CELL_MAX, slots.cell + 4); dirty = true; },
     'zoom-out': () => { slots.cell = Math.max(CELL_MIN, slots.cell - 4); dirty = true; },
   };
+  $('btn-panels').addEventListener('click', () => { allPanels = !allPanels; applyView(); });
   const drag = wireControls(doc, {
     actions, nav, setQuiz, setColour, setPace, setSpeed, setMode, gotoSlot, answer,
     resetMeter: () => { meter.reset(); $('frame-p95').textContent = '0'; $('frame-samples').textContent = '0'; },

@@ -58,9 +58,13 @@ export class SITView {
     const top = P(11) + 6;
     const avail = (w - textW - 4 - (modes.length - 1) * 12) / modes.length;
     // The biggest bits that still show up to 5 segments at once, as 8
-    // rows of 64 or 16 rows of 32, whichever gives bigger cells.
-    const need = Math.max(1, Math.min(present ? 3 : 5, segs.length));
-    const perRow = (h - top) / need - 16;
+    // rows of 64 or 16 rows of 32, whichever gives bigger cells. Presenter
+    // mode lists no more segments than their three label lines leave room
+    // for: on a projector's short panel one legible map beats three flat
+    // bars (the rest scroll with ↑ ↓).
+    const labelH = 3 * P(12) + 12;
+    const need = Math.max(1, Math.min(present ? 3 : 5, segs.length, present ? Math.floor((h - top) / labelH) : 5));
+    const perRow = (h - top) / need - (present ? P(10.5) + 8 : 16); // the status line under each map
     let cols = 64;
     let cell = 0;
     for (const c of [64, 32]) {
@@ -72,7 +76,7 @@ export class SITView {
     const rowsN = 512 / cols;
     const mapW = cell * cols;
     const mapH = cell * rowsN;
-    const rowH = Math.max(mapH + P(10.5) + 8, present ? 3 * P(12) + 12 : 40);
+    const rowH = Math.max(mapH + P(10.5) + 8, present ? labelH : 40);
     const mapX = modes.map((_, i) => textW + i * (mapW + 12));
     this.layout = { segs, rowH, textW, mapX, cell, top, cols };
     ctx.textBaseline = 'middle';

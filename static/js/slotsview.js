@@ -470,8 +470,11 @@ export class SlotsView {
     // readable cells, or several when few chunks leave room (a small file
     // then shows whole). Under each line, a ghost strip: the same slots as
     // they were before the run.
-    const zY = ovY + ovH + (o.present ? 44 : 30);
-    const zH = o.present ? Math.max(30, Math.min(46, Math.floor(h / 9))) : Math.max(22, Math.min(34, Math.floor(h / 10)));
+    // Presenter mode on a short panel (a projector's) narrows the gap above the lane to what the
+    // pending run's 18 px label over the lane needs, and the lane is never lower than its two label
+    // lines ("at the cursor" and the chunk), so they clear "before".
+    const zY = ovY + ovH + (o.present ? (h < 220 ? 34 : 44) : 30);
+    const zH = o.present ? Math.max(2 * P(12) + 4, Math.min(46, Math.floor(h / 9))) : Math.max(22, Math.min(34, Math.floor(h / 10)));
     const ghostH = o.present ? 12 : 8;
     const tickH = P(10) + 8;
     const lineStep = zH + 3 + ghostH + tickH;
@@ -598,7 +601,8 @@ export class SlotsView {
     ctx.fillStyle = INK3;
     // The title gives up its explanation before it runs into the count on its right (a phone).
     const titles = o.present ? ['dnode chunks'] : ['dnode chunks (one f2fs_do_zero_range call each)', 'dnode chunks (one call each)', 'dnode chunks'];
-    ctx.fillText(fitText(ctx, titles, w - 4 - countW), 0, rowsY - P(11) / 2 - 4);
+    // No room for a chunk's strip, no title either (it would be drawn past the canvas's edge).
+    if (rows > 0) ctx.fillText(fitText(ctx, titles, w - 4 - countW), 0, rowsY - P(11) / 2 - 4);
   }
 
   /**
@@ -715,12 +719,15 @@ export class SlotsView {
     let every = 8;
     while (every * cell < labelPx) every *= 2;
     const ty = gy + ghostH + 1;
+    // A panel too short for the labels (a projector's, in presenter mode) keeps the ticks and drops
+    // the numbers rather than cut them at the canvas's edge: the line under the canvas names the slot.
+    const labels = this.layout.h <= 0 || ty + 3 + tf <= this.layout.h; // 0: not laid out yet
     for (let k = 0; k < count; k++) {
       const idx = st.range.start + from + k;
       if (idx % every !== 0) continue;
       const x = x0 + k * cell + cell / 2;
       ctx.fillRect(Math.round(x), ty, 1, 3);
-      ctx.fillText(int(idx), x, ty + 3);
+      if (labels) ctx.fillText(int(idx), x, ty + 3);
     }
     ctx.textBaseline = 'middle';
     // Pending run bracket (batched): from the slot that started the run
@@ -749,7 +756,8 @@ export class SlotsView {
           ctx.font = `${fontPx(o, 11)}px ui-monospace, monospace`;
           ctx.textAlign = 'left';
           const label = `pending run (${bt.pending.start}, ${bt.pending.len})`;
-          ctx.fillText(label, Math.min(Math.max(x0, xa), x0 + count * cell - ctx.measureText(label).width), y - fontPx(o, 11) / 2 - 2);
+          // Presenter mode's 10 px cursor triangle reaches above the bracket: the label clears it.
+          ctx.fillText(label, Math.min(Math.max(x0, xa), x0 + count * cell - ctx.measureText(label).width), y - fontPx(o, 11) / 2 - (o.present ? 6 : 2));
         }
       }
     }

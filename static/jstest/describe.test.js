@@ -3,7 +3,7 @@ import './contract.fixture.js'; // first: the modules read the page's contract a
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  plural, slotValueText, slotText, cursorLine, slotsAside, sitAside, statesText, outcomeText, markersText,
+  plural, slotValueText, slotText, cursorLine, slotsAside, sitAside, sitLine, statesText, outcomeText, markersText,
 } from '../js/describe.js';
 import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR } from '../js/state.js';
 import { model, frame, hello } from './player.fixture.js';
@@ -63,4 +63,13 @@ test('the outcome line is the server\'s: nothing while running unless it sent a 
   assert.equal(outcomeText(e), '');
   e.frame(frame(40, { done: true }), 0);
   assert.equal(outcomeText(e), '');
+});
+
+test('the SIT line names the three most active segments, or as many as asked (presenter mode: one)', () => {
+  const seg = (segno) => ({ segno, validBefore: 10, valid: 10, mapBefore: 'ff', map: 'ff', classBefore: 'dirty', class: 'dirty' });
+  const st = model({ segments: [1, 2, 3, 4].map(seg) });
+  const named = (s) => (s.match(/segment \d+:/g) || []).length;
+  assert.equal(named(sitLine(st)), 3, sitLine(st));
+  assert.equal(named(sitLine(st, 1)), 1, sitLine(st, 1));
+  assert.ok(sitLine(st).startsWith(sitLine(st, 1)), 'the one named is the first of the three');
 });

@@ -101,3 +101,27 @@ test('an unchanged SIT is not redrawn; a run that touches no segment says so', (
   const t = draw(new SITView(/** @type {any} */ ({})), empty).texts();
   assert.ok(t.includes('the run touches no segment: no block is invalidated'), t.join('|'));
 });
+
+test('presenter mode lists only the segments whose rows fit: one legible map on a short projector panel, never a flat bar', () => {
+  const st = new RunState();
+  st.hello(hello([SEG1, { ...SEG1, segno: 2 }, { ...SEG1, segno: 3 }]));
+  for (let h = 110; h <= 420; h += 10) {
+    const v = new SITView(/** @type {any} */ ({}));
+    v.opts = /** @type {any} */ ({ present: true, version: 0 });
+    draw(v, st, 530, h);
+    const L = v.layout;
+    const shown = v.shown[1] - v.shown[0] + 1;
+    const mapH = L.cell * (512 / L.cols);
+    assert.ok(shown >= 1 && shown <= 3, `h=${h}: ${shown} rows`);
+    assert.ok(L.top + shown * L.rowH <= h, `h=${h}: ${shown} rows of ${L.rowH} px under ${L.top} px of heads overflow`);
+    // A row holds its three label lines (name, per-block and batched counts at 19 px) and its map
+    // with the status word under it.
+    assert.ok(L.rowH >= 3 * 19 + 12 && L.rowH >= mapH + 18 + 8, `h=${h}: a ${L.rowH} px row for a ${mapH} px map`);
+  }
+  // A 1280×720 projector's SIT canvas (about 150 px): one segment, 5 px bits (flat 2 px bars before).
+  const v = new SITView(/** @type {any} */ ({}));
+  v.opts = /** @type {any} */ ({ present: true, version: 0 });
+  draw(v, st, 530, 150);
+  assert.deepEqual(v.shown, [1, 1]);
+  assert.ok(v.layout.cell >= 5, `cell ${v.layout.cell}`);
+});

@@ -274,6 +274,17 @@ test('zoomed in far enough, each address cell names its block; every 8th slot ge
   assert.ok(!zoom(v, st, fills, 16).texts().includes('4608'), 'small cells carry no numbers');
 });
 
+test('a canvas too short for the index numbers keeps the ticks and drops the numbers, never cuts them', () => {
+  const { st, v, fills } = zoomSetup();
+  // The lane is at y 50, 20 high, its ghost 8 under it after 3: the ticks start at 82, their numbers at 85.
+  v.layout.h = 85 + 10 - 1;
+  const short = zoom(v, st, fills, 40);
+  assert.ok(!short.texts().includes('8'), short.texts().join('|'));
+  assert.ok(short.rects().some((r) => r[1] === 82 && r[3] === 3), 'the ticks stay');
+  v.layout.h = 85 + 10 + 20;
+  assert.ok(zoom(v, st, fills, 40).texts().includes('8'), 'with room, the numbers');
+});
+
 test('a slot just invalidated flashes yellow, fading over FLASH_MS', () => {
   const { st, v, fills } = zoomSetup();
   st.frame({ step: 5, full: false, events: [{ kind: 'slot', action: 'invalidate', slot: 0, step: 3 }], changed: [{ index: 0, count: 1, state: 'new' }], state: [] }, 1000);
