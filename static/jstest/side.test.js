@@ -43,7 +43,9 @@ test('formLine writes every operation of the language as request.ParseOp reads i
   assert.equal(formLine(form('write'), [undefined, '4096', '1_000'], p).arg, 2);
   // A negative count is a size as request.ParseOp reads it (units.ParseSize): the kernel answers it.
   assert.equal(formLine(form('write'), [undefined, '4096', '-1'], p).line, `write ${p} 4096 -1`);
-  assert.equal(formLine(form('tune'), ['swappiness', '1'], p).error, 'one of ipu_policy, reserved_blocks');
+  // A choice names its words as the server's form lists them (request.Ops: the tunables).
+  assert.equal(formLine(form('tune'), ['swappiness', '1'], p).error, `one of ${form('tune').args[0].words.join(', ')}`);
+  assert.ok(form('tune').args[0].words.includes('max_victim_search'));
   assert.match(formLine(form('fsync'), [], '/a b').error, /spaces/);
   // Every form the server sends makes a line with its words filled in.
   for (const f of forms) {
