@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"unicode/utf16"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // Feature bits of the superblock's feature field (F2FS_FEATURE_*).
@@ -139,7 +141,7 @@ func decodeSuperblock(buf []byte, off int64, imgSize int64) (*superblock, error)
 		return nil, bad(0x34, "bad metadata segment counts",
 			fmt.Sprintf("ckpt %d sit %d nat %d ssa %d", r.SegmentCountCkpt, r.SegmentCountSIT, r.SegmentCountNAT, r.SegmentCountSSA))
 	}
-	end := uint64(r.Segment0Blkaddr) + uint64(r.SegmentCount)<<9
+	end := uint64(r.Segment0Blkaddr) + uint64(r.SegmentCount)<<f2fs.LogBlocksPerSeg
 	if end > 1<<32 || end > r.BlockCount {
 		return nil, bad(0x30, "segment_count beyond block_count", r.SegmentCount)
 	}
@@ -151,23 +153,23 @@ func decodeSuperblock(buf []byte, off int64, imgSize int64) (*superblock, error)
 		addr, start uint64
 	}{
 		{0x4C, "cp_blkaddr", uint64(r.CPBlkaddr), uint64(r.Segment0Blkaddr)},
-		{0x50, "sit_blkaddr", uint64(r.SITBlkaddr), uint64(r.CPBlkaddr) + uint64(r.SegmentCountCkpt)<<9},
-		{0x54, "nat_blkaddr", uint64(r.NATBlkaddr), uint64(r.SITBlkaddr) + uint64(r.SegmentCountSIT)<<9},
-		{0x58, "ssa_blkaddr", uint64(r.SSABlkaddr), uint64(r.NATBlkaddr) + uint64(r.SegmentCountNAT)<<9},
-		{0x5C, "main_blkaddr", uint64(r.MainBlkaddr), uint64(r.SSABlkaddr) + uint64(r.SegmentCountSSA)<<9},
+		{0x50, "sit_blkaddr", uint64(r.SITBlkaddr), uint64(r.CPBlkaddr) + uint64(r.SegmentCountCkpt)<<f2fs.LogBlocksPerSeg},
+		{0x54, "nat_blkaddr", uint64(r.NATBlkaddr), uint64(r.SITBlkaddr) + uint64(r.SegmentCountSIT)<<f2fs.LogBlocksPerSeg},
+		{0x58, "ssa_blkaddr", uint64(r.SSABlkaddr), uint64(r.NATBlkaddr) + uint64(r.SegmentCountNAT)<<f2fs.LogBlocksPerSeg},
+		{0x5C, "main_blkaddr", uint64(r.MainBlkaddr), uint64(r.SSABlkaddr) + uint64(r.SegmentCountSSA)<<f2fs.LogBlocksPerSeg},
 	}
 	for _, c := range chain {
 		if c.addr != c.start {
 			return nil, bad(c.field, "areas not contiguous: "+c.name, c.addr)
 		}
 	}
-	if uint64(r.MainBlkaddr)+uint64(r.SegmentCountMain)<<9 > end {
+	if uint64(r.MainBlkaddr)+uint64(r.SegmentCountMain)<<f2fs.LogBlocksPerSeg > end {
 		return nil, bad(0x44, "main area beyond segment_count", r.SegmentCountMain)
 	}
 	if uint64(r.SegmentCountSSA) < uint64(r.SegmentCountMain)/blocksPerSeg {
 		return nil, bad(0x40, "SSA too small for main area", r.SegmentCountSSA)
 	}
-	if uint64(r.SegmentCountMain) > uint64(r.SegmentCountSIT/2)<<9*(4096/sitEntrySize) {
+	if uint64(r.SegmentCountMain) > uint64(r.SegmentCountSIT/2)<<f2fs.LogBlocksPerSeg*f2fs.SITEntryPerBlock {
 		return nil, bad(0x38, "SIT too small for main area", r.SegmentCountSIT)
 	}
 	if r.CPPayload > blocksPerSeg-4 {

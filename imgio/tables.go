@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math/bits"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // natEntry returns the NAT entry of nid: from the NAT journal if it is there, else from the current
@@ -18,7 +20,7 @@ func (img *Image) natEntry(nid uint32) (rawNATEntry, error) {
 	}
 	perBlock := img.bs / natEntrySize
 	b := nid / perBlock
-	addr := img.sb.raw.NATBlkaddr + 2*blocksPerSeg*(b/blocksPerSeg) + b%blocksPerSeg
+	addr := f2fs.NATBlockAddr(img.sb.raw.NATBlkaddr, b)
 	if testBitMSB(img.cp.natBitmap, b) {
 		addr += blocksPerSeg
 	}
@@ -95,7 +97,7 @@ func (img *Image) segment(segno uint32, cur *sitCursor) (Segment, error) {
 		addr := img.sb.raw.SITBlkaddr + b
 		s.Source = "sit1"
 		if testBitMSB(img.cp.sitBitmap, b) {
-			addr += (img.sb.raw.SegmentCountSIT / 2) << 9
+			addr += (img.sb.raw.SegmentCountSIT / 2) << f2fs.LogBlocksPerSeg
 			s.Source = "sit2"
 		}
 		off = img.blockOff(addr)
@@ -114,8 +116,8 @@ func (img *Image) segment(segno uint32, cur *sitCursor) (Segment, error) {
 		copy(raw.ValidMap[:], e[2:66])
 		raw.Mtime = binary.LittleEndian.Uint64(e[66:])
 	}
-	s.ValidBlocks = uint32(raw.VBlocks & 0x3FF)
-	s.Type = int(raw.VBlocks >> 10)
+	s.ValidBlocks = f2fs.SITValid(raw.VBlocks)
+	s.Type = f2fs.SITType(raw.VBlocks)
 	s.Map, s.Mtime = raw.ValidMap, raw.Mtime
 	// check_block_count: the count must match the bitmap, and a segment holds at most 512 blocks.
 	pop := 0

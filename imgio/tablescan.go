@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // This file gives the metadata tables whole, for tools that compare two images (imgdiff) or edit a
@@ -13,7 +15,7 @@ import (
 
 // NATEntriesPerBlock is NAT_ENTRY_PER_BLOCK for 4096-byte blocks: NAT block b holds nids
 // b·455 … b·455+454.
-const NATEntriesPerBlock = 4096 / natEntrySize
+const NATEntriesPerBlock = f2fs.NATEntryPerBlock
 
 // NATEntry is one node's entry in the node address table (struct f2fs_nat_entry), as the kernel
 // reads it: from the checkpoint's NAT journal when the nid is there, else from the live copy of its
@@ -56,7 +58,7 @@ func (img *Image) MaxNid() uint32 { return img.maxNid }
 
 // natAddr is the live copy's address of NAT block b (the version bitmap picks the copy).
 func (img *Image) natAddr(b uint32) uint32 {
-	addr := img.sb.raw.NATBlkaddr + 2*blocksPerSeg*(b/blocksPerSeg) + b%blocksPerSeg
+	addr := f2fs.NATBlockAddr(img.sb.raw.NATBlkaddr, b)
 	if testBitMSB(img.cp.natBitmap, b) {
 		addr += blocksPerSeg
 	}
@@ -145,7 +147,7 @@ func (o EntryOffsets) SIT(segno uint32) (off int64, journal bool, err error) {
 	b := segno / per
 	addr := img.sb.raw.SITBlkaddr + b
 	if testBitMSB(img.cp.sitBitmap, b) {
-		addr += (img.sb.raw.SegmentCountSIT / 2) << 9
+		addr += (img.sb.raw.SegmentCountSIT / 2) << f2fs.LogBlocksPerSeg
 	}
 	return img.blockOff(addr) + int64((segno%per)*sitEntrySize), false, nil
 }

@@ -48,6 +48,11 @@ const (
 	NidsPerBlock = 1018
 	// DefaultInlineXattrAddrs is DEFAULT_INLINE_XATTR_ADDRS: the inode words inline xattrs take.
 	DefaultInlineXattrAddrs = 50
+	// InodeAddrOffset is offsetof(struct f2fs_inode, i_addr): the byte where an inode block's data
+	// slots start (the extra attributes, i_extra_isize bytes, come first when the inode has them).
+	InodeAddrOffset = 360
+	// InodeNidOffset is offsetof(struct f2fs_inode, i_nid): the five node ids after i_addr[923].
+	InodeNidOffset = InodeAddrOffset + 4*DefAddrsPerInode
 )
 
 // NAT and SIT tables (f2fs_fs.h).
