@@ -194,10 +194,12 @@ func (in *inspector) superblockFields() {
 	in.link("root_ino", in.nodeBlockOf(r.RootIno))
 }
 
-var ckptFlagNames = map[uint64]string{0x1: "umount", 0x2: "orphan_present", 0x4: "compact_sum", 0x8: "error",
-	0x10: "fsck", 0x20: "fastboot", 0x40: "crc_recovery", 0x80: "nat_bits", 0x100: "trimmed",
-	0x200: "nocrc_recovery", 0x400: "large_nat_bitmap", 0x800: "quota_need_fsck", 0x1000: "disabled",
-	0x2000: "disabled_quick", 0x4000: "resizefs"}
+var ckptFlagNames = map[uint64]string{f2fs.CPUmountFlag: "umount", f2fs.CPOrphanPresentFlag: "orphan_present",
+	f2fs.CPCompactSumFlag: "compact_sum", f2fs.CPErrorFlag: "error", f2fs.CPFsckFlag: "fsck",
+	f2fs.CPFastbootFlag: "fastboot", f2fs.CPCRCRecoveryFlag: "crc_recovery", f2fs.CPNATBitsFlag: "nat_bits",
+	f2fs.CPTrimmedFlag: "trimmed", f2fs.CPNoCRCRecoveryFlag: "nocrc_recovery",
+	f2fs.CPLargeNATBitmapFlag: "large_nat_bitmap", f2fs.CPQuotaNeedFsckFlag: "quota_need_fsck",
+	f2fs.CPDisabledFlag: "disabled", f2fs.CPDisabledQuickFlag: "disabled_quick", f2fs.CPResizefsFlag: "resizefs"}
 
 // checkpointBlock describes a block of the checkpoint area: which pack, which part of it.
 func (in *inspector) checkpointBlock() error {
@@ -491,7 +493,7 @@ func (in *inspector) sitBlock() error {
 	rel := b.Addr - img.sb.raw.SITBlkaddr
 	copyNo, blkno := rel/half+1, rel%half
 	current := testBitMSB(img.cp.sitBitmap, blkno) == (copyNo == 2)
-	perBlock := img.bs / sitEntrySize
+	perBlock := uint32(f2fs.SITEntryPerBlock)
 	first := blkno * perBlock
 	state := "current"
 	if !current {
@@ -552,7 +554,7 @@ func (in *inspector) natBlock() error {
 	copyNo := within/blocksPerSeg + 1
 	blkno := pair*blocksPerSeg + within%blocksPerSeg
 	current := testBitMSB(img.cp.natBitmap, blkno) == (copyNo == 2)
-	perBlock := img.bs / natEntrySize
+	perBlock := uint32(f2fs.NATEntryPerBlock)
 	first := blkno * perBlock
 	state := "current"
 	if !current {

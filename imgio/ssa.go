@@ -268,7 +268,7 @@ func (img *Image) natLoc(nid uint32) (entryLoc, error) {
 			}
 		}
 	}
-	perBlock := img.bs / natEntrySize
+	perBlock := uint32(f2fs.NATEntryPerBlock)
 	b := nid / perBlock
 	loc := entryLoc{blk: f2fs.NATBlockAddr(img.sb.raw.NATBlkaddr, b), source: "nat1"}
 	if testBitMSB(img.cp.natBitmap, b) {
@@ -301,7 +301,7 @@ func (img *Image) sitLoc(segno uint32) (entryLoc, error) {
 			}
 		}
 	}
-	perBlock := img.bs / sitEntrySize
+	perBlock := uint32(f2fs.SITEntryPerBlock)
 	b := segno / perBlock
 	loc := entryLoc{blk: img.sb.raw.SITBlkaddr + b, source: "sit1", off: int(segno%perBlock) * sitEntrySize}
 	if testBitMSB(img.cp.sitBitmap, b) {

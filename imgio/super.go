@@ -25,10 +25,10 @@ var featureNames = [...]struct {
 	bit  uint32
 	name string
 }{
-	{0x1, "encrypt"}, {0x2, "blkzoned"}, {0x4, "atomic_write"}, {0x8, "extra_attr"},
-	{0x10, "project_quota"}, {0x20, "inode_checksum"}, {0x40, "flexible_inline_xattr"},
+	{featEncrypt, "encrypt"}, {featBlkzoned, "blkzoned"}, {0x4, "atomic_write"}, {featExtraAttr, "extra_attr"},
+	{0x10, "project_quota"}, {featInodeChecksum, "inode_checksum"}, {featFlexXattr, "flexible_inline_xattr"},
 	{0x80, "quota_ino"}, {0x100, "inode_crtime"}, {0x200, "lost_found"}, {0x400, "verity"},
-	{0x800, "sb_checksum"}, {0x1000, "casefold"}, {0x2000, "compression"}, {0x4000, "ro"},
+	{featSBChecksum, "sb_checksum"}, {0x1000, "casefold"}, {featCompression, "compression"}, {0x4000, "ro"},
 	{0x8000, "device_alias"}, {0x10000, "packed_ssa"},
 }
 

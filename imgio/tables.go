@@ -18,7 +18,7 @@ func (img *Image) natEntry(nid uint32) (rawNATEntry, error) {
 	if e, ok := img.cp.natJournal[nid]; ok {
 		return e, nil
 	}
-	perBlock := img.bs / natEntrySize
+	perBlock := uint32(f2fs.NATEntryPerBlock)
 	b := nid / perBlock
 	addr := f2fs.NATBlockAddr(img.sb.raw.NATBlkaddr, b)
 	if testBitMSB(img.cp.natBitmap, b) {
@@ -92,7 +92,7 @@ func (img *Image) segment(segno uint32, cur *sitCursor) (Segment, error) {
 		raw, s.Source = e, "journal"
 		off = -1
 	} else {
-		perBlock := img.bs / sitEntrySize
+		perBlock := uint32(f2fs.SITEntryPerBlock)
 		b := segno / perBlock
 		addr := img.sb.raw.SITBlkaddr + b
 		s.Source = "sit1"

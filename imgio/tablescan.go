@@ -51,7 +51,7 @@ func (nb NATBlock) Entry(k int) NATEntry {
 }
 
 // NATBlockCount is the number of NAT blocks in one copy of the table.
-func (img *Image) NATBlockCount() uint32 { return img.maxNid / (img.bs / natEntrySize) }
+func (img *Image) NATBlockCount() uint32 { return img.maxNid / (uint32(f2fs.NATEntryPerBlock)) }
 
 // MaxNid is one past the largest node id the NAT can hold.
 func (img *Image) MaxNid() uint32 { return img.maxNid }
@@ -76,7 +76,7 @@ func (img *Image) NATBlock(b uint32) (NATBlock, error) {
 	if err != nil {
 		return NATBlock{}, err
 	}
-	per := img.bs / natEntrySize
+	per := uint32(f2fs.NATEntryPerBlock)
 	nb := NATBlock{Index: b, Addr: addr, Raw: raw}
 	for nid, e := range img.cp.natJournal {
 		if nid/per == b {
@@ -143,7 +143,7 @@ func (o EntryOffsets) SIT(segno uint32) (off int64, journal bool, err error) {
 			}
 		}
 	}
-	per := img.bs / sitEntrySize
+	per := uint32(f2fs.SITEntryPerBlock)
 	b := segno / per
 	addr := img.sb.raw.SITBlkaddr + b
 	if testBitMSB(img.cp.sitBitmap, b) {
@@ -174,7 +174,7 @@ func (o EntryOffsets) NAT(nid uint32) (off int64, journal bool, err error) {
 			}
 		}
 	}
-	per := img.bs / natEntrySize
+	per := uint32(f2fs.NATEntryPerBlock)
 	return img.blockOff(img.natAddr(nid/per)) + int64((nid%per)*natEntrySize), false, nil
 }
 

@@ -77,16 +77,24 @@ func SITValid(vblocks uint16) uint32 { return uint32(vblocks & SITVBlocksMask) }
 // SITType is GET_SIT_TYPE: the log type (a CURSEG_* number) in a SIT entry's vblocks.
 func SITType(vblocks uint16) int { return int(vblocks >> SITVBlocksShift) }
 
-// Checkpoint flags, struct f2fs_checkpoint's ckpt_flags (f2fs_fs.h CP_*_FLAG).
+// Checkpoint flags, the bits of struct f2fs_checkpoint's ckpt_flags (f2fs_fs.h CP_*_FLAG), untyped as
+// the kernel's #defines are: ckpt_flags is a __le32, the inspector's flag table a map[uint64]string.
 const (
-	CPUmountFlag         uint32 = 0x00000001 // CP_UMOUNT_FLAG
-	CPOrphanPresentFlag  uint32 = 0x00000002 // CP_ORPHAN_PRESENT_FLAG
-	CPCompactSumFlag     uint32 = 0x00000004 // CP_COMPACT_SUM_FLAG
-	CPErrorFlag          uint32 = 0x00000008 // CP_ERROR_FLAG
-	CPFastbootFlag       uint32 = 0x00000020 // CP_FASTBOOT_FLAG
-	CPNATBitsFlag        uint32 = 0x00000080 // CP_NAT_BITS_FLAG
-	CPTrimmedFlag        uint32 = 0x00000100 // CP_TRIMMED_FLAG
-	CPLargeNATBitmapFlag uint32 = 0x00000400 // CP_LARGE_NAT_BITMAP_FLAG
+	CPUmountFlag         = 0x00000001 // CP_UMOUNT_FLAG
+	CPOrphanPresentFlag  = 0x00000002 // CP_ORPHAN_PRESENT_FLAG
+	CPCompactSumFlag     = 0x00000004 // CP_COMPACT_SUM_FLAG
+	CPErrorFlag          = 0x00000008 // CP_ERROR_FLAG
+	CPFsckFlag           = 0x00000010 // CP_FSCK_FLAG
+	CPFastbootFlag       = 0x00000020 // CP_FASTBOOT_FLAG
+	CPCRCRecoveryFlag    = 0x00000040 // CP_CRC_RECOVERY_FLAG
+	CPNATBitsFlag        = 0x00000080 // CP_NAT_BITS_FLAG
+	CPTrimmedFlag        = 0x00000100 // CP_TRIMMED_FLAG
+	CPNoCRCRecoveryFlag  = 0x00000200 // CP_NOCRC_RECOVERY_FLAG
+	CPLargeNATBitmapFlag = 0x00000400 // CP_LARGE_NAT_BITMAP_FLAG
+	CPQuotaNeedFsckFlag  = 0x00000800 // CP_QUOTA_NEED_FSCK_FLAG
+	CPDisabledFlag       = 0x00001000 // CP_DISABLED_FLAG
+	CPDisabledQuickFlag  = 0x00002000 // CP_DISABLED_QUICK_FLAG
+	CPResizefsFlag       = 0x00004000 // CP_RESIZEFS_FLAG
 )
 
 // The logs, numbered as the kernel's CURSEG_* (f2fs.h, enum log_type order in segment.h).
@@ -112,8 +120,9 @@ func LogName(t int) string {
 var logNames = [NrCursegType]string{"hot-data", "warm-data", "cold-data", "hot-node", "warm-node", "cold-node"}
 
 // SegNo is GET_SEGNO_FROM_SEG0 counted from the main area, as GET_SEGNO does for a main-area block: the
-// segment of block addr, (addr − main_blkaddr) / 512.
-func SegNo(addr, mainBlkaddr uint32) uint32 { return (addr - mainBlkaddr) / BlocksPerSeg }
+// segment of block addr, (addr − main_blkaddr) / 512. It takes uint64 too, for the bounds a synthetic
+// volume computes past 2^32 without wrapping.
+func SegNo[A ~uint32 | ~uint64](addr, mainBlkaddr A) A { return (addr - mainBlkaddr) / BlocksPerSeg }
 
 // SegOff is GET_BLKOFF_FROM_SEG0: block addr's offset in its segment, (addr − base) mod 512, base being
 // segment0_blkaddr or main_blkaddr (the main area starts on a segment boundary, so both agree).
