@@ -16,15 +16,18 @@ import (
 
 // The F2FS constants and formulas live in internal/f2fs, once (issue 27). TestF2FSConstantsDefinedOnce
 // reads every non-test Go file outside it and fails on a copy coming back: one of the literal values
-// that were copied (512, 0x3FF, 1018, 923, 455, the special addresses, SMALL_VOLUME_SEGMENTS written out,
-// the inode's i_addr and i_nid offsets), a shift by log_blocks_per_seg (9) or SIT_VBLOCKS_SHIFT (10),
+// that were copied (4096, 512, 0x3FF, 1018, 923, 455, the special addresses, SMALL_VOLUME_SEGMENTS written
+// out, the inode's i_addr and i_nid offsets), a shift by log_blocks_per_seg (9) or SIT_VBLOCKS_SHIFT (10),
 // a log name, the segment-number formula (x − base) / BlocksPerSeg (or its % for the offset),
 // current_nat_addr's 2·BlocksPerSeg·(b / BlocksPerSeg), or a constant set to a literal whose comment cites
 // a kernel name internal/f2fs defines. What remains is listed in constantAllowed, each with why it is not
 // a copy; an entry that matches fewer places than it says fails too, so the list cannot go stale.
+// The engine's page arithmetic (>> 12, & 4095: PAGE_SHIFT, the page cache's, not an F2FS constant) is
+// not checked.
 
 // copiedValues are the integer values that were copies of F2FS constants.
 var copiedValues = map[uint64]string{
+	4096:       "BlockSize",
 	512:        "BlocksPerSeg",
 	1023:       "SITVBlocksMask",
 	1018:       "DefAddrsPerBlock / NidsPerBlock",
@@ -57,6 +60,23 @@ var constantAllowed = []struct {
 	{"imgio/super.go", "literal 0x2000", 1, "featCompression, F2FS_FEATURE_COMPRESSION: a feature bit imgio alone reads"},
 	{"imgio/super.go", "literal 0x200", 1, "F2FS_FEATURE_LOST_FOUND in the feature name table, not a segment size"},
 	{"imgio/node.go", "literal 0xFFFFFFFF", 1, "the inode checksum's CRC seed (f2fs_inode_chksum starts from ~0), not NEW_ADDR"},
+	{"gc/state.go", "literal 4096", 1, "DefMaxVictimSearch, DEF_MAX_VICTIM_SEARCH (gc.h): a count of segments, defined once"},
+	{"imgio/block.go", "literal 4096", 1, "maxInspectReads: the inspector's read budget"},
+	{"imgio/blockfields.go", "literal 0x1000", 1, "F2FS_INDEX_FL in the inode flag name table"},
+	{"imgio/detect.go", "literal 4096", 1, "HeaderSize: the bytes of an upload sniffed for its format"},
+	{"imgio/dir.go", "literal 4096", 1, "PathMax, PATH_MAX"},
+	{"imgio/fs.go", "literal 0x1000", 1, "S_IFIFO in an inode's i_mode"},
+	{"imgio/image.go", "literal 4096", 1, "natCacheMax: entries in the NAT block cache"},
+	{"imgio/super.go", "literal 0x1000", 1, "F2FS_FEATURE_CASEFOLD in the feature name table"},
+	{"ktrace/trace.go", "literal 4096", 1, "DefaultMaxLineLen: bytes of one trace line"},
+	{"player/outline.go", "literal 4096", 3, "MaxMarkers, MaxSegments and how often the outline walk looks at its context: counts"},
+	{"request/ops.go", "literal 4096", 1, "the ops scanner's initial buffer, PATH_MAX"},
+	{"request/request.go", "literal 4096", 1, "PATH_MAX"},
+	{"sandbox/input.go", "literal 4096", 1, "MainBlkaddr: the synthetic volume's main_blkaddr, an address"},
+	{"templates/exercise_templ.go", "literal 4096", 2, "A COPY, left: offset/4096 in templates/exercise.templ, which the exercise stream edits in parallel (a regenerated templ file would conflict); to be replaced by a block count the exercise carries"},
+	{"web/connlimit.go", "literal 4096", 1, "DefaultMaxConns"},
+	{"web/protocol.go", "literal 4096", 2, "maxControlSize (bytes of a client message) and helloInitial (extents): sizes of the protocol"},
+	{"web/traces.go", "literal 4096", 1, "MaxLineLen of an uploaded trace line"},
 	{"request/ops.go", "literal 8192", 1, "the ops file scanner's line limit in bytes, not SMALL_VOLUME_SEGMENTS"},
 }
 
@@ -167,7 +187,7 @@ func f(a, main, b uint32, vb uint16) {
 		"14 segno formula",
 		"15 current_nat_addr formula",
 		"16 log name \"warm-node\"",
-		"17 entries per block formula", "17 entries per block formula",
+		"17 entries per block formula", "17 entries per block formula", "17 literal 4096",
 		"18 literal 1018", "18 literal 923", "18 literal 455", "18 literal 360", "18 literal 4052",
 		"19 literal 0xFFFFFFFF", "19 literal 0xFFFFFFFE", "19 literal 0xFFFFFFFD",
 	}

@@ -65,7 +65,7 @@ func readSuperblock(img *Image) (*superblock, error) {
 		// Say where the magic was looked for: a user holding a partition table or a tar file instead
 		// of a filesystem image learns what was expected.
 		return nil, fmt.Errorf("%w: no magic 0xF2F52010 at byte 0x%x or 0x%x (%d-byte input)",
-			ErrNotF2FS, sbOffset, sbOffset+4096, img.size)
+			ErrNotF2FS, sbOffset, sbOffset+f2fs.BlockSize, img.size)
 	}
 	return sb, err
 }
@@ -75,7 +75,7 @@ func readSuperblock(img *Image) (*superblock, error) {
 func findSuperblock(img *Image, devSize int64) (sb *superblock, magic bool, err error) {
 	var firstErr error
 	for copyNo := range 2 {
-		off := int64(sbOffset + copyNo*4096)
+		off := int64(sbOffset + copyNo*f2fs.BlockSize)
 		buf := make([]byte, sbSize)
 		if err := img.readAt(buf, off, "superblock"); err != nil {
 			if firstErr == nil && magic {
