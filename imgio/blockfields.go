@@ -489,7 +489,7 @@ func (in *inspector) compactFields(l *packLayout) {
 // sitBlock decodes a SIT block: 55 entries, in one of the two copies.
 func (in *inspector) sitBlock() error {
 	img, b := in.img, &in.b
-	half := (img.sb.raw.SegmentCountSIT / 2) << f2fs.LogBlocksPerSeg
+	half := img.sitHalf()
 	rel := b.Addr - img.sb.raw.SITBlkaddr
 	copyNo, blkno := rel/half+1, rel%half
 	current := testBitMSB(img.cp.sitBitmap, blkno) == (copyNo == 2)

@@ -270,9 +270,9 @@ func (img *Image) natLoc(nid uint32) (entryLoc, error) {
 	}
 	perBlock := uint32(f2fs.NATEntryPerBlock)
 	b := nid / perBlock
-	loc := entryLoc{blk: f2fs.NATBlockAddr(img.sb.raw.NATBlkaddr, b), source: "nat1"}
-	if testBitMSB(img.cp.natBitmap, b) {
-		loc.blk += blocksPerSeg
+	loc := entryLoc{source: "nat1"}
+	var second bool
+	if loc.blk, second = img.natAddr(b); second {
 		loc.source = "nat2"
 	}
 	loc.off = int(nid%perBlock) * natEntrySize
@@ -303,9 +303,9 @@ func (img *Image) sitLoc(segno uint32) (entryLoc, error) {
 	}
 	perBlock := uint32(f2fs.SITEntryPerBlock)
 	b := segno / perBlock
-	loc := entryLoc{blk: img.sb.raw.SITBlkaddr + b, source: "sit1", off: int(segno%perBlock) * sitEntrySize}
-	if testBitMSB(img.cp.sitBitmap, b) {
-		loc.blk += (img.sb.raw.SegmentCountSIT / 2) << f2fs.LogBlocksPerSeg
+	loc := entryLoc{source: "sit1", off: int(segno%perBlock) * sitEntrySize}
+	var second bool
+	if loc.blk, second = img.sitAddr(b); second {
 		loc.source = "sit2"
 	}
 	return loc, nil

@@ -20,10 +20,7 @@ func (img *Image) natEntry(nid uint32) (rawNATEntry, error) {
 	}
 	perBlock := uint32(f2fs.NATEntryPerBlock)
 	b := nid / perBlock
-	addr := f2fs.NATBlockAddr(img.sb.raw.NATBlkaddr, b)
-	if testBitMSB(img.cp.natBitmap, b) {
-		addr += blocksPerSeg
-	}
+	addr, _ := img.natAddr(b)
 	blk, err := img.natBlock(addr)
 	if err != nil {
 		return rawNATEntry{}, err
@@ -94,10 +91,9 @@ func (img *Image) segment(segno uint32, cur *sitCursor) (Segment, error) {
 	} else {
 		perBlock := uint32(f2fs.SITEntryPerBlock)
 		b := segno / perBlock
-		addr := img.sb.raw.SITBlkaddr + b
+		addr, second := img.sitAddr(b)
 		s.Source = "sit1"
-		if testBitMSB(img.cp.sitBitmap, b) {
-			addr += (img.sb.raw.SegmentCountSIT / 2) << f2fs.LogBlocksPerSeg
+		if second {
 			s.Source = "sit2"
 		}
 		off = img.blockOff(addr)

@@ -51,19 +51,33 @@ func (nb NATBlock) Entry(k int) NATEntry {
 }
 
 // NATBlockCount is the number of NAT blocks in one copy of the table.
-func (img *Image) NATBlockCount() uint32 { return img.maxNid / (uint32(f2fs.NATEntryPerBlock)) }
+func (img *Image) NATBlockCount() uint32 { return img.maxNid / f2fs.NATEntryPerBlock }
 
 // MaxNid is one past the largest node id the NAT can hold.
 func (img *Image) MaxNid() uint32 { return img.maxNid }
 
-// natAddr is the live copy's address of NAT block b (the version bitmap picks the copy).
-func (img *Image) natAddr(b uint32) uint32 {
-	addr := f2fs.NATBlockAddr(img.sb.raw.NATBlkaddr, b)
+// natAddr is the live copy's address of NAT block b, current_nat_addr: the checkpoint's NAT version
+// bitmap picks the copy, second reporting the second one (a segment after the first).
+func (img *Image) natAddr(b uint32) (addr uint32, second bool) {
+	addr = f2fs.NATBlockAddr(img.sb.raw.NATBlkaddr, b)
 	if testBitMSB(img.cp.natBitmap, b) {
-		addr += blocksPerSeg
+		return addr + blocksPerSeg, true
 	}
-	return addr
+	return addr, false
 }
+
+// sitAddr is the live copy's address of SIT block b, current_sit_addr: the checkpoint's SIT version
+// bitmap picks the copy, second reporting the second one (half the SIT area after the first).
+func (img *Image) sitAddr(b uint32) (addr uint32, second bool) {
+	addr = img.sb.raw.SITBlkaddr + b
+	if testBitMSB(img.cp.sitBitmap, b) {
+		return addr + img.sitHalf(), true
+	}
+	return addr, false
+}
+
+// sitHalf is the blocks of one SIT copy: half of segment_count_sit, in blocks.
+func (img *Image) sitHalf() uint32 { return (img.sb.raw.SegmentCountSIT / 2) << f2fs.LogBlocksPerSeg }
 
 // NATBlock reads NAT block b (not through the NAT cache: a scan of every block would fill it with
 // blocks no lookup asks for).
@@ -71,7 +85,7 @@ func (img *Image) NATBlock(b uint32) (NATBlock, error) {
 	if b >= img.NATBlockCount() {
 		return NATBlock{}, fmt.Errorf("imgio: NAT block %d: %w (the NAT has %d)", b, fs.ErrInvalid, img.NATBlockCount())
 	}
-	addr := img.natAddr(b)
+	addr, _ := img.natAddr(b)
 	raw, err := img.readBlock(addr, "NAT block")
 	if err != nil {
 		return NATBlock{}, err
@@ -145,10 +159,7 @@ func (o EntryOffsets) SIT(segno uint32) (off int64, journal bool, err error) {
 	}
 	per := uint32(f2fs.SITEntryPerBlock)
 	b := segno / per
-	addr := img.sb.raw.SITBlkaddr + b
-	if testBitMSB(img.cp.sitBitmap, b) {
-		addr += (img.sb.raw.SegmentCountSIT / 2) << f2fs.LogBlocksPerSeg
-	}
+	addr, _ := img.sitAddr(b)
 	return img.blockOff(addr) + int64((segno%per)*sitEntrySize), false, nil
 }
 
@@ -175,7 +186,8 @@ func (o EntryOffsets) NAT(nid uint32) (off int64, journal bool, err error) {
 		}
 	}
 	per := uint32(f2fs.NATEntryPerBlock)
-	return img.blockOff(img.natAddr(nid/per)) + int64((nid%per)*natEntrySize), false, nil
+	addr, _ := img.natAddr(nid / per)
+	return img.blockOff(addr) + int64((nid%per)*natEntrySize), false, nil
 }
 
 // Checkpoint returns the block addresses of the live checkpoint pack's head and its trailing copy.
