@@ -123,11 +123,11 @@ func decodeSuperblock(buf []byte, off int64, imgSize int64) (*superblock, error)
 	}
 	// Every table size below (NAT entries per block, dentries per block, 1018 slots per node) follows
 	// from the block size; only 4 KiB is handled.
-	if r.LogBlocksize != 12 {
+	if r.LogBlocksize != f2fs.LogBlockSize {
 		return nil, &UnsupportedError{Feature: fmt.Sprintf("block size %d", uint64(1)<<r.LogBlocksize), Off: off + 0x10}
 	}
 	sb.blockSize = 1 << r.LogBlocksize
-	if r.LogBlocksPerSeg != 9 {
+	if r.LogBlocksPerSeg != f2fs.LogBlocksPerSeg {
 		return nil, bad(0x14, "bad log_blocks_per_seg", r.LogBlocksPerSeg)
 	}
 	if r.SegsPerSec == 0 || r.SegsPerSec > r.SegmentCount || r.SecsPerZone == 0 || r.SecsPerZone > r.SectionCount {

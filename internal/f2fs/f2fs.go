@@ -4,14 +4,16 @@
 // kernel's (include/linux/f2fs_fs.h, fs/f2fs/f2fs.h, fs/f2fs/segment.h, Linux 6.12).
 //
 // zrviz reads and models 4096-byte blocks and 512-block segments only (imgio refuses other
-// geometries, core's Volume.Validate too); the formulas below take that for granted rather than
+// geometries, core's input check too); the formulas below take that for granted rather than
 // carrying log_blocksize and log_blocks_per_seg around.
 package f2fs
 
 // Geometry.
 const (
+	// LogBlockSize is F2FS_BLKSIZE_BITS (f2fs_fs.h), the superblock's log_blocksize for BlockSize.
+	LogBlockSize = 12
 	// BlockSize is F2FS_BLKSIZE (f2fs_fs.h), the only block size zrviz takes.
-	BlockSize = 4096
+	BlockSize = 1 << LogBlockSize
 	// LogBlocksPerSeg is log_blocks_per_seg, the shift of the kernel's BLKS_PER_SEG and
 	// SEGS_TO_BLKS/BLKS_TO_SEGS: 9 for every volume zrviz takes.
 	LogBlocksPerSeg = 9
