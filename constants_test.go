@@ -19,7 +19,8 @@ import (
 // that were copied (4096, 512, 0x3FF, 1018, 923, 455, the special addresses, SMALL_VOLUME_SEGMENTS written
 // out, the inode's i_addr and i_nid offsets), a shift by log_blocks_per_seg (9) or SIT_VBLOCKS_SHIFT (10),
 // a log name, the segment-number formula (x − base) / BlocksPerSeg (or its % for the offset),
-// current_nat_addr's 2·BlocksPerSeg·(b / BlocksPerSeg), or a constant set to a literal whose comment cites
+// current_nat_addr's 2·BlocksPerSeg·(b / BlocksPerSeg) or its inverse's x / (2·BlocksPerSeg), block size /
+// NAT or SIT entry size, or a constant set to a literal whose comment cites
 // a kernel name internal/f2fs defines. What remains is listed in constantAllowed, each with why it is not
 // a copy; an entry that matches fewer places than it says fails too, so the list cannot go stale.
 // The engine's page arithmetic (>> 12, & 4095: PAGE_SHIFT, the page cache's, not an F2FS constant) is
@@ -164,7 +165,7 @@ func f(a, main, b uint32, vb uint16) {
 	_ = uint64(b) << 9
 	_ = (a - main) / blocksPerSeg
 	_ = (a - main) % BlocksPerSeg
-	_ = 2*blocksPerSeg*(b/blocksPerSeg) + b%blocksPerSeg
+	_ = 2*blocksPerSeg*(b/blocksPerSeg) + b%blocksPerSeg + b/(2*blocksPerSeg)
 	_ = "warm-node"
 	_ = bs / natEntrySize + 4096/f2fs.SITEntrySize
 	_ = 1018 + 923 + 455 + 360 + 4052
@@ -191,7 +192,7 @@ func f(a, main, b uint32, vb uint16) {
 		"13 shift by 9",
 		"14 segno formula",
 		"15 segno formula",
-		"16 current_nat_addr formula",
+		"16 current_nat_addr formula", "16 NAT block inverse formula",
 		"17 log name \"warm-node\"",
 		"18 entries per block formula", "18 entries per block formula", "18 literal 4096",
 		"19 literal 1018", "19 literal 923", "19 literal 455", "19 literal 360", "19 literal 4052",
@@ -287,6 +288,8 @@ func constantCopies(path string, src []byte, names map[string]bool) ([]constantH
 				add(n, "segno formula")
 			case n.Op == token.MUL && isTwoSegs(n.X) && isQuoBySeg(n.Y):
 				add(n, "current_nat_addr formula")
+			case (n.Op == token.QUO || n.Op == token.REM) && isTwoSegs(n.Y):
+				add(n, "NAT block inverse formula")
 			case n.Op == token.QUO && isEntrySize(n.Y):
 				add(n, "entries per block formula")
 			}

@@ -549,11 +549,12 @@ func (in *inspector) sitBlock() error {
 // natBlock decodes a NAT block: 455 entries, in one of the two copies.
 func (in *inspector) natBlock() error {
 	img, b := in.img, &in.b
-	rel := b.Addr - img.sb.raw.NATBlkaddr
-	pair, within := rel/(2*blocksPerSeg), rel%(2*blocksPerSeg)
-	copyNo := within/blocksPerSeg + 1
-	blkno := pair*blocksPerSeg + within%blocksPerSeg
-	current := testBitMSB(img.cp.natBitmap, blkno) == (copyNo == 2)
+	blkno, second := f2fs.NATBlockOf(b.Addr, img.sb.raw.NATBlkaddr)
+	copyNo := uint32(1)
+	if second {
+		copyNo = 2
+	}
+	current := testBitMSB(img.cp.natBitmap, blkno) == second
 	perBlock := uint32(f2fs.NATEntryPerBlock)
 	first := blkno * perBlock
 	state := "current"

@@ -138,3 +138,11 @@ func SegBlock(mainBlkaddr, segno uint32) uint32 { return mainBlkaddr + segno*Blo
 func NATBlockAddr(natBlkaddr, b uint32) uint32 {
 	return natBlkaddr + 2*BlocksPerSeg*(b/BlocksPerSeg) + b%BlocksPerSeg
 }
+
+// NATBlockOf is NATBlockAddr's inverse: the NAT block number b that block addr of the NAT area holds,
+// and whether addr is b's second copy.
+func NATBlockOf(addr, natBlkaddr uint32) (b uint32, second bool) {
+	rel := addr - natBlkaddr
+	pair, within := rel/(2*BlocksPerSeg), rel%(2*BlocksPerSeg)
+	return pair*BlocksPerSeg + within%BlocksPerSeg, within >= BlocksPerSeg
+}

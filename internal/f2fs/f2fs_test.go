@@ -78,6 +78,15 @@ func TestNATBlockAddr(t *testing.T) {
 			t.Fatalf("NATBlockAddr(%d, %d) = %d, want %d", nat, b, got, want)
 		}
 	}
+	for range 100000 {
+		nat, b := rng.Uint32N(1<<24), rng.Uint32N(1<<22)
+		if got, second := NATBlockOf(NATBlockAddr(nat, b), nat); got != b || second {
+			t.Fatalf("NATBlockOf(NATBlockAddr(%d, %d)) = %d, %v", nat, b, got, second)
+		}
+		if got, second := NATBlockOf(NATBlockAddr(nat, b)+BlocksPerSeg, nat); got != b || !second {
+			t.Fatalf("NATBlockOf(second copy of %d) = %d, %v", b, got, second)
+		}
+	}
 	if got := NATBlockAddr(1536, 512); got != 1536+1024 {
 		t.Errorf("NAT block 512 (first of the second pair) at %d, want %d", got, 1536+1024)
 	}
