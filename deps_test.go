@@ -3,6 +3,7 @@ package zrviz_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,26 @@ func TestDependenciesPointOneWay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestF2FSIsALeaf: internal/f2fs holds the F2FS constants and formulas imgio, gc and core all use, which
+// only works while it imports nothing of zrviz (gc imports nothing of zrviz but it, imgio neither core nor
+// gc) and nothing outside the standard library.
+func TestF2FSIsALeaf(t *testing.T) {
+	const self = "github.com/zrviz/zrviz/internal/f2fs"
+	out, err := exec.Command("go", "list", "-deps", "./internal/f2fs").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps ./internal/f2fs: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, self) {
+		t.Fatalf("go list -deps ./internal/f2fs did not list %s: %q", self, deps)
+	}
+	for _, d := range deps {
+		if d != self && (strings.HasPrefix(d, "github.com/zrviz/zrviz") || strings.Contains(strings.Split(d, "/")[0], ".")) {
+			t.Errorf("internal/f2fs depends on %s; it must stay a leaf of the standard library", d)
+		}
 	}
 }
 

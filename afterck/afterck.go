@@ -25,6 +25,7 @@ import (
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgdiff"
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/f2fs"
 	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/source"
 )
@@ -397,8 +398,7 @@ func (c *checker) setBit(addr uint32, on bool) {
 	if addr < c.main {
 		return
 	}
-	r := addr - c.main
-	segno, bit := r/512, r%512
+	segno, bit := f2fs.SegNo(addr, c.main), f2fs.SegOff(addr, c.main)
 	m, ok := c.sit[segno]
 	if !ok {
 		return
@@ -508,9 +508,9 @@ func (c *checker) gcNode(ino, nid, from, to uint32) bool {
 	}
 	// The words that can hold data addresses: an inode's i_addr (from byte 360 up to i_nid at
 	// 4052), a direct node's 1018 addr (an indirect node's nids never change when data moves).
-	lo, hi := 0, 4*1018
+	lo, hi := 0, 4*f2fs.DefAddrsPerBlock
 	if nid == ino {
-		lo, hi = 360, 4052
+		lo, hi = f2fs.InodeAddrOffset, f2fs.InodeNidOffset
 	}
 	type move struct {
 		k        int
@@ -565,7 +565,7 @@ func (c *checker) segments() error {
 				if want[w]&(0x80>>i) != 0 {
 					model, image = "set", "clear"
 				}
-				c.differ(Difference{What: "sit-bit", Segno: u32(s.Segno), Bit: &bit, Addr: u32(c.main + s.Segno*512 + uint32(bit)), Model: model, Image: image})
+				c.differ(Difference{What: "sit-bit", Segno: u32(s.Segno), Bit: &bit, Addr: u32(f2fs.SegBlock(c.main, s.Segno) + uint32(bit)), Model: model, Image: image})
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 type phase uint8
@@ -371,7 +373,7 @@ func (e *engine) allocNode(ev *Event) bool {
 	return true
 }
 
-func segnoOf(v *Volume, a uint32) uint32 { return (a - v.MainBlkaddr) / blocksPerSeg }
+func segnoOf(v *Volume, a uint32) uint32 { return f2fs.SegNo(a, v.MainBlkaddr) }
 
 // validate is f2fs_is_valid_blkaddr(DATA_GENERIC_ENHANCE).
 func (e *engine) validate(a uint32) (Action, error) {
@@ -383,7 +385,7 @@ func (e *engine) validate(a uint32) (Action, error) {
 	if err != nil {
 		return ActNone, err
 	}
-	if !testBit(&st.cur, (a-v.Segment0Blkaddr)%blocksPerSeg) {
+	if !testBit(&st.cur, f2fs.SegOff(a, v.Segment0Blkaddr)) {
 		return ActSITBit, nil
 	}
 	return ActNone, nil
@@ -473,7 +475,7 @@ func (e *engine) step(ev *Event) bool {
 				e.err = fmt.Errorf("%w: data log segment %d has no free block at or after %d", ErrInput, segno, from)
 				return false
 			}
-			a := v.MainBlkaddr + segno*blocksPerSeg + k
+			a := f2fs.SegBlock(v.MainBlkaddr, segno) + k
 			e.sit.modify(segno, st)
 			setBit(&st.cur, k)
 			setBit(&st.disc, k)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/zrviz/zrviz/gc"
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // The segment manager of a sequence. Package gc models what the kernel's segment manager keeps in
@@ -147,7 +148,7 @@ func (q *Seq) feedCalls(v *Volume, res *Result) error {
 			if a < v.MainBlkaddr {
 				return fmt.Errorf("%w: call at block %d below the main area", ErrInput, a)
 			}
-			segno, off := (a-v.MainBlkaddr)/blocksPerSeg, (a-v.MainBlkaddr)%blocksPerSeg
+			segno, off := f2fs.SegNo(a, v.MainBlkaddr), f2fs.SegOff(a, v.MainBlkaddr)
 			k := min(n, blocksPerSeg-off)
 			if err := q.sm.InvalidateRange(segno, off, k); err != nil {
 				return err
@@ -184,8 +185,7 @@ func (q *Seq) feedPages(v *Volume, ino uint32, pages []PageWrite) error {
 }
 
 func blockOf(v *Volume, a uint32) gc.Block {
-	r := a - v.MainBlkaddr
-	return gc.Block{Segno: r / blocksPerSeg, Blkoff: r % blocksPerSeg}
+	return gc.Block{Segno: f2fs.SegNo(a, v.MainBlkaddr), Blkoff: f2fs.SegOff(a, v.MainBlkaddr)}
 }
 
 // feedEnd brings the segment manager's logs and the touched segments' maps to what the operation
@@ -303,8 +303,8 @@ func (q *Seq) applyMoves(moves []gc.Move) error {
 		if m.Log > gc.ColdData {
 			continue // a node block: no data slot names it
 		}
-		from := v.MainBlkaddr + m.From.Segno*blocksPerSeg + m.From.Blkoff
-		to := v.MainBlkaddr + m.To.Segno*blocksPerSeg + m.To.Blkoff
+		from := f2fs.SegBlock(v.MainBlkaddr, m.From.Segno) + m.From.Blkoff
+		to := f2fs.SegBlock(v.MainBlkaddr, m.To.Segno) + m.To.Blkoff
 		o, ok := q.placed[from]
 		if ok {
 			delete(q.placed, from)

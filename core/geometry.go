@@ -1,5 +1,7 @@
 package core
 
+import "github.com/zrviz/zrviz/internal/f2fs"
+
 // The F2FS geometry the engine models, for the packages that build its input (sandbox's synthetic
 // file and volume) so they do not keep copies of it.
 const (
@@ -15,8 +17,8 @@ const (
 	MaxFileBlocks = maxFileBlocks
 	// DefAddrsPerInode is DEF_ADDRS_PER_INODE, the data slots of an inode block without inline
 	// xattrs; DefaultInlineXattrAddrs (DEFAULT_INLINE_XATTR_ADDRS) is what inline xattrs take of them.
-	DefAddrsPerInode        = 923
-	DefaultInlineXattrAddrs = 50
+	DefAddrsPerInode        = f2fs.DefAddrsPerInode
+	DefaultInlineXattrAddrs = f2fs.DefaultInlineXattrAddrs
 )
 
 // DnodeOf returns the first file block and the slot count of the dnode that holds file block index,

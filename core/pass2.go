@@ -1,5 +1,7 @@
 package core
 
+import "github.com/zrviz/zrviz/internal/f2fs"
+
 // Pass 2 of f2fs_do_zero_range (docs/kernel-semantics.md §7.2 per-block, §7.3 batched) lives here, once.
 // Every way of running the engine goes through pass2, which performs events and hands each to a
 // sink; the sink decides how many may happen before pass 2 pauses:
@@ -267,7 +269,7 @@ func (e *engine) sitPiece(k *sink) bool {
 	v := &e.in.Volume
 	a0 := c.next
 	segno := segnoOf(v, a0)
-	off := (a0 - v.Segment0Blkaddr) % blocksPerSeg
+	off := f2fs.SegOff(a0, v.Segment0Blkaddr)
 	cnt := min(c.start+c.len-a0, blocksPerSeg-off)
 	st, err := e.sit.get(segno)
 	if err != nil {
@@ -285,7 +287,7 @@ func (e *engine) sitPiece(k *sink) bool {
 			// "Bitmap was wrongly cleared": the kernel gives the block back to the count and
 			// goes on (production f2fs_bug_on).
 			if wrong == 0 {
-				blk = v.MainBlkaddr + segno*blocksPerSeg + k
+				blk = f2fs.SegBlock(v.MainBlkaddr, segno) + k
 			}
 			wrong++
 		}

@@ -3,22 +3,25 @@ package core
 import (
 	"errors"
 	"fmt"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
-// Special slot values (f2fs.h). A data slot holding any other value is a
+// Special slot values (f2fs_fs.h, defined in [f2fs]). A data slot holding any other value is a
 // block address.
 const (
-	NullAddr     uint32 = 0x00000000 // hole
-	NewAddr      uint32 = 0xFFFFFFFF // reserved, never written: counted, no SIT bit
-	CompressAddr uint32 = 0xFFFFFFFE // compressed-cluster marker in slot 0
+	NullAddr     = f2fs.NullAddr     // hole
+	NewAddr      = f2fs.NewAddr      // reserved, never written: counted, no SIT bit
+	CompressAddr = f2fs.CompressAddr // compressed-cluster marker in slot 0
 )
 
+// The geometry the engine takes, named once in internal/f2fs.
 const (
-	blockSize      = 4096
-	blocksPerSeg   = 512
-	addrsPerBlock  = 1018 // DEF_ADDRS_PER_BLOCK: slots of a direct node
-	nidsPerBlock   = 1018 // NIDS_PER_BLOCK: children of an indirect node
-	nullSegno      = 0xFFFFFFFF
+	blockSize      = f2fs.BlockSize
+	blocksPerSeg   = f2fs.BlocksPerSeg
+	addrsPerBlock  = f2fs.DefAddrsPerBlock // DEF_ADDRS_PER_BLOCK: slots of a direct node
+	nidsPerBlock   = f2fs.NidsPerBlock     // NIDS_PER_BLOCK: children of an indirect node
+	nullSegno      = f2fs.NullSegno
 	fallocKeepSize = 0x01
 	fallocZero     = 0x10
 )
@@ -271,7 +274,7 @@ func (in *Input) check() error {
 		return &InputError{Field: "MainBlkaddr", Val: int64(v.MainBlkaddr), Msg: fmt.Sprintf("the main area starts before segment 0 at %d", v.Segment0Blkaddr)}
 	case v.MaxBlkaddr < v.MainBlkaddr:
 		return &InputError{Field: "MaxBlkaddr", Val: int64(v.MaxBlkaddr), Msg: fmt.Sprintf("the volume ends before its main area at %d", v.MainBlkaddr)}
-	case (v.MainBlkaddr-v.Segment0Blkaddr)%blocksPerSeg != 0:
+	case f2fs.SegOff(v.MainBlkaddr, v.Segment0Blkaddr) != 0:
 		return &InputError{Field: "MainBlkaddr", Val: int64(v.MainBlkaddr), Msg: fmt.Sprintf("not a whole number of segments after segment 0 at %d", v.Segment0Blkaddr)}
 	case in.Inode.Type == "file" && (in.Inode.AddrsPerInode <= 0 || in.Inode.AddrsPerInode > DefAddrsPerInode):
 		return &InputError{Field: "AddrsPerInode", Val: int64(in.Inode.AddrsPerInode), Msg: fmt.Sprintf("an inode holds 1 to %d data slots", DefAddrsPerInode)}

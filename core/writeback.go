@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // ipu_policy bits (segment.h, enum F2FS_IPU_*).
@@ -20,11 +22,11 @@ const (
 )
 
 const (
-	smallVolumeSegments       = 16 * 512 // SMALL_VOLUME_SEGMENTS
-	minIPUUtil                = 70       // DEF_MIN_IPU_UTIL
-	minFsyncBlocks            = 8        // DEF_MIN_FSYNC_BLOCKS
-	minHotBlocks              = 16       // DEF_MIN_HOT_BLOCKS
-	adviseHot           uint8 = 0x20     // FADVISE_HOT_BIT
+	smallVolumeSegments       = f2fs.SmallVolumeSegments
+	minIPUUtil                = 70   // DEF_MIN_IPU_UTIL
+	minFsyncBlocks            = 8    // DEF_MIN_FSYNC_BLOCKS
+	minHotBlocks              = 16   // DEF_MIN_HOT_BLOCKS
+	adviseHot           uint8 = 0x20 // FADVISE_HOT_BIT
 )
 
 // IPUPolicyOf is the ipu_policy a mount of v runs with: the tuned value, or the kernel's default.
@@ -40,12 +42,10 @@ func IPUPolicyOf(v *Volume) uint32 {
 
 // Data logs (CURSEG_*_DATA).
 const (
-	logHotData uint8 = iota
-	logWarmData
-	logColdData
+	logHotData  uint8 = f2fs.CursegHotData
+	logWarmData uint8 = f2fs.CursegWarmData
+	logColdData uint8 = f2fs.CursegColdData
 )
-
-var dataLogNames = [...]string{"hot-data", "warm-data", "cold-data"}
 
 // How a dirty page left the page cache.
 const (
@@ -152,7 +152,7 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 		}
 		buf[pos.ofs] = a
 		e.slots.store(pos.start, buf)
-		pw.How, pw.New, pw.Log, pw.Segno = WroteOutPlace, a, dataLogNames[log], segno
+		pw.How, pw.New, pw.Log, pw.Segno = WroteOutPlace, a, f2fs.LogName(int(log)), segno
 		out = append(out, pw)
 	}
 	next := e.nextInput()
@@ -232,9 +232,9 @@ func (e *engine) allocData(log uint8) (uint32, uint32, error) {
 		k++
 	}
 	if k >= blocksPerSeg {
-		return 0, 0, fmt.Errorf("%w: %s log segment %d has no free block at or after %d", ErrInput, dataLogNames[log], segno, *offp)
+		return 0, 0, fmt.Errorf("%w: %s log segment %d has no free block at or after %d", ErrInput, f2fs.LogName(int(log)), segno, *offp)
 	}
-	a := v.MainBlkaddr + segno*blocksPerSeg + k
+	a := f2fs.SegBlock(v.MainBlkaddr, segno) + k
 	e.sit.modify(segno, st)
 	setBit(&st.cur, k)
 	setBit(&st.disc, k)
@@ -297,7 +297,7 @@ func (e *engine) releaseBlock(a uint32) error {
 		return err
 	}
 	e.sit.modify(segno, st)
-	k := (a - v.Segment0Blkaddr) % blocksPerSeg
+	k := f2fs.SegOff(a, v.Segment0Blkaddr)
 	clearBit(&st.cur, k)
 	clearBit(&st.disc, k)
 	st.valid--

@@ -231,7 +231,7 @@ func (e *Exercise) pickFile(rng *rand.Rand, img *imgio.Image) error {
 	// Two times in three, a file of at least 16 blocks (the lessons are in the bigger ones).
 	var big []imgio.Entry
 	for _, f := range files {
-		if f.Size >= 16*4096 {
+		if f.Size >= 16*core.BlockSize {
 			big = append(big, f)
 		}
 	}
@@ -243,7 +243,7 @@ func (e *Exercise) pickFile(rng *rand.Rand, img *imgio.Image) error {
 	if err != nil {
 		return err
 	}
-	blocks := (f.Size + 4095) / 4096
+	blocks := (f.Size + core.BlockSize - 1) / core.BlockSize
 	var start, n int64
 	if rng.IntN(4) == 0 {
 		start, n = 0, blocks // the whole file
@@ -252,7 +252,7 @@ func (e *Exercise) pickFile(rng *rand.Rand, img *imgio.Image) error {
 		n = 1 + rng.Int64N(blocks-start)
 	}
 	n = min(n, maxFileRange)
-	e.Path, e.Offset, e.Length = f.Path, start*4096, n*4096
+	e.Path, e.Offset, e.Length = f.Path, start*core.BlockSize, n*core.BlockSize
 	e.in, e.req = in, core.Request{Offset: e.Offset, Length: e.Length}
 	return nil
 }

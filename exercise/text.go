@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/zrviz/zrviz/internal/f2fs"
 	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/sandbox"
 )
@@ -31,7 +32,7 @@ func (e *Exercise) WriteText(w io.Writer, answers bool) error {
 		fmt.Fprintf(&b, "In %s, the file %s is zeroed with fallocate(FALLOC_FL_ZERO_RANGE, offset %s, length %s):\n",
 			img, e.Path, units.Group(e.Offset), units.Group(e.Length))
 		fmt.Fprintf(&b, "file blocks %s to %s. Look at its slots with: zrviz map%s %s\n",
-			units.Group(e.Offset/4096), units.Group((e.Offset+e.Length)/4096-1), flag, e.Path)
+			units.Group(e.Offset/f2fs.BlockSize), units.Group((e.Offset+e.Length)/f2fs.BlockSize-1), flag, e.Path)
 	}
 	b.WriteString("\nQuestions:\n")
 	for i, q := range e.Questions {

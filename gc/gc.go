@@ -1,8 +1,10 @@
 package gc
 
+import "github.com/zrviz/zrviz/internal/f2fs"
+
 // smallVolumeSegments is SMALL_VOLUME_SEGMENTS (segment.h:712): a volume of at most this many main
 // segments gets alloc_mode=reuse by default.
-const smallVolumeSegments = 16 * 512
+const smallVolumeSegments = f2fs.SmallVolumeSegments
 
 // Move is one block a collection moved: from its old place to the log's next free block.
 type Move struct {

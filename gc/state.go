@@ -3,23 +3,25 @@ package gc
 import (
 	"errors"
 	"fmt"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // BlocksPerSeg is the only segment size F2FS has (log_blocks_per_seg = 9).
-const BlocksPerSeg = 512
+const BlocksPerSeg = f2fs.BlocksPerSeg
 
 // NullSegno is NULL_SEGNO: no segment.
-const NullSegno = ^uint32(0)
+const NullSegno = f2fs.NullSegno
 
 // The logs, numbered as the kernel's CURSEG_* (segment.h).
 const (
-	HotData = iota
-	WarmData
-	ColdData
-	HotNode
-	WarmNode
-	ColdNode
-	NumLogs
+	HotData  = f2fs.CursegHotData
+	WarmData = f2fs.CursegWarmData
+	ColdData = f2fs.CursegColdData
+	HotNode  = f2fs.CursegHotNode
+	WarmNode = f2fs.CursegWarmNode
+	ColdNode = f2fs.CursegColdNode
+	NumLogs  = f2fs.NrCursegType
 )
 
 // Segment is one main-area segment's SIT entry (struct f2fs_sit_entry): its valid block count,

@@ -1,6 +1,10 @@
 package gc
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
+)
 
 // Kind is the gc_type of a call: foreground (FG_GC) or background (BG_GC).
 type Kind int
@@ -71,7 +75,7 @@ func (s *State) checkBGVictims() uint32 {
 func (s *State) terms(secno uint32, update bool) (mtime uint64, u, age uint32) {
 	mtime = s.secMtime(secno)
 	vblocks := s.secValid(secno) / s.segsPerSec
-	u = vblocks * 100 >> 9 // BLKS_TO_SEGS
+	u = vblocks * 100 >> f2fs.LogBlocksPerSeg // BLKS_TO_SEGS
 	lo, hi := s.minMtime, s.maxMtime
 	if mtime < lo {
 		lo = mtime

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // ErrUnrelated is matched by every [*UnrelatedError].
@@ -526,7 +527,7 @@ func (c *differ) nodeBody(nc *NodeChange, fa, fb *imgio.File, w where) {
 		if !inline(ia) || !inline(ib) {
 			n := max(ia.AddrsPerInode, ib.AddrsPerInode)
 			extra := int(max(ia.ExtraISize, ib.ExtraISize))
-			base := 360 + extra
+			base := f2fs.InodeAddrOffset + extra
 			for k := range n {
 				var x, y uint32
 				if !inline(ia) {
@@ -541,20 +542,20 @@ func (c *differ) nodeBody(nc *NodeChange, fa, fb *imgio.File, w where) {
 			}
 		}
 		for k := range 5 {
-			x, y := word(ba, 4052+4*k), word(bb, 4052+4*k)
+			x, y := word(ba, f2fs.InodeNidOffset+4*k), word(bb, f2fs.InodeNidOffset+4*k)
 			if x != y {
 				nc.Nids = append(nc.Nids, NidChange{Field: fmt.Sprintf("i_nid[%d]", k), A: x, B: y})
 			}
 		}
 	case "direct":
-		for k := range 1018 {
+		for k := range f2fs.DefAddrsPerBlock {
 			x, y := word(ba, 4*k), word(bb, 4*k)
 			if x != y {
 				c.slot(nc, w.start+uint64(k), fmt.Sprintf("addr[%d]", k), x, y)
 			}
 		}
 	case "indirect":
-		for k := range 1018 {
+		for k := range f2fs.NidsPerBlock {
 			x, y := word(ba, 4*k), word(bb, 4*k)
 			if x != y {
 				nc.Nids = append(nc.Nids, NidChange{Field: fmt.Sprintf("nid[%d]", k), A: x, B: y})
@@ -730,7 +731,7 @@ func State(valid uint32, current bool) string {
 		return "current"
 	case valid == 0:
 		return "free"
-	case valid == 512:
+	case valid == f2fs.BlocksPerSeg:
 		return "full"
 	}
 	return "dirty"
@@ -754,7 +755,7 @@ func (c *differ) segments() error {
 		}
 		sc := SegmentChange{Segno: x.Segno, ValidA: x.ValidBlocks, ValidB: y.ValidBlocks, TypeA: x.Type, TypeB: y.Type,
 			StateA: State(x.ValidBlocks, x.Current), StateB: State(y.ValidBlocks, y.Current), CurrentA: x.Current, CurrentB: y.Current,
-			MtimeA: x.Mtime, MtimeB: y.Mtime, FirstBlock: main + x.Segno*512}
+			MtimeA: x.Mtime, MtimeB: y.Mtime, FirstBlock: f2fs.SegBlock(main, x.Segno)}
 		if x.Current != y.Current {
 			sc.Op = OpCheckpoint
 		}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // Areas a block address can fall in ([BlockInfo].Area).
@@ -279,8 +281,7 @@ func (in *inspector) nodeBlockOf(nid uint32) uint32 {
 // mainBlock classifies a main-area block and finds its owner.
 func (in *inspector) mainBlock() error {
 	img, b := in.img, &in.b
-	rel := b.Addr - img.sb.raw.MainBlkaddr
-	segno, blkoff := rel/blocksPerSeg, rel%blocksPerSeg
+	segno, blkoff := f2fs.SegNo(b.Addr, img.sb.raw.MainBlkaddr), f2fs.SegOff(b.Addr, img.sb.raw.MainBlkaddr)
 	b.Segno = &segno
 	b.Kind = KindUnknown
 	// The SIT bit, read raw so a corrupt count still shows the bit.
@@ -297,7 +298,7 @@ func (in *inspector) mainBlock() error {
 	vblocks := binary.LittleEndian.Uint16(sblk[sloc.off:])
 	valid := testBitMSB(sblk[sloc.off+2:sloc.off+2+64], blkoff)
 	b.Valid = &valid
-	segType := int(vblocks >> 10)
+	segType := f2fs.SITType(vblocks)
 	bitOff := sitOff + 2 + int64(blkoff/8)
 
 	sum, err := img.summaryEntry(segno, blkoff)

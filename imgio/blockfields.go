@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // This file decodes the fields of each kind of block for the block inspector: names are those of
@@ -192,10 +194,12 @@ func (in *inspector) superblockFields() {
 	in.link("root_ino", in.nodeBlockOf(r.RootIno))
 }
 
-var ckptFlagNames = map[uint64]string{0x1: "umount", 0x2: "orphan_present", 0x4: "compact_sum", 0x8: "error",
-	0x10: "fsck", 0x20: "fastboot", 0x40: "crc_recovery", 0x80: "nat_bits", 0x100: "trimmed",
-	0x200: "nocrc_recovery", 0x400: "large_nat_bitmap", 0x800: "quota_need_fsck", 0x1000: "disabled",
-	0x2000: "disabled_quick", 0x4000: "resizefs"}
+var ckptFlagNames = map[uint64]string{f2fs.CPUmountFlag: "umount", f2fs.CPOrphanPresentFlag: "orphan_present",
+	f2fs.CPCompactSumFlag: "compact_sum", f2fs.CPErrorFlag: "error", f2fs.CPFsckFlag: "fsck",
+	f2fs.CPFastbootFlag: "fastboot", f2fs.CPCRCRecoveryFlag: "crc_recovery", f2fs.CPNATBitsFlag: "nat_bits",
+	f2fs.CPTrimmedFlag: "trimmed", f2fs.CPNoCRCRecoveryFlag: "nocrc_recovery",
+	f2fs.CPLargeNATBitmapFlag: "large_nat_bitmap", f2fs.CPQuotaNeedFsckFlag: "quota_need_fsck",
+	f2fs.CPDisabledFlag: "disabled", f2fs.CPDisabledQuickFlag: "disabled_quick", f2fs.CPResizefsFlag: "resizefs"}
 
 // checkpointBlock describes a block of the checkpoint area: which pack, which part of it.
 func (in *inspector) checkpointBlock() error {
@@ -251,11 +255,11 @@ func (in *inspector) checkpointBlock() error {
 		in.compactFields(&l)
 	case !l.compact && b.Addr >= l.dataSum[0] && b.Addr <= l.dataSum[2]:
 		t := int(b.Addr - l.dataSum[0])
-		in.role("checkpoint pack %d (%s), block %d: summary of the current %s segment %d", pack, state, idx, logNames[t], raw.CurDataSegno[t])
+		in.role("checkpoint pack %d (%s), block %d: summary of the current %s segment %d", pack, state, idx, f2fs.LogName(t), raw.CurDataSegno[t])
 		in.summaryFields(raw.CurDataSegno[t], t == 0, t == 2)
 	case l.nodeSums && b.Addr >= l.nodeSum[0] && b.Addr <= l.nodeSum[2]:
 		t := int(b.Addr - l.nodeSum[0])
-		in.role("checkpoint pack %d (%s), block %d: summary of the current %s segment %d", pack, state, idx, logNames[3+t], raw.CurNodeSegno[t])
+		in.role("checkpoint pack %d (%s), block %d: summary of the current %s segment %d", pack, state, idx, f2fs.LogName(3+t), raw.CurNodeSegno[t])
 		in.summaryFields(raw.CurNodeSegno[t], false, false)
 	case l.natBits > 0 && idx >= blocksPerSeg-l.natBits:
 		in.role("checkpoint pack %d (%s): nat_bits block %d of %d (full and empty NAT blocks, an optimisation)", pack, state, idx-(blocksPerSeg-l.natBits), l.natBits)
@@ -290,9 +294,9 @@ func (in *inspector) checkpointFields(blk []byte, raw *rawCheckpoint, l *packLay
 					in.field(n, o+elem*t, elem, strconv.FormatUint(v, 10))
 					continue
 				}
-				in.field(n, o+elem*t, elem, fmt.Sprintf("%d (%s)", v, logNames[log0+t]))
+				in.field(n, o+elem*t, elem, fmt.Sprintf("%d (%s)", v, f2fs.LogName(log0+t)))
 				if v < uint64(in.img.sb.raw.SegmentCountMain) {
-					in.link(n, main+uint32(v)*blocksPerSeg)
+					in.link(n, f2fs.SegBlock(main, uint32(v)))
 				}
 			}
 			in.field(s.name+"[3..7]", o+3*elem, 5*elem, hexPreview(blk[o+3*elem:o+s.size]))
@@ -309,7 +313,7 @@ func (in *inspector) checkpointFields(blk []byte, raw *rawCheckpoint, l *packLay
 		"alloc_type": func(s spec, o int) {
 			var at []string
 			for t := range 6 {
-				at = append(at, fmt.Sprintf("%s %s", logNames[t], map[bool]string{true: "SSR", false: "LFS"}[h.AllocType[t] == allocSSR]))
+				at = append(at, fmt.Sprintf("%s %s", f2fs.LogName(t), map[bool]string{true: "SSR", false: "LFS"}[h.AllocType[t] == allocSSR]))
 			}
 			in.field(s.name, o, s.size, strings.Join(at, ", "))
 		},
@@ -408,16 +412,16 @@ func (in *inspector) journalFields(off int, nat bool) {
 		se, _ := decodeAt[rawSITEntry](b, eo+4)
 		vb := se.VBlocks
 		name := fmt.Sprintf("sit journal[%d]", i)
-		in.field(name, eo, sitJournalEntry, fmt.Sprintf("segment %d: %d valid, type %d (%s)", segno, vb&0x3FF, vb>>10, logName(int(vb>>10))))
+		in.field(name, eo, sitJournalEntry, fmt.Sprintf("segment %d: %d valid, type %d (%s)", segno, f2fs.SITValid(vb), f2fs.SITType(vb), logName(f2fs.SITType(vb))))
 		if segno < in.img.sb.raw.SegmentCountMain {
-			in.link(name, in.img.sb.raw.MainBlkaddr+segno*blocksPerSeg)
+			in.link(name, f2fs.SegBlock(in.img.sb.raw.MainBlkaddr, segno))
 		}
 	}
 }
 
 func logName(t int) string {
-	if t >= 0 && t < len(logNames) {
-		return logNames[t]
+	if n := f2fs.LogName(t); n != "" {
+		return n
 	}
 	return "not a log type"
 }
@@ -426,7 +430,7 @@ func logName(t int) string {
 // segment segno; natJ/sitJ say which journal the block's journal area holds.
 func (in *inspector) summaryFields(segno uint32, natJ, sitJ bool) {
 	b := in.b.Data
-	start := in.img.sb.raw.MainBlkaddr + segno*blocksPerSeg
+	start := f2fs.SegBlock(in.img.sb.raw.MainBlkaddr, segno)
 	inMain := segno < in.img.sb.raw.SegmentCountMain
 	for k := range blocksPerSeg {
 		eo := k * sumEntrySize
@@ -472,8 +476,8 @@ func (in *inspector) compactFields(l *packLayout) {
 				continue
 			}
 			e, _ := decodeAt[rawSummary](b, off)
-			name := fmt.Sprintf("%s entry[%d]", logNames[t], j)
-			addr := main + segno*blocksPerSeg + j
+			name := fmt.Sprintf("%s entry[%d]", f2fs.LogName(t), j)
+			addr := f2fs.SegBlock(main, segno) + j
 			in.field(name, off, sumEntrySize, fmt.Sprintf("block %d: nid %d, ofs_in_node %d, version %d", addr, e.Nid, e.OfsInNode, e.Version))
 			if segno < in.img.sb.raw.SegmentCountMain {
 				in.link(name, addr)
@@ -485,11 +489,11 @@ func (in *inspector) compactFields(l *packLayout) {
 // sitBlock decodes a SIT block: 55 entries, in one of the two copies.
 func (in *inspector) sitBlock() error {
 	img, b := in.img, &in.b
-	half := (img.sb.raw.SegmentCountSIT / 2) << 9
+	half := img.sitHalf()
 	rel := b.Addr - img.sb.raw.SITBlkaddr
 	copyNo, blkno := rel/half+1, rel%half
 	current := testBitMSB(img.cp.sitBitmap, blkno) == (copyNo == 2)
-	perBlock := img.bs / sitEntrySize
+	perBlock := uint32(f2fs.SITEntryPerBlock)
 	first := blkno * perBlock
 	state := "current"
 	if !current {
@@ -528,15 +532,15 @@ func (in *inspector) sitBlock() error {
 		prefix := fmt.Sprintf("segment %d ", segno)
 		in.fixed(prefix, eo, specsOf[rawSITEntry](), custom{
 			"vblocks": func(s spec, o int) {
-				in.field(prefix+s.name, o, s.size, fmt.Sprintf("%d valid, type %d (%s)%s", vb&0x3FF, vb>>10, logName(int(vb>>10)), note))
+				in.field(prefix+s.name, o, s.size, fmt.Sprintf("%d valid, type %d (%s)%s", f2fs.SITValid(vb), f2fs.SITType(vb), logName(f2fs.SITType(vb)), note))
 			},
 			"valid_map": func(s spec, o int) {
 				in.field(prefix+s.name, o, s.size, fmt.Sprintf("%d bits set", pop))
-				in.link(prefix+s.name, img.sb.raw.MainBlkaddr+segno*blocksPerSeg)
+				in.link(prefix+s.name, f2fs.SegBlock(img.sb.raw.MainBlkaddr, segno))
 			},
 		})
-		if current && note == "" && int(vb&0x3FF) != pop {
-			in.problem([]int64{in.abs(b.Addr, eo)}, "segment %d: vblocks says %d valid, the valid map has %d bits set", segno, vb&0x3FF, pop)
+		if current && note == "" && int(f2fs.SITValid(vb)) != pop {
+			in.problem([]int64{in.abs(b.Addr, eo)}, "segment %d: vblocks says %d valid, the valid map has %d bits set", segno, f2fs.SITValid(vb), pop)
 		}
 	}
 	return nil
@@ -545,12 +549,13 @@ func (in *inspector) sitBlock() error {
 // natBlock decodes a NAT block: 455 entries, in one of the two copies.
 func (in *inspector) natBlock() error {
 	img, b := in.img, &in.b
-	rel := b.Addr - img.sb.raw.NATBlkaddr
-	pair, within := rel/(2*blocksPerSeg), rel%(2*blocksPerSeg)
-	copyNo := within/blocksPerSeg + 1
-	blkno := pair*blocksPerSeg + within%blocksPerSeg
-	current := testBitMSB(img.cp.natBitmap, blkno) == (copyNo == 2)
-	perBlock := img.bs / natEntrySize
+	blkno, second := f2fs.NATBlockOf(b.Addr, img.sb.raw.NATBlkaddr)
+	copyNo := uint32(1)
+	if second {
+		copyNo = 2
+	}
+	current := testBitMSB(img.cp.natBitmap, blkno) == second
+	perBlock := uint32(f2fs.NATEntryPerBlock)
 	first := blkno * perBlock
 	state := "current"
 	if !current {
@@ -592,10 +597,10 @@ func (in *inspector) ssaBlock() error {
 	state := ""
 	if log := img.currentLog(segno); log >= 0 {
 		if l, err := img.livePack(); err == nil && (log < 3 || l.nodeSums) {
-			state = fmt.Sprintf(" — stale: segment %d is the current %s segment, whose live summary is in the checkpoint", segno, logNames[log])
+			state = fmt.Sprintf(" — stale: segment %d is the current %s segment, whose live summary is in the checkpoint", segno, f2fs.LogName(log))
 		}
 	}
-	in.role("SSA block of segment %d (blocks %d to %d)%s", segno, img.sb.raw.MainBlkaddr+segno*blocksPerSeg, img.sb.raw.MainBlkaddr+segno*blocksPerSeg+blocksPerSeg-1, state)
+	in.role("SSA block of segment %d (blocks %d to %d)%s", segno, f2fs.SegBlock(img.sb.raw.MainBlkaddr, segno), f2fs.SegBlock(img.sb.raw.MainBlkaddr, segno)+blocksPerSeg-1, state)
 	if b.Data != nil {
 		in.summaryFields(segno, false, false)
 	}

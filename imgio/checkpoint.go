@@ -3,15 +3,17 @@ package imgio
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // Checkpoint flags (CP_*_FLAG).
 const (
-	cpUmount         = 0x1
-	cpOrphanPresent  = 0x2
-	cpCompactSum     = 0x4
-	cpFastboot       = 0x20
-	cpLargeNATBitmap = 0x400
+	cpUmount         = f2fs.CPUmountFlag
+	cpOrphanPresent  = f2fs.CPOrphanPresentFlag
+	cpCompactSum     = f2fs.CPCompactSumFlag
+	cpFastboot       = f2fs.CPFastbootFlag
+	cpLargeNATBitmap = f2fs.CPLargeNATBitmapFlag
 )
 
 // checkpoint is the live checkpoint pack: its head, version bitmaps and the NAT/SIT journals held in
@@ -142,8 +144,8 @@ func (cp *checkpoint) validate(img *Image, head []byte) error {
 		}
 	}
 	// Version bitmaps (__bitmap_ptr). Sizes must match the table sizes exactly.
-	natSz := (sb.SegmentCountNAT / 2) << 9 / 8
-	sitSz := (sb.SegmentCountSIT / 2) << 9 / 8
+	natSz := (sb.SegmentCountNAT / 2) << f2fs.LogBlocksPerSeg / 8
+	sitSz := (sb.SegmentCountSIT / 2) << f2fs.LogBlocksPerSeg / 8
 	if r.NATVerBitmapBytesize != natSz || r.SITVerBitmapBytesize != sitSz {
 		return bad(0x9C, "version bitmap sizes do not match NAT/SIT", fmt.Sprintf("sit %d nat %d", r.SITVerBitmapBytesize, r.NATVerBitmapBytesize))
 	}

@@ -4,17 +4,18 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/zrviz/zrviz/internal/f2fs"
 	"github.com/zrviz/zrviz/internal/units"
 )
 
 // Special block addresses stored in data slots (include/linux/f2fs_fs.h).
 const (
 	// NullAddr marks a hole: no block, not counted anywhere.
-	NullAddr uint32 = 0
+	NullAddr = f2fs.NullAddr
 	// NewAddr marks a reserved block that was never written; it reads as zeros.
-	NewAddr uint32 = 0xFFFFFFFF
+	NewAddr = f2fs.NewAddr
 	// CompressAddr starts a compressed cluster; it is a marker, not a block.
-	CompressAddr uint32 = 0xFFFFFFFE
+	CompressAddr = f2fs.CompressAddr
 )
 
 // ErrNotF2FS reports that neither superblock copy carries the F2FS magic.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
+	"github.com/zrviz/zrviz/internal/f2fs"
 	"github.com/zrviz/zrviz/internal/units"
 )
 
@@ -111,7 +112,7 @@ const (
 	// expandBlock is the granularity of hole detection: an aligned all-zero 4 KiB piece of output is
 	// never written. 4 KiB is the F2FS block and the page size of every file system a temp dir
 	// lives on, so each skipped piece is a real hole.
-	expandBlock = 4096
+	expandBlock = f2fs.BlockSize
 	// expandBuf sizes the input buffer and the copy buffer: large enough that a mostly-zero image
 	// costs few Read and WriteAt calls, small enough to stay in cache and to be cheap to allocate for
 	// each (possibly tiny) input.
@@ -518,7 +519,7 @@ func (c *countingReader) track(p []byte) {
 
 // headLen is how much output the sink holds back until it has checked the superblock: both copies
 // (at 0x400 and 0x1400, 3 KiB each) lie in the first two 4 KiB blocks.
-const headLen = 2 * 4096
+const headLen = 2 * f2fs.BlockSize
 
 // sink writes expanded output to dst at a moving offset, leaving aligned all-zero blocks unwritten,
 // enforcing the size bounds, checking that the output is an F2FS image as it arrives, and reporting
@@ -718,11 +719,11 @@ func (s *sink) checkHead() error {
 		if len(head) < headLen {
 			// The head is held back until headLen bytes or the end: the whole output is this short.
 			s.err = fmt.Errorf("%w: %s holds only %d bytes, too few for an F2FS superblock (magic 0xF2F52010 at byte 0x%x or 0x%x)",
-				ErrNotF2FS, what, len(head), sbOffset, sbOffset+4096)
+				ErrNotF2FS, what, len(head), sbOffset, sbOffset+f2fs.BlockSize)
 			return s.err
 		}
 		s.err = fmt.Errorf("%w: %s holds no F2FS superblock in its first %s (magic 0xF2F52010 at byte 0x%x or 0x%x; %s of the input read)",
-			ErrNotF2FS, what, units.Bytes(int64(len(head))), sbOffset, sbOffset+4096, units.Bytes(s.src.offset()))
+			ErrNotF2FS, what, units.Bytes(int64(len(head))), sbOffset, sbOffset+f2fs.BlockSize, units.Bytes(s.src.offset()))
 		return s.err
 	case err != nil:
 		s.err = fmt.Errorf("imgio: expanded %s input: %w", s.format, err)

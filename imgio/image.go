@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/zrviz/zrviz/internal/f2fs"
 	"github.com/zrviz/zrviz/internal/units"
 )
 
@@ -132,7 +133,7 @@ func NewImage(r io.ReaderAt, size int64) (*Image, error) {
 		return nil, err
 	}
 	img.sb, img.bs = sb, sb.blockSize
-	img.maxNid = uint32(min(uint64(img.bs/natEntrySize)*uint64(sb.raw.SegmentCountNAT/2)<<9, 1<<32-1))
+	img.maxNid = uint32(min(uint64(uint32(f2fs.NATEntryPerBlock))*uint64(sb.raw.SegmentCountNAT/2)<<f2fs.LogBlocksPerSeg, 1<<32-1))
 	cp, err := readCheckpoint(img)
 	if err != nil {
 		return nil, err

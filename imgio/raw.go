@@ -1,5 +1,7 @@
 package imgio
 
+import "github.com/zrviz/zrviz/internal/f2fs"
+
 // Raw on-disk structures, field for field as in include/linux/f2fs_fs.h. They are decoded with
 // binary.Decode (little-endian, packed) and validated before anything else looks at them.
 
@@ -180,23 +182,23 @@ type rawDirEntry struct {
 	FileType uint8  `f2fs:"file_type"` // 0xA file_type
 }
 
-// Sizes and offsets fixed by the 4096-byte block format.
+// Sizes and offsets fixed by the 4096-byte block format (the F2FS ones named once in internal/f2fs).
 const (
 	sbOffset         = 1024 // F2FS_SUPER_OFFSET
 	sbSize           = 3072
 	sbChecksumOff    = 3068
 	cpHeadSize       = 192 // offsetof(struct f2fs_checkpoint, sit_nat_version_bitmap)
 	cpChecksumOff    = 4092
-	blocksPerSeg     = 512
-	natEntrySize     = 9
-	sitEntrySize     = 74
+	blocksPerSeg     = f2fs.BlocksPerSeg
+	natEntrySize     = f2fs.NATEntrySize
+	sitEntrySize     = f2fs.SITEntrySize
 	footerSize       = 24
-	inodeAddrOff     = 360  // offsetof(struct f2fs_inode, i_addr)
-	inodeNidOff      = 4052 // offsetof(struct f2fs_inode, i_nid)
-	defAddrsPerInode = 923
-	defAddrsPerBlock = 1018
-	nidsPerBlock     = 1018
-	inlineXattrDef   = 50 // DEFAULT_INLINE_XATTR_ADDRS, in words
+	inodeAddrOff     = f2fs.InodeAddrOffset // offsetof(struct f2fs_inode, i_addr)
+	inodeNidOff      = f2fs.InodeNidOffset  // offsetof(struct f2fs_inode, i_nid)
+	defAddrsPerInode = f2fs.DefAddrsPerInode
+	defAddrsPerBlock = f2fs.DefAddrsPerBlock
+	nidsPerBlock     = f2fs.NidsPerBlock
+	inlineXattrDef   = f2fs.DefaultInlineXattrAddrs // in words
 	dentrySize       = 11
 	dentrySlotLen    = 8
 	nrDentryInBlock  = 214

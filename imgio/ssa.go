@@ -3,6 +3,8 @@ package imgio
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // This file locates summary entries (struct f2fs_summary: who owns each main-area block) and the
@@ -14,7 +16,7 @@ import (
 
 // Checkpoint flags and values used only here.
 const (
-	cpNATBits    = 0x80 // CP_NAT_BITS_FLAG
+	cpNATBits    = f2fs.CPNATBitsFlag
 	allocSSR     = 1    // alloc_type[] value of an SSR log
 	sumFooterOff = 4091 // struct summary_footer in a summary block
 	sumTypeNode  = 1    // SUM_TYPE_NODE in summary_footer.entry_type
@@ -94,7 +96,7 @@ func (img *Image) layoutOf(start uint32, r *rawCheckpoint) (packLayout, error) {
 		}
 	}
 	if r.CkptFlags&cpNATBits != 0 {
-		natBlocks := uint64(img.sb.raw.SegmentCountNAT/2) << 9
+		natBlocks := uint64(img.sb.raw.SegmentCountNAT/2) << f2fs.LogBlocksPerSeg
 		l.natBits = uint32((natBlocks/8*2 + 8 + uint64(img.bs) - 1) / uint64(img.bs))
 	}
 	return l, nil
@@ -266,11 +268,11 @@ func (img *Image) natLoc(nid uint32) (entryLoc, error) {
 			}
 		}
 	}
-	perBlock := img.bs / natEntrySize
+	perBlock := uint32(f2fs.NATEntryPerBlock)
 	b := nid / perBlock
-	loc := entryLoc{blk: img.sb.raw.NATBlkaddr + 2*blocksPerSeg*(b/blocksPerSeg) + b%blocksPerSeg, source: "nat1"}
-	if testBitMSB(img.cp.natBitmap, b) {
-		loc.blk += blocksPerSeg
+	loc := entryLoc{source: "nat1"}
+	var second bool
+	if loc.blk, second = img.natAddr(b); second {
 		loc.source = "nat2"
 	}
 	loc.off = int(nid%perBlock) * natEntrySize
@@ -299,11 +301,11 @@ func (img *Image) sitLoc(segno uint32) (entryLoc, error) {
 			}
 		}
 	}
-	perBlock := img.bs / sitEntrySize
+	perBlock := uint32(f2fs.SITEntryPerBlock)
 	b := segno / perBlock
-	loc := entryLoc{blk: img.sb.raw.SITBlkaddr + b, source: "sit1", off: int(segno%perBlock) * sitEntrySize}
-	if testBitMSB(img.cp.sitBitmap, b) {
-		loc.blk += (img.sb.raw.SegmentCountSIT / 2) << 9
+	loc := entryLoc{source: "sit1", off: int(segno%perBlock) * sitEntrySize}
+	var second bool
+	if loc.blk, second = img.sitAddr(b); second {
 		loc.source = "sit2"
 	}
 	return loc, nil

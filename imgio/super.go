@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"unicode/utf16"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // Feature bits of the superblock's feature field (F2FS_FEATURE_*).
@@ -23,10 +25,10 @@ var featureNames = [...]struct {
 	bit  uint32
 	name string
 }{
-	{0x1, "encrypt"}, {0x2, "blkzoned"}, {0x4, "atomic_write"}, {0x8, "extra_attr"},
-	{0x10, "project_quota"}, {0x20, "inode_checksum"}, {0x40, "flexible_inline_xattr"},
+	{featEncrypt, "encrypt"}, {featBlkzoned, "blkzoned"}, {0x4, "atomic_write"}, {featExtraAttr, "extra_attr"},
+	{0x10, "project_quota"}, {featInodeChecksum, "inode_checksum"}, {featFlexXattr, "flexible_inline_xattr"},
 	{0x80, "quota_ino"}, {0x100, "inode_crtime"}, {0x200, "lost_found"}, {0x400, "verity"},
-	{0x800, "sb_checksum"}, {0x1000, "casefold"}, {0x2000, "compression"}, {0x4000, "ro"},
+	{featSBChecksum, "sb_checksum"}, {0x1000, "casefold"}, {featCompression, "compression"}, {0x4000, "ro"},
 	{0x8000, "device_alias"}, {0x10000, "packed_ssa"},
 }
 
@@ -63,7 +65,7 @@ func readSuperblock(img *Image) (*superblock, error) {
 		// Say where the magic was looked for: a user holding a partition table or a tar file instead
 		// of a filesystem image learns what was expected.
 		return nil, fmt.Errorf("%w: no magic 0xF2F52010 at byte 0x%x or 0x%x (%d-byte input)",
-			ErrNotF2FS, sbOffset, sbOffset+4096, img.size)
+			ErrNotF2FS, sbOffset, sbOffset+f2fs.BlockSize, img.size)
 	}
 	return sb, err
 }
@@ -73,7 +75,7 @@ func readSuperblock(img *Image) (*superblock, error) {
 func findSuperblock(img *Image, devSize int64) (sb *superblock, magic bool, err error) {
 	var firstErr error
 	for copyNo := range 2 {
-		off := int64(sbOffset + copyNo*4096)
+		off := int64(sbOffset + copyNo*f2fs.BlockSize)
 		buf := make([]byte, sbSize)
 		if err := img.readAt(buf, off, "superblock"); err != nil {
 			if firstErr == nil && magic {
@@ -121,11 +123,11 @@ func decodeSuperblock(buf []byte, off int64, imgSize int64) (*superblock, error)
 	}
 	// Every table size below (NAT entries per block, dentries per block, 1018 slots per node) follows
 	// from the block size; only 4 KiB is handled.
-	if r.LogBlocksize != 12 {
+	if r.LogBlocksize != f2fs.LogBlockSize {
 		return nil, &UnsupportedError{Feature: fmt.Sprintf("block size %d", uint64(1)<<r.LogBlocksize), Off: off + 0x10}
 	}
 	sb.blockSize = 1 << r.LogBlocksize
-	if r.LogBlocksPerSeg != 9 {
+	if r.LogBlocksPerSeg != f2fs.LogBlocksPerSeg {
 		return nil, bad(0x14, "bad log_blocks_per_seg", r.LogBlocksPerSeg)
 	}
 	if r.SegsPerSec == 0 || r.SegsPerSec > r.SegmentCount || r.SecsPerZone == 0 || r.SecsPerZone > r.SectionCount {
@@ -139,7 +141,7 @@ func decodeSuperblock(buf []byte, off int64, imgSize int64) (*superblock, error)
 		return nil, bad(0x34, "bad metadata segment counts",
 			fmt.Sprintf("ckpt %d sit %d nat %d ssa %d", r.SegmentCountCkpt, r.SegmentCountSIT, r.SegmentCountNAT, r.SegmentCountSSA))
 	}
-	end := uint64(r.Segment0Blkaddr) + uint64(r.SegmentCount)<<9
+	end := uint64(r.Segment0Blkaddr) + uint64(r.SegmentCount)<<f2fs.LogBlocksPerSeg
 	if end > 1<<32 || end > r.BlockCount {
 		return nil, bad(0x30, "segment_count beyond block_count", r.SegmentCount)
 	}
@@ -151,23 +153,23 @@ func decodeSuperblock(buf []byte, off int64, imgSize int64) (*superblock, error)
 		addr, start uint64
 	}{
 		{0x4C, "cp_blkaddr", uint64(r.CPBlkaddr), uint64(r.Segment0Blkaddr)},
-		{0x50, "sit_blkaddr", uint64(r.SITBlkaddr), uint64(r.CPBlkaddr) + uint64(r.SegmentCountCkpt)<<9},
-		{0x54, "nat_blkaddr", uint64(r.NATBlkaddr), uint64(r.SITBlkaddr) + uint64(r.SegmentCountSIT)<<9},
-		{0x58, "ssa_blkaddr", uint64(r.SSABlkaddr), uint64(r.NATBlkaddr) + uint64(r.SegmentCountNAT)<<9},
-		{0x5C, "main_blkaddr", uint64(r.MainBlkaddr), uint64(r.SSABlkaddr) + uint64(r.SegmentCountSSA)<<9},
+		{0x50, "sit_blkaddr", uint64(r.SITBlkaddr), uint64(r.CPBlkaddr) + uint64(r.SegmentCountCkpt)<<f2fs.LogBlocksPerSeg},
+		{0x54, "nat_blkaddr", uint64(r.NATBlkaddr), uint64(r.SITBlkaddr) + uint64(r.SegmentCountSIT)<<f2fs.LogBlocksPerSeg},
+		{0x58, "ssa_blkaddr", uint64(r.SSABlkaddr), uint64(r.NATBlkaddr) + uint64(r.SegmentCountNAT)<<f2fs.LogBlocksPerSeg},
+		{0x5C, "main_blkaddr", uint64(r.MainBlkaddr), uint64(r.SSABlkaddr) + uint64(r.SegmentCountSSA)<<f2fs.LogBlocksPerSeg},
 	}
 	for _, c := range chain {
 		if c.addr != c.start {
 			return nil, bad(c.field, "areas not contiguous: "+c.name, c.addr)
 		}
 	}
-	if uint64(r.MainBlkaddr)+uint64(r.SegmentCountMain)<<9 > end {
+	if uint64(r.MainBlkaddr)+uint64(r.SegmentCountMain)<<f2fs.LogBlocksPerSeg > end {
 		return nil, bad(0x44, "main area beyond segment_count", r.SegmentCountMain)
 	}
 	if uint64(r.SegmentCountSSA) < uint64(r.SegmentCountMain)/blocksPerSeg {
 		return nil, bad(0x40, "SSA too small for main area", r.SegmentCountSSA)
 	}
-	if uint64(r.SegmentCountMain) > uint64(r.SegmentCountSIT/2)<<9*(4096/sitEntrySize) {
+	if uint64(r.SegmentCountMain) > uint64(r.SegmentCountSIT/2)<<f2fs.LogBlocksPerSeg*f2fs.SITEntryPerBlock {
 		return nil, bad(0x38, "SIT too small for main area", r.SegmentCountSIT)
 	}
 	if r.CPPayload > blocksPerSeg-4 {
@@ -231,7 +233,7 @@ func truncatedErr(sb *superblock, size int64) error {
 		{"the NAT", int64(r.NATBlkaddr)},
 		{"the SSA", int64(r.SSABlkaddr)},
 		{"the main area", int64(r.MainBlkaddr)},
-		{"the blocks after the main area", int64(r.MainBlkaddr) + int64(r.SegmentCountMain)<<9},
+		{"the blocks after the main area", int64(r.MainBlkaddr) + int64(r.SegmentCountMain)<<f2fs.LogBlocksPerSeg},
 		{"", int64(r.BlockCount)},
 	}
 	for i := 0; i+1 < len(areas); i++ {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math/bits"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // natEntry returns the NAT entry of nid: from the NAT journal if it is there, else from the current
@@ -16,12 +18,9 @@ func (img *Image) natEntry(nid uint32) (rawNATEntry, error) {
 	if e, ok := img.cp.natJournal[nid]; ok {
 		return e, nil
 	}
-	perBlock := img.bs / natEntrySize
+	perBlock := uint32(f2fs.NATEntryPerBlock)
 	b := nid / perBlock
-	addr := img.sb.raw.NATBlkaddr + 2*blocksPerSeg*(b/blocksPerSeg) + b%blocksPerSeg
-	if testBitMSB(img.cp.natBitmap, b) {
-		addr += blocksPerSeg
-	}
+	addr, _ := img.natAddr(b)
 	blk, err := img.natBlock(addr)
 	if err != nil {
 		return rawNATEntry{}, err
@@ -90,12 +89,11 @@ func (img *Image) segment(segno uint32, cur *sitCursor) (Segment, error) {
 		raw, s.Source = e, "journal"
 		off = -1
 	} else {
-		perBlock := img.bs / sitEntrySize
+		perBlock := uint32(f2fs.SITEntryPerBlock)
 		b := segno / perBlock
-		addr := img.sb.raw.SITBlkaddr + b
+		addr, second := img.sitAddr(b)
 		s.Source = "sit1"
-		if testBitMSB(img.cp.sitBitmap, b) {
-			addr += (img.sb.raw.SegmentCountSIT / 2) << 9
+		if second {
 			s.Source = "sit2"
 		}
 		off = img.blockOff(addr)
@@ -114,8 +112,8 @@ func (img *Image) segment(segno uint32, cur *sitCursor) (Segment, error) {
 		copy(raw.ValidMap[:], e[2:66])
 		raw.Mtime = binary.LittleEndian.Uint64(e[66:])
 	}
-	s.ValidBlocks = uint32(raw.VBlocks & 0x3FF)
-	s.Type = int(raw.VBlocks >> 10)
+	s.ValidBlocks = f2fs.SITValid(raw.VBlocks)
+	s.Type = f2fs.SITType(raw.VBlocks)
 	s.Map, s.Mtime = raw.ValidMap, raw.Mtime
 	// check_block_count: the count must match the bitmap, and a segment holds at most 512 blocks.
 	pop := 0

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // This file gives the metadata tables whole, for tools that compare two images (imgdiff) or edit a
@@ -13,7 +15,7 @@ import (
 
 // NATEntriesPerBlock is NAT_ENTRY_PER_BLOCK for 4096-byte blocks: NAT block b holds nids
 // b·455 … b·455+454.
-const NATEntriesPerBlock = 4096 / natEntrySize
+const NATEntriesPerBlock = f2fs.NATEntryPerBlock
 
 // NATEntry is one node's entry in the node address table (struct f2fs_nat_entry), as the kernel
 // reads it: from the checkpoint's NAT journal when the nid is there, else from the live copy of its
@@ -49,19 +51,33 @@ func (nb NATBlock) Entry(k int) NATEntry {
 }
 
 // NATBlockCount is the number of NAT blocks in one copy of the table.
-func (img *Image) NATBlockCount() uint32 { return img.maxNid / (img.bs / natEntrySize) }
+func (img *Image) NATBlockCount() uint32 { return img.maxNid / f2fs.NATEntryPerBlock }
 
 // MaxNid is one past the largest node id the NAT can hold.
 func (img *Image) MaxNid() uint32 { return img.maxNid }
 
-// natAddr is the live copy's address of NAT block b (the version bitmap picks the copy).
-func (img *Image) natAddr(b uint32) uint32 {
-	addr := img.sb.raw.NATBlkaddr + 2*blocksPerSeg*(b/blocksPerSeg) + b%blocksPerSeg
+// natAddr is the live copy's address of NAT block b, current_nat_addr: the checkpoint's NAT version
+// bitmap picks the copy, second reporting the second one (a segment after the first).
+func (img *Image) natAddr(b uint32) (addr uint32, second bool) {
+	addr = f2fs.NATBlockAddr(img.sb.raw.NATBlkaddr, b)
 	if testBitMSB(img.cp.natBitmap, b) {
-		addr += blocksPerSeg
+		return addr + blocksPerSeg, true
 	}
-	return addr
+	return addr, false
 }
+
+// sitAddr is the live copy's address of SIT block b, current_sit_addr: the checkpoint's SIT version
+// bitmap picks the copy, second reporting the second one (half the SIT area after the first).
+func (img *Image) sitAddr(b uint32) (addr uint32, second bool) {
+	addr = img.sb.raw.SITBlkaddr + b
+	if testBitMSB(img.cp.sitBitmap, b) {
+		return addr + img.sitHalf(), true
+	}
+	return addr, false
+}
+
+// sitHalf is the blocks of one SIT copy: half of segment_count_sit, in blocks.
+func (img *Image) sitHalf() uint32 { return (img.sb.raw.SegmentCountSIT / 2) << f2fs.LogBlocksPerSeg }
 
 // NATBlock reads NAT block b (not through the NAT cache: a scan of every block would fill it with
 // blocks no lookup asks for).
@@ -69,12 +85,12 @@ func (img *Image) NATBlock(b uint32) (NATBlock, error) {
 	if b >= img.NATBlockCount() {
 		return NATBlock{}, fmt.Errorf("imgio: NAT block %d: %w (the NAT has %d)", b, fs.ErrInvalid, img.NATBlockCount())
 	}
-	addr := img.natAddr(b)
+	addr, _ := img.natAddr(b)
 	raw, err := img.readBlock(addr, "NAT block")
 	if err != nil {
 		return NATBlock{}, err
 	}
-	per := img.bs / natEntrySize
+	per := uint32(f2fs.NATEntryPerBlock)
 	nb := NATBlock{Index: b, Addr: addr, Raw: raw}
 	for nid, e := range img.cp.natJournal {
 		if nid/per == b {
@@ -141,12 +157,9 @@ func (o EntryOffsets) SIT(segno uint32) (off int64, journal bool, err error) {
 			}
 		}
 	}
-	per := img.bs / sitEntrySize
+	per := uint32(f2fs.SITEntryPerBlock)
 	b := segno / per
-	addr := img.sb.raw.SITBlkaddr + b
-	if testBitMSB(img.cp.sitBitmap, b) {
-		addr += (img.sb.raw.SegmentCountSIT / 2) << 9
-	}
+	addr, _ := img.sitAddr(b)
 	return img.blockOff(addr) + int64((segno%per)*sitEntrySize), false, nil
 }
 
@@ -172,8 +185,9 @@ func (o EntryOffsets) NAT(nid uint32) (off int64, journal bool, err error) {
 			}
 		}
 	}
-	per := img.bs / natEntrySize
-	return img.blockOff(img.natAddr(nid/per)) + int64((nid%per)*natEntrySize), false, nil
+	per := uint32(f2fs.NATEntryPerBlock)
+	addr, _ := img.natAddr(nid / per)
+	return img.blockOff(addr) + int64((nid%per)*natEntrySize), false, nil
 }
 
 // Checkpoint returns the block addresses of the live checkpoint pack's head and its trailing copy.

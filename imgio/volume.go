@@ -1,5 +1,7 @@
 package imgio
 
+import "github.com/zrviz/zrviz/internal/f2fs"
+
 // Volume holds the superblock and live-checkpoint facts of an image, decoded at open.
 type Volume struct {
 	BlockSize        uint32 `json:"blockSize"`
@@ -49,8 +51,6 @@ type CurrentSegment struct {
 	Blkoff uint16 `json:"blkoff"` // next free block in the segment
 }
 
-var logNames = [6]string{"hot-data", "warm-data", "cold-data", "hot-node", "warm-node", "cold-node"}
-
 func (img *Image) makeVolume() Volume {
 	s, c := &img.sb.raw, &img.cp.raw
 	v := Volume{
@@ -70,10 +70,10 @@ func (img *Image) makeVolume() Volume {
 		Errors: s.SErrors,
 	}
 	for t := range 3 {
-		v.CurrentSegments = append(v.CurrentSegments, CurrentSegment{Type: logNames[t], Log: t, Segno: c.CurDataSegno[t], Blkoff: c.CurDataBlkoff[t]})
+		v.CurrentSegments = append(v.CurrentSegments, CurrentSegment{Type: f2fs.LogName(t), Log: t, Segno: c.CurDataSegno[t], Blkoff: c.CurDataBlkoff[t]})
 	}
 	for t := range 3 {
-		v.CurrentSegments = append(v.CurrentSegments, CurrentSegment{Type: logNames[3+t], Log: 3 + t, Segno: c.CurNodeSegno[t], Blkoff: c.CurNodeBlkoff[t]})
+		v.CurrentSegments = append(v.CurrentSegments, CurrentSegment{Type: f2fs.LogName(3 + t), Log: 3 + t, Segno: c.CurNodeSegno[t], Blkoff: c.CurNodeBlkoff[t]})
 	}
 	return v
 }

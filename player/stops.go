@@ -303,17 +303,15 @@ func fillText(ev core.Event, mainSegments uint32) string {
 	return s
 }
 
-// smallVolumeSegments is SMALL_VOLUME_SEGMENTS (segment.h): 16 GB of 2 MiB segments.
-const smallVolumeSegments = 16 * 512
-
-// writebackText says what writeback does later to a partial page that has a block: on a volume
-// of at most SMALL_VOLUME_SEGMENTS main segments f2fs_tuning_parameters sets ipu_policy to
+// writebackText says what writeback does later to a partial page that has a block, by the default
+// ipu_policy core models ([core.IPUPolicyOf]): on a volume of at most SMALL_VOLUME_SEGMENTS main
+// segments f2fs_tuning_parameters sets ipu_policy to
 // F2FS_IPU_FORCE | F2FS_IPU_HONOR_OPU_WRITE, so the page is rewritten in place (the kernel
 // fixtures, ≤ 16 GB: kernel case 2 kept both partial pages' addresses); on a larger one the default
 // policy (F2FS_IPU_FSYNC) writes it out of place, and the allocator — not f2fs_invalidate_blocks —
 // releases the old block.
 func writebackText(mainSegments uint32) string {
-	if mainSegments > 0 && mainSegments <= smallVolumeSegments {
+	if mainSegments > 0 && core.IPUPolicyOf(&core.Volume{MainSegments: mainSegments})&core.IPUForce != 0 {
 		return fmt.Sprintf("Writeback later rewrites it in place: this volume has %s main segments (at most 16 GB), so f2fs_tuning_parameters sets ipu_policy to F2FS_IPU_FORCE (unless mounted mode=lfs), and the page keeps its block.", units.Group(uint64(mainSegments)))
 	}
 	return "Writeback later writes it out of place (a volume over 16 GB keeps the default ipu_policy, F2FS_IPU_FSYNC), and the allocator releases the old block, not f2fs_invalidate_blocks."

@@ -54,7 +54,7 @@ func clampAddr(a uint32) uint32 { return max(a, 1) }
 func Contiguous(start uint32, n int) *List {
 	g := newGen()
 	start = clampAddr(start)
-	g.addrs(start, clampN(n, min(MaxSlots, int(maxAddr-start)+1)))
+	g.addrs(start, clampN(n, min(MaxSlots, int(uint32(maxAddr)-start)+1)))
 	return g.list()
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // Geometry of the synthetic file and volume (see the package documentation).
@@ -215,11 +216,11 @@ func newSource(l *List) *source {
 	// hold, plus the current segments and a little spare.
 	used := uint64(0)
 	if k := len(s.addrs) - 1; k >= 0 {
-		used = (uint64(s.addrs[k].lo)+uint64(s.addrs[k].n)-1-MainBlkaddr)/BlocksPerSeg + 1
+		used = f2fs.SegNo(uint64(s.addrs[k].lo)+uint64(s.addrs[k].n)-1, MainBlkaddr) + 1
 	}
 	need := (s.distinct + l.count[New] + l.count[Null] + s.pad + nodeCount(s.end) + BlocksPerSeg - 1) / BlocksPerSeg
 	segs := max(used, need) + currentSegs + spareSegs
-	segs = min(segs, (MaxMainEnd-MainBlkaddr)/BlocksPerSeg)
+	segs = min(segs, f2fs.SegNo(MaxMainEnd, MainBlkaddr))
 	s.mainSegs = uint32(segs)
 	// The current segments: the highest segments without a listed address.
 	for no := s.mainSegs; no > 0 && len(s.current) < currentSegs; no-- {

@@ -2,9 +2,12 @@ package sandbox
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/zrviz/zrviz/core"
 )
 
 // Bounds on a slot list. Parse refuses input past them with a [*SyntaxError] that says which bound.
@@ -228,8 +231,9 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-// Largest block address the language accepts: 0xFFFFFFFE and 0xFFFFFFFF are COMPRESS_ADDR and NEW_ADDR.
-const maxAddr = 0xFFFFFFFD
+// Largest block address the language accepts: 0xFFFFFFFE and 0xFFFFFFFF are COMPRESS_ADDR and NEW_ADDR
+// (uint64: the generators add run lengths to addresses without overflow).
+const maxAddr = uint64(core.CompressAddr) - 1
 
 // parseAddrs reads "A" or "A-B".
 func parseAddrs(tok string) (lo, hi uint32, err error) {
@@ -266,13 +270,13 @@ func parseAddr(s string) (uint32, error) {
 	}
 	v, err := strconv.ParseUint(s, 10, 64)
 	switch {
-	case err != nil || v > 0xFFFFFFFF:
+	case err != nil || v > math.MaxUint32:
 		return 0, fmt.Errorf("%s is larger than any 32-bit block address", s)
 	case v == 0:
 		return 0, fmt.Errorf("0 is NULL_ADDR: write NULL for a hole")
-	case v == 0xFFFFFFFF:
+	case v == uint64(core.NewAddr):
 		return 0, fmt.Errorf("4294967295 is NEW_ADDR (0xFFFFFFFF): write NEW")
-	case v == 0xFFFFFFFE:
+	case v == uint64(core.CompressAddr):
 		return 0, fmt.Errorf("4294967294 is COMPRESS_ADDR (0xFFFFFFFE), a compressed-cluster marker, not a block")
 	}
 	return uint32(v), nil
@@ -298,7 +302,7 @@ func (l *List) Slot(k uint64) (v uint32, ok bool) {
 			case Addr:
 				return r.Addr + uint32(k), true
 			case New:
-				return 0xFFFFFFFF, true
+				return core.NewAddr, true
 			}
 			return 0, true
 		}

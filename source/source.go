@@ -9,12 +9,7 @@ import (
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
-)
-
-// Checkpoint flags (f2fs_fs.h ckpt_flags) the engine cares about.
-const (
-	cpErrorFlag   = 0x00000008 // CP_ERROR_FLAG
-	cpTrimmedFlag = 0x00000100 // CP_TRIMMED_FLAG
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // Input finds path in img as open(2) would, following symlinks, and builds the engine's input for
@@ -57,17 +52,17 @@ func Volume(v imgio.Volume) core.Volume {
 		Segment0Blkaddr: v.Segment0Blkaddr, MainBlkaddr: v.MainBlkaddr, MaxBlkaddr: v.MaxBlkaddr,
 		MainSegments: v.MainSegmentCount, SegsPerSec: v.SegsPerSec,
 		UserBlockCount: v.UserBlockCount, ValidBlockCount: v.ValidBlockCount, ValidNodeCount: v.ValidNodeCount,
-		Trimmed:         v.CheckpointFlags&cpTrimmedFlag != 0,
-		CheckpointError: v.CheckpointFlags&cpErrorFlag != 0,
+		Trimmed:         v.CheckpointFlags&f2fs.CPTrimmedFlag != 0,
+		CheckpointError: v.CheckpointFlags&f2fs.CPErrorFlag != 0,
 	}
 	for _, c := range v.CurrentSegments {
 		cv.CurrentSegments = append(cv.CurrentSegments, c.Segno)
-		switch c.Type {
-		case "hot-data":
+		switch c.Log {
+		case f2fs.CursegHotData:
 			cv.HotDataSegno, cv.HotDataBlkoff = c.Segno, uint32(c.Blkoff)
-		case "warm-data":
+		case f2fs.CursegWarmData:
 			cv.WarmDataSegno, cv.WarmDataBlkoff = c.Segno, uint32(c.Blkoff)
-		case "cold-data":
+		case f2fs.CursegColdData:
 			cv.ColdDataSegno, cv.ColdDataBlkoff = c.Segno, uint32(c.Blkoff)
 		}
 	}

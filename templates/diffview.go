@@ -3,6 +3,8 @@ package templates
 import (
 	"net/url"
 	"strconv"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // DiffPage is /diff?a=ID&b=ID: what differs between two images of one filesystem. Empty A or B
@@ -180,7 +182,7 @@ func DiffURL(a, b string, p int) string {
 
 // addrLink is the block inspector link of a slot value on one side, "" for NULL and NEW.
 func addrLink(id string, a uint32) string {
-	if a == 0 || a >= 0xFFFFFFFE {
+	if a == f2fs.NullAddr || a >= f2fs.CompressAddr {
 		return ""
 	}
 	return BlockURL(id, a)

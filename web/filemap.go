@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // Pages of a file's slot map. A file may have a million extents (a crafted upload of a few hundred
@@ -87,7 +88,7 @@ func mapPage(ctx context.Context, img *imgio.Image, f *imgio.File, from uint64, 
 				if a < v.MainBlkaddr || a >= v.MaxBlkaddr {
 					off := int64(dn.Blkaddr)*int64(bs) + 4*int64(i)
 					if dn.Kind == "inode" {
-						off += 360 + int64(in.ExtraISize) // i_addr, after the extra attributes
+						off += f2fs.InodeAddrOffset + int64(in.ExtraISize) // i_addr, after the extra attributes
 					}
 					return nil, 0, &imgio.FormatError{Off: off, Struct: "data slot",
 						Msg: fmt.Sprintf("inode %d index %d: address out of the main area", in.Ino, idx), Val: a}

@@ -16,6 +16,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/f2fs"
 	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/templates"
 )
@@ -380,7 +381,7 @@ func inodeKV(in imgio.Inode) []templates.KV {
 func presets(size int64, blockSize uint32) []templates.Preset {
 	bs := int64(blockSize)
 	if bs <= 0 {
-		bs = 4096
+		bs = f2fs.BlockSize
 	}
 	out := []templates.Preset{{Label: "whole file", Offset: 0, Length: max(size, 1)}}
 	if size > 1<<20 {
@@ -399,7 +400,7 @@ func presets(size int64, blockSize uint32) []templates.Preset {
 func extentItem(v imgio.Volume, e imgio.Extent) templates.ExtentItem {
 	it := templates.ExtentItem{Index: e.Index, Count: e.Count, State: e.State, Addr: e.Addr, Segno: -1}
 	if e.State == "addr" && e.Addr >= v.MainBlkaddr && e.Addr < v.MaxBlkaddr && v.BlocksPerSeg > 0 {
-		it.Segno = int64((e.Addr - v.MainBlkaddr) / v.BlocksPerSeg)
+		it.Segno = int64(f2fs.SegNo(e.Addr, v.MainBlkaddr))
 	}
 	return it
 }

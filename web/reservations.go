@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/internal/f2fs"
 	"github.com/zrviz/zrviz/player"
 	"github.com/zrviz/zrviz/request"
 )
@@ -105,7 +106,7 @@ func nextBytes(t *runTarget) int64 {
 const (
 	resolvedBase     = 256 << 10
 	resolvedPerDnode = 1 << 10
-	slotsPerDnode    = 1018 // ADDRS_PER_BLOCK: a direct node's slots (an inode holds fewer)
+	slotsPerDnode    = f2fs.DefAddrsPerBlock // ADDRS_PER_BLOCK: a direct node's slots (an inode holds fewer)
 )
 
 // resolvedBytes is what the input in, left by ops on the file whose input was base, is charged

@@ -11,6 +11,7 @@ import (
 	"math/bits"
 
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/f2fs"
 	"github.com/zrviz/zrviz/internal/f2fscrc"
 )
 
@@ -43,7 +44,7 @@ func (e Editor) SetSITBit(segno uint32, bit int, on bool) error {
 	if err != nil {
 		return err
 	}
-	ent, err := e.read(off, 74)
+	ent, err := e.read(off, f2fs.SITEntrySize)
 	if err != nil {
 		return err
 	}
@@ -58,7 +59,7 @@ func (e Editor) SetSITBit(segno uint32, bit int, on bool) error {
 		pop += bits.OnesCount8(x)
 	}
 	vb := binary.LittleEndian.Uint16(ent)
-	binary.LittleEndian.PutUint16(ent, vb&^0x3FF|uint16(pop))
+	binary.LittleEndian.PutUint16(ent, vb&^f2fs.SITVBlocksMask|uint16(pop))
 	return e.write(off, ent)
 }
 
@@ -68,7 +69,7 @@ func (e Editor) SetSIT(segno uint32, m [64]byte) error {
 	if err != nil {
 		return err
 	}
-	ent, err := e.read(off, 74)
+	ent, err := e.read(off, f2fs.SITEntrySize)
 	if err != nil {
 		return err
 	}
@@ -78,7 +79,7 @@ func (e Editor) SetSIT(segno uint32, m [64]byte) error {
 		pop += bits.OnesCount8(x)
 	}
 	vb := binary.LittleEndian.Uint16(ent)
-	binary.LittleEndian.PutUint16(ent, vb&^0x3FF|uint16(pop))
+	binary.LittleEndian.PutUint16(ent, vb&^f2fs.SITVBlocksMask|uint16(pop))
 	return e.write(off, ent)
 }
 
@@ -88,8 +89,7 @@ func (e Editor) SetBlockValid(addr uint32, on bool) error {
 	if addr < v.MainBlkaddr {
 		return fmt.Errorf("imgedit: block %d is not in the main area", addr)
 	}
-	r := addr - v.MainBlkaddr
-	return e.SetSITBit(r/512, int(r%512), on)
+	return e.SetSITBit(f2fs.SegNo(addr, v.MainBlkaddr), int(f2fs.SegOff(addr, v.MainBlkaddr)), on)
 }
 
 // SlotOffset is the byte offset in the image of file ino's slot for block index.
@@ -106,9 +106,9 @@ func (e Editor) SlotOffset(ino uint32, index uint64) (int64, error) {
 		return 0, fmt.Errorf("imgedit: inode %d: no dnode holds index %d", ino, index)
 	}
 	k := int64(index - d.Start)
-	base := int64(d.Blkaddr) * 4096
+	base := int64(d.Blkaddr) * f2fs.BlockSize
 	if d.Kind == "inode" {
-		return base + 360 + int64(f.Inode().ExtraISize) + 4*k, nil
+		return base + f2fs.InodeAddrOffset + int64(f.Inode().ExtraISize) + 4*k, nil
 	}
 	return base + 4*k, nil
 }
@@ -150,7 +150,7 @@ func (e Editor) SetInode(ino uint32, field int, v uint64) error {
 	if err != nil {
 		return err
 	}
-	off := int64(f.Inode().Blkaddr)*4096 + int64(field)
+	off := int64(f.Inode().Blkaddr)*f2fs.BlockSize + int64(field)
 	if field == IInline {
 		return e.write(off, []byte{byte(v)})
 	}
@@ -177,11 +177,11 @@ func (e Editor) MoveNode(nid, to uint32) error {
 	if err != nil {
 		return err
 	}
-	blk, err := e.read(int64(ne.BlockAddr)*4096, 4096)
+	blk, err := e.read(int64(ne.BlockAddr)*f2fs.BlockSize, f2fs.BlockSize)
 	if err != nil {
 		return err
 	}
-	if err := e.write(int64(to)*4096, blk); err != nil {
+	if err := e.write(int64(to)*f2fs.BlockSize, blk); err != nil {
 		return err
 	}
 	if err := e.SetNAT(nid, to); err != nil {
@@ -190,11 +190,10 @@ func (e Editor) MoveNode(nid, to uint32) error {
 	// The new block's summary entry (struct f2fs_summary: nid, version, ofs_in_node) in its
 	// segment's SSA block, as the kernel writes it: the block inspector reads a block's kind there.
 	v := e.Img.Volume()
-	r := to - v.MainBlkaddr
 	sum := make([]byte, 7)
 	binary.LittleEndian.PutUint32(sum, nid)
 	sum[4] = ne.Version
-	if err := e.write(int64(v.SSABlkaddr+r/512)*4096+int64(r%512)*7, sum); err != nil {
+	if err := e.write(int64(v.SSABlkaddr+f2fs.SegNo(to, v.MainBlkaddr))*f2fs.BlockSize+int64(f2fs.SegOff(to, v.MainBlkaddr))*7, sum); err != nil {
 		return err
 	}
 	if err := e.SetBlockValid(ne.BlockAddr, false); err != nil {
@@ -213,7 +212,7 @@ const (
 func (e Editor) SetCheckpoint(field int, v uint64) error {
 	head, tail := e.Img.Offsets().Checkpoint()
 	for _, a := range []uint32{head, tail} {
-		blk, err := e.read(int64(a)*4096, 4096)
+		blk, err := e.read(int64(a)*f2fs.BlockSize, f2fs.BlockSize)
 		if err != nil {
 			return err
 		}
@@ -229,7 +228,7 @@ func (e Editor) SetCheckpoint(field int, v uint64) error {
 			crc = f2fscrc.Checksum(crc, blk[co+4:])
 		}
 		binary.LittleEndian.PutUint32(blk[co:], crc)
-		if err := e.write(int64(a)*4096, blk); err != nil {
+		if err := e.write(int64(a)*f2fs.BlockSize, blk); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // DemoImage returns the path of the embedded demo image (imgio/demo/demo.img.zst) expanded to a raw
@@ -134,8 +136,8 @@ func expandSparse(name string, dec io.Reader) error {
 	defer tmp.Close()
 	var (
 		off  int64
-		blk  = make([]byte, 4096)
-		zero = make([]byte, 4096)
+		blk  = make([]byte, f2fs.BlockSize)
+		zero = make([]byte, f2fs.BlockSize)
 	)
 	for {
 		n, err := io.ReadFull(dec, blk)
