@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/imgedit"
 	"github.com/zrviz/zrviz/internal/testutil"
@@ -151,7 +153,9 @@ func TestBeforeReservation(t *testing.T) {
 		q := url.Values{"image": {c.image}, "path": {c.path}, "offset": {"0"}, "length": {"4096"}, FieldBefore: c.before}
 		var err error
 		heap, res := reservedAndHeap(s, func() { _, err = s.resolveRun(context.Background(), q) })
-		if err != nil && !strings.Contains(err.Error(), "ENOSPC") {
+		// The churn runs out of space (ENOSPC) or into SSR's territory (refused): what ran of it
+		// is held to the reservation.
+		if err != nil && !strings.Contains(err.Error(), "ENOSPC") && !errors.Is(err, core.ErrUnmodelled) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		checkReservation(t, c.name, heap, res)
@@ -167,7 +171,11 @@ type beforeCase struct {
 // worstBefore is the costliest `before=` sequences we know, on the 1 GiB volume "v" emptyVolume
 // makes and on the demo.
 func worstBefore() []beforeCase {
-	whole := fmt.Sprint(int64(1) << 30)
+	// The free space short of f2fs_need_SSR's threshold: past it (the 1 GiB volume has 39 reserved
+	// sections, so 80 free ones), with sload's partly valid first data segment there for
+	// get_ssr_segment, the kernel may reuse it by SSR and the model refuses (gc/ssr.go); the
+	// figures are per block, so the most the model runs is the worst case that counts.
+	whole := fmt.Sprint(int64(768) << 20)
 	var churn, zeros []string
 	for i := range request63 {
 		switch i % 3 {
@@ -181,7 +189,7 @@ func worstBefore() []beforeCase {
 		zeros = append(zeros, "zero /cases/sparse-9g.bin 0 9664729088")
 	}
 	return []beforeCase{
-		{"write + fsync of the whole free space (1 GiB volume)", "v", "/f", []string{"write /f 0 " + whole, "fsync /f"}},
+		{"write + fsync of 768 MiB, the free space short of SSR (1 GiB volume)", "v", "/f", []string{"write /f 0 " + whole, "fsync /f"}},
 		{"63 of write, fsync, zero (1 GiB volume)", "v", "/f", churn},
 		{"63 zeros of the demo's 9 GiB sparse file", DemoID, "/cases/sparse-9g.bin", zeros},
 	}
