@@ -82,20 +82,29 @@ func TestRunReservationManySlots(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range []string{"per-block", "batched", "both"} {
-		var n int64
-		var code int
-		heap, res := heapAndReserved(ls.srv, func() {
-			r, err := http.Get(ls.url + "/api/images/ms/run?path=" + manySlotsPath + "&mode=" + mode)
-			if err != nil {
-				t.Fatal(err)
+		// The heap in use is the process's: a test of this binary running in parallel, or the
+		// image's first-touch caches, add to one measurement (13.6 MiB once where 8–9.5 is usual).
+		// The run's own growth is the least of three; each is held to what that request reserved.
+		heap, res := int64(-1), int64(0)
+		for try := range 3 {
+			var n int64
+			var code int
+			h, r := heapAndReserved(ls.srv, func() {
+				resp, err := http.Get(ls.url + "/api/images/ms/run?path=" + manySlotsPath + "&mode=" + mode)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				code = resp.StatusCode
+			})
+			t.Logf("%s, %d slots, try %d: %d, %d bytes; heap +%.1f MiB, reserved %.1f MiB", mode, ms.Slots, try+1, code, n, float64(h)/(1<<20), float64(r)/(1<<20))
+			if code != http.StatusOK {
+				t.Fatalf("%s: %d", mode, code)
 			}
-			n, _ = io.Copy(io.Discard, r.Body)
-			r.Body.Close()
-			code = r.StatusCode
-		})
-		t.Logf("%s, %d slots: %d, %d bytes; heap +%.1f MiB, reserved %.1f MiB", mode, ms.Slots, code, n, float64(heap)/(1<<20), float64(res)/(1<<20))
-		if code != http.StatusOK {
-			t.Fatalf("%s: %d", mode, code)
+			if heap < 0 || h < heap {
+				heap, res = h, r
+			}
 		}
 		if heap > res {
 			t.Errorf("%s: the heap grew by %.1f MiB, past the %.1f MiB reserved", mode, float64(heap)/(1<<20), float64(res)/(1<<20))
