@@ -76,6 +76,9 @@ func nextAt(t *testing.T, ctx context.Context) int {
 // (step, back, home, end, seek, keys, the policy, the clock) shows at every stop what a fresh load
 // of its address shows; the quiz asks before it shows; axe-core finds nothing serious.
 func TestBrowserNextPanel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium at two sizes (25 s); the full tier runs it")
+	}
 	ts := mustOpenServer(t, Config{})
 	tab := browser(t)
 	axe := axeSource(t)
