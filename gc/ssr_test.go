@@ -82,3 +82,32 @@ func TestGCRefusesSSR(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineStopsAtSSR: the next panel's timeline stops ("short": where the model stops) at the
+// call whose moves would open a segment where the kernel may take SSR, instead of showing them: with
+// 8 reserved sections it stops calls earlier than the same volume with 2, which runs until its free
+// sections are too few for a call's moves.
+func TestTimelineStopsAtSSR(t *testing.T) {
+	valid := make([]uint32, 24)
+	for i := 6; i < 14; i++ {
+		valid[i] = 400
+	}
+	v := vol(t, 1, valid, nil)
+	moves := map[uint32]int{}
+	for _, rsv := range []uint32{2, 8} {
+		w := v
+		w.ReservedSegments = rsv
+		tl := NewTimeline(mount(t, w), Foreground, 8)
+		for _, f := range tl.Frames {
+			if f.Kind == FrameMove {
+				moves[rsv]++
+			}
+		}
+		if last := tl.Frames[len(tl.Frames)-1]; last.Kind != FrameShort {
+			t.Errorf("reserved %d: the timeline ends in %q after %d moves, want the model's stop", rsv, last.Kind, moves[rsv])
+		}
+	}
+	if moves[8] >= moves[2] || moves[8] >= 3 {
+		t.Errorf("moves shown: %d with 8 reserved sections, %d with 2; want the SSR stop before the third call", moves[8], moves[2])
+	}
+}

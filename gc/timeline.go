@@ -119,6 +119,12 @@ func NewTimeline(s *State, kind Kind, rounds int) *Timeline {
 	tl := &Timeline{Kind: kind, SegsPerSec: st.segsPerSec}
 	tl.Frames = append(tl.Frames, Frame{Kind: FrameStart, Map: st.Snap()})
 	ck := st.Apply(Op{Verb: "checkpoint"}).(*CheckpointStep)
+	if st.unmodelled != "" && s.unmodelled == "" {
+		// The checkpoint's moves opened a log's segment where the kernel may take SSR (ssr.go):
+		// the model stops rather than show a guess.
+		tl.Frames = append(tl.Frames, Frame{Kind: FrameShort, Map: tl.Frames[0].Map})
+		return tl
+	}
 	tl.Frames = append(tl.Frames, Frame{Kind: FrameCheckpoint, Map: st.Snap(), Checkpoint: ck, Moves: groupMoves(ck.Moves)})
 	other := Background
 	if kind == Background {
@@ -132,6 +138,11 @@ func NewTimeline(s *State, kind Kind, rounds int) *Timeline {
 		}
 		alt := st.Clone().GC(other)
 		pk := st.GC(kind)
+		if st.unmodelled != "" && s.unmodelled == "" {
+			// The call's moves opened a log's segment where the kernel may take SSR (ssr.go).
+			tl.Frames = append(tl.Frames, Frame{Kind: FrameShort, Round: r, Map: before})
+			break
+		}
 		if pk.Victim == nil {
 			tl.Frames = append(tl.Frames, Frame{Kind: FrameNone, Round: r, Map: before, Pick: &pk, Other: &alt})
 			break
@@ -145,6 +156,10 @@ func NewTimeline(s *State, kind Kind, rounds int) *Timeline {
 		}
 		tl.Frames = append(tl.Frames, Frame{Kind: FrameVictim, Round: r, Map: st.Snap(), Pick: &pk})
 		sy := st.syncMarked()
+		if st.unmodelled != "" && s.unmodelled == "" {
+			tl.Frames = append(tl.Frames, Frame{Kind: FrameShort, Round: r, Map: st.Snap()})
+			break
+		}
 		tl.Frames = append(tl.Frames, Frame{Kind: FrameSync, Round: r, Map: st.Snap(), Pick: &pk, Checkpoint: sy, Moves: groupMoves(sy.Moves)})
 	}
 	return tl
@@ -166,7 +181,8 @@ func (s *State) syncMarked() *CheckpointStep {
 // freeSecs counts the free sections (free_secmap clear). A call's moves need at most a section's
 // worth of new segments plus one partly filled segment per log: with fewer free sections the
 // kernel would run a checkpoint or SSR inside f2fs_gc (has_not_enough_free_secs), which the model
-// leaves out (package doc), so a timeline stops there.
+// leaves out (package doc), so a timeline stops there; it stops too at a call whose moves opened a
+// segment where the kernel may take SSR instead (State.MaySSR).
 func (s *State) freeSecs() uint32 { return s.mainSecs - s.inuseSec.count(s.mainSecs) }
 
 // MapOps returns the ops of the language whose effect frame k's map shows, from the timeline's
