@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"net/url"
-	"os"
 	"testing"
 
 	"github.com/zrviz/zrviz/core"
@@ -107,26 +106,12 @@ func TestContract(t *testing.T) {
 		t.Fatal(err)
 	}
 	vols, vecs := segmentVectors(t)
-	b, err := json.MarshalIndent(map[string]any{
+	checkVectors(t, "../static/jstest/testdata/contract.json", map[string]any{
 		"comment":  "written by go test ./web -run TestContract -contract-vectors: the contract as the run page renders it, and the segment each SIT update of real runs on the demo image charged (geometry: the demo's)",
 		"contract": raw,
 		"geometry": vols,
 		"segments": vecs,
-	}, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = append(b, '\n')
-	const name = "../static/jstest/testdata/contract.json"
-	if *writeContract {
-		if err := os.WriteFile(name, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if old, err := os.ReadFile(name); err != nil || !bytes.Equal(old, b) {
-		t.Errorf("%s is stale (%v): go test ./web -run TestContract -contract-vectors", name, err)
-	}
+	}, *writeContract, "go test ./web -run TestContract -contract-vectors")
 }
 
 // segmentVectors runs both modes on files of the demo image whose blocks lie in many segments and

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"math"
 	"net/url"
-	"os"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
@@ -59,21 +58,8 @@ func TestPaceMenu(t *testing.T) {
 		}
 	}
 
-	b, err := json.MarshalIndent(map[string]any{"comment": "written by go test ./web -run TestPaceMenu -pace-vectors", "menu": menu}, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = append(b, '\n')
-	const name = "../static/jstest/testdata/paces.json"
-	if *writePaceVectors {
-		if err := os.WriteFile(name, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if old, err := os.ReadFile(name); err != nil || !bytes.Equal(old, b) {
-		t.Errorf("%s is stale (%v): go test ./web -run TestPaceMenu -pace-vectors", name, err)
-	}
+	checkVectors(t, "../static/jstest/testdata/paces.json", map[string]any{"comment": "written by go test ./web -run TestPaceMenu -pace-vectors", "menu": menu},
+		*writePaceVectors, "go test ./web -run TestPaceMenu -pace-vectors")
 }
 
 func mustJSON(t *testing.T, v any) []byte {

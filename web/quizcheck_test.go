@@ -1,10 +1,7 @@
 package web
 
 import (
-	"bytes"
-	"encoding/json"
 	"flag"
-	"os"
 	"testing"
 
 	"github.com/zrviz/zrviz/player"
@@ -120,19 +117,6 @@ func TestAnswerVectors(t *testing.T) {
 			vs = append(vs, v)
 		}
 	}
-	b, err := json.MarshalIndent(map[string]any{"comment": "written by go test ./web -run TestAnswerVectors -answer-vectors", "vectors": vs}, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = append(b, '\n')
-	const name = "../static/jstest/testdata/answers.json"
-	if *writeAnswerVectors {
-		if err := os.WriteFile(name, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if old, err := os.ReadFile(name); err != nil || !bytes.Equal(old, b) {
-		t.Errorf("%s is stale (%v): go test ./web -run TestAnswerVectors -answer-vectors", name, err)
-	}
+	checkVectors(t, "../static/jstest/testdata/answers.json", map[string]any{"comment": "written by go test ./web -run TestAnswerVectors -answer-vectors", "vectors": vs},
+		*writeAnswerVectors, "go test ./web -run TestAnswerVectors -answer-vectors")
 }

@@ -1,12 +1,10 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -64,20 +62,5 @@ func TestSideVectors(t *testing.T) {
 		"differs":   check("k6doc"),
 		"run6":      url.Values(six).Encode(),
 	}
-	b, err := json.MarshalIndent(out, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b = append(b, '\n')
-	const name = "../static/jstest/testdata/side.json"
-	if *writeSideVectors {
-		if err := os.WriteFile(name, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	old, err := os.ReadFile(name)
-	if err != nil || !bytes.Equal(old, b) {
-		t.Errorf("%s is stale (%v): go test ./web -run TestSideVectors -side-vectors", name, err)
-	}
+	checkVectors(t, "../static/jstest/testdata/side.json", out, *writeSideVectors, "go test ./web -run TestSideVectors -side-vectors")
 }
