@@ -2,8 +2,10 @@ package request
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/zrviz/zrviz/core"
 )
@@ -111,8 +113,13 @@ var (
 	argSeconds = Arg{Name: "SECONDS"}
 )
 
-// Ops is the ops language: every operation, in the order help texts list them.
-func Ops() []OpSpec {
+// Ops is the ops language: every operation, in the order help texts list them (a copy: the
+// declarations are built once, by [opTable]).
+func Ops() []OpSpec { return slices.Clone(opTable()) }
+
+// opTable is the declarations, built once: ParseOp, OpLine and Cost look them up per line and
+// per operation.
+var opTable = sync.OnceValue(func() []OpSpec {
 	return []OpSpec{
 		{Kind: OpZero, Args: []Arg{argPath, argOffset, argLength, {Words: []string{"keep_size"}, Optional: true}},
 			Help:    "fallocate(FALLOC_FL_ZERO_RANGE[|FALLOC_FL_KEEP_SIZE]) on PATH: the played operation",
@@ -213,7 +220,7 @@ func Ops() []OpSpec {
 				return &core.WriteResult{Op: OpNow, Pages: []core.PageWrite{}}, nil
 			}},
 	}
-}
+})
 
 // OracleOnly are the words of the oracle's guest helper (shared/oracle, zrhelper) that make a
 // fixture and change nothing the model reads, and why; [ParseOps] refuses them, [ParseOracleOps]
@@ -230,7 +237,7 @@ const maxNow = 1<<32 - 1
 
 // specOf returns the declaration of kind.
 func specOf(kind string) (OpSpec, bool) {
-	for _, s := range Ops() {
+	for _, s := range opTable() { // per line and per op: the table itself, no copy
 		if s.Kind == kind {
 			return s, true
 		}
