@@ -29,6 +29,19 @@ const (
 	phOut
 	phDone
 	phEnd
+	// Punch and truncate (trunc.go).
+	phTrPages      // punch's page arithmetic (no event)
+	phTrSize       // truncate_setsize
+	phTrPlan       // truncate's walk is listed (no event)
+	phTrNext       // the next chunk or node of the walk (no event)
+	phTrChunkEnter // a dnode of f2fs_truncate_data_blocks_range
+	phTrSlots      // its loop, one slot per event
+	phTrFinal      // batched: the run pending after the loop is flushed (no event)
+	phTrLeave      // dec_valid_block_count(nr_free)
+	phTrNode       // truncate_node's call is prepared (no event)
+	phTrNodeDone   // dec_valid_node_count
+	phTrPartial    // truncate_partial_data_page, if it has a page (no event before it)
+	phTrPartialPage
 )
 
 // Which partial page a fill_zero is for.
@@ -56,6 +69,7 @@ type scalars struct {
 	run      pendingRun // batched pass 2's pending run
 	call     invCall    // the f2fs_invalidate_blocks call being made
 	track    runTrack   // contiguous invalidated blocks (Stats.Runs), both modes
+	tr       truncState // punch and truncate (trunc.go)
 
 	stats Stats
 }
@@ -74,6 +88,7 @@ type counters struct {
 	advise                            uint8 // i_advise
 	inline                            uint8 // i_inline
 	needFsck                          bool  // SBI_NEED_FSCK
+	curReserved                       uint64 // current_reserved_blocks
 }
 
 // zeroRange is f2fs_zero_range's page arithmetic (§3) and progress.
@@ -126,7 +141,10 @@ type engine struct {
 	fbuf  []uint32 // a fill_zero page's dnode slots
 	calls CallList
 	fills []FillZero
-	s     scalars
+	// plan is truncate's walk, listed once its size is set (trunc.go); the scalars say how far it
+	// has gone.
+	plan []walkItem
+	s    scalars
 	err   error
 	// fastEv is where pass 2 builds its events (pass2.go).
 	fastEv Event
@@ -157,6 +175,7 @@ func newEngine(in Input, req Request, mode Mode) (*engine, error) {
 			hotBlkoff:   in.Volume.HotDataBlkoff,
 			coldBlkoff:  in.Volume.ColdDataBlkoff,
 			warmBlkoff:  in.Volume.WarmDataBlkoff,
+			curReserved: in.Volume.CurrentReservedBlocks,
 		},
 		chunk: chunkState{ord: -1},
 	}
@@ -202,7 +221,8 @@ func (e *engine) keepSize() bool {
 }
 
 // settlePhases are the phases settle may move on from without an event.
-const settlePhases = 1<<phPages | 1<<phReserve | 1<<phSlots | 1<<phFinalFlush | 1<<phOut
+const settlePhases = 1<<phPages | 1<<phReserve | 1<<phSlots | 1<<phFinalFlush | 1<<phOut |
+	1<<phTrPages | 1<<phTrPlan | 1<<phTrNext | 1<<phTrSlots | 1<<phTrFinal | 1<<phTrNode | 1<<phTrPartial
 
 // settle runs the transitions that emit no event, so the phase names the
 // next event.
@@ -241,6 +261,10 @@ func (e *engine) settle() {
 				s.phase = phDone
 			}
 			return
+		case phTrPages, phTrPlan, phTrNext, phTrSlots, phTrFinal, phTrNode, phTrPartial:
+			if !e.settleTrunc() || e.err != nil {
+				return
+			}
 		default:
 			return
 		}
@@ -303,7 +327,7 @@ func (e *engine) next(ev *Event) bool {
 	if s.phase == phEnd {
 		return false
 	}
-	if s.phase == phChunkEnter && e.onChunk != nil {
+	if (s.phase == phChunkEnter || s.phase == phTrChunkEnter) && e.onChunk != nil {
 		e.onChunk()
 	}
 	if pass2Phases&(1<<s.phase) != 0 {
@@ -435,6 +459,11 @@ func (e *engine) step(ev *Event) bool {
 	case phStart:
 		ev.Kind = EvStart
 		ev.Before, ev.After = uint64(max(e.req.Offset, 0)), uint64(max(e.req.Length, 0))
+		if e.req.Op != OpZero {
+			ev.Action = opAction(e.req.Op)
+			s.phase = e.startOp()
+			break
+		}
 		switch {
 		case e.argCheck() != "":
 			s.phase = phArgErr
@@ -444,11 +473,15 @@ func (e *engine) step(ev *Event) bool {
 			s.phase = phPages
 		}
 	case phArgErr:
-		e.fail(ev, e.argCheck(), ActBadArgs)
+		if e.req.Op != OpZero {
+			e.fail(ev, e.opArgCheck(), ActBadArgs)
+		} else {
+			e.fail(ev, e.argCheck(), ActBadArgs)
+		}
 		s.phase = phDone
 	case phInline:
 		ev.Kind = EvInlineConvert
-		s.phase = phPages
+		s.phase = e.afterInline()
 		if cn.inline&InlineDataExist != 0 {
 			if e.reserve(1) == 0 {
 				ev.Count = 1
@@ -554,6 +587,10 @@ func (e *engine) step(ev *Event) bool {
 		s.stats.FillZeroPages++
 		ev.Kind = EvFillZero
 		end := uint64(e.req.Offset + e.req.Length)
+		if f.which >= fillPunchSingle {
+			e.punchFillDone(f.which)
+			break
+		}
 		switch f.which {
 		case fillSingle:
 			z.newSize = max(z.newSize, int64(end))
@@ -665,11 +702,30 @@ func (e *engine) step(ev *Event) bool {
 			ev.After = uint64(cn.iSize)
 		}
 		s.phase = phDone
+	case phTrSize:
+		e.truncSize(ev)
+	case phTrChunkEnter:
+		if !e.chunkEnterTrunc(ev) {
+			return false
+		}
+	case phTrSlots:
+		if !e.truncSlot(ev) {
+			return false
+		}
+	case phTrLeave:
+		e.chunkLeaveTrunc(ev)
+	case phTrNodeDone:
+		e.nodeDone(ev)
+	case phTrPartialPage:
+		e.partialPageEvent(ev)
 	case phDone:
 		// A physical run goes on across chunks (core/runs.go): it is closed here, at the end.
 		e.closeTrack()
 		ev.Kind = EvDone
 		ev.Errno = s.errno
+		if e.req.Op != OpZero {
+			ev.Action = opAction(e.req.Op)
+		}
 		s.phase = phEnd
 	default:
 		return false
@@ -885,7 +941,8 @@ func (e *engine) nextInput() Input {
 	next.Volume.NeedFsck = e.in.Volume.NeedFsck || c.needFsck
 	// fill_zero's pages are dirty in the page cache until writeback; whole pages of the range
 	// were written back before the walk (filemap_write_and_wait_range) and dropped by it.
-	next.Inode.Dirty = addDirty(e.in.Inode.Dirty, e.fills)
+	next.Inode.Dirty = addDirty(e.dropPages(e.in.Inode.Dirty), e.fills)
+	next.Volume.CurrentReservedBlocks = c.curReserved
 	if segs := e.sit.prefreeNow(); len(segs) > 0 {
 		next.Volume.Prefree = addSegs(e.in.Volume.Prefree, segs)
 	}
@@ -896,7 +953,7 @@ func (e *engine) nextInput() Input {
 // (no size update), the tail page goes to out, which may still grow i_size for the finished chunks.
 func (e *engine) stopFill() {
 	e.s.phase = phDone
-	if e.s.fill.which == fillTail {
+	if e.s.fill.which == fillTail && e.req.Op == OpZero {
 		e.s.phase = phOut
 	}
 }

@@ -26,10 +26,11 @@ const (
 	EvChunkLeave                     // the chunk ends
 	EvSize                           // i_size or the keep-size flag changes
 	EvDone                           // f2fs_zero_range returns
+	EvNodeFree                       // truncate_node: a node block is freed
 )
 
 var eventKindNames = [...]string{"start", "error", "inline-convert", "fill-zero", "chunk-enter",
-	"node-alloc", "reserve", "slot", "invalidate", "sit-update", "chunk-leave", "size", "done"}
+	"node-alloc", "reserve", "slot", "invalidate", "sit-update", "chunk-leave", "size", "done", "node-free"}
 
 // String returns the kind's JSON name ("chunk-enter", ...).
 func (k EventKind) String() string {
@@ -70,11 +71,35 @@ const (
 	// EvSize
 	ActSetSize  // i_size grows
 	ActKeepSize // KEEP_SIZE: i_size kept, FADVISE_KEEP_SIZE_BIT set
+	// Punch hole and truncate (f2fs_truncate_data_blocks_range, truncate).
+	ActPunch          // EvStart, EvDone: the call is fallocate(PUNCH_HOLE|KEEP_SIZE)
+	ActTruncate       // EvStart, EvDone: the call is truncate(2)
+	ActSkipNull       // EvSlot: NULL_ADDR, nothing to free (batched: it ends the pending run)
+	ActSkipBounds     // EvSlot: the address is outside the main area: cleared, not freed
+	ActSkipSITBit     // EvSlot: the address's SIT bit is clear: cleared, not freed
+	ActClear          // EvSlot, per-block: cleared to NULL_ADDR, its value freed on its own
+	ActClearStartRun  // EvSlot, batched: cleared, its value starts a run
+	ActClearExtendRun // EvSlot, batched: cleared, its value extends the pending run
+	ActRunBreak       // EvInvalidate, batched: a NULL slot or a skipped address ends the run
+	ActNodeFree       // EvInvalidate: truncate_node frees a node block
+	ActDecValid       // EvChunkLeave: dec_valid_block_count(nr_free)
+	ActTruncSize      // EvSize: truncate_setsize
+	ActPartialPage    // EvFillZero: truncate_partial_data_page
 )
+
+// opAction is the action EvStart and EvDone carry for a punch or a truncate.
+func opAction(o Op) Action {
+	if o == OpTruncate {
+		return ActTruncate
+	}
+	return ActPunch
+}
 
 var actionNames = [...]string{"", "skip-new", "invalidate", "start-run", "extend-run",
 	"per-block", "discontiguous", "end-of-chunk", "after-error", "bad-args", "reserve", "null-slot",
-	"node-alloc", "bounds", "sit-bit", "fill-reserve", "set-size", "keep-size"}
+	"node-alloc", "bounds", "sit-bit", "fill-reserve", "set-size", "keep-size",
+	"punch", "truncate", "skip-null", "skip-bounds", "skip-sit-bit", "clear", "clear-start-run",
+	"clear-extend-run", "run-break", "node-free", "dec-valid", "truncate-size", "partial-page"}
 
 // String returns the action's JSON name ("extend-run", ...).
 func (a Action) String() string {
@@ -200,6 +225,10 @@ func (ev *Event) clear() {
 // Message returns the kernel log line an error event prints, or "".
 func (e Event) Message() string {
 	switch {
+	case e.Kind == EvSlot && e.Action == ActSkipBounds:
+		return "access invalid blkaddr:" + strconv.FormatUint(uint64(e.Addr), 10)
+	case e.Kind == EvSlot && e.Action == ActSkipSITBit:
+		return "Inconsistent error blkaddr:" + strconv.FormatUint(uint64(e.Addr), 10) + ", sit bitmap:0"
 	case e.Kind == EvError && e.Action == ActBounds:
 		return "access invalid blkaddr:" + strconv.FormatUint(uint64(e.Addr), 10)
 	case e.Kind == EvError && e.Action == ActSITBit:
@@ -248,6 +277,12 @@ func badArgsNarration(errno string) string {
 func (e Event) Narrate() string {
 	switch e.Kind {
 	case EvStart:
+		switch e.Action {
+		case ActPunch:
+			return fmt.Sprintf("fallocate(FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE) for offset %s, length %s: vfs_fallocate checks the arguments, then f2fs_fallocate calls f2fs_punch_hole", units.Group(e.Before), units.Group(e.After))
+		case ActTruncate:
+			return fmt.Sprintf("truncate(2) to %s bytes: f2fs_setattr sets the size, then f2fs_truncate frees what lies past it", units.Group(e.Before))
+		}
 		return fmt.Sprintf("fallocate(FALLOC_FL_ZERO_RANGE) for offset %s, length %s: vfs_fallocate checks the arguments before f2fs_fallocate sees them", units.Group(e.Before), units.Group(e.After))
 	case EvError:
 		switch e.Action {
@@ -272,6 +307,9 @@ func (e Event) Narrate() string {
 		}
 		return fmt.Sprintf("f2fs_convert_inline_inode writes the inline data out of place to block %s and points slot 0 at it (valid_block_count %s → %s)", units.Group(e.Addr), units.Group(e.Before), units.Group(e.After))
 	case EvFillZero:
+		if e.Action == ActPartialPage {
+			return fmt.Sprintf("truncate_partial_data_page zeroes bytes %s–4,095 of page %s past the new size and dirties it; writeback writes it later", units.Group(e.Addr), units.Group(e.Slot))
+		}
 		s := fmt.Sprintf("fill_zero zeroes bytes %s–%s of page %s in the page cache (no invalidation now)", units.Group(e.Addr), units.Group(e.Addr+e.Len-1), units.Group(e.Slot))
 		if e.State == StateNull {
 			s += fmt.Sprintf("; its NULL slot is reserved as NEW_ADDR (valid_block_count %s → %s)", units.Group(e.Before), units.Group(e.After))
@@ -298,6 +336,16 @@ func (e Event) Narrate() string {
 			return fmt.Sprintf("slot %s holds block %s: it starts a run and becomes NEW_ADDR", units.Group(e.Slot), units.Group(e.Addr))
 		case ActExtendRun:
 			return fmt.Sprintf("slot %s holds block %s, contiguous: the run grows to %s and the slot becomes NEW_ADDR", units.Group(e.Slot), units.Group(e.Addr), plural(uint64(e.Len), "block", "blocks"))
+		case ActSkipNull:
+			return fmt.Sprintf("slot %s is NULL_ADDR: nothing to free (in the batched loop a NULL slot ends the pending run)", units.Group(e.Slot))
+		case ActSkipBounds, ActSkipSITBit:
+			return fmt.Sprintf("slot %s is cleared, but f2fs_is_valid_blkaddr_raw rejects block %s (\"%s\"): it is skipped, not freed and not counted", units.Group(e.Slot), units.Group(e.Addr), e.Message())
+		case ActClear:
+			return fmt.Sprintf("f2fs_truncate_data_blocks_range clears slot %s to NULL_ADDR and frees its %s on its own", units.Group(e.Slot), slotWhat(e))
+		case ActClearStartRun:
+			return fmt.Sprintf("slot %s is cleared to NULL_ADDR; its %s starts a pending run", units.Group(e.Slot), slotWhat(e))
+		case ActClearExtendRun:
+			return fmt.Sprintf("slot %s is cleared to NULL_ADDR; its %s continues the run, now %s long (checked against the SIT before the run is flushed)", units.Group(e.Slot), slotWhat(e), plural(uint64(e.Len), "block", "blocks"))
 		}
 	case EvInvalidate:
 		why := ""
@@ -308,6 +356,13 @@ func (e Event) Narrate() string {
 			why = " (flush at the end of the chunk)"
 		case ActFlushOnError:
 			why = " (flush after the error)"
+		case ActRunBreak:
+			why = " (flush: a NULL or skipped slot ends the run)"
+		case ActNodeFree:
+			why = " (truncate_node frees the node block)"
+		}
+		if e.State == StateNew || e.State == StateCompress {
+			return fmt.Sprintf("f2fs_invalidate_blocks(%s, %s)%s: call %s returns at once for %s, no SIT lock", slotValue(e.Addr), units.Group(e.Len), why, units.Group(e.Count), slotValue(e.Addr))
 		}
 		return fmt.Sprintf("f2fs_invalidate_blocks(%s, %s)%s: call %s takes the SIT lock", units.Group(e.Addr), units.Group(e.Len), why, units.Group(e.Count))
 	case EvSITUpdate:
@@ -320,20 +375,35 @@ func (e Event) Narrate() string {
 		}
 		return s
 	case EvChunkLeave:
+		if e.Action == ActDecValid {
+			return fmt.Sprintf("the dnode's loop is done: dec_valid_block_count(%s) (valid_block_count %s → %s)", units.Group(uint64(e.Len)), units.Group(e.Before), units.Group(e.After))
+		}
 		if e.Errno != "" {
 			return fmt.Sprintf("chunk %d ends with -%s after %s", e.Chunk+1, e.Errno, plural(e.Count, "slot", "slots"))
 		}
 		return fmt.Sprintf("chunk %d is done: the extent cache drops %s", e.Chunk+1, plural(e.Count, "slot", "slots"))
+	case EvNodeFree:
+		return fmt.Sprintf("truncate_node frees node %s (block %s): dec_valid_node_count (valid_node_count %s → %s), its NAT entry becomes NULL_ADDR", e.Node, slotValue(e.Addr), units.Group(e.Before), units.Group(e.After))
 	case EvSize:
+		if e.Action == ActTruncSize {
+			return fmt.Sprintf("truncate_setsize: i_size %s → %s; the page cache past it is dropped, dirty pages too", units.Group(e.Before), units.Group(e.After))
+		}
 		if e.Action == ActKeepSize {
 			return fmt.Sprintf("KEEP_SIZE: i_size stays %s and FADVISE_KEEP_SIZE_BIT is set", units.Group(e.Before))
 		}
 		return fmt.Sprintf("i_size grows %s → %s", units.Group(e.Before), units.Group(e.After))
 	case EvDone:
-		if e.Errno == "" {
-			return "f2fs_zero_range returns 0"
+		fn := "f2fs_zero_range"
+		switch e.Action {
+		case ActPunch:
+			fn = "f2fs_fallocate (punch hole)"
+		case ActTruncate:
+			fn = "truncate"
 		}
-		return "f2fs_zero_range returns -" + e.Errno
+		if e.Errno == "" {
+			return fn + " returns 0"
+		}
+		return fn + " returns -" + e.Errno
 	}
 	return e.Kind.String()
 }
@@ -367,4 +437,26 @@ func (s *SlotState) UnmarshalText(b []byte) error {
 	i, err := unmarshalName("slot state", slotStateNames[:], b)
 	*s = SlotState(i)
 	return err
+}
+
+// slotWhat names what a cleared slot held: a block, NEW_ADDR or COMPRESS_ADDR.
+func slotWhat(e Event) string {
+	switch e.State {
+	case StateNew:
+		return "NEW_ADDR (f2fs_invalidate_blocks returns at once for it)"
+	case StateCompress:
+		return "COMPRESS_ADDR (f2fs_invalidate_blocks returns at once for it)"
+	}
+	return "block " + units.Group(uint64(e.Addr))
+}
+
+// slotValue writes a special address by name, a block by number.
+func slotValue(a uint32) string {
+	switch a {
+	case NewAddr:
+		return "NEW_ADDR"
+	case CompressAddr:
+		return "COMPRESS_ADDR"
+	}
+	return units.Group(uint64(a))
 }

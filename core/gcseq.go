@@ -95,6 +95,7 @@ func (q *Seq) Checkpoint() (*WriteResult, error) {
 	q.balance = nil
 	res := &WriteResult{Op: "checkpoint", Pages: []PageWrite{}, Checkpoint: true}
 	q.dirtyMeta = 0 // the checkpoint writes every dirty node and inode page
+	q.nodesWritten(0, true)
 	freed, moves := q.sm.Checkpoint()
 	if err := q.applyMoves(moves); err != nil {
 		return nil, err
@@ -122,6 +123,9 @@ func (q *Seq) GC(sync int) (*WriteResult, error) {
 	kind := gc.Background
 	if sync == 1 {
 		kind = gc.Foreground
+		// A foreground gc may end in a checkpoint (f2fs_gc → f2fs_write_checkpoint), which
+		// writes the dirty nodes where the model does not follow them.
+		q.nodesWritten(0, true)
 	}
 	p := q.sm.GC(kind)
 	if err := q.applyMoves(p.Moves); err != nil {
@@ -301,7 +305,8 @@ func (q *Seq) applyMoves(moves []gc.Move) error {
 	for _, m := range moves {
 		touched = append(touched, m.From.Segno, m.To.Segno)
 		if m.Log > gc.ColdData {
-			continue // a node block: no data slot names it
+			q.nodesMoved = true // a node block: no data slot names it, and truncate cannot find it
+			continue
 		}
 		from := f2fs.SegBlock(v.MainBlkaddr, m.From.Segno) + m.From.Blkoff
 		to := f2fs.SegBlock(v.MainBlkaddr, m.To.Segno) + m.To.Blkoff

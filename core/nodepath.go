@@ -103,3 +103,28 @@ func subtreeEnd(pos *dnodePos, i int, g dnodeGeom) uint64 {
 		return g.api + 2*g.apb + 2*ind + uint64(pos.path[1].a+1)*ind
 	}
 }
+
+// isDnode says whether the node holds data slots: i_nid[0], i_nid[1], or a child of an indirect
+// node (i_nid[2]/a, i_nid[3]/a) or of a double-indirect node's child (i_nid[4]/a/b).
+func (k nodeKey) isDnode() bool {
+	switch {
+	case k.top < 0:
+		return false
+	case k.top < 2:
+		return true
+	case k.top < 4:
+		return k.a >= 0
+	}
+	return k.b >= 0
+}
+
+// parent is the node that points at k (ok false for a node the inode points at).
+func (k nodeKey) parent() (nodeKey, bool) {
+	switch {
+	case k.b >= 0:
+		return nodeKey{k.top, k.a, -1}, true
+	case k.a >= 0:
+		return nodeKey{k.top, -1, -1}, true
+	}
+	return nodeKey{}, false
+}

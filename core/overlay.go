@@ -71,11 +71,24 @@ type slotOverlay struct {
 	// until the inline conversion rewrites it.
 	inlineBase bool
 	recs       map[uint64]*nodeRec
-	alloc      map[nodeKey]bool
+	// alloc overrides whether a node exists: true, allocated (ALLOC_NODE) by this overlay's
+	// operations; false, freed (truncate_node), whatever the base says.
+	alloc map[nodeKey]bool
+	// moved lists the nodes whose block address the model no longer knows: dirtied, then
+	// written out of place by a checkpoint or an fsync (f2fs_write_node_pages,
+	// f2fs_fsync_node_pages), which the model does not place. allMoved: every node of the file.
+	moved    map[nodeKey]bool
+	allMoved bool
 	// Undo logs, appended only while a Run may seek.
 	journal  bool
 	recLog   []uint64
-	allocLog []nodeKey
+	allocLog []allocUndo
+}
+
+// allocUndo is what a node's alloc entry was before a change: had false, no entry.
+type allocUndo struct {
+	k        nodeKey
+	had, was bool
 }
 
 func newSlotOverlay(base DnodeSource, g dnodeGeom, inline bool) *slotOverlay {
@@ -105,13 +118,7 @@ func (o *slotOverlay) read(index uint64, buf []uint32) (dnodePos, []uint32, int,
 					start, len(slots), m, pos.name(), pos.start, pos.cap)}
 		}
 		copy(buf, slots)
-		// Missing nodes are a suffix of the path: a node cannot exist
-		// below one that does not.
-		for i := pos.depth - m; i < pos.depth; i++ {
-			if !o.alloc[pos.path[i]] {
-				missing++
-			}
-		}
+		missing = o.missingFrom(&pos, m)
 	}
 	if r := o.recs[pos.start]; r != nil {
 		r.expand(buf)
@@ -134,18 +141,15 @@ func (o *slotOverlay) holeEnd(index uint64, recStarts []uint64) (uint64, error) 
 	if err != nil {
 		return index, &SourceError{Op: "DnodeSlots", Index: index, Err: err}
 	}
-	if m <= 0 || m > pos.depth {
+	if m < 0 || m > pos.depth {
 		return index, nil
 	}
-	// The highest node the base lacks and the overlay has not allocated: below an allocated node
-	// only its own children can be missing.
-	i := pos.depth - m
-	for i < pos.depth && o.alloc[pos.path[i]] {
-		i++
-	}
-	if i == pos.depth {
+	// The highest node that exists neither in the base nor in the overlay (or was freed).
+	missing := o.missingFrom(&pos, m)
+	if missing == 0 {
 		return index, nil
 	}
+	i := pos.depth - missing
 	end := subtreeEnd(&pos, i, o.geom)
 	if k, _ := slices.BinarySearch(recStarts, index); k < len(recStarts) && recStarts[k] < end {
 		end = max(recStarts[k], index)
@@ -181,17 +185,31 @@ func (o *slotOverlay) recStarts() []uint64 {
 	return out
 }
 
-// missingNodes lists the nodes on pos's path that neither exist nor have
-// been allocated, parents first.
+// missingFrom counts the nodes on pos's path that do not exist, given that the base lacks its
+// last baseMissing: the overlay's allocations and frees override the base. Missing nodes are a
+// suffix of the path: a node cannot exist below one that does not.
+func (o *slotOverlay) missingFrom(pos *dnodePos, baseMissing int) int {
+	for i := 0; i < pos.depth; i++ {
+		exists := i < pos.depth-baseMissing
+		if v, ok := o.alloc[pos.path[i]]; ok {
+			exists = v
+		}
+		if !exists {
+			return pos.depth - i
+		}
+	}
+	return 0
+}
+
+// missingNodes lists the nodes on pos's path that do not exist (read's missing), parents first:
+// what ALLOC_NODE creates.
 func (o *slotOverlay) missingNodes(pos *dnodePos, missing int) []nodeKey {
 	if missing == 0 {
 		return nil
 	}
 	out := make([]nodeKey, 0, missing)
 	for i := pos.depth - missing; i < pos.depth; i++ {
-		if !o.alloc[pos.path[i]] {
-			out = append(out, pos.path[i])
-		}
+		out = append(out, pos.path[i])
 	}
 	return out
 }
@@ -203,11 +221,25 @@ func (o *slotOverlay) store(start uint64, slots []uint32) {
 	}
 }
 
-func (o *slotOverlay) allocate(k nodeKey) {
-	o.alloc[k] = true
-	if o.journal {
-		o.allocLog = append(o.allocLog, k)
+func (o *slotOverlay) allocate(k nodeKey) { o.setNode(k, true) }
+
+// free marks node k as gone (truncate_node); a dnode's slots read as NULL_ADDR from then on.
+func (o *slotOverlay) free(k nodeKey, start uint64, capacity int) {
+	o.setNode(k, false)
+	if start != noDnode {
+		o.store(start, make([]uint32, capacity))
 	}
+}
+
+// noDnode is free's start for a node that holds no data slots (an indirect node).
+const noDnode = ^uint64(0)
+
+func (o *slotOverlay) setNode(k nodeKey, exists bool) {
+	if o.journal {
+		was, had := o.alloc[k]
+		o.allocLog = append(o.allocLog, allocUndo{k: k, had: had, was: was})
+	}
+	o.alloc[k] = exists
 }
 
 // undo rolls the overlay back to the given log lengths.
@@ -222,7 +254,11 @@ func (o *slotOverlay) undo(recLen, allocLen int) {
 	}
 	o.recLog = o.recLog[:recLen]
 	for i := len(o.allocLog) - 1; i >= allocLen; i-- {
-		delete(o.alloc, o.allocLog[i])
+		if u := o.allocLog[i]; u.had {
+			o.alloc[u.k] = u.was
+		} else {
+			delete(o.alloc, u.k)
+		}
 	}
 	o.allocLog = o.allocLog[:allocLen]
 }
@@ -239,7 +275,8 @@ func (o *slotOverlay) DnodeSlots(index uint64) (uint64, []uint32, int, error) {
 // frozen returns a copy that later changes to o do not affect.
 func (o *slotOverlay) frozen() *slotOverlay {
 	f := &slotOverlay{base: o.base, geom: o.geom, inlineBase: o.inlineBase,
-		recs: make(map[uint64]*nodeRec, len(o.recs)), alloc: maps.Clone(o.alloc)}
+		recs: make(map[uint64]*nodeRec, len(o.recs)), alloc: maps.Clone(o.alloc),
+		moved: maps.Clone(o.moved), allMoved: o.allMoved}
 	for k, r := range o.recs {
 		f.recs[k] = &nodeRec{runs: r.runs}
 	}
@@ -453,4 +490,74 @@ func (c *SegClass) UnmarshalText(b []byte) error {
 	i, err := unmarshalName("segment class", segClassNames[:], b)
 	*c = SegClass(i)
 	return err
+}
+
+// NodeAddr makes an overlay a [NodeAddrSource] for the next request: a node it allocated is at
+// NEW_ADDR until written (f2fs_new_node_page), a node it freed does not exist, a node written
+// out of place since it was dirtied is refused; anything else is the base's answer.
+func (o *slotOverlay) NodeAddr(index uint64, level int) (uint32, bool, error) {
+	pos := locate(index, o.geom)
+	if level < 0 || level >= pos.depth {
+		return 0, false, fmt.Errorf("%w: node level %d of block index %d (%d levels)", ErrInput, level, index, pos.depth)
+	}
+	k := pos.path[level]
+	if o.allMoved || o.moved[k] {
+		return 0, false, errUnmodelled("where node " + k.String() + " went: it was dirtied, then written out of place by a checkpoint or an fsync (f2fs_write_node_pages / f2fs_fsync_node_pages), which the model does not place")
+	}
+	if v, ok := o.alloc[k]; ok {
+		if v {
+			return NewAddr, true, nil
+		}
+		return 0, false, nil
+	}
+	src, ok := o.base.(NodeAddrSource)
+	if !ok {
+		return 0, false, errUnmodelled("the block address of node " + k.String() + ": the slot source gives no node addresses")
+	}
+	return src.NodeAddr(index, level)
+}
+
+// dirtyNodes lists the nodes the overlay's changes dirtied, those of its base overlays too: every
+// dnode whose slots it changed, every node it allocated or freed, and the parent that points at
+// such a node (set_nid). The inode is left out: it is never freed.
+func (o *slotOverlay) dirtyNodes(dnodesOnly bool) []nodeKey {
+	var out []nodeKey
+	add := func(k nodeKey) {
+		if k.top >= 0 && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	for cur := o; cur != nil; {
+		for start := range cur.recs {
+			if p := locate(start, cur.geom); p.depth > 0 {
+				add(p.path[p.depth-1])
+			}
+		}
+		for k := range cur.alloc {
+			if dnodesOnly && !k.isDnode() {
+				continue
+			}
+			add(k)
+			if !dnodesOnly {
+				if p, ok := k.parent(); ok {
+					add(p)
+				}
+			}
+		}
+		cur, _ = cur.base.(*slotOverlay)
+	}
+	return out
+}
+
+// withMoved returns a copy of o whose nodes in moved (or all, with all) have unknown addresses.
+func (o *slotOverlay) withMoved(moved []nodeKey, all bool) *slotOverlay {
+	f := o.frozen()
+	if f.moved == nil {
+		f.moved = map[nodeKey]bool{}
+	}
+	for _, k := range moved {
+		f.moved[k] = true
+	}
+	f.allMoved = f.allMoved || all
+	return f
 }

@@ -38,6 +38,8 @@ type invCall struct {
 	slot             uint64
 	start, len, next uint32
 	reason           Action
+	// ret, when set, is the phase after the call (punch and truncate); zero's calls go on by reason.
+	ret phase
 }
 
 // settlePass2 makes pass 2's moves that emit no event and reports whether the next event is pass
@@ -245,6 +247,17 @@ func (e *engine) invoke(k *sink) bool {
 	c := &s.call
 	e.calls.add(c.start, c.len, c.reason)
 	s.stats.Calls++
+	if !isBlock(c.start) {
+		// f2fs_invalidate_blocks returns at once for NEW_ADDR and COMPRESS_ADDR (truncate passes
+		// them): no SIT lock, no piece.
+		if ev := k.ev; ev != nil {
+			e.at(ev, c.slot)
+			ev.Kind, ev.Action, ev.State = EvInvalidate, c.reason, stateOf(c.start)
+			ev.Addr, ev.Len, ev.Count = c.start, c.len, s.stats.Calls
+		}
+		s.phase = c.ret
+		return e.emit(k)
+	}
 	s.stats.SITLockAcquisitions++
 	if ev := k.ev; ev != nil {
 		// At the slot of the event that led to the call: the last one.
@@ -322,7 +335,9 @@ func (e *engine) sitPiece(k *sink) bool {
 		ev.SegBefore, ev.SegAfter = cb, st.class
 	}
 	c.next = a0 + cnt
-	if c.next == c.start+c.len {
+	if c.next == c.start+c.len && c.ret != 0 {
+		s.phase = c.ret
+	} else if c.next == c.start+c.len {
 		switch c.reason {
 		case ActPerBlock:
 			e.take()

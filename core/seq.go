@@ -37,6 +37,8 @@ type Seq struct {
 	owners  Owners
 	placed  map[uint32]blockOwner // blocks the sequence wrote or moved, and their owners
 	balance *gc.Pick              // f2fs_balance_fs's collection in the last operation
+	// nodesMoved: garbage collection or a checkpoint moved node blocks (unknownNodes).
+	nodesMoved bool
 	// dirtyMeta bounds the node and inode pages the operations dirtied since the last
 	// checkpoint (nodes allocated, plus each file's inode per operation on it): f2fs_need_SSR's
 	// dirty metadata, which the model does not otherwise track (metaSecs).
@@ -122,6 +124,15 @@ func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
 	}
 	if err := q.doneWriteback(next, pages); err != nil {
 		return in, nil, err
+	}
+	// f2fs_zero_post_eof_page (file.c:1714, after the writeback): dirty pages wholly past i_size
+	// and below the range's end are dropped, never written; their slots stay as they are.
+	if d := DropPostEOF(next.Inode.Dirty, next.Inode.Size, req.Offset+req.Length); len(d) != len(next.Inode.Dirty) {
+		next.Inode.Dirty = d
+		if len(d) == 0 {
+			next.Inode.Dirty = nil
+		}
+		q.done(next, nil)
 	}
 	return next, pages, nil
 }
@@ -214,6 +225,10 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 	case in.Volume.CheckpointError:
 		res.Errno = "EIO"
 	}
+	if res.Errno == "" {
+		// f2fs_do_sync_file writes the file's dirty dnodes (f2fs_fsync_node_pages) after its data.
+		defer q.nodesWritten(in.Inode.Ino, false)
+	}
 	if res.Errno != "" || len(in.Inode.Dirty) == 0 {
 		res.SizeAfter, res.BlocksAfter = in.Inode.Size, in.Inode.Blocks
 		return res, nil
@@ -284,6 +299,7 @@ func (q *Seq) checkpoint(res *WriteResult, sync bool) error {
 	if q.vol == nil {
 		return nil
 	}
+	q.nodesWritten(0, true)
 	if q.sm == nil {
 		q.vol.Volume.Prefree = nil
 		return nil
@@ -355,6 +371,7 @@ func (q *Seq) tune(v *Volume) bool {
 			return false
 		}
 		v.CurrentReservedBlocks = min(t, v.UserBlockCount-min(v.ValidBlockCount, v.UserBlockCount))
+		v.ReservedBlocks = t
 	}
 	return true
 }
@@ -372,4 +389,110 @@ func touchedOf(in Input, pages []PageWrite) []uint32 {
 		out = append(out, p.Segno)
 	}
 	return out
+}
+
+// Punch is fallocate(FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE) of length bytes at off on f, in the
+// sequence's mode: fill_zero the partial pages, then f2fs_truncate_hole. in is the input the walk
+// ran on (what a player replays).
+func (q *Seq) Punch(f Input, off, length int64) (res *Result, in Input, err error) {
+	return q.truncOp(f, Request{Op: OpPunch, Offset: off, Length: length})
+}
+
+// Truncate is truncate(2) of f to size bytes: f2fs_setattr → f2fs_truncate, data blocks past the
+// size and the nodes that held them freed.
+func (q *Seq) Truncate(f Input, size int64) (res *Result, in Input, err error) {
+	return q.truncOp(f, Request{Op: OpTruncate, Offset: size})
+}
+
+func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
+	q.balance = nil
+	in := q.File(f)
+	if req.Op == OpTruncate && in.Inode.Type == "symlink" {
+		return nil, in, errUnmodelled("truncate(2) of a symbolic link follows it (do_sys_truncate): name the target's path")
+	}
+	if q.nodesMoved {
+		in.Slots = unknownNodes{in.Slots}
+	}
+	res, err := SimulateContext(q.ctx, in, req, q.mode)
+	if err != nil {
+		return nil, in, err
+	}
+	segs := make([]uint32, 0, len(res.Segments))
+	for _, s := range res.Segments {
+		segs = append(segs, s.Segno)
+	}
+	next := res.NextInput()
+	if u, ok := next.Slots.(unknownNodes); ok {
+		next.Slots = u.DnodeSource
+	}
+	q.done(next, segs)
+	q.dirtyMeta += res.Stats.NodesFreed + 1
+	if err := q.feedCalls(&in.Volume, res); err != nil {
+		return nil, in, err
+	}
+	if err := q.feedEnd(segs); err != nil {
+		return nil, in, err
+	}
+	// f2fs_balance_fs: in fill_zero (each partial page) and before f2fs_truncate_hole (punch);
+	// at the end of f2fs_setattr (truncate).
+	points := uint64(len(res.FillZero))
+	if req.Op == OpTruncate || res.Stats.DnodeChunks > 0 {
+		points++
+	}
+	if res.Errno == "" && points > 0 {
+		if err := q.balanceFS(points); err != nil {
+			return nil, in, err
+		}
+	}
+	return res, in, nil
+}
+
+// nodesWritten records that the dirty nodes of file ino (of every file, with all) were written
+// out of place: by an fsync (its dnodes, f2fs_fsync_node_pages) or a checkpoint (every dirty
+// node, f2fs_sync_node_pages). The model does not place node writes, so from then on those
+// nodes' addresses are unknown and a truncate that frees one is refused.
+func (q *Seq) nodesWritten(ino uint32, all bool) {
+	for i, f := range q.files {
+		if !all && i != ino {
+			continue
+		}
+		o, ok := f.Slots.(*slotOverlay)
+		if !ok {
+			continue
+		}
+		if keys := o.dirtyNodes(!all); len(keys) > 0 {
+			f.Slots = o.withMoved(keys, false)
+			q.files[i] = f
+		}
+	}
+}
+
+// unknownNodes is a slot source whose node addresses are unknown: garbage collection moved node
+// blocks, and the model does not follow which.
+type unknownNodes struct{ DnodeSource }
+
+// NodeAddr refuses: see unknownNodes.
+func (unknownNodes) NodeAddr(uint64, int) (uint32, bool, error) {
+	return 0, false, errUnmodelled("node addresses after garbage collection moved node blocks (gc_node_segment → f2fs_move_node_page), which the model does not place per file")
+}
+
+// DnodeStarts passes the source's dnode list on.
+func (u unknownNodes) DnodeStarts() ([]uint64, bool) {
+	if l, ok := u.DnodeSource.(DnodeLister); ok {
+		return l.DnodeStarts()
+	}
+	return nil, false
+}
+
+// Walk runs a walked request on f by its op: [Seq.Zero], [Seq.Punch] or [Seq.Truncate]. pages are
+// the ones a zero wrote back before its walk (none for the others).
+func (q *Seq) Walk(f Input, req Request) (res *Result, in Input, pages []PageWrite, err error) {
+	switch req.Op {
+	case OpZero:
+		return q.Zero(f, req)
+	case OpPunch, OpTruncate:
+		res, in, err = q.truncOp(f, req)
+		return res, in, nil, err
+	}
+	return nil, f, nil, fmt.Errorf("%w: op %v", ErrInput, req.Op)
 }

@@ -117,6 +117,15 @@ type DnodeLister interface {
 	DnodeStarts() (starts []uint64, ok bool)
 }
 
+// NodeAddrSource is optionally implemented by a [DnodeSource]: NodeAddr gives the block address
+// the NAT holds for the node at level (0 = the node i_nid points at, 1 its child, 2 its
+// grandchild) on the path from the inode to file block index, which truncate_node passes to
+// f2fs_invalidate_blocks; ok false when that node does not exist. Truncate needs it to free
+// nodes. *imgio.File satisfies it.
+type NodeAddrSource interface {
+	NodeAddr(index uint64, level int) (blkaddr uint32, ok bool, err error)
+}
+
 // SITSource gives a main-area segment's valid block count and its 512-bit
 // valid map as stored on disk (bit k of the segment is byte k/8, mask
 // 0x80>>(k%8), as f2fs_test_bit reads it). *imgio.Image satisfies it.
@@ -145,6 +154,9 @@ type Volume struct {
 	// modelled as unprivileged). Both are 0 with default mount options.
 	CurrentReservedBlocks uint64 `json:"currentReservedBlocks,omitempty"`
 	RootReservedBlocks    uint64 `json:"rootReservedBlocks,omitempty"`
+	// ReservedBlocks is the reserved_blocks tunable current_reserved_blocks grows back to as
+	// blocks are freed (dec_valid_block_count); 0 when it was never written.
+	ReservedBlocks uint64 `json:"reservedBlocks,omitempty"`
 
 	// CurrentSegments are the segnos of the active logs; they never enter
 	// the dirty or prefree lists.
@@ -212,8 +224,50 @@ type Input struct {
 	SIT    SITSource
 }
 
-// Request is one fallocate(FALLOC_FL_ZERO_RANGE) call.
+// Op is the system call a [Request] makes. Each goes through its own kernel entry point; punch
+// and truncate share f2fs_truncate_data_blocks_range, the call site upstream batched in 6.14.
+type Op uint8
+
+const (
+	// OpZero is fallocate(FALLOC_FL_ZERO_RANGE[|KEEP_SIZE]): f2fs_zero_range → f2fs_do_zero_range.
+	OpZero Op = iota
+	// OpPunch is fallocate(FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE): f2fs_punch_hole →
+	// f2fs_truncate_hole → f2fs_truncate_data_blocks_range. Offset and Length as for a zero.
+	OpPunch
+	// OpTruncate is truncate(2) to Offset bytes (Length unused): f2fs_setattr → f2fs_truncate →
+	// f2fs_do_truncate_blocks → f2fs_truncate_data_blocks_range and f2fs_truncate_inode_blocks.
+	OpTruncate
+)
+
+var opNames = [...]string{"zero", "punch", "truncate"}
+
+// String returns "zero", "punch" or "truncate".
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// MarshalText encodes the op by name.
+func (o Op) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// UnmarshalText is the inverse of [Op.MarshalText].
+func (o *Op) UnmarshalText(b []byte) error {
+	for i, n := range opNames {
+		if n == string(b) {
+			*o = Op(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("core: unknown op %q", b)
+}
+
+// Request is one call on a file: by default fallocate(FALLOC_FL_ZERO_RANGE); Op selects punch hole
+// or truncate.
 type Request struct {
+	// Op is the call; the zero value is a zero range.
+	Op Op `json:"op,omitempty"`
 	Offset   int64 `json:"offset"`
 	Length   int64 `json:"length"`
 	KeepSize bool  `json:"keepSize"`

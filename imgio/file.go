@@ -157,6 +157,39 @@ func (f *File) Dnode(index uint64) (Dnode, error) {
 	return d, nil
 }
 
+// NodeAddr returns the block address the NAT gives the node at level (0 = the node i_nid points
+// at, 1 its child, 2 its grandchild) on the path from the inode to file block index; ok is false
+// when that node does not exist. It lets a *File serve as core's node address source (truncate
+// frees nodes by their block address).
+func (f *File) NodeAddr(index uint64, level int) (blkaddr uint32, ok bool, err error) {
+	_, _, steps, path, found := f.dnodePath(index)
+	if !found {
+		return 0, false, fmt.Errorf("imgio: inode %d: block index %d beyond the largest file: %w", f.inode.Ino, index, fs.ErrInvalid)
+	}
+	if level < 0 || level >= len(steps) {
+		return 0, false, fmt.Errorf("imgio: inode %d: block index %d has no node at level %d (%s): %w", f.inode.Ino, index, level, path, fs.ErrInvalid)
+	}
+	nids := f.inode.Nids[:]
+	for lvl, st := range steps[:level+1] {
+		nid := uint32(0)
+		if st.slot < len(nids) {
+			nid = nids[st.slot]
+		}
+		if nid == 0 {
+			return 0, false, nil
+		}
+		blk, addr, err := f.img.readNode(nid, f.inode.Ino, st.ofs, path)
+		if err != nil {
+			return 0, false, err
+		}
+		if lvl == level {
+			return addr, true, nil
+		}
+		nids = readNids(blk)
+	}
+	return 0, false, nil
+}
+
 func readNids(blk []byte) []uint32 {
 	out := make([]uint32, nidsPerBlock)
 	for i := range out {

@@ -31,6 +31,13 @@ type Op struct {
 // IsZero says whether the operation is a zero-range, the one a player plays.
 func (o Op) IsZero() bool { return o.Kind == OpZero }
 
+// Walks says whether the operation is a walk of the engine over the file's slots, with a
+// [core.Result]: a zero, a punch or a truncate ([core.Seq.Walk] runs it).
+func (o Op) Walks() bool {
+	s, ok := o.Spec()
+	return ok && s.walks
+}
+
 // ApplyOther runs an operation other than a zero on q: a write or fsync on f (the file the
 // operation names), a sync, tune, checkpoint, gc or now on the mount (checkpoint and gc need a
 // segment manager: source.NewSeq). A zero is walked by the caller, which keeps the walk's result
@@ -174,7 +181,7 @@ func ParseOp(text string) (Op, error) {
 // OpLine writes the operation as a line of the ops language (a zero's length resolved for a file
 // of size bytes).
 func (o Op) OpLine(size int64) string {
-	if o.Kind == OpZero || o.Kind == "" {
+	if o.Kind == OpZero || o.Kind == OpPunch || o.Kind == OpTruncate || o.Kind == "" {
 		return o.Run.OpLine(size)
 	}
 	s, ok := o.Spec()
@@ -190,6 +197,12 @@ func ZeroOp(r Run) Op { return Op{Kind: OpZero, Run: r} }
 // OpLine writes r as a line of the ops language (with its length resolved for a file of size bytes).
 func (r Run) OpLine(size int64) string {
 	req := r.Request(size)
+	switch r.Op {
+	case core.OpPunch:
+		return "punch " + r.Path + " " + strconv.FormatInt(req.Offset, 10) + " " + strconv.FormatInt(req.Length, 10)
+	case core.OpTruncate:
+		return "truncate " + r.Path + " " + strconv.FormatInt(req.Offset, 10)
+	}
 	s := "zero " + r.Path + " " + strconv.FormatInt(req.Offset, 10) + " " + strconv.FormatInt(req.Length, 10)
 	if r.KeepSize {
 		s += " keep_size"

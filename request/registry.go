@@ -37,6 +37,9 @@ type OpSpec struct {
 	// cost says what op can make the engine hold, read before it runs; nil: nothing that grows
 	// with the file or the volume.
 	cost func(op Op) Cost
+	// walks: the operation is an engine walk over the file's slots with a core.Result (zero,
+	// punch, truncate), run by core.Seq.Walk with op.Request; apply is nil.
+	walks bool
 }
 
 // Cost is what an operation can make the engine hold, known before it runs: what a server's
@@ -88,6 +91,8 @@ const (
 // Op kinds.
 const (
 	OpZero       = "zero"
+	OpPunch      = "punch"
+	OpTruncate   = "truncate"
 	OpWrite      = "write"
 	OpFsync      = "fsync"
 	OpSync       = "sync"
@@ -111,6 +116,7 @@ var (
 	argLength  = Arg{Name: "LENGTH"}
 	argN       = Arg{Name: "N"}
 	argSeconds = Arg{Name: "SECONDS"}
+	argSize    = Arg{Name: "SIZE"}
 )
 
 // Ops is the ops language: every operation, in the order help texts list them (a copy: the
@@ -137,7 +143,35 @@ var opTable = sync.OnceValue(func() []OpSpec {
 					c.GrowsTo = max(op.Offset+op.Length, 0)
 				}
 				return c
-			}}, // its line is Run.OpLine's (the length resolved for the file)
+			},
+			walks: true}, // its line is Run.OpLine's (the length resolved for the file)
+		{Kind: OpPunch, Args: []Arg{argPath, argOffset, argLength},
+			Help:    "fallocate(FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE) on PATH: slots cleared to NULL_ADDR, their blocks freed",
+			Kernel:  "f2fs_punch_hole → f2fs_truncate_hole → f2fs_truncate_data_blocks_range",
+			Effects: NamesFile | DirtiesPages | Invalidates | MovesBlocks,
+			parse: func(op *Op, w []string) error {
+				op.Run = Run{Op: core.OpPunch, Path: w[0], Modes: Both(), HasLength: true}
+				return parseRange(op, w)
+			},
+			// fill_zero's partial pages at the range's edges; i_size never changes.
+			cost:  func(Op) Cost { return Cost{Dirties: 2, Walks: true} },
+			walks: true},
+		{Kind: OpTruncate, Args: []Arg{argPath, argSize},
+			Help:    "truncate(2) PATH to SIZE bytes: blocks past it and the nodes that held them freed",
+			Kernel:  "f2fs_setattr → f2fs_truncate → f2fs_do_truncate_blocks, f2fs_truncate_inode_blocks",
+			Effects: NamesFile | DirtiesPages | Invalidates | MovesBlocks,
+			parse: func(op *Op, w []string) error {
+				op.Run = Run{Op: core.OpTruncate, Path: w[0], Modes: Both(), HasLength: true}
+				if err := checkPath(w[0]); err != nil {
+					return err
+				}
+				var err error
+				op.Offset, err = ParseSize(FieldSize, w[1])
+				return err
+			},
+			// truncate_partial_data_page's one page; the size it sets.
+			cost:  func(op Op) Cost { return Cost{Dirties: 1, Walks: true, GrowsTo: max(op.Offset, 0)} },
+			walks: true},
 		{Kind: OpWrite, Args: []Arg{argPath, argOffset, argLength},
 			Help:    "a buffered write(2) of LENGTH bytes at OFFSET (pwrite, no fsync)",
 			Kernel:  "f2fs_file_write_iter",

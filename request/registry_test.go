@@ -8,7 +8,8 @@ import (
 
 // TestRegistryRoundTrip: every line every form makes parses, and OpLine writes it back to a line
 // that parses to the same operation; every kind is declared once, with its help and kernel
-// function, and applies through the registry unless it is the zero the caller walks.
+// function, and applies through the registry unless it is a walk (zero, punch, truncate) the
+// runner walks.
 func TestRegistryRoundTrip(t *testing.T) {
 	seen := map[string]bool{}
 	for _, s := range Ops() {
@@ -19,8 +20,8 @@ func TestRegistryRoundTrip(t *testing.T) {
 		if s.Help == "" || s.Kernel == "" {
 			t.Errorf("%q: no help or kernel function", s.Kind)
 		}
-		if (s.apply == nil) != (s.Kind == OpZero) {
-			t.Errorf("%q: apply declared %t", s.Kind, s.apply != nil)
+		if (s.apply == nil) != s.walks {
+			t.Errorf("%q: apply declared %t, walks %t: a walked op (zero, punch, truncate) is run by core.Seq.Walk, any other by apply", s.Kind, s.apply != nil, s.walks)
 		}
 		if (s.Effects&NamesFile != 0) != (len(s.Args) > 0 && s.Args[0].Name == "PATH") {
 			t.Errorf("%q: NamesFile is %t, its first word %+v", s.Kind, s.Effects&NamesFile != 0, s.Args)

@@ -19,10 +19,15 @@ const (
 	FieldLength   = "length"
 	FieldKeepSize = "keepSize"
 	FieldMode     = "mode"
+	FieldSize     = "size" // truncate's new size
 )
 
-// Run is one fallocate(FALLOC_FL_ZERO_RANGE) call on one file, in one or both modes.
+// Run is one walked call on one file, in one or both modes: fallocate(FALLOC_FL_ZERO_RANGE) by
+// default, punch hole or truncate by Op.
 type Run struct {
+	// Op is the call: a zero range (the zero value), a punch hole or a truncate (whose size is
+	// Offset).
+	Op     core.Op
 	Path   string // absolute path inside the image
 	Offset int64
 	// Length is meaningful when HasLength; otherwise the range runs to the end of the file (see
@@ -150,7 +155,11 @@ func (r Run) ModeName() string { return ModesName(r.Modes) }
 // end of the file: size − offset, or 0 when the offset is at or past the end, which the kernel (and
 // so the engine) refuses with EINVAL — zrviz never invents a length the user did not ask for.
 func (r Run) Request(size int64) core.Request {
-	req := core.Request{Offset: r.Offset, Length: r.Length, KeepSize: r.KeepSize}
+	req := core.Request{Op: r.Op, Offset: r.Offset, Length: r.Length, KeepSize: r.KeepSize}
+	if r.Op == core.OpTruncate {
+		req.Length = 0
+		return req
+	}
 	if !r.HasLength {
 		req.Length = max(size-r.Offset, 0)
 		if r.Offset < 0 {

@@ -109,7 +109,7 @@ func TestParseOps(t *testing.T) {
 	if s := want[1].OpLine(0); s != "zero /cases/b.bin 4096 1048576 keep_size" {
 		t.Errorf("OpLine = %q", s)
 	}
-	for _, bad := range []string{"", "# only\n", "punch /a 0 1\n", "zero /a 0\n", "zero a 0 1\n", "zero /a 0 1 keep\n",
+	for _, bad := range []string{"", "# only\n", "punch /a 0\n", "truncate /a\n", "truncate /a 1 2\n", "zero /a 0\n", "zero a 0 1\n", "zero /a 0 1 keep\n",
 		"sync now\n", "fsync\n", "fsync a\n", "write /a 0\n", "write /a 0 1 keep_size\n", "tune ipu_policy\n",
 		"tune min_ipu_util 5\n", "tune reserved_blocks\n", "tune ipu_policy x\n",
 		"zero /a x 1\n", "zero /a 0 1\n" + strings.Repeat("zero /a 0 1\n", MaxOps)} {

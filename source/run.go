@@ -21,9 +21,10 @@ type Step struct {
 	// and ktrace.Check takes; otherwise the file as the image holds it (the Seq substitutes its own
 	// state).
 	File core.Input
-	// Request is a zero's request, its length resolved for the file's size then.
+	// Request is a walked operation's request (zero, punch, truncate), a zero's length resolved
+	// for the file's size then.
 	Request core.Request
-	// Walk is a zero's walk: its f2fs_invalidate_blocks calls, counters and after-state.
+	// Walk is a walked operation's walk: its f2fs_invalidate_blocks calls, counters and after-state.
 	Walk *core.Result
 	// Pages are the dirty pages a zero wrote back before its walk (filemap_write_and_wait_range).
 	Pages []core.PageWrite
@@ -82,9 +83,9 @@ func RunOps(ctx context.Context, q *core.Seq, img *imgio.Image, ops []request.Op
 			st.File = in
 		}
 		var err error
-		if op.IsZero() {
+		if op.Walks() {
 			st.Request = op.Request(q.File(st.File).Inode.Size)
-			st.Walk, st.File, st.Pages, err = q.Zero(st.File, st.Request)
+			st.Walk, st.File, st.Pages, err = q.Walk(st.File, st.Request)
 		} else {
 			st.Other, err = op.ApplyOther(q, st.File)
 		}

@@ -55,7 +55,7 @@ func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes 
 			}
 			var rep *ktrace.Report
 			var err error
-			if op.IsZero() {
+			if op.Walks() {
 				if mi == 0 {
 					out.Path, out.Offset, out.Length, out.KeepSize = st.File.Path, st.Request.Offset, st.Request.Length, st.Request.KeepSize
 					out.sizeBefore = st.File.Inode.Size

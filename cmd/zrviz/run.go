@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,7 +53,7 @@ func (o runOutput) MarshalJSON() ([]byte, error) {
 		}
 		return nil
 	}
-	if o.Op != "" && o.Op != request.OpZero {
+	if !walks(o.Op) {
 		type result struct {
 			*core.WriteResult
 			Mode  core.Mode      `json:"mode"`
@@ -117,8 +118,12 @@ func (o runOutput) MarshalJSON() ([]byte, error) {
 		Length   int64           `json:"length"`
 		KeepSize bool            `json:"keepSize"`
 		Results  json.RawMessage `json:"results"`
-	}{request.OpZero, o.Path, o.Offset, o.Length, o.KeepSize, rs.Bytes()})
+	}{cmp.Or(o.Op, request.OpZero), o.Path, o.Offset, o.Length, o.KeepSize, rs.Bytes()})
 }
+
+// walks says whether the op kind is an engine walk with a core.Result (zero, punch, truncate; ""
+// is a zero).
+func walks(kind string) bool { return kind == "" || (request.Op{Kind: kind}).Walks() }
 
 // opsOutput is `zrviz run --ops FILE --json`: one runOutput per operation, in order.
 type opsOutput struct {
@@ -271,7 +276,7 @@ func writeRuns(w io.Writer, outs []runOutput, unmounts []*core.WriteResult, tr *
 			}
 			fmt.Fprintf(w, "── operation %d of %d ──\n", i+1, len(outs))
 		}
-		if out.Op != request.OpZero {
+		if !walks(out.Op) {
 			writeOtherText(w, out)
 		} else if err := writeRunText(w, out, out.sizeBefore); err != nil {
 			return err
@@ -286,9 +291,16 @@ func writeRuns(w io.Writer, outs []runOutput, unmounts []*core.WriteResult, tr *
 }
 
 func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
-	fmt.Fprintf(w, "%s: fallocate(ZERO_RANGE%s, offset %s, length %s)", out.Path,
-		map[bool]string{true: "|KEEP_SIZE"}[out.KeepSize], units.Group(out.Offset), units.Group(out.Length))
-	if out.Length > 0 && out.Offset >= 0 && out.Offset <= math.MaxInt64-out.Length {
+	switch out.Op {
+	case request.OpPunch:
+		fmt.Fprintf(w, "%s: fallocate(PUNCH_HOLE|KEEP_SIZE, offset %s, length %s)", out.Path, units.Group(out.Offset), units.Group(out.Length))
+	case request.OpTruncate:
+		fmt.Fprintf(w, "%s: truncate(%s)", out.Path, units.Group(out.Offset))
+	default:
+		fmt.Fprintf(w, "%s: fallocate(ZERO_RANGE%s, offset %s, length %s)", out.Path,
+			map[bool]string{true: "|KEEP_SIZE"}[out.KeepSize], units.Group(out.Offset), units.Group(out.Length))
+	}
+	if out.Op != request.OpTruncate && out.Length > 0 && out.Offset >= 0 && out.Offset <= math.MaxInt64-out.Length {
 		fmt.Fprintf(w, "  [%s, %s)", units.Bytes(out.Offset), units.Bytes(out.Offset+out.Length))
 	}
 	fmt.Fprintf(w, " of a %s file\n\n", units.Bytes(sizeBefore))
@@ -318,6 +330,10 @@ func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
 		return fmt.Sprintf("%s/%s/%s", units.Group(r.Stats.SlotsAddr), units.Group(r.Stats.SlotsNew), units.Group(r.Stats.SlotsNull))
 	})
 	row("reserved NULL → NEW", func(r *core.Result) string { return units.Group(r.Stats.Reserved) })
+	if out.Op == request.OpPunch || out.Op == request.OpTruncate {
+		row("nodes freed (truncate_node)", func(r *core.Result) string { return units.Group(r.Stats.NodesFreed) })
+		row("addresses skipped (not valid)", func(r *core.Result) string { return units.Group(r.Stats.SlotsSkipped) })
+	}
 	row("dnode chunks", func(r *core.Result) string { return units.Group(r.Stats.DnodeChunks) })
 	row("physical runs", func(r *core.Result) string { return units.Group(r.Stats.Runs) })
 	row("segments touched / became prefree", func(r *core.Result) string {
