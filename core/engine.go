@@ -85,9 +85,9 @@ type counters struct {
 	// Next free block offsets of the hot and cold data logs (the inline
 	// conversion writes there).
 	hotBlkoff, coldBlkoff, warmBlkoff uint32
-	advise                            uint8 // i_advise
-	inline                            uint8 // i_inline
-	needFsck                          bool  // SBI_NEED_FSCK
+	advise                            uint8  // i_advise
+	inline                            uint8  // i_inline
+	needFsck                          bool   // SBI_NEED_FSCK
 	curReserved                       uint64 // current_reserved_blocks
 }
 
@@ -145,7 +145,7 @@ type engine struct {
 	// has gone.
 	plan []walkItem
 	s    scalars
-	err   error
+	err  error
 	// fastEv is where pass 2 builds its events (pass2.go).
 	fastEv Event
 	// onChunk, when set, is called before each chunk's first event (the

@@ -163,8 +163,8 @@ type Stats struct {
 	NodesAlloc    uint64 `json:"nodesAllocated"`
 	// NodesFreed counts truncate_node calls (truncate); SlotsSkipped the addresses
 	// f2fs_truncate_data_blocks_range cleared without freeing (they failed validation).
-	NodesFreed   uint64 `json:"nodesFreed,omitempty"`
-	SlotsSkipped uint64 `json:"slotsSkipped,omitempty"`
+	NodesFreed    uint64 `json:"nodesFreed,omitempty"`
+	SlotsSkipped  uint64 `json:"slotsSkipped,omitempty"`
 	FillZeroPages uint64 `json:"fillZeroPages"`
 	// Runs are the physical runs of the invalidated blocks (see [RunStarts]: contiguous
 	// addresses in file order, across dnode chunks), in both modes. The batched mode issues one

@@ -267,7 +267,7 @@ func (o *Op) UnmarshalText(b []byte) error {
 // or truncate.
 type Request struct {
 	// Op is the call; the zero value is a zero range.
-	Op Op `json:"op,omitempty"`
+	Op       Op    `json:"op,omitempty"`
 	Offset   int64 `json:"offset"`
 	Length   int64 `json:"length"`
 	KeepSize bool  `json:"keepSize"`
