@@ -298,6 +298,17 @@ func (e *engine) slotOfNext() uint64 {
 		v = 0
 	case phFillEnter, phFillAlloc, phFillPage:
 		v = s.fill.idx
+		if s.fill.which == fillPunchTail {
+			// A punch fills its tail page before the hole between: the walk's position stays at
+			// the hole's start (Event.Count names the page), so slots never go back.
+			v = s.zr.pgStart
+		}
+	case phTrChunkEnter:
+		v = s.zr.index
+	case phTrSlots:
+		v = s.chunk.pos
+	case phTrLeave:
+		v = s.chunk.hi - 1
 	case phChunkEnter:
 		v = s.zr.index
 	case phChunkAlloc, phReserve:
@@ -565,6 +576,7 @@ func (e *engine) step(ev *Event) bool {
 		a := buf[pos.ofs]
 		ev.State = stateOf(a)
 		ev.Addr, ev.Len = f.start, f.len
+		ev.Count = f.idx
 		fz := FillZero{Index: f.idx, Start: f.start, Len: f.len, Before: ev.State}
 		if a == NullAddr {
 			if e.reserve(1) == 0 {

@@ -156,7 +156,8 @@ func stateOf(a uint32) SlotState {
 // Every other field has one meaning per kind, and is zero (State: null,
 // Action: none) when the kind does not list it (TestEventFields checks):
 //
-//	start           Before = offset, After = length (bytes, as requested; negative ones as 0)
+//	start           Before = offset (truncate: the size), After = length (bytes, as requested;
+//	                negative ones as 0); Action = punch or truncate for those calls
 //	error           Errno; Action = the cause:
 //	                  bad-args       nothing more (the VFS/f2fs argument checks)
 //	                  reserve        Count = NULL slots to reserve (1 for the inline conversion)
@@ -166,25 +167,36 @@ func stateOf(a uint32) SlotState {
 //	                  fill-reserve   Addr, Len, State as fill-zero's (the page's byte range, slot state)
 //	inline-convert  Addr = the block written to slot 0 (0: only the inline flag cleared);
 //	                Before, After = valid_block_count
-//	fill-zero       Slot = the page; Addr = byte offset in the page, Len = bytes zeroed;
-//	                State = the page's slot before; a NULL one is reserved:
-//	                Before, After = valid_block_count (else 0)
+//	fill-zero       Count = the page (Slot too, except for a punch's tail page and truncate's
+//	                partial page, which come when the walk is past them); Addr = byte offset in
+//	                the page, Len = bytes zeroed; State = the page's slot before; a NULL one is
+//	                reserved: Before, After = valid_block_count (else 0); Action = partial-page
+//	                for truncate_partial_data_page
 //	chunk-enter     Slot = the chunk's first slot, Count = its slots; Node names the dnode
 //	node-alloc      Node; Before, After = valid_block_count
 //	reserve         Count = NULL slots in the chunk, Len = how many were reserved (< Count: partial);
 //	                Before, After = valid_block_count
 //	slot            State = the slot's value; Action = skip-new, invalidate (per-block), start-run
 //	                or extend-run (batched); Addr = the block (not for skip-new); Len = the pending
-//	                run's length after the slot (batched)
+//	                run's length after the slot (batched). Punch and truncate: skip-null,
+//	                skip-bounds or skip-sit-bit (cleared, not freed), clear (per-block),
+//	                clear-start-run or clear-extend-run (batched, Len as above); Addr = the block
+//	                when the slot held one
 //	invalidate      f2fs_invalidate_blocks(Addr, Len); Action = why (per-block, discontiguous,
-//	                end-of-chunk, after-error); Count = the call's number in the run, from 1
+//	                end-of-chunk, after-error, run-break, node-free); Count = the call's number in
+//	                the run, from 1; State = new or compress when Addr is NEW_ADDR or
+//	                COMPRESS_ADDR (the call returns at once)
 //	sit-update      Segno; Addr = the piece's first block, Len = its blocks; Before, After = the
 //	                segment's valid blocks; SegBefore, SegAfter = its class; Count = bits found
 //	                already clear ("Bitmap was wrongly cleared"), Blk = the first of them
-//	chunk-leave     Count = slots processed (the extent cache drops them); Errno if the chunk failed
+//	chunk-leave     Count = slots processed (the extent cache drops them); Errno if the chunk failed;
+//	                punch and truncate: Action = dec-valid, Len = nr_free, Before, After =
+//	                valid_block_count
+//	node-free       truncate_node: Node, Addr = its block (NEW_ADDR: never written); Before,
+//	                After = valid_node_count
 //	size            Action = set-size (Before, After = i_size) or keep-size (i_size kept: Before =
-//	                After = i_size, FADVISE_KEEP_SIZE_BIT set)
-//	done            Errno ("" = 0)
+//	                After = i_size, FADVISE_KEEP_SIZE_BIT set) or truncate-size (truncate_setsize)
+//	done            Errno ("" = 0); Action = punch or truncate for those calls
 //
 // docs/architecture.md has the same table.
 type Event struct {
@@ -308,9 +320,9 @@ func (e Event) Narrate() string {
 		return fmt.Sprintf("f2fs_convert_inline_inode writes the inline data out of place to block %s and points slot 0 at it (valid_block_count %s → %s)", units.Group(e.Addr), units.Group(e.Before), units.Group(e.After))
 	case EvFillZero:
 		if e.Action == ActPartialPage {
-			return fmt.Sprintf("truncate_partial_data_page zeroes bytes %s–4,095 of page %s past the new size and dirties it; writeback writes it later", units.Group(e.Addr), units.Group(e.Slot))
+			return fmt.Sprintf("truncate_partial_data_page zeroes bytes %s–4,095 of page %s past the new size and dirties it; writeback writes it later", units.Group(e.Addr), units.Group(e.Count))
 		}
-		s := fmt.Sprintf("fill_zero zeroes bytes %s–%s of page %s in the page cache (no invalidation now)", units.Group(e.Addr), units.Group(e.Addr+e.Len-1), units.Group(e.Slot))
+		s := fmt.Sprintf("fill_zero zeroes bytes %s–%s of page %s in the page cache (no invalidation now)", units.Group(e.Addr), units.Group(e.Addr+e.Len-1), units.Group(e.Count))
 		if e.State == StateNull {
 			s += fmt.Sprintf("; its NULL slot is reserved as NEW_ADDR (valid_block_count %s → %s)", units.Group(e.Before), units.Group(e.After))
 		}

@@ -11,18 +11,19 @@ import (
 // eventFieldUse is the table of Event's doc comment: the fields each kind (and, for errors, each
 // cause) may set besides Step, Kind, Slot and Chunk. Action is listed where it is used.
 var eventFieldUse = map[EventKind]string{
-	EvStart:         "Before After",
+	EvStart:         "Action Before After",
 	EvInlineConvert: "Addr Before After",
-	EvFillZero:      "Addr Len State Before After",
+	EvFillZero:      "Action Addr Len State Before After Count",
 	EvChunkEnter:    "Count Node",
 	EvNodeAlloc:     "Node Before After",
 	EvReserve:       "Count Len Before After",
 	EvSlot:          "Action State Addr Len",
-	EvInvalidate:    "Action Addr Len Count",
+	EvInvalidate:    "Action Addr Len Count State",
 	EvSITUpdate:     "Segno Addr Len Before After SegBefore SegAfter Count Blk",
-	EvChunkLeave:    "Count Errno",
+	EvChunkLeave:    "Action Count Len Before After Errno",
 	EvSize:          "Action Before After",
-	EvDone:          "Errno",
+	EvDone:          "Action Errno",
+	EvNodeFree:      "Node Addr Before After",
 }
 
 var errorFieldUse = map[Action]string{
@@ -32,7 +33,7 @@ var errorFieldUse = map[Action]string{
 	ActNullSlot:    "State",
 	ActBounds:      "Addr State",
 	ActSITBit:      "Addr State",
-	ActFillReserve: "Addr Len State",
+	ActFillReserve: "Addr Len State Count",
 }
 
 // setFields names the fields of ev that are not zero, besides Step, Kind, Slot and Chunk.
@@ -71,9 +72,9 @@ func checkEventFields(t *testing.T, what string, ev Event, seen map[string]bool)
 		}
 	}
 	switch {
-	case ev.Kind == EvSlot && ev.Action != ActSkipNew && ev.Addr == 0:
+	case ev.Kind == EvSlot && ev.State == StateAddr && ev.Addr == 0:
 		t.Fatalf("%s: slot event without its block: %+v", what, ev)
-	case ev.Kind == EvSlot && (ev.Action == ActStartRun || ev.Action == ActExtendRun) != (ev.Len > 0):
+	case ev.Kind == EvSlot && (ev.Action == ActStartRun || ev.Action == ActExtendRun || ev.Action == ActClearStartRun || ev.Action == ActClearExtendRun) != (ev.Len > 0):
 		t.Fatalf("%s: a slot event's Len is the batched run's length, and only that: %+v", what, ev)
 	case ev.Kind == EvInvalidate && (ev.Len == 0 || ev.Count == 0):
 		t.Fatalf("%s: call without length or number: %+v", what, ev)
@@ -124,6 +125,12 @@ func TestEventFields(t *testing.T) {
 		runs = append(runs, run{"corrupt", st.input(), Request{Length: 6 * 4096}})
 	}
 
+	// Punch and truncate over small files with nodes three levels deep (trunc_test.go).
+	tr := rand.New(rand.NewPCG(21, 23))
+	for range sweep(120) {
+		st := truncTestState(tr, 1+tr.IntN(60))
+		runs = append(runs, run{"punch/truncate", st.input(), randomTruncRequest(tr, st)})
+	}
 	seen := map[string]bool{}
 	for i, rn := range runs {
 		for _, mode := range Modes {

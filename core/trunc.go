@@ -347,7 +347,6 @@ func (e *engine) chunkEnterTrunc(ev *Event) bool {
 	}
 	ev.Kind = EvChunkEnter
 	ev.Chunk = c.ord
-	ev.Slot = lo
 	ev.Count = hi - lo
 	ev.Node = pos.name()
 	s.phase = phTrSlots
@@ -360,7 +359,7 @@ func (e *engine) truncSlot(ev *Event) bool {
 	c := &s.chunk
 	i := c.pos - c.node.start
 	a := e.buf[i]
-	ev.Kind, ev.Slot, ev.State = EvSlot, c.pos, stateOf(a)
+	ev.Kind, ev.State = EvSlot, stateOf(a)
 	c.pos++
 	if a == NullAddr {
 		ev.Action = ActSkipNull
@@ -436,7 +435,7 @@ func (e *engine) chunkLeaveTrunc(ev *Event) {
 	s := &e.s
 	c := &s.chunk
 	cn := &s.counters
-	ev.Kind, ev.Action, ev.Slot = EvChunkLeave, ActDecValid, c.hi-1
+	ev.Kind, ev.Action = EvChunkLeave, ActDecValid
 	ev.Count = c.hi - c.lo
 	ev.Len = uint32(s.tr.nrFree)
 	ev.Before = cn.validBlocks
@@ -496,7 +495,7 @@ func (e *engine) nodeCall() bool {
 func (e *engine) nodeDone(ev *Event) {
 	s := &e.s
 	cn := &s.counters
-	ev.Kind, ev.Slot, ev.Node, ev.Addr = EvNodeFree, s.lastSlot, s.tr.node.String(), s.call.start
+	ev.Kind, ev.Node, ev.Addr = EvNodeFree, s.tr.node.String(), s.call.start
 	ev.Before = uint64(cn.validNodes)
 	cn.validNodes--
 	e.decValid(1)
@@ -565,8 +564,9 @@ func (e *engine) partialPageEvent(ev *Event) {
 	pos, buf, _, _ := e.slots.read(f.idx, e.fbuf)
 	e.fbuf = buf
 	a := buf[pos.ofs]
-	ev.Kind, ev.Action, ev.Slot, ev.State = EvFillZero, ActPartialPage, f.idx, stateOf(a)
-	ev.Addr, ev.Len = f.start, f.len
+	// The page lies at or before the walk's position: Count names it, Slot stays.
+	ev.Kind, ev.Action, ev.State = EvFillZero, ActPartialPage, stateOf(a)
+	ev.Addr, ev.Len, ev.Count = f.start, f.len, f.idx
 	fz := FillZero{Index: f.idx, Start: f.start, Len: f.len, Before: ev.State}
 	if isBlock(a) {
 		fz.Addr = a
