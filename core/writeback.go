@@ -304,10 +304,10 @@ type overlayFree struct {
 	err error
 }
 
-// SegFree reports whether segment segno is free.
+// SegFree reports whether segment segno is free. Volume.Prefree needs no look-up here: the overlay
+// classes a listed segment prefree when it loads it, and a segment emptied since as it empties.
 func (f *overlayFree) SegFree(segno uint32) bool {
-	v := &f.e.in.Volume
-	if slices.Contains(v.CurrentSegments, segno) || slices.Contains(v.Prefree, segno) {
+	if slices.Contains(f.e.in.Volume.CurrentSegments, segno) {
 		return false
 	}
 	st, err := f.e.sit.get(segno)
