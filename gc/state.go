@@ -134,16 +134,6 @@ func (b bitset) next(from, n uint32) uint32 {
 	return n
 }
 
-// nextZero is find_next_zero_bit.
-func (b bitset) nextZero(from, n uint32) uint32 {
-	for i := from; i < n; i++ {
-		if !b.test(i) {
-			return i
-		}
-	}
-	return n
-}
-
 func (b bitset) count(n uint32) uint32 {
 	c := uint32(0)
 	for i := range n {
