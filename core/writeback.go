@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/zrviz/zrviz/gc"
 	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
@@ -218,7 +219,7 @@ func (e *engine) logPos(log uint8) (*uint32, *uint32) {
 
 // allocData is f2fs_allocate_data_block for a data log in LFS allocation: the block at the log's
 // next offset (past any block whose bit is set, as the inline conversion takes it), SIT +1 there;
-// a segment filled up is replaced at once by the next free one (new_curseg, get_new_segment).
+// a segment filled up is replaced at once by the one new_curseg opens ([engine.newCurseg]).
 func (e *engine) allocData(log uint8) (uint32, uint32, error) {
 	v := &e.in.Volume
 	segp, offp := e.logPos(log)
@@ -241,50 +242,93 @@ func (e *engine) allocData(log uint8) (uint32, uint32, error) {
 	st.valid++
 	*offp = k + 1
 	if *offp >= blocksPerSeg {
-		if err := e.newCurseg(segp, offp); err != nil {
+		if err := e.newCurseg(log, segp, offp); err != nil {
 			return 0, 0, err
 		}
 	}
 	return a, segno, nil
 }
 
-// newCurseg replaces a full current segment with the first free segment after it, wrapping to the
-// start (get_new_segment with one segment a section and a zone): free means no valid block, not a
-// current segment and not prefree. The old segment leaves the current ones (locate_dirty_segment).
-func (e *engine) newCurseg(segp, offp *uint32) error {
+// newCurseg replaces a full current segment as new_curseg(sbi, type, false) does (segment.c:2889):
+// the segment is package gc's [gc.NewSegment] (__get_next_segno's hint, get_new_segment's section
+// rule), the one allocator the segment manager uses too, asked through a view of the engine's SIT
+// overlay ([overlayFree]). The old segment leaves the current ones (locate_dirty_segment). No free
+// section is the kernel's ENOSPC, after which it stops checkpoints: refused as not modelled.
+// secs_per_zone is taken as 1 (mkfs.f2fs's default): [Volume] does not carry it.
+func (e *engine) newCurseg(log uint8, segp, offp *uint32) error {
 	v := &e.in.Volume
 	old := *segp
-	n := v.MainSegments
-	for i := uint32(1); i <= n; i++ {
-		no := (old + i) % n
-		if slices.Contains(v.CurrentSegments, no) || slices.Contains(v.Prefree, no) {
-			continue
-		}
-		st, err := e.sit.get(no)
-		if err != nil {
-			return err
-		}
-		if st.valid != 0 || st.class == SegPrefree {
-			continue
-		}
-		for j, c := range v.CurrentSegments {
-			if c == old {
-				v.CurrentSegments[j] = no
-			}
-		}
-		e.sit.current = v.CurrentSegments
-		e.sit.modify(no, st)
-		st.class = SegCurrent
-		ost, err := e.sit.get(old)
-		if err != nil {
-			return err
-		}
-		e.sit.modify(old, ost)
-		ost.class = classify(ost.valid, false)
-		*segp, *offp = no, 0
-		return nil
+	free := &overlayFree{e: e}
+	g := gc.Geometry{MainSegs: v.MainSegments, SegsPerSec: max(v.SegsPerSec, 1), SecsPerZone: 1}
+	no, err := gc.NewSegment(g, int(log), old, v.CurrentSegments, free)
+	if free.err != nil {
+		return free.err
 	}
-	return fmt.Errorf("%w: no free segment for a new current segment (ENOSPC in get_new_segment)", ErrUnmodelled)
+	if errors.Is(err, gc.ErrNoSpace) {
+		return fmt.Errorf("%w: no free section for the %s log's new segment (%w)", ErrUnmodelled, f2fs.LogName(int(log)), err)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	st, err := e.sit.get(no)
+	if err != nil {
+		return err
+	}
+	for j, c := range v.CurrentSegments {
+		if c == old {
+			v.CurrentSegments[j] = no
+		}
+	}
+	e.sit.current = v.CurrentSegments
+	e.sit.modify(no, st)
+	st.class = SegCurrent
+	ost, err := e.sit.get(old)
+	if err != nil {
+		return err
+	}
+	e.sit.modify(old, ost)
+	ost.class = classify(ost.valid, false)
+	*segp, *offp = no, 0
+	return nil
+}
+
+// overlayFree is free_i as the engine's SIT overlay knows it, for [gc.NewSegment]: a segment is free
+// (its free_segmap bit clear) when it has no valid block and is neither a current segment nor
+// prefree (a segment emptied since the last checkpoint stays in use until the checkpoint frees it);
+// a section is free (free_secmap) only when all its segments are. The kernel's free_secmap can lag
+// behind that in one case the overlay does not track: a section whose last segment was freed while
+// a log was in the section keeps its bit (__set_test_and_free skips IS_CURSEC) until another of its
+// segments is freed. A SIT read error is kept and reported by the caller.
+type overlayFree struct {
+	e   *engine
+	err error
+}
+
+// SegFree reports whether segment segno is free. Volume.Prefree needs no look-up here: the overlay
+// classes a listed segment prefree when it loads it, and a segment emptied since as it empties.
+func (f *overlayFree) SegFree(segno uint32) bool {
+	if slices.Contains(f.e.in.Volume.CurrentSegments, segno) {
+		return false
+	}
+	st, err := f.e.sit.get(segno)
+	if err != nil {
+		if f.err == nil {
+			f.err = err
+		}
+		return false
+	}
+	return st.valid == 0 && st.class != SegPrefree
+}
+
+// SecFree reports whether every segment of section secno is free.
+func (f *overlayFree) SecFree(secno uint32) bool {
+	per := max(f.e.in.Volume.SegsPerSec, 1)
+	for segno := secno * per; segno < (secno+1)*per; segno++ {
+		if !f.SegFree(segno) {
+			return false
+		}
+	}
+	return true
 }
 
 // releaseBlock is update_sit_entry(old, −1) and locate_dirty_segment(old's segment) inside the

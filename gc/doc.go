@@ -31,7 +31,7 @@
 // gcing to CURSEG_COLD_DATA), node blocks rewritten to their node log (taken as the log the victim
 // segment belongs to) — with f2fs_allocate_data_block's SIT updates (segment.c:3675:
 // update_segment_mtime on the old and the new address, update_sit_entry +1/−1, a new segment for
-// a full log as get_new_segment picks it, locate_dirty_segment). The victim ends prefree; the call
+// a full log as get_new_segment picks it, [NewSegment], locate_dirty_segment). The victim ends prefree; the call
 // returns 0 when a whole section was freed, else EAGAIN (f2fs_gc, err_gc_skipped). A background
 // call only marks the section in victim_secmap and its blocks dirty: node blocks move at the next
 // checkpoint (f2fs_sync_node_pages in block_operations), data blocks at the next sync (writeback;

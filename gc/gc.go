@@ -1,11 +1,5 @@
 package gc
 
-import "github.com/zrviz/zrviz/internal/f2fs"
-
-// smallVolumeSegments is SMALL_VOLUME_SEGMENTS (segment.h:712): a volume of at most this many main
-// segments gets alloc_mode=reuse by default.
-const smallVolumeSegments = f2fs.SmallVolumeSegments
-
 // Move is one block a collection moved: from its old place to the log's next free block.
 type Move struct {
 	From Block `json:"from"`
@@ -316,44 +310,27 @@ func (s *State) move(b Block, log int) (Move, bool) {
 	return Move{From: b, To: to, Log: log}, true
 }
 
-// newCurseg is new_curseg(sbi, type, false) (segment.c:2887) with get_new_segment
-// (segment.c:2693): the next free segment of the section, else the first free section from the
-// hint (__get_next_segno, segment.c:2838: the current segment for large sections; else 0 for hot
-// data, node logs and any log of a volume of at most SMALL_VOLUME_SEGMENTS main segments, which
-// mounts with alloc_mode=reuse (super.c:2168); else the current segment), wrapping to the first
-// free section. One section per zone.
+// newCurseg is new_curseg(sbi, type, false) (segment.c:2889) for one of the segment manager's logs:
+// [NewSegment] picks the segment (__get_next_segno's hint, get_new_segment's section and zone
+// rules) from the free maps, and the log moves there (__set_inuse, reset_curseg →
+// __set_sit_entry_type). With no free section (ENOSPC) get_new_segment stops checkpoints
+// (segment.c:2806): the model records the checkpoint error and leaves the log full, so no later
+// move takes a block from it. The kernel may first have taken SSR on such a volume
+// ([State.MaySSR] flags where; the callers refuse).
 func (s *State) newCurseg(log int) {
 	if may, why := s.MaySSR(log, gcMetaSecs); may && s.unmodelled == "" {
 		s.unmodelled = why
 	}
 	c := &s.cur[log]
-	hintSeg := c.Segno
-	if !s.large() && (log == HotData || isNodeType(log) || s.mainSegs <= smallVolumeSegments) {
-		hintSeg = 0
+	cur := make([]uint32, 0, NumLogs)
+	for _, l := range s.cur {
+		cur = append(cur, l.Segno)
 	}
-	var segno uint32
-	if (hintSeg+1)%s.segsPerSec != 0 {
-		end := (hintSeg/s.segsPerSec + 1) * s.segsPerSec
-		if n := s.inuse.nextZero(hintSeg+1, end); n < end {
-			segno = n
-			goto gotIt
-		}
+	segno, err := NewSegment(s.Geometry(), log, c.Segno, cur, s)
+	if err != nil {
+		s.cpError = true
+		return
 	}
-	{
-		secno := s.inuseSec.nextZero(hintSeg/s.segsPerSec, s.mainSecs)
-		if secno >= s.mainSecs {
-			secno = s.inuseSec.nextZero(0, s.mainSecs)
-		}
-		if secno >= s.mainSecs {
-			// -ENOSPC: get_new_segment stops checkpoints (segment.c:2806); the log stays full.
-			// The kernel would first have tried SSR (reusing dirty segments' free blocks), which
-			// the model does not do.
-			s.cpError = true
-			return
-		}
-		segno = secno * s.segsPerSec
-	}
-gotIt:
 	s.setInuse(segno)
 	c.Segno, c.Blkoff = segno, 0
 	s.segs[segno].Type = log // reset_curseg → __set_sit_entry_type

@@ -43,7 +43,10 @@ type CurSeg struct {
 // Volume is what a mount reads for the segment manager: the geometry, every main-area segment's
 // SIT entry, the six current segments and the checkpoint's elapsed_time.
 type Volume struct {
-	SegsPerSec  uint32
+	SegsPerSec uint32
+	// SecsPerZone is the superblock's secs_per_zone (0 is taken as 1): get_new_segment avoids a
+	// zone another log is in (see [NewSegment]).
+	SecsPerZone uint32
 	Segments    []Segment
 	Current     [NumLogs]CurSeg
 	ElapsedTime uint64
@@ -79,6 +82,7 @@ type State struct {
 	MaxVictimSearch uint32
 
 	segsPerSec, mainSegs, mainSecs uint32
+	secsPerZone                    uint32
 	segs                           []Segment
 	cur                            [NumLogs]CurSeg
 	elapsed                        uint64
@@ -130,16 +134,6 @@ func (b bitset) next(from, n uint32) uint32 {
 	return n
 }
 
-// nextZero is find_next_zero_bit.
-func (b bitset) nextZero(from, n uint32) uint32 {
-	for i := from; i < n; i++ {
-		if !b.test(i) {
-			return i
-		}
-	}
-	return n
-}
-
 func (b bitset) count(n uint32) uint32 {
 	c := uint32(0)
 	for i := range n {
@@ -162,7 +156,7 @@ func Mount(v Volume) (*State, error) {
 	}
 	s := &State{
 		MaxVictimSearch: DefMaxVictimSearch,
-		segsPerSec:      v.SegsPerSec, mainSegs: n, mainSecs: n / v.SegsPerSec,
+		segsPerSec:      v.SegsPerSec, mainSegs: n, mainSecs: n / v.SegsPerSec, secsPerZone: max(v.SecsPerZone, 1),
 		segs: append([]Segment(nil), v.Segments...), cur: v.Current, elapsed: v.ElapsedTime,
 		curVictimSec: NullSegno, rsvSegs: v.ReservedSegments,
 	}

@@ -8,15 +8,15 @@ import (
 )
 
 // GCVolume reads what a mount's segment manager reads for package gc: every main-area segment's
-// SIT entry (valid count, map, mtime, type), the six current segments and the checkpoint's
-// elapsed_time.
+// SIT entry (valid count, map, mtime, type), the six current segments, secs_per_zone and the
+// checkpoint's elapsed_time.
 func GCVolume(img *imgio.Image) (gc.Volume, error) {
 	vol := img.Volume()
 	segs, err := img.Segments()
 	if err != nil {
 		return gc.Volume{}, err
 	}
-	v := gc.Volume{SegsPerSec: vol.SegsPerSec, ElapsedTime: vol.ElapsedTime, ReservedSegments: vol.RsvdSegmentCount, Segments: make([]gc.Segment, len(segs))}
+	v := gc.Volume{SegsPerSec: vol.SegsPerSec, SecsPerZone: vol.SecsPerZone, ElapsedTime: vol.ElapsedTime, ReservedSegments: vol.RsvdSegmentCount, Segments: make([]gc.Segment, len(segs))}
 	for i, s := range segs {
 		v.Segments[i] = gc.Segment{Valid: s.ValidBlocks, Map: s.Map, Mtime: s.Mtime, Type: s.Type}
 	}

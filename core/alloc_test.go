@@ -1,0 +1,246 @@
+package core
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/zrviz/zrviz/gc"
+	"github.com/zrviz/zrviz/internal/f2fs"
+)
+
+// TestWritebackNewSegment fills the warm data log during an fsync's write-back and checks the
+// segment the log moves to against the kernel's rule, with and without a segment manager mounted.
+// No kernel fixture fills a data log during write-back (core/testdata/kernel-seq: the logs never
+// reach a segment's end in them), so the rule is stated here, from Linux 6.12.117's fs/f2fs:
+//
+// f2fs_allocate_data_block (segment.c:3675) finds the log full and, need_new_seg being true (the
+// volume has free sections to spare, so f2fs_need_SSR is false), calls new_curseg(sbi, type, false)
+// (segment.c:2889). Its hint is __get_next_segno (segment.c:2838): on a volume of large sections the
+// log's own segment (line 2853); otherwise 0 for hot data and node logs (line 2865) and for any log
+// of a volume mounted with alloc_mode=reuse (line 2872), which default_options sets for at most
+// SMALL_VOLUME_SEGMENTS main segments (super.c:2168–2170); else the log's own segment (line 2875).
+// get_new_segment (segment.c:2693) then takes the next free segment of the hint's section (lines
+// 2712–2716, large sections only), else the first section at or after the hint's none of whose
+// segments is in use (find_next_zero_bit on free_secmap, line 2735), wrapping to the first (line
+// 2755), else ENOSPC (line 2758). A segment emptied since the last checkpoint (prefree) is still in
+// use in free_segmap until the checkpoint frees it.
+//
+// The file has 20 dirty pages (more than min_hot_blocks: the warm log, __get_segment_type_6), all
+// holes, so each is written out of place; the warm log has two free blocks left, so page 3 opens the
+// new segment.
+func TestWritebackNewSegment(t *testing.T) {
+	cases := []struct {
+		name      string
+		per, main uint32
+		current   []uint32 // the six logs: hot, warm, cold data, hot, warm, cold node
+		used      []uint32 // segments with a valid block
+		emptied   uint32   // a segment whose only block the file's page 0 holds, zeroed first (0: none)
+		want      uint32
+	}{
+		// hint 0 (alloc_mode=reuse); 0 and 2 hold blocks, 1 is current: 3. (The old "first free after
+		// the full one" gave 51.)
+		{"reuse from 0", 1, 120, []uint32{1, 50, 60, 100, 101, 102}, []uint32{0, 2}, 0, 3},
+		// the same, with segment 3 emptied by a zero before the write: prefree, not reused.
+		{"prefree stays in use", 1, 120, []uint32{1, 50, 60, 100, 101, 102}, []uint32{0, 2}, 3, 4},
+		// more than SMALL_VOLUME_SEGMENTS: the warm log's own segment is the hint.
+		{"large volume: after its own segment", 1, 10000, []uint32{1, 50, 60, 100, 101, 102}, []uint32{0, 51}, 0, 52},
+		// four segments a section: the next free segment of the log's section (40–43).
+		{"large section: its own section", 4, 120, []uint32{4, 41, 60, 100, 104, 108}, []uint32{42}, 0, 43},
+		// none left in it: the next section none of whose segments is in use (44–47 holds 44): 48.
+		// (The old rule gave 45.)
+		{"large section: next free section", 4, 120, []uint32{4, 41, 60, 100, 104, 108}, []uint32{42, 43, 44}, 0, 48},
+	}
+	for _, c := range cases {
+		for _, mounted := range []bool{false, true} {
+			for _, mode := range Modes {
+				in, q := allocSeq(t, c.per, c.main, c.current, c.used, c.emptied, mounted, mode)
+				name := c.name + " " + mode.String()
+				if mounted {
+					name += " (segment manager)"
+					// The segment manager's own maps give the same answer for this state.
+					s := q.GCState()
+					cur := s.Current()
+					var segs []uint32
+					for _, l := range cur {
+						segs = append(segs, l.Segno)
+					}
+					if got, err := gc.NewSegment(s.Geometry(), gc.WarmData, cur[gc.WarmData].Segno, segs, s); err != nil || got != c.want {
+						t.Errorf("%s: on the segment manager's free maps: %d, %v; want %d", name, got, err, c.want)
+					}
+				}
+				res, err := q.Fsync(in)
+				if err != nil {
+					t.Fatalf("%s: fsync: %v", name, err)
+				}
+				v := &in.Volume
+				if len(res.Pages) != 20 {
+					t.Fatalf("%s: %d pages written, want 20", name, len(res.Pages))
+				}
+				warm := c.current[gc.WarmData]
+				for k, p := range res.Pages {
+					seg, off := warm, uint32(510+k)
+					if k >= 2 {
+						seg, off = c.want, uint32(k-2)
+					}
+					if p.How != WroteOutPlace || p.Log != "warm-data" || p.Segno != seg || p.New != f2fs.SegBlock(v.MainBlkaddr, seg)+off {
+						t.Fatalf("%s: page %d: %+v, want the warm log's segment %d block %d", name, p.Index, p, seg, off)
+					}
+				}
+				f := q.File(in)
+				if f.Volume.WarmDataSegno != c.want || f.Volume.WarmDataBlkoff != 18 ||
+					!slices.Contains(f.Volume.CurrentSegments, c.want) || slices.Contains(f.Volume.CurrentSegments, warm) {
+					t.Errorf("%s: warm log at %d+%d, current %v; want %d+18", name, f.Volume.WarmDataSegno, f.Volume.WarmDataBlkoff, f.Volume.CurrentSegments, c.want)
+				}
+				if mounted {
+					if got := q.GCState().Current()[gc.WarmData]; got.Segno != c.want || got.Blkoff != 18 {
+						t.Errorf("%s: the segment manager's warm log at %+v, want %d+18", name, got, c.want)
+					}
+				}
+			}
+		}
+	}
+
+	// Every section in use and the log at its section's end: get_new_segment's ENOSPC, after which
+	// the kernel stops checkpoints. Refused.
+	in, q := allocSeq(t, 4, 16, []uint32{0, 7, 8, 12, 13, 14}, nil, 0, false, PerBlock)
+	if _, err := q.Fsync(in); !errors.Is(err, ErrUnmodelled) || !errors.Is(err, gc.ErrNoSpace) {
+		t.Errorf("no free section: %v, want ErrUnmodelled and gc.ErrNoSpace", err)
+	}
+}
+
+// allocSeq builds a volume of main segments (per a section) with the six logs at current (the warm
+// one two blocks short of full), a valid block in each used segment, and a file of 21 pages: page 0
+// the only block of segment emptied (when not 0), zeroed at once; pages 1–20 holes, written (dirty).
+// mounted adds the segment manager (core.Seq.MountGC) on the same SIT.
+func allocSeq(t *testing.T, per, main uint32, current, used []uint32, emptied uint32, mounted bool, mode Mode) (Input, *Seq) {
+	t.Helper()
+	slots := make([]uint32, 21)
+	st := newState(slots, 0)
+	v := &st.vol
+	v.SegsPerSec, v.MainSegments = per, main
+	v.MaxBlkaddr = v.MainBlkaddr + main*blocksPerSeg
+	v.CurrentSegments = slices.Clone(current)
+	v.HotDataSegno, v.HotDataBlkoff = current[0], 0
+	v.WarmDataSegno, v.WarmDataBlkoff = current[1], 510
+	v.ColdDataSegno, v.ColdDataBlkoff = current[2], 0
+	for _, no := range used {
+		st.sit.set(v, f2fs.SegBlock(v.MainBlkaddr, no)+7)
+	}
+	if emptied != 0 {
+		a := f2fs.SegBlock(v.MainBlkaddr, emptied) + 9
+		st.file = newMemFile(873, append([]uint32{a}, slots[1:]...)...)
+		st.sit.set(v, a)
+		st.ino.Blocks, st.ino.Size, st.ino.SlotsEnd = 2, 4096, st.file.n
+	}
+	in := st.input()
+	q := NewSeq(mode)
+	if mounted {
+		gv := gc.Volume{SegsPerSec: per, Segments: make([]gc.Segment, main), ElapsedTime: 1000}
+		for no := range main {
+			valid, bm, _ := st.sit.SegmentValidMap(no)
+			gv.Segments[no] = gc.Segment{Valid: valid, Map: bm, Type: gc.WarmData}
+		}
+		for log, no := range current {
+			gv.Segments[no].Type = log
+			gv.Current[log] = gc.CurSeg{Segno: no}
+		}
+		gv.Current[gc.WarmData].Blkoff = 510
+		own := &memOwners{in: in, index: map[uint32]uint64{}}
+		if emptied != 0 {
+			own.index[f2fs.SegBlock(v.MainBlkaddr, emptied)+9] = 0
+		}
+		if err := q.MountGC(*v, st.sit, gv, own); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if emptied != 0 {
+		if r, _, _, err := q.Zero(in, Request{Offset: 0, Length: 4096}); err != nil || r.Stats.BlocksInvalidated != 1 {
+			t.Fatalf("zero over segment %d's block: %v", emptied, err)
+		}
+		if f := q.File(in); !slices.Contains(f.Volume.Prefree, emptied) {
+			t.Fatalf("segment %d not prefree after the zero: %v", emptied, f.Volume.Prefree)
+		}
+	}
+	if w, err := q.Write(in, 4096, 20*4096); err != nil || w.Errno != "" || len(q.File(in).Inode.Dirty) != 20 {
+		t.Fatalf("write: %v %+v", err, w)
+	}
+	return in, q
+}
+
+// TestWritebackNewSegmentAgrees: on random volumes (1, 2 or 4 segments a section, 8 to 40 sections,
+// random logs, used and emptied segments, at least two sections free) with a segment manager mounted, the segment core's
+// write-back opens for the full warm log is the one gc.NewSegment picks on the segment manager's own
+// free maps (built by gc.Mount, kept by its own code), or the operation is refused because the kernel
+// may take SSR there (gc.State.MaySSR).
+func TestWritebackNewSegmentAgrees(t *testing.T) {
+	ran, refused := 0, 0
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 27))
+		per := []uint32{1, 2, 4}[r.IntN(3)]
+		main := per * uint32(8+r.IntN(33))
+		perm := r.Perm(int(main))
+		var current, used []uint32
+		for _, no := range perm[:6] {
+			current = append(current, uint32(no))
+		}
+		fill := r.Float64()
+		for _, no := range perm[6:] {
+			if r.Float64() < fill {
+				used = append(used, uint32(no))
+			}
+		}
+		emptied := uint32(0)
+		if r.IntN(2) == 0 && len(used) < len(perm)-6 {
+			for _, no := range perm[6:] {
+				if no != 0 && !slices.Contains(used, uint32(no)) {
+					emptied = uint32(no)
+					break
+				}
+			}
+		}
+		// Keep two sections free: with none left, f2fs_balance_fs would collect blocks this test's
+		// files do not own; ENOSPC is TestWritebackNewSegment's.
+		freeSecs := 0
+		for sec := range main / per {
+			if !slices.ContainsFunc(slices.Concat(current, used, []uint32{emptied}), func(no uint32) bool { return no/per == sec }) {
+				freeSecs++
+			}
+		}
+		if freeSecs < 2 {
+			continue
+		}
+		in, q := allocSeq(t, per, main, current, used, emptied, true, PerBlock)
+		s := q.GCState()
+		cur := s.Current()
+		var segs []uint32
+		for _, l := range cur {
+			segs = append(segs, l.Segno)
+		}
+		want, werr := gc.NewSegment(s.Geometry(), gc.WarmData, cur[gc.WarmData].Segno, segs, s)
+		res, err := q.Fsync(in)
+		switch {
+		case err != nil && !errors.Is(err, ErrUnmodelled):
+			t.Fatalf("seed %d: %v", seed, err)
+		case err != nil && werr != nil:
+			t.Fatalf("seed %d: %v; the segment manager finds no free section (%v) with two free", seed, err, werr)
+		case err != nil:
+			// ssrOpen asks on the state the operation left (one section fewer free than at the move).
+			if may, _ := q.GCState().MaySSR(gc.WarmData, q.metaSecs()); !may {
+				t.Fatalf("seed %d: refused (%v) where the segment manager opens %d and SSR cannot apply", seed, err, want)
+			}
+			refused++
+		case werr != nil:
+			t.Fatalf("seed %d: write-back opened segment %d where the segment manager finds none (%v)", seed, res.Pages[2].Segno, werr)
+		case res.Pages[2].Segno != want:
+			t.Fatalf("seed %d (%d a section, %d segments): write-back opened segment %d, the segment manager's maps give %d", seed, per, main, res.Pages[2].Segno, want)
+		default:
+			ran++
+		}
+	}
+	t.Logf("%d agreed, %d refused", ran, refused)
+	if ran < 100 || refused == 0 {
+		t.Errorf("%d agreed, %d refused: the random volumes do not cover both", ran, refused)
+	}
+}
