@@ -194,6 +194,17 @@ func (o Op) OpLine(size int64) string {
 // ZeroOp makes a zero operation of a run.
 func ZeroOp(r Run) Op { return Op{Kind: OpZero, Run: r} }
 
+// RunOp makes the operation of a run by its call: a zero, a punch or a truncate.
+func RunOp(r Run) Op {
+	switch r.Op {
+	case core.OpPunch:
+		return Op{Kind: OpPunch, Run: r}
+	case core.OpTruncate:
+		return Op{Kind: OpTruncate, Run: r}
+	}
+	return ZeroOp(r)
+}
+
 // OpLine writes r as a line of the ops language (with its length resolved for a file of size bytes).
 func (r Run) OpLine(size int64) string {
 	req := r.Request(size)

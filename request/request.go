@@ -20,6 +20,7 @@ const (
 	FieldKeepSize = "keepSize"
 	FieldMode     = "mode"
 	FieldSize     = "size" // truncate's new size
+	FieldOp       = "op"   // zero (the default), punch or truncate
 )
 
 // Run is one walked call on one file, in one or both modes: fallocate(FALLOC_FL_ZERO_RANGE) by
@@ -63,6 +64,30 @@ func Parse(get func(name string) string) (Run, error) {
 		return r, err
 	}
 	var err error
+	switch v := get(FieldOp); v {
+	case "", OpZero:
+	case OpPunch:
+		r.Op = core.OpPunch
+	case OpTruncate:
+		// truncate(2) to size bytes: the size is required, offset, length and keepSize unused.
+		r.Op = core.OpTruncate
+		sz := get(FieldSize)
+		if sz == "" {
+			return r, &FieldError{Field: FieldSize, Msg: "missing: truncate needs the new size"}
+		}
+		if r.Offset, err = ParseSize(FieldSize, sz); err != nil {
+			return r, err
+		}
+		r.HasLength = true
+		if v := get(FieldMode); v != "" {
+			if r.Modes, err = ParseModes(v); err != nil {
+				return r, err
+			}
+		}
+		return r, nil
+	default:
+		return r, &FieldError{Field: FieldOp, Value: v, Msg: "want zero, punch or truncate"}
+	}
 	if v := get(FieldOffset); v != "" {
 		if r.Offset, err = ParseSize(FieldOffset, v); err != nil {
 			return r, err
@@ -76,6 +101,10 @@ func Parse(get func(name string) string) (Run, error) {
 	}
 	if r.KeepSize, err = ParseBool(FieldKeepSize, get(FieldKeepSize)); err != nil {
 		return r, err
+	}
+	if r.Op == core.OpPunch {
+		// fallocate(PUNCH_HOLE) always carries KEEP_SIZE (vfs_fallocate refuses it without).
+		r.KeepSize = false
 	}
 	if v := get(FieldMode); v != "" {
 		if r.Modes, err = ParseModes(v); err != nil {

@@ -137,7 +137,8 @@ type unmountOutput struct {
 	*core.WriteResult
 }
 
-const runSynopsis = `run [--image IMG] [--json | --csv] [--mode per-block|batched|both] [--offset N] [--length N] [--keep-size] [--trace FILE] [--after AFTER] PATH
+const runSynopsis = `run [--image IMG] [--json | --csv] [--mode per-block|batched|both] [--op zero|punch] [--offset N] [--length N] [--keep-size] [--trace FILE] [--after AFTER] PATH
+       zrviz run --op truncate --size N [--image IMG] [--json | --csv] [--mode per-block|batched|both] [--trace FILE] [--after AFTER] PATH
        zrviz run --ops FILE [--image IMG] [--json] [--mode per-block|batched|both] [--trace FILE] [--after AFTER]`
 
 // runOpsHelp lists the ops language, from its one declaration (request.Ops).
@@ -164,6 +165,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	offset := fs.String("offset", "", "byte offset `N` of the range: decimal, 0x hex or with a unit (4096, 0x1000, 1MiB; default 0)")
 	length := fs.String("length", "", "byte length `N` of the range, same syntax (default: to the end of the file; 0 when the offset is at or past it, which the kernel refuses with EINVAL)")
 	keepSize := fs.Bool("keep-size", false, "FALLOC_FL_KEEP_SIZE: do not grow i_size")
+	op := fs.String("op", request.OpZero, "`OP`: zero (fallocate ZERO_RANGE), punch (fallocate PUNCH_HOLE|KEEP_SIZE over --offset and --length) or truncate (truncate(2) to --size)")
+	size := fs.String("size", "", "the new size `N` of --op truncate, same syntax as --offset")
 	opsFile := fs.String("ops", "", "run the operations of `FILE` in order, each on the state the previous one left, "+
 		"one a line of the ops language (below; the kernel fixtures' ops files), instead of one PATH")
 	traceFile := fs.String("trace", "", "compare the kernel's f2fs_invalidate_blocks calls recorded in `FILE` "+
@@ -188,8 +191,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		switch {
 		case fs.NArg() != 0:
 			return usageError{fmt.Sprintf("--ops %s names the paths itself: no PATH argument (got %q)", *opsFile, fs.Args())}
-		case *offset != "" || *length != "" || *keepSize:
-			return usageError{"--offset, --length and --keep-size describe one PATH: with --ops every line gives its own"}
+		case *offset != "" || *length != "" || *keepSize || *size != "" || *op != request.OpZero:
+			return usageError{"--op, --offset, --length, --size and --keep-size describe one PATH: with --ops every line gives its own"}
 		}
 		if runs, err = readOps(*opsFile); err != nil {
 			return err
@@ -198,8 +201,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if fs.NArg() != 1 {
 			return usageError{fmt.Sprintf("run takes one PATH inside the image (got %d arguments), e.g. zrviz run /seed/bench64.bin", fs.NArg())}
 		}
+		switch {
+		case *op == request.OpTruncate && (*offset != "" || *length != "" || *keepSize):
+			return usageError{"--op truncate takes --size, not --offset, --length or --keep-size"}
+		case *op != request.OpTruncate && *size != "":
+			return usageError{"--size is --op truncate's: a zero or a punch takes --offset and --length"}
+		case *op == request.OpPunch && *keepSize:
+			return usageError{"--op punch always carries FALLOC_FL_KEEP_SIZE: no --keep-size"}
+		}
 		fields := map[string]string{request.FieldPath: fs.Arg(0), request.FieldOffset: *offset,
-			request.FieldLength: *length, request.FieldMode: *mode}
+			request.FieldLength: *length, request.FieldMode: *mode, request.FieldOp: *op, request.FieldSize: *size}
 		if *keepSize {
 			fields[request.FieldKeepSize] = "true"
 		}
@@ -207,7 +218,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return flagError(err)
 		}
-		runs = []request.Op{request.ZeroOp(run)}
+		runs = []request.Op{request.RunOp(run)}
 	}
 	for i := range runs {
 		runs[i].Modes = modes
@@ -500,7 +511,7 @@ func flagError(err error) error {
 		return err
 	}
 	name := map[string]string{request.FieldPath: "PATH", request.FieldOffset: "--offset", request.FieldLength: "--length",
-		request.FieldMode: "--mode", request.FieldKeepSize: "--keep-size"}[fe.Field]
+		request.FieldMode: "--mode", request.FieldKeepSize: "--keep-size", request.FieldOp: "--op", request.FieldSize: "--size"}[fe.Field]
 	if name == "" {
 		name = fe.Field
 	}
