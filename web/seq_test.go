@@ -44,7 +44,7 @@ func TestRunBeforeSequence(t *testing.T) {
 			t.Errorf("%q: %+v, want 18 calls", before, got.Results)
 		}
 	}
-	q := url.Values{"path": {"/cases/holes.bin"}, FieldBefore: {"punch /cases/holes.bin 0 4096"}}
+	q := url.Values{"path": {"/cases/holes.bin"}, FieldBefore: {"collapse /cases/holes.bin 0 4096"}}
 	var e struct{ Error string }
 	if code := ts.get(t, "/api/images/demo/run?"+q.Encode(), &e); code != http.StatusBadRequest {
 		t.Errorf("an unknown operation: %d %s", code, e.Error)
