@@ -238,7 +238,7 @@ func TestKernelSeq(t *testing.T) {
 					var errno string
 					var rep *ktrace.Report
 					var err error
-					if op.IsZero() {
+					if op.Walks() {
 						errno = st.Walk.Errno
 						if rep, err = ktrace.Check(tr, i, st.File, st.Request, st.Walk); err != nil {
 							t.Fatal(err)

@@ -75,7 +75,7 @@ func TestRunOpsSteps(t *testing.T) {
 			if st.Index != i || st.Op.Kind != ops[i].Kind {
 				t.Errorf("%s: step %d is %d %s", mode, i, st.Index, st.Op.Kind)
 			}
-			if (st.Walk != nil) != st.Op.IsZero() || (st.Other != nil) == st.Op.IsZero() {
+			if (st.Walk != nil) != st.Op.Walks() || (st.Other != nil) == st.Op.Walks() {
 				t.Errorf("%s: step %d (%s): walk %v, other %v", mode, i, st.Op.Kind, st.Walk != nil, st.Other != nil)
 			}
 			if (st.File.Path != "") != (st.Op.Path != "") {

@@ -15,7 +15,6 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
-	"github.com/zrviz/zrviz/request"
 )
 
 // imageInfo is one row of GET /api/images.
@@ -433,7 +432,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := t.spec.Request
-	head, err := json.Marshal(runBody{Op: request.OpZero, Path: t.info.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize})
+	head, err := json.Marshal(runBody{Op: req.Op.String(), Path: t.info.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize})
 	if err != nil {
 		s.Error(w, r, err)
 		return

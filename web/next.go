@@ -89,7 +89,7 @@ func (s *Server) afterRun(ctx context.Context, t *runTarget, now uint64) (*gc.St
 	}
 	q.SetNow(now)
 	// The earlier operations, then the played zero, on one mount.
-	ops := append(slices.Clip(t.before), request.ZeroOp(t.run))
+	ops := append(slices.Clip(t.before), request.RunOp(t.run))
 	if err := source.RunOps(ctx, q, t.si.Image, ops, nil); err != nil {
 		return nil, err
 	}

@@ -158,11 +158,11 @@ func writebackGroups(ctx context.Context, img *imgio.Image, base core.Input, bef
 		return ctx.Err()
 	}
 	prev := sitNow()
-	ops := append(slices.Clip(before), request.ZeroOp(played))
+	ops := append(slices.Clip(before), request.RunOp(played))
 	err = source.RunOps(ctx, q, img, ops, func(st *source.Step) error {
 		g := wbGroup{Op: st.Index + 1, Line: st.Op.OpLine(0), Kind: st.Op.Kind}
 		var err error
-		if st.Op.IsZero() {
+		if st.Op.Walks() {
 			g.Errno = st.Walk.Errno
 			if g.Played = st.Index == len(before); g.Played {
 				g.Line = playedLine(played, st.Request)
