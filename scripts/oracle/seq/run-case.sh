@@ -4,7 +4,8 @@
 # one (build/f2fs-batched), kprobe on f2fs_invalidate_blocks with len, and writes
 # into CASEDIR: result, result.batched, trace, trace.batched, ftrace,
 # ftrace.batched, after.img.zst, after.batched.img.zst, after.txt,
-# after.batched.txt.
+# after.batched.txt (and dmesg.txt, dmesg.batched.txt: the f2fs lines of dmesg,
+# with ZR_SEQ_DMESG=1).
 # The base image: CASEDIR/before.img.zst, or CASEDIR/base naming `demo`
 # ($ZR_DEMO_IMG, default /work/shared/fixtures/demo.img.zst).
 # Work files go to $ZR_SEQ_WORK (default /tmp/zr-seq)/<case>-{stock,batched}.
@@ -21,8 +22,10 @@ else
 	[ "$base" = demo ] || { echo "unknown base $base" >&2; exit 2; }
 	zstd -qdf "${ZR_DEMO_IMG:-/work/shared/fixtures/demo.img.zst}" -o "$W/$name.before.img"
 fi
+# punch and truncate (issue 28): which dnode ranges and node blocks each op freed
+TRUNC_EVENTS='f2fs_truncate f2fs_truncate_blocks_enter f2fs_truncate_blocks_exit f2fs_truncate_data_blocks_range f2fs_truncate_inode_blocks_enter f2fs_truncate_inode_blocks_exit f2fs_truncate_nodes_enter f2fs_truncate_nodes_exit f2fs_truncate_node f2fs_truncate_partial_nodes'
 export ZR_KPROBE='p:zr f2fs_invalidate_blocks addr=%si:u32 len=%dx:u32'
-export ZR_EVENTS=${ZR_EVENTS-f2fs_fallocate f2fs_reserve_new_blocks f2fs_sync_file_enter f2fs_sync_file_exit f2fs_writepage f2fs_submit_page_write f2fs_submit_page_bio f2fs_write_checkpoint f2fs_gc_begin f2fs_gc_end f2fs_get_victim f2fs_background_gc}
+export ZR_EVENTS=${ZR_EVENTS-f2fs_fallocate f2fs_reserve_new_blocks f2fs_sync_file_enter f2fs_sync_file_exit f2fs_writepage f2fs_submit_page_write f2fs_submit_page_bio f2fs_write_checkpoint f2fs_gc_begin f2fs_gc_end f2fs_get_victim f2fs_background_gc $TRUNC_EVENTS}
 for mode in ${ZR_MODES:-stock batched}; do
 	o=$W/$name-$mode sfx=; [ $mode = batched ] && sfx=.batched
 	ko=; [ $mode = batched ] && ko=$KO
@@ -49,6 +52,8 @@ for mode in ${ZR_MODES:-stock batched}; do
 		cp "$o/log/trace.raw" "$c/ftrace$sfx"
 	fi
 	grep -E 'F2FS-fs|f2fs' "$o/log/dmesg.txt" | grep -v 'loading out-of-tree\|module verification' >"$o/f2fs-dmesg.txt" || true
+	# the corrupt-image cases keep the kernel's f2fs messages (ZR_SEQ_DMESG=1)
+	if [ -n "${ZR_SEQ_DMESG:-}" ]; then cp "$o/f2fs-dmesg.txt" "$c/dmesg$sfx.txt"; fi
 	fsck.f2fs --dry-run -f "$o/after.img" >"$o/fsck.txt" 2>&1 && echo "fsck $mode: rc 0" || echo "fsck $mode: rc $?"
 	python3 "$here/seq/seqdump.py" "$W/$name.before.img" "$o/after.img" "$c/ftrace$sfx" \
 		"$name, after-image of the $mode module (Linux 6.12.117+deb12-amd64)" >"$c/after$sfx.txt"
