@@ -128,10 +128,19 @@ type State struct {
 	ValidBlocks uint64
 	ValidNodes  uint32
 	NodesAlloc  uint64 // nodes the operations allocated (their NAT entries new in the image)
+	// NodesFreed are the node blocks truncate freed (truncate_node), by file: NEW_ADDR for a node
+	// allocated in the mount and freed before it was written.
+	NodesFreed []FreedNode
 	HasCounts   bool   // ValidBlocks and ValidNodes are known
 	// Explained is what the model itself did that the kernel does after the calls (the writeback
 	// of dirty pages, by fsync, sync or the unmount); CheckState reports it first.
 	Explained []Explanation
+}
+
+// FreedNode is a node block truncate_node freed: its file's inode and the block the NAT gave it.
+type FreedNode struct {
+	Ino  uint32
+	Addr uint32
 }
 
 // FileState is one file as the model left it.
@@ -419,6 +428,11 @@ func (c *checker) nodes(st *State) error {
 	for _, f := range st.Files {
 		touched[f.Ino] = f.Path
 	}
+	// freed: what truncate_node freed, each to explain one NAT entry once.
+	freed := map[FreedNode]int{}
+	for _, n := range st.NodesFreed {
+		freed[n]++
+	}
 	n := min(c.before.NATBlockCount(), c.after.NATBlockCount())
 	for b := range n {
 		if b%256 == 0 {
@@ -455,6 +469,14 @@ func (c *checker) nodes(st *State) error {
 				c.explain(Explanation{Kind: "node-alloc", Func: "f2fs_new_node_page, then f2fs_do_write_node_page", File: path, Nid: u32(eb.Nid), To: u32(eb.BlockAddr),
 					Text: fmt.Sprintf("node %d of %s, allocated by the call, was written at %d", eb.Nid, path, eb.BlockAddr)})
 				c.setBit(eb.BlockAddr, true)
+			case ok && ea.Ino == eb.Ino && isAddr(ea.BlockAddr) && eb.BlockAddr == imgio.NullAddr && freed[FreedNode{eb.Ino, ea.BlockAddr}] > 0:
+				freed[FreedNode{eb.Ino, ea.BlockAddr}]--
+				c.explain(Explanation{Kind: "node-free", Func: "truncate_node", File: path, Nid: u32(eb.Nid), From: u32(ea.BlockAddr),
+					Text: fmt.Sprintf("node %d of %s was freed by truncate: NAT %d → NULL, its block invalidated", eb.Nid, path, ea.BlockAddr)})
+			case ok && ea.BlockAddr == imgio.NullAddr && eb.BlockAddr == imgio.NullAddr && (ea.Ino == 0 || ea.Ino == eb.Ino) && freed[FreedNode{eb.Ino, core.NewAddr}] > 0:
+				freed[FreedNode{eb.Ino, core.NewAddr}]--
+				c.explain(Explanation{Kind: "node-free", Func: "f2fs_new_node_page, then truncate_node", File: path, Nid: u32(eb.Nid),
+					Text: fmt.Sprintf("node %d of %s was allocated by an operation and freed by truncate before it was written: its NAT entry names the file, no block", eb.Nid, path)})
 			case !ok && ea.Ino == eb.Ino && isAddr(ea.BlockAddr) && isAddr(eb.BlockAddr) && c.gcNode(eb.Ino, eb.Nid, ea.BlockAddr, eb.BlockAddr):
 				// A node of a file no operation touched, rewritten because garbage collection
 				// moved its blocks (or the node itself): explained by gcNode.
@@ -601,6 +623,11 @@ func ModelSeq(ctx context.Context, img *imgio.Image, text string, mode core.Mode
 		if s.Walk != nil {
 			pages(s.Pages)
 			st.NodesAlloc += s.Walk.Stats.NodesAlloc
+			for c := range s.Walk.Calls.All() {
+				if c.Reason == core.ActNodeFree {
+					st.NodesFreed = append(st.NodesFreed, FreedNode{Ino: s.File.Inode.Ino, Addr: c.Start})
+				}
+			}
 		}
 		if s.Other != nil {
 			pages(s.Other.Pages)

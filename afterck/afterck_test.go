@@ -427,6 +427,13 @@ func TestKernelSeqAfterImages(t *testing.T) {
 				t.Run(mode.String(), func(t *testing.T) {
 					before := imgedit.Open(t, imgedit.Copy(t, base))
 					st, err := afterck.ModelSeq(context.Background(), before, text, mode)
+					if r, ok := testutil.KernelSeqRefusal(t, dir); ok {
+						// The model refuses an operation of the case rather than guess: no state.
+						if !r.Refused(err, func(err error) bool { return errors.Is(err, core.ErrUnmodelled) }) {
+							t.Fatalf("want operation %d refused naming %s, got %v", r.Op, r.Function, err)
+						}
+						return
+					}
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -89,6 +89,7 @@ type counters struct {
 	inline                            uint8  // i_inline
 	needFsck                          bool   // SBI_NEED_FSCK
 	curReserved                       uint64 // current_reserved_blocks
+	comprBlocks                       uint64 // i_compr_blocks
 }
 
 // zeroRange is f2fs_zero_range's page arithmetic (§3) and progress.
@@ -176,6 +177,7 @@ func newEngine(in Input, req Request, mode Mode) (*engine, error) {
 			coldBlkoff:  in.Volume.ColdDataBlkoff,
 			warmBlkoff:  in.Volume.WarmDataBlkoff,
 			curReserved: in.Volume.CurrentReservedBlocks,
+			comprBlocks: in.Inode.ComprBlocks,
 		},
 		chunk: chunkState{ord: -1},
 	}
@@ -955,6 +957,7 @@ func (e *engine) nextInput() Input {
 	// were written back before the walk (filemap_write_and_wait_range) and dropped by it.
 	next.Inode.Dirty = addDirty(e.dropPages(e.in.Inode.Dirty), e.fills)
 	next.Volume.CurrentReservedBlocks = c.curReserved
+	next.Inode.ComprBlocks = c.comprBlocks
 	if segs := e.sit.prefreeNow(); len(segs) > 0 {
 		next.Volume.Prefree = addSegs(e.in.Volume.Prefree, segs)
 	}

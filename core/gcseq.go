@@ -148,6 +148,9 @@ func (q *Seq) feedCalls(v *Volume, res *Result) error {
 	}
 	for c := range res.Calls.All() {
 		a, n := c.Start, c.Len
+		if !isBlock(a) {
+			continue // NEW_ADDR or COMPRESS_ADDR: f2fs_invalidate_blocks returned at once
+		}
 		for n > 0 {
 			if a < v.MainBlkaddr {
 				return fmt.Errorf("%w: call at block %d below the main area", ErrInput, a)

@@ -44,6 +44,16 @@ type truncState struct {
 	nDrops     uint8
 	partial    bool // truncate: truncate_partial_data_page dirtied page partialIdx
 	partialIdx uint64
+	// A compressed file's cluster walk (f2fs_truncate_data_blocks_range): the slot's index in
+	// the chunk, whether the current cluster is compressed, its valid blocks so far.
+	clusterIdx   uint32
+	compressed   bool
+	clusterValid uint32
+	// from is f2fs_do_truncate_blocks's from, in bytes: the size, or for a compressed file first
+	// the size rounded up to a cluster (f2fs_truncate_blocks), then the size itself when the cut
+	// cluster is stored raw (f2fs_truncate_partial_cluster); second says that pass has begun.
+	from   int64
+	second bool
 }
 
 // pageRange is the pages [lo, hi).
@@ -253,9 +263,10 @@ func (e *engine) settleTrunc() bool {
 	case phTrNode:
 		return e.nodeCall()
 	case phTrPartial:
-		s.phase = phDone
 		if e.partialPage() {
 			s.phase = phTrPartialPage
+		} else if e.err == nil {
+			s.phase = e.afterPass()
 		}
 	default:
 		return false
@@ -329,6 +340,7 @@ func (e *engine) chunkEnterTrunc(ev *Event) bool {
 	*c = chunkState{node: pos, lo: lo, hi: hi, pos: lo, leave: c.leave, ord: c.ord + 1, in: true}
 	s.run = pendingRun{}
 	s.tr.nrFree = 0
+	s.tr.clusterIdx, s.tr.compressed, s.tr.clusterValid = 0, false, 0
 	s.stats.DnodeChunks++
 	for _, a := range buf[lo-pos.start : hi-pos.start] {
 		switch a {
@@ -361,6 +373,15 @@ func (e *engine) truncSlot(ev *Event) bool {
 	a := e.buf[i]
 	ev.Kind, ev.State = EvSlot, stateOf(a)
 	c.pos++
+	if cs := uint32(e.in.Inode.ClusterSize); e.in.Inode.Flags&FlagCompressed != 0 && cs > 0 {
+		// "Assumption: truncation starts with cluster": a cluster begins every cs slots of the
+		// chunk; the one before it gives i_compr_blocks back what it saved.
+		if s.tr.clusterIdx%cs == 0 {
+			e.comprUpdate()
+			s.tr.compressed, s.tr.clusterValid = a == CompressAddr, 0
+		}
+		s.tr.clusterIdx++
+	}
 	if a == NullAddr {
 		ev.Action = ActSkipNull
 		e.breakRun(c.pos - 1)
@@ -392,8 +413,14 @@ func (e *engine) truncSlot(ev *Event) bool {
 			return true
 		}
 		e.track(a)
+		if s.tr.compressed {
+			s.tr.clusterValid++
+		}
 	}
-	s.tr.nrFree++
+	// A released file (i_compr_blocks 0) no longer counts its COMPRESS_ADDR slots as blocks.
+	if released := e.in.Inode.ComprBlocks == 0; !released || a != CompressAddr {
+		s.tr.nrFree++
+	}
 	if e.mode == PerBlock {
 		ev.Action = ActClear
 		s.call = invCall{slot: c.pos - 1, start: a, len: 1, reason: ActPerBlock, ret: phTrSlots}
@@ -435,6 +462,7 @@ func (e *engine) chunkLeaveTrunc(ev *Event) {
 	s := &e.s
 	c := &s.chunk
 	cn := &s.counters
+	e.comprUpdate()
 	ev.Kind, ev.Action = EvChunkLeave, ActDecValid
 	ev.Count = c.hi - c.lo
 	ev.Len = uint32(s.tr.nrFree)
@@ -448,6 +476,20 @@ func (e *engine) chunkLeaveTrunc(ev *Event) {
 	c.in = false
 	c.leave = c.hi - 1
 	s.phase = phTrNext
+}
+
+// comprUpdate is f2fs_i_compr_blocks_update(inode, valid_blocks, false) for a compressed cluster
+// the loop leaves: i_compr_blocks loses what the cluster saved.
+func (e *engine) comprUpdate() {
+	t := &e.s.tr
+	if !t.compressed {
+		return
+	}
+	t.compressed = false
+	cn := &e.s.counters
+	if saved := uint64(e.in.Inode.ClusterSize) - uint64(t.clusterValid); cn.comprBlocks > 0 {
+		cn.comprBlocks -= min(cn.comprBlocks, saved)
+	}
 }
 
 // decValid lowers valid_block_count by n and gives reserved_blocks back its share, as
@@ -526,12 +568,43 @@ func (e *engine) truncSize(ev *Event) {
 	case cn.inline&InlineData != 0:
 		// f2fs_truncate_inline_inode: the data stays in the inode, no block changes.
 		s.phase = phDone
-	case e.in.Inode.Flags&FlagCompressed != 0:
-		e.err = errUnmodelled("truncate of a compressed file (f2fs_truncate_blocks rounds to the cluster; f2fs_truncate_partial_cluster and i_compr_blocks)")
+	case e.in.Inode.Flags&FlagCompressed != 0 && (e.in.Inode.ClusterSize <= 0 || e.in.Inode.ComprBlocks == 0):
+		e.err = errUnmodelled("a truncate of a compressed file whose blocks were released (FI_COMPRESS_RELEASED)")
 		s.phase = phEnd
+	case e.in.Inode.Flags&FlagCompressed != 0:
+		// f2fs_truncate_blocks (file.c:867): blocks go from the size rounded up to a cluster.
+		cb := int64(e.in.Inode.ClusterSize) * blockSize
+		s.tr.from = (size + cb - 1) / cb * cb
+		s.phase = phTrPlan
 	default:
+		s.tr.from = size
 		s.phase = phTrPlan
 	}
+}
+
+// afterPass is what follows f2fs_do_truncate_blocks: for a compressed file cut inside a cluster,
+// f2fs_truncate_partial_cluster — a raw cluster is truncated again from the size itself; a
+// compressed one is read and rewritten, which the model refuses.
+func (e *engine) afterPass() phase {
+	s := &e.s
+	size := e.req.Offset
+	if s.tr.second || s.tr.from == size {
+		return phDone
+	}
+	cs := uint64(e.in.Inode.ClusterSize)
+	start := uint64(size) >> 12 / cs * cs
+	pos, buf, _, err := e.slots.read(start, e.fbuf)
+	e.fbuf = buf
+	if err != nil {
+		e.err = err
+		return phEnd
+	}
+	if buf[pos.ofs] == CompressAddr {
+		e.err = errUnmodelled("a truncate inside a compressed cluster (f2fs_truncate_partial_cluster reads the cluster, zeroes it past the size and rewrites it at writeback)")
+		return phEnd
+	}
+	s.tr.second, s.tr.from = true, size
+	return phTrPlan
 }
 
 // partialPage is truncate_partial_data_page(from): the page holding an unaligned new size is
@@ -539,11 +612,11 @@ func (e *engine) truncSize(ev *Event) {
 // It reports whether an event follows.
 func (e *engine) partialPage() bool {
 	s := &e.s
-	off := uint32(e.req.Offset & (blockSize - 1))
+	off := uint32(s.tr.from & (blockSize - 1))
 	if off == 0 {
 		return false
 	}
-	idx := uint64(e.req.Offset) >> 12
+	idx := uint64(s.tr.from) >> 12
 	pos, buf, _, err := e.slots.read(idx, e.fbuf)
 	e.fbuf = buf
 	if err != nil {
@@ -573,7 +646,7 @@ func (e *engine) partialPageEvent(ev *Event) {
 	}
 	e.fills = append(e.fills, fz)
 	s.tr.partial, s.tr.partialIdx = true, f.idx
-	s.phase = phDone
+	s.phase = e.afterPass()
 }
 
 // buildPlan lists truncate's walk from free_from (f2fs_do_truncate_blocks): the rest of the dnode
@@ -582,7 +655,8 @@ func (e *engine) partialPageEvent(ev *Event) {
 // children when it goes whole.
 func (e *engine) buildPlan() error {
 	e.plan = e.plan[:0]
-	from := (uint64(e.req.Offset) + blockSize - 1) >> 12
+	e.s.tr.plan = 0
+	from := (uint64(e.s.tr.from) + blockSize - 1) >> 12
 	if from >= maxFileBlocks {
 		return nil
 	}

@@ -203,10 +203,14 @@ type Inode struct {
 	AddrsPerInode int    `json:"addrsPerInode"` // data slots in the inode block
 	// AddrsPerBlock is the data slots of a direct node: 1018 (DEF_ADDRS_PER_BLOCK), rounded down to
 	// the cluster size for a compressed inode (1016 for 4-block clusters); 0 means 1018.
-	AddrsPerBlock int    `json:"addrsPerBlock,omitempty"`
-	Inline        uint8  `json:"inline"` // i_inline
-	Advise        uint8  `json:"advise"` // i_advise
-	Flags         uint32 `json:"flags"`  // i_flags
+	AddrsPerBlock int `json:"addrsPerBlock,omitempty"`
+	// ClusterSize is the blocks of a compressed cluster (0: not compressed); ComprBlocks is
+	// i_compr_blocks, the blocks its compressed clusters save (0: released, or none).
+	ClusterSize int    `json:"clusterSize,omitempty"`
+	ComprBlocks uint64 `json:"comprBlocks,omitempty"`
+	Inline      uint8  `json:"inline"` // i_inline
+	Advise      uint8  `json:"advise"` // i_advise
+	Flags       uint32 `json:"flags"`  // i_flags
 	// SlotsEnd is one past the last non-NULL slot of the file (0 if none);
 	// the final slot map covers up to it. sim fills it from the reader.
 	SlotsEnd uint64 `json:"slotsEnd"`

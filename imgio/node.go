@@ -109,6 +109,9 @@ type Inode struct {
 	AddrsPerInode   int      `json:"addrsPerInode"`   // data slots in the inode
 	AddrsPerBlock   int      `json:"addrsPerBlock"`   // data slots in a direct node (1018, cluster-aligned when compressed)
 	ClusterSize     int      `json:"clusterSize"`     // blocks per compressed cluster, 0 if not compressed
+	// ComprBlocks is i_compr_blocks of a compressed inode: the blocks its compressed clusters save
+	// (0 once released, F2FS_IOC_RELEASE_COMPRESS_BLOCKS).
+	ComprBlocks uint64 `json:"comprBlocks,omitempty"`
 	// CompressAlgorithm names i_compress_algorithm of a compressed inode: "lzo", "lz4", "zstd",
 	// "lzo-rle", or "algorithm N" for a value f2fs does not define; "" when not compressed.
 	CompressAlgorithm string    `json:"compressAlgorithm,omitempty"`
@@ -180,6 +183,7 @@ func (img *Image) decodeInode(ino uint32, blk []byte, addr uint32) (Inode, error
 			return Inode{}, bad("bad i_log_cluster_size", x.LogClusterSize)
 		}
 		in.ClusterSize = 1 << x.LogClusterSize
+		in.ComprBlocks = x.ComprBlocks
 		in.CompressAlgorithm = fmt.Sprintf("algorithm %d", x.CompressAlgorithm)
 		if a := int(x.CompressAlgorithm); a < len(compressAlgorithms) {
 			in.CompressAlgorithm = compressAlgorithms[a]

@@ -79,7 +79,8 @@ func Inode(i imgio.Inode) core.Inode {
 		t = "other"
 	}
 	return core.Inode{Ino: i.Ino, Type: t, Size: i.Size, Blocks: i.Blocks, AddrsPerInode: i.AddrsPerInode,
-		AddrsPerBlock: i.AddrsPerBlock, Inline: i.Inline, Advise: i.Advise, Flags: i.Flags}
+		AddrsPerBlock: i.AddrsPerBlock, Inline: i.Inline, Advise: i.Advise, Flags: i.Flags,
+		ClusterSize: i.ClusterSize, ComprBlocks: i.ComprBlocks}
 }
 
 // slotsEnd is one past the file's last non-NULL slot, found from its last

@@ -126,6 +126,13 @@ func TestRunAfterKernelSeq(t *testing.T) {
 			}
 			t.Run(filepath.Base(dir)+"/"+mode, func(t *testing.T) {
 				out, err := runMain(t, "run", "--image", base, "--ops", ops, "--mode", mode, "--after", filepath.Join(dir, after))
+				if r, ok := testutil.KernelSeqRefusal(t, dir); ok {
+					// The model refuses an operation of the case: the CLI says which and why, exit 1.
+					if exitCode(err) != 1 || !r.Refused(err, func(error) bool { return strings.Contains(err.Error(), "not modelled") }) {
+						t.Errorf("want operation %d refused naming %s (exit 1), got exit %d: %v", r.Op, r.Function, exitCode(err), err)
+					}
+					return
+				}
 				if err != nil || !strings.Contains(out, "After-image: agrees with the model.") {
 					t.Errorf("exit %d (%v):\n%s", exitCode(err), err, out)
 				}

@@ -3,9 +3,12 @@ package testutil
 
 import (
 	"compress/gzip"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -68,4 +71,32 @@ func Gunzip(tb testing.TB, name string) []byte {
 		tb.Fatalf("%s: %v", name, err)
 	}
 	return b
+}
+
+// Refusal is an operation of a kernel-seq case the model must refuse (core.ErrUnmodelled) rather
+// than guess: its `refused` file, "N FUNCTION" (N from 1, FUNCTION the kernel function the
+// refusal names).
+type Refusal struct {
+	Op       int
+	Function string
+}
+
+// KernelSeqRefusal reads dir's `refused` file (ok false when there is none).
+func KernelSeqRefusal(t testing.TB, dir string) (r Refusal, ok bool) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "refused"))
+	if err != nil {
+		return r, false
+	}
+	if _, err := fmt.Sscanf(strings.TrimSpace(string(b)), "%d %s", &r.Op, &r.Function); err != nil {
+		t.Fatalf("%s/refused: %v", dir, err)
+	}
+	return r, true
+}
+
+// Refused says whether err is the refusal r: an ErrUnmodelled-like error (is) naming r.Function
+// and, when the error names operations, operation r.Op.
+func (r Refusal) Refused(err error, is func(error) bool) bool {
+	return err != nil && is(err) && strings.Contains(err.Error(), r.Function) &&
+		(!strings.Contains(err.Error(), "operation ") || strings.Contains(err.Error(), fmt.Sprintf("operation %d ", r.Op)))
 }
