@@ -131,7 +131,7 @@ type State struct {
 	// NodesFreed are the node blocks truncate freed (truncate_node), by file: NEW_ADDR for a node
 	// allocated in the mount and freed before it was written.
 	NodesFreed []FreedNode
-	HasCounts   bool   // ValidBlocks and ValidNodes are known
+	HasCounts  bool // ValidBlocks and ValidNodes are known
 	// Explained is what the model itself did that the kernel does after the calls (the writeback
 	// of dirty pages, by fsync, sync or the unmount); CheckState reports it first.
 	Explained []Explanation

@@ -465,4 +465,3 @@ func mustRead(t *testing.T, name string) []byte {
 	}
 	return b
 }
-
