@@ -36,6 +36,8 @@ type Op struct {
 	Path   string
 	Ino    uint32
 	Result *core.Result
+	// GC says garbage collection ran inside the operation (f2fs_balance_fs).
+	GC bool
 }
 
 // MaxDifferences bounds the differences a report lists; Report.Total counts them all.
@@ -103,6 +105,7 @@ type checker struct {
 	sit map[uint32][64]byte
 	// moved holds the blocks the explanations take or release (for SIT).
 	main uint32
+	gc   bool // the operations ran garbage collection (State.GC)
 }
 
 func (c *checker) differ(d Difference) {
@@ -128,6 +131,9 @@ type State struct {
 	ValidBlocks uint64
 	ValidNodes  uint32
 	NodesAlloc  uint64 // nodes the operations allocated (their NAT entries new in the image)
+	// GC says the operations ran garbage collection (a gc op, or f2fs_balance_fs inside one): only
+	// then may CheckState explain a block found elsewhere with its bytes unchanged as moved by it.
+	GC bool
 	// NodesFreed are the node blocks truncate freed (truncate_node), by file: NEW_ADDR for a node
 	// allocated in the mount and freed before it was written.
 	NodesFreed []FreedNode
@@ -181,6 +187,7 @@ func StateOf(ops []Op) (*State, error) {
 		f.Size, f.Blocks, f.Inline, f.Extents = r.SizeAfter, r.BlocksAfter, r.Inline, r.After.Extents
 		f.Fills = append(f.Fills, r.FillZero...)
 		st.NodesAlloc += r.Stats.NodesAlloc
+		st.GC = st.GC || op.GC
 		st.ValidBlocks, st.ValidNodes, st.HasCounts = r.ValidBlocks, r.ValidNodes, true
 	}
 	for s, p := range prefree {
@@ -199,7 +206,7 @@ func CheckState(ctx context.Context, before, after *imgio.Image, st *State) (*Re
 	if err := imgdiff.Related(before, after); err != nil {
 		return nil, err
 	}
-	c := &checker{ctx: ctx, before: before, after: after, rep: &Report{}, sit: map[uint32][64]byte{}, main: before.Volume().MainBlkaddr}
+	c := &checker{ctx: ctx, before: before, after: after, rep: &Report{}, sit: map[uint32][64]byte{}, main: before.Volume().MainBlkaddr, gc: st.GC}
 	c.rep.Explained = append(c.rep.Explained, st.Explained...)
 	segs, err := before.Segments()
 	if err != nil {
@@ -497,7 +504,9 @@ func (c *checker) nodes(st *State) error {
 // gcMoved reports whether block from of the before-image was moved to block to of the after-image
 // by garbage collection: both addresses, the same bytes (move_data_block copies the block).
 func (c *checker) gcMoved(from, to uint32) bool {
-	if !isAddr(from) || !isAddr(to) || from == to {
+	// Only an event the model shows happened explains a difference: without a collection in the
+	// operations, a block found elsewhere is a difference, whatever its bytes.
+	if !c.gc || !isAddr(from) || !isAddr(to) || from == to {
 		return false
 	}
 	a, err := c.before.ReadBlock(from)
@@ -620,6 +629,9 @@ func ModelSeq(ctx context.Context, img *imgio.Image, text string, mode core.Mode
 		}
 	}
 	err = source.RunOps(ctx, q, img, ops, func(s *source.Step) error {
+		if s.Victim() != nil {
+			st.GC = true
+		}
 		if s.Walk != nil {
 			pages(s.Pages)
 			st.NodesAlloc += s.Walk.Stats.NodesAlloc

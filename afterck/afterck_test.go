@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -519,6 +520,45 @@ func TestDoctoredKernelAfterImage(t *testing.T) {
 		}))
 		if d.What != "i_size" || d.Ino != ino || d.Model != "4194304" || d.Image != "4194305" {
 			t.Errorf("got %s", d)
+		}
+	})
+	t.Run("moved-without-gc", func(t *testing.T) {
+		// File block 400 (22928, which no operation touched) found at a free block with its
+		// bytes: garbage collection would move it so, but no operation ran a collection, so it
+		// is a difference, not an explanation (issue 29: only events the model shows happened).
+		// With a collection in the operations the same image is explained by it.
+		const free = 30000
+		doc := copyFile(t, kernel)
+		imgedit.Edit(t, doc, func(e imgedit.Editor) {
+			for _, err := range []error{e.CopyBlock(22928, free), e.SetSlot(ino, 400, free), e.SetBlockValid(free, true), e.SetBlockValid(22928, false)} {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		rep := check(t, before, ops, doc)
+		var slot bool
+		for _, d := range rep.Differences {
+			slot = slot || d.What == "slot" && *d.Index == 400 && d.Model == "22928" && d.Image == "30000"
+		}
+		if rep.Agree || !slot {
+			t.Errorf("no collection ran, yet: agree %v, %v", rep.Agree, rep.Differences)
+		}
+		for _, x := range rep.Explained {
+			if x.Kind == "gc-move" {
+				t.Errorf("explained by a collection that did not run: %s", x.Text)
+			}
+		}
+		withGC := slices.Clone(ops)
+		withGC[len(withGC)-1].GC = true
+		rep = check(t, before, withGC, doc)
+		wantAgree(t, rep)
+		moved := false
+		for _, x := range rep.Explained {
+			moved = moved || x.Kind == "gc-move" && x.From != nil && *x.From == 22928
+		}
+		if !moved {
+			t.Errorf("with a collection in the operations: %+v", rep.Explained)
 		}
 	})
 	t.Run("another-sequence", func(t *testing.T) {

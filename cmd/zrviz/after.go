@@ -65,7 +65,8 @@ func checkAfter(ctx context.Context, before *imgio.Image, name string, outs []ru
 		if err != nil {
 			return nil, err
 		}
-		if st, err = afterck.StateOf([]afterck.Op{{Path: outs[0].Path, Ino: in.Inode.Ino, Result: outs[0].Results[0]}}); err != nil {
+		if st, err = afterck.StateOf([]afterck.Op{{Path: outs[0].Path, Ino: in.Inode.Ino, Result: outs[0].Results[0],
+			GC: len(outs[0].Balance) > 0 && outs[0].Balance[0] != nil}}); err != nil {
 			return nil, err
 		}
 	}

@@ -234,3 +234,14 @@ func (e Editor) SetCheckpoint(field int, v uint64) error {
 	}
 	return nil
 }
+
+// CopyBlock writes block from's bytes over block to (as garbage collection's move_data_block
+// copies a block).
+func (e Editor) CopyBlock(from, to uint32) error {
+	bs := int(e.Img.Volume().BlockSize)
+	b, err := e.read(int64(from)*int64(bs), bs)
+	if err != nil {
+		return err
+	}
+	return e.write(int64(to)*int64(bs), b)
+}
