@@ -149,6 +149,8 @@ func slotAt(ext []core.Extent, index uint64) string {
 				return "NEW"
 			case "null":
 				return "NULL"
+			case "compress":
+				return "COMPRESS" // seqdump.py's word for COMPRESS_ADDR
 			}
 			return e.State
 		}
