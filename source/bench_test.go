@@ -181,3 +181,28 @@ func BenchmarkDemoBench64Seq(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDemoPunchTruncate64 punches the whole of the demo's 64 MiB file and truncates it to 0,
+// reading the real image: f2fs_truncate_data_blocks_range over 16,384 slots in 17 dnodes, and for
+// truncate the 16 nodes below the inode freed (t4-to-zero's second op: 16,401 calls per block,
+// 36 batched).
+func BenchmarkDemoPunchTruncate64(b *testing.B) {
+	img := openDemo(b)
+	in, err := source.Input(img, "/seed/bench64.bin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, req := range []core.Request{{Op: core.OpPunch, Length: 64 << 20}, {Op: core.OpTruncate}} {
+		for _, mode := range core.Modes {
+			b.Run(req.Op.String()+"/"+mode.String(), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					r, err := core.Simulate(in, req, mode)
+					if err != nil || r.Stats.DnodeChunks != 17 {
+						b.Fatal(err, r.Stats.DnodeChunks)
+					}
+				}
+			})
+		}
+	}
+}
