@@ -374,12 +374,14 @@ func bitString(m []byte) string {
 
 // runBody is GET /api/images/{id}/run: the CLI's `run --json` shape, "op" included.
 type runBody struct {
-	Op       string         `json:"op"`
-	Path     string         `json:"path"`
-	Offset   int64          `json:"offset"`
-	Length   int64          `json:"length"`
-	KeepSize bool           `json:"keepSize"`
-	Results  []*core.Result `json:"results"`
+	Op       string `json:"op"`
+	Path     string `json:"path"`
+	Offset   int64  `json:"offset"`
+	Length   int64  `json:"length"`
+	KeepSize bool   `json:"keepSize"`
+	// Size is truncate's new size (its offset says the same).
+	Size    *int64         `json:"size,omitempty"`
+	Results []*core.Result `json:"results"`
 }
 
 // handleRun simulates the zero-range in each requested mode, per-block first, and answers with the
@@ -432,7 +434,11 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := t.spec.Request
-	head, err := json.Marshal(runBody{Op: req.Op.String(), Path: t.info.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize})
+	body := runBody{Op: req.Op.String(), Path: t.info.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize}
+	if req.Op == core.OpTruncate {
+		body.Size = &req.Offset
+	}
+	head, err := json.Marshal(body)
 	if err != nil {
 		s.Error(w, r, err)
 		return

@@ -111,14 +111,19 @@ func (o runOutput) MarshalJSON() ([]byte, error) {
 		}
 	}
 	rs.WriteByte(']')
+	var size *int64
+	if o.Op == request.OpTruncate {
+		size = &o.Offset // truncate's new size (its offset says the same), as the API writes it
+	}
 	return json.Marshal(struct {
 		Op       string          `json:"op"`
 		Path     string          `json:"path"`
 		Offset   int64           `json:"offset"`
 		Length   int64           `json:"length"`
 		KeepSize bool            `json:"keepSize"`
+		Size     *int64          `json:"size,omitempty"`
 		Results  json.RawMessage `json:"results"`
-	}{cmp.Or(o.Op, request.OpZero), o.Path, o.Offset, o.Length, o.KeepSize, rs.Bytes()})
+	}{cmp.Or(o.Op, request.OpZero), o.Path, o.Offset, o.Length, o.KeepSize, size, rs.Bytes()})
 }
 
 // walks says whether the op kind is an engine walk with a core.Result (zero, punch, truncate; ""
