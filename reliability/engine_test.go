@@ -44,6 +44,12 @@ func (f BaseFile) slotOff(k int) int64 {
 // in both modes, within a deadline. It returns the results and the error
 // events.
 func runPatched(t *testing.T, b *Base, ps []Patch, path string, off, length int64) (map[core.Mode]*core.Result, map[core.Mode][]core.Event) {
+	return runPatchedReq(t, b, ps, path, core.Request{Offset: off, Length: length})
+}
+
+// runPatchedReq is runPatched for any request (a punch, a truncate): its error events are the
+// EvError ones and, for punch and truncate, the slots skipped as invalid.
+func runPatchedReq(t *testing.T, b *Base, ps []Patch, path string, req core.Request) (map[core.Mode]*core.Result, map[core.Mode][]core.Event) {
 	t.Helper()
 	type out struct {
 		res  map[core.Mode]*core.Result
@@ -71,8 +77,8 @@ func runPatched(t *testing.T, b *Base, ps []Patch, path string, off, length int6
 			return
 		}
 		for _, m := range core.Modes {
-			res, err := core.Walk(in, core.Request{Offset: off, Length: length}, m, func(e *core.Event) bool {
-				if e.Kind == core.EvError {
+			res, err := core.Walk(in, req, m, func(e *core.Event) bool {
+				if e.Kind == core.EvError || e.Kind == core.EvSlot && (e.Action == core.ActSkipBounds || e.Action == core.ActSkipSITBit) {
 					o.errs[m] = append(o.errs[m], *e)
 				}
 				return true
@@ -91,7 +97,7 @@ func runPatched(t *testing.T, b *Base, ps []Patch, path string, off, length int6
 		}
 		return o.res, o.errs
 	case <-time.After(20 * time.Second):
-		t.Fatalf("zeroing [%d,+%d) of %s did not finish in 20s", off, length, path)
+		t.Fatalf("%s [%d,+%d) of %s did not finish in 20s", req.Op, req.Offset, req.Length, path)
 	}
 	return nil, nil
 }
@@ -175,6 +181,68 @@ func TestEngineOnCorruptSlots(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPunchTruncateOnCorruptSlots: the same corruptions as TestEngineOnCorruptSlots under a punch
+// and a truncate (f2fs_truncate_data_blocks_range, docs/kernel-semantics.md §16.2), where nothing
+// fails: an address that fails validation is cleared and skipped with the kernel's log line (6.12:
+// "continue"; 6.14: "goto next", which flushes the run), and a block repeated inside the batched
+// mode's pending run passes validation and is invalidated twice (the SIT update's wrongly cleared
+// count) — the picture of why the seed patch flushes before it validates.
+func TestPunchTruncateOnCorruptSlots(t *testing.T) {
+	b := demoBase(t)
+	f := b.file(t, "/cases/contiguous.bin") // 1024 blocks at 22528
+	const A = 22528
+	le32 := func(v uint32) []byte { return binary.LittleEndian.AppendUint32(nil, v) }
+	cases := []struct {
+		name     string
+		slot2    uint32
+		perBlock [][2]uint32
+		batched  [][2]uint32
+		skipped  core.Action // the action of the skipped slot (per-block, and batched unless repeated)
+		msg      string
+		twice    bool // batched: the repeat passes validation and is invalidated twice
+	}{
+		{"out of bounds (MAX_BLKADDR)", b.Vol.MaxBlkaddr, [][2]uint32{{A, 1}, {A + 1, 1}}, [][2]uint32{{A, 2}},
+			core.ActSkipBounds, fmt.Sprintf("access invalid blkaddr:%d", b.Vol.MaxBlkaddr), false},
+		{"in the checkpoint area", b.Vol.CPBlkaddr, [][2]uint32{{A, 1}, {A + 1, 1}}, [][2]uint32{{A, 2}},
+			core.ActSkipBounds, fmt.Sprintf("access invalid blkaddr:%d", b.Vol.CPBlkaddr), false},
+		{"duplicate inside the file (A, A+1, A)", A, [][2]uint32{{A, 1}, {A + 1, 1}}, [][2]uint32{{A, 2}, {A, 1}},
+			core.ActSkipSITBit, fmt.Sprintf("Inconsistent error blkaddr:%d, sit bitmap:0", A), true},
+		{"contiguous repeat (A, A+1, A+1)", A + 1, [][2]uint32{{A, 1}, {A + 1, 1}}, [][2]uint32{{A, 2}, {A + 1, 1}},
+			core.ActSkipSITBit, fmt.Sprintf("Inconsistent error blkaddr:%d, sit bitmap:0", A+1), true},
+	}
+	for _, c := range cases {
+		for _, req := range []core.Request{{Op: core.OpPunch, Length: 3 * 4096}, {Op: core.OpTruncate}} {
+			t.Run(c.name+"/"+req.Op.String(), func(t *testing.T) {
+				ps := []Patch{{f.slotOff(2), le32(c.slot2)}}
+				res, skips := runPatchedReq(t, b, ps, "/cases/contiguous.bin", req)
+				for m, want := range map[core.Mode][][2]uint32{core.PerBlock: c.perBlock, core.Batched: c.batched} {
+					r := res[m]
+					got := calls(r)
+					if req.Op == core.OpTruncate {
+						got = got[:min(len(got), len(want))] // the rest of the file follows
+					}
+					if r.Errno != "" || fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Errorf("%v: errno %q calls %v, want 0 and %v", m, r.Errno, got, want)
+					}
+					twice := m == core.Batched && c.twice
+					if twice != (r.Stats.WronglyCleared == 1) {
+						t.Errorf("%v: %d bits wrongly cleared", m, r.Stats.WronglyCleared)
+					}
+					if twice {
+						if len(skips[m]) != 0 {
+							t.Errorf("%v: the repeat passed validation, yet %+v", m, skips[m])
+						}
+						continue
+					}
+					if len(skips[m]) != 1 || skips[m][0].Action != c.skipped || skips[m][0].Message() != c.msg || !r.NeedFsck || r.Message != c.msg {
+						t.Errorf("%v: skipped %+v (need fsck %v, message %q), want one %v with %q", m, skips[m], r.NeedFsck, r.Message, c.skipped, c.msg)
+					}
+				}
+			})
+		}
 	}
 }
 
