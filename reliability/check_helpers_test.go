@@ -73,6 +73,9 @@ func classify(stage string, err error, bound int64) (string, *Violation) {
 		return "NameTooLong", nil
 	case errors.Is(err, core.ErrInput):
 		return "Input", nil
+	case errors.Is(err, core.ErrUnmodelled):
+		// A refusal naming what the model does not know (refuse rather than guess).
+		return "Unmodelled", nil
 	case errors.As(err, &se):
 		return "", &Violation{Stage: stage, Kind: "untyped", Err: "source error without a typed cause: " + err.Error()}
 	}
@@ -191,20 +194,24 @@ func Exercise(r io.ReaderAt, size int64, lim Limits) (out Outcome, v *Violation)
 		if lim.MaxRunLen > 0 {
 			length = min(length, lim.MaxRunLen)
 		}
-		for _, m := range core.Modes {
-			stage = "simulate/" + m.String()
-			res, err := core.Simulate(in, core.Request{Offset: 0, Length: length}, m)
-			out.Runs++
-			if err != nil {
-				if viol := note(stage, err); viol != nil {
-					return out, viol
+		// A zero, a punch of the same range and a truncate to 0 (the node walk: every node of the
+		// file read for its address), in both modes.
+		for _, req := range []core.Request{{Length: length}, {Op: core.OpPunch, Length: length}, {Op: core.OpTruncate}} {
+			for _, m := range core.Modes {
+				stage = "simulate/" + req.Op.String() + "/" + m.String()
+				res, err := core.Simulate(in, req, m)
+				out.Runs++
+				if err != nil {
+					if viol := note(stage, err); viol != nil {
+						return out, viol
+					}
+					continue
 				}
-				continue
+				if !knownErrnos[res.Errno] {
+					return out, &Violation{Stage: stage, Kind: "errno", Err: "unknown errno " + res.Errno}
+				}
+				out.Errnos[res.Errno]++
 			}
-			if !knownErrnos[res.Errno] {
-				return out, &Violation{Stage: stage, Kind: "errno", Err: "unknown errno " + res.Errno}
-			}
-			out.Errnos[res.Errno]++
 		}
 	}
 	return out, nil
