@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 var seqDir = filepath.Join("..", "..", "core", "testdata", "kernel-seq")
@@ -113,4 +115,70 @@ func TestRunOpsGCJSON(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestRunTracePunchTruncate (issue 28): `zrviz run --ops --trace` holds every kernel case with a
+// punch or a truncate to the kernel's own ftrace log of it, in both modes: every operation agrees,
+// call for call, exit 0; a case whose operation the model refuses (its `refused` file) exits 1
+// naming the kernel function.
+func TestRunTracePunchTruncate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every punch and truncate case through the CLI twice")
+	}
+	cases, _ := filepath.Glob(filepath.Join(seqDir, "*", "ops"))
+	n := 0
+	for _, ops := range cases {
+		text, err := os.ReadFile(ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(text), "punch ") && !strings.Contains(string(text), "truncate ") {
+			continue
+		}
+		dir := filepath.Dir(ops)
+		n++
+		args := []string{"run", "--ops", ops}
+		if _, err := os.Stat(filepath.Join(dir, "before.img.zst")); err == nil {
+			args = append(args, "--image", filepath.Join(dir, "before.img.zst"))
+		}
+		for mode, log := range map[string]string{"per-block": "ftrace", "batched": "ftrace.batched"} {
+			t.Run(filepath.Base(dir)+"/"+mode, func(t *testing.T) {
+				trace := filepath.Join(dir, log)
+				if _, err := os.Stat(trace); err != nil {
+					trace = testutil.RawImage(t, trace+".zst") // unpacked once per test binary
+				}
+				out, err := runMain(t, append(args, "--mode", mode, "--trace", trace)...)
+				if r, ok := testutil.KernelSeqRefusal(t, dir); ok {
+					if exitCode(err) != 1 || !r.Refused(err, func(error) bool { return strings.Contains(err.Error(), "not modelled") }) {
+						t.Errorf("want operation %d refused naming %s, got exit %d: %v", r.Op, r.Function, exitCode(err), err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("exit %d: %v\n%s", exitCode(err), err, out)
+				}
+				ops := strings.Count(strings.TrimSpace(stripComments(string(text))), "\n") + 1
+				if got := strings.Count(out, ": AGREE"); got != ops || strings.Contains(out, "DIVERGE") {
+					t.Errorf("%d of %d operations agree:\n%s", got, ops, out)
+				}
+			})
+		}
+	}
+	if n < 20 {
+		t.Errorf("%d punch and truncate cases, want the issue's 20 and more", n)
+	}
+}
+
+// stripComments drops an ops file's comments and blank lines.
+func stripComments(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if i := strings.Index(l, "#"); i >= 0 {
+			l = l[:i]
+		}
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
