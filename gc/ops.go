@@ -3,7 +3,6 @@ package gc
 import (
 	"fmt"
 	"math/bits"
-	"strconv"
 )
 
 // An Op is an operation of zrviz's ops language that the segment manager runs alone: checkpoint,
@@ -14,19 +13,6 @@ type Op struct {
 	Verb string `json:"op"`             // "checkpoint", "gc", "sync", "now", "tune"
 	Sync int    `json:"sync"`           // gc: 1 foreground, 0 background
 	Secs uint64 `json:"secs,omitempty"` // now; tune: the value
-}
-
-// String returns the op as a line of the language.
-func (o Op) String() string {
-	switch o.Verb {
-	case "gc":
-		return "gc " + strconv.Itoa(o.Sync)
-	case "now":
-		return "now " + strconv.FormatUint(o.Secs, 10)
-	case "tune":
-		return "tune max_victim_search " + strconv.FormatUint(o.Secs, 10)
-	}
-	return o.Verb
 }
 
 // CheckpointStep is what a checkpoint or sync op did.

@@ -29,6 +29,21 @@ func (o Op) GCOp() (gc.Op, bool) {
 	return gc.Op{}, false
 }
 
+// GCOpLine writes a segment manager's operation as a line of the ops language: the inverse of
+// [Op.GCOp], so the language has one writer ([Op.OpLine]).
+func GCOpLine(g gc.Op) string {
+	op := Op{Kind: g.Verb}
+	switch g.Verb {
+	case OpGC:
+		op.Value = uint64(g.Sync)
+	case OpNow:
+		op.Value = g.Secs
+	case OpTune:
+		op.Name, op.Value = TuneMaxVictimSearch, g.Secs
+	}
+	return op.OpLine(0)
+}
+
 // ParseGCOp reads one line of the ops language that the segment manager runs alone; any other
 // operation is a *FieldError naming the ones it takes.
 func ParseGCOp(line string) (gc.Op, error) {

@@ -77,13 +77,13 @@ func TestOracleWords(t *testing.T) {
 	}
 }
 
-// TestGCOps: every operation of the segment map converts to package gc's op, whose String writes
-// the same line back; the file operations and the other tunables are refused, naming the ones taken.
+// TestGCOps: every operation of the segment map converts to package gc's op, which GCOpLine writes
+// back to the same line; the file operations and the other tunables are refused, naming the ones taken.
 func TestGCOps(t *testing.T) {
 	for _, l := range []string{"checkpoint", "sync", "gc 1", "gc 0", "now 30", "tune max_victim_search 3"} {
 		g, err := ParseGCOp(l)
-		if err != nil || g.String() != l {
-			t.Errorf("%q: %+v (%q), %v", l, g, g.String(), err)
+		if err != nil || GCOpLine(g) != l {
+			t.Errorf("%q: %+v (%q), %v", l, g, GCOpLine(g), err)
 		}
 	}
 	for _, l := range []string{"zero /a 0 1", "write /a 0 1", "fsync /a", "tune ipu_policy 16", "tune max_victim_search 0", "gc 2"} {

@@ -177,7 +177,7 @@ func mountGC(si *StoredImage, now uint64) (*gc.State, uint32, error) {
 func gcPageURL(id string, ops []gc.Op, now uint64) string {
 	q := url.Values{}
 	for _, o := range ops {
-		q.Add("op", o.String())
+		q.Add("op", request.GCOpLine(o))
 	}
 	if now != 0 {
 		q.Set("now", strconv.FormatUint(now, 10))
@@ -245,12 +245,12 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 			s.pageError(w, r, err)
 			return
 		}
-		p.Steps = append(p.Steps, templates.GCStep{Label: op.String(), Href: gcPageURL(si.ID, ops[:i+1], now), Here: i == len(ops)-1})
+		p.Steps = append(p.Steps, templates.GCStep{Label: request.GCOpLine(op), Href: gcPageURL(si.ID, ops[:i+1], now), Here: i == len(ops)-1})
 	}
 	victim := int64(-1)
 	switch r := last.(type) {
 	case *gc.Pick:
-		res := &templates.GCResult{Op: ops[len(ops)-1].String(), Policy: r.Policy, Victim: -1}
+		res := &templates.GCResult{Op: request.GCOpLine(ops[len(ops)-1]), Policy: r.Policy, Victim: -1}
 		switch {
 		case r.Victim == nil:
 			res.Summary = fmt.Sprintf("%s %s: no victim (%s): no section is dirty, or every one the search looked at is taken.", r.Type, r.Policy, *r.Errno)

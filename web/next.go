@@ -356,7 +356,7 @@ func frameOf(tl *gc.Timeline, k int, veiled bool) nextFrame {
 		nf.Counts = append(nf.Counts, nextCount{Class: c.class.String(), N: counts[c.letter]})
 	}
 	for _, op := range tl.MapOps(k) {
-		nf.Ops = append(nf.Ops, op.String())
+		nf.Ops = append(nf.Ops, request.GCOpLine(op))
 	}
 	for _, m := range f.Moves {
 		nf.Moves = append(nf.Moves, nextMove{MoveRun: m, LogName: logTypeNames()[m.Log]})

@@ -425,7 +425,7 @@ func writeOtherText(w io.Writer, out runOutput) {
 	for i, r := range out.Others {
 		if r.GC != nil {
 			fmt.Fprintf(w, "  %s: ", out.Modes[i])
-			writeGCStep(w, gc.Op{Verb: "gc", Sync: out.gcSync}, r.GC)
+			writeGCStep(w, stringer(request.GCOpLine(gc.Op{Verb: request.OpGC, Sync: out.gcSync})), r.GC)
 			continue
 		}
 		res := "OK"
