@@ -1,6 +1,7 @@
 package request
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -49,7 +50,12 @@ func GCOpLine(g gc.Op) string {
 func ParseGCOp(line string) (gc.Op, error) {
 	op, err := ParseOp(line)
 	if err != nil {
-		return gc.Op{}, err
+		// The line is the op field's value: the one error type a caller's classifier words.
+		var fe *FieldError
+		if errors.As(err, &fe) && fe.Field == "op" {
+			return gc.Op{}, fe
+		}
+		return gc.Op{}, &FieldError{Field: "op", Value: line, Msg: err.Error()}
 	}
 	g, ok := op.GCOp()
 	if !ok {

@@ -140,7 +140,7 @@ func gcOps(lines []string) ([]gc.Op, error) {
 	for i, l := range lines {
 		var err error
 		if ops[i], err = request.ParseGCOp(l); err != nil {
-			return nil, badParam("op", err.Error())
+			return nil, err // a *request.FieldError: classify words the 400
 		}
 	}
 	return ops, nil
