@@ -380,7 +380,7 @@ func seqModelOps(t *testing.T, dir, sfx string) string {
 		if c, ok := clock[n]; ok {
 			out = append(out, fmt.Sprintf("now %d", c))
 		}
-		out = append(out, l)
+		out = append(out, strings.Join(strings.Fields(l), " ")) // as model-ops.py writes it
 	}
 	return strings.Join(out, "\n")
 }

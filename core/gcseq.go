@@ -55,9 +55,39 @@ func (q *Seq) MountGC(vol Volume, sit SITSource, v gc.Volume, o Owners) error {
 		return fmt.Errorf("%w: the segment manager has %d main segments, the volume %d", ErrInput, s.Segments(), vol.MainSegments)
 	}
 	q.sm, q.owners, q.placed = s, o, map[uint32]blockOwner{}
+	if v.PostReadFiles {
+		main := vol.MainBlkaddr
+		s.PostRead = func(b gc.Block) (bool, error) { return q.postRead(f2fs.SegBlock(main, b.Segno) + b.Blkoff) }
+	}
 	q.tune(&vol)
 	q.vol = &Input{Volume: vol, SIT: sit}
 	return nil
+}
+
+// postRead is f2fs_post_read_required for the file that owns data block addr now: compressed,
+// encrypted (FADVISE_ENCRYPT_BIT) or verity (F2FS_VERITY_FL).
+func (q *Seq) postRead(addr uint32) (bool, error) {
+	o, ok := q.placed[addr]
+	if !ok {
+		ino, idx, found, err := q.owners.Owner(addr)
+		if err != nil {
+			return false, err
+		}
+		if !found {
+			return false, fmt.Errorf("no file's slot holds block %d", addr)
+		}
+		o = blockOwner{ino, idx}
+	}
+	f, ok := q.files[o.ino]
+	if !ok {
+		g, err := q.owners.File(o.ino)
+		if err != nil {
+			return false, err
+		}
+		f = g
+	}
+	const adviseEncrypt, verityFlag = 0x04, 0x00100000
+	return f.Inode.Flags&(FlagCompressed|verityFlag) != 0 || f.Inode.Advise&adviseEncrypt != 0, nil
 }
 
 // SetNow sets the clock: the seconds since mount that update_segment_mtime and cost-benefit read

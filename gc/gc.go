@@ -1,5 +1,7 @@
 package gc
 
+import "fmt"
+
 // Move is one block a collection moved: from its old place to the log's next free block.
 type Move struct {
 	From Block `json:"from"`
@@ -242,6 +244,14 @@ func (s *State) collectSection(start uint32, kind Kind, pk *Pick) uint32 {
 					continue
 				}
 				b := Block{segno, off}
+				if kind == Background && !isNodeType(typ) && s.postReadMove(b) {
+					// gc_data_segment: f2fs_post_read_required → move_data_block, synchronous
+					// even in a background call (gc.c: "if (f2fs_post_read_required(inode))").
+					if m, ok := s.move(b, ColdData); ok {
+						pk.Moves = append(pk.Moves, m)
+					}
+					continue
+				}
 				if kind == Background {
 					if !s.isPending(b) {
 						s.pending = append(s.pending, b)
@@ -263,6 +273,26 @@ func (s *State) collectSection(start uint32, kind Kind, pk *Pick) uint32 {
 		}
 	}
 	return freed
+}
+
+// postReadMove says whether background gc moves data block b at once: its file needs post-read
+// processing. Where the model cannot tell (no owner look-up on a volume that may hold such
+// files, or a look-up that failed) the call is left unmodelled and the block marked.
+func (s *State) postReadMove(b Block) bool {
+	if s.PostRead == nil {
+		if s.postReadFiles && s.unmodelled == "" {
+			s.unmodelled = "background gc on a volume with compressed, encrypted or verity files: whose blocks gc_data_segment moves at once (f2fs_post_read_required) is not known here"
+		}
+		return false
+	}
+	ok, err := s.PostRead(b)
+	if err != nil {
+		if s.unmodelled == "" {
+			s.unmodelled = fmt.Sprintf("background gc: the file of block %d/%d is unknown (f2fs_post_read_required): %v", b.Segno, b.Blkoff, err)
+		}
+		return false
+	}
+	return ok
 }
 
 func (s *State) isPending(b Block) bool {

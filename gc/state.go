@@ -59,6 +59,10 @@ type Volume struct {
 	// has_not_enough_free_secs compares the free sections with it (reserved_sections). 0 makes
 	// only a volume without a free section short of space.
 	ReservedSegments uint32
+	// PostReadFiles says the volume may hold files whose data needs processing after a read —
+	// compressed, encrypted or verity files (the superblock's compression, encrypt or verity
+	// feature): background gc moves their blocks at once ([State.PostRead]).
+	PostReadFiles bool
 }
 
 // The victim policies (gc_mode, enum in segment.h:153): GC_CB = 0, GC_GREEDY = 1; last_victim
@@ -105,6 +109,14 @@ type State struct {
 
 	// pending are the blocks background calls marked dirty, in the order they were marked.
 	pending []Block
+
+	// PostRead says whether the data block b belongs to a file that needs post-read processing
+	// (f2fs_post_read_required: compressed, encrypted, verity): gc_data_segment moves such a block
+	// at once with move_data_block even in a background call, where it only marks the others.
+	// Nil on a volume whose files cannot need it; on one that may (Volume.PostReadFiles), nil
+	// leaves a background call unmodelled rather than guessed.
+	PostRead      func(b Block) (bool, error)
+	postReadFiles bool
 }
 
 // Block is one block of the main area: segment and offset.
@@ -158,7 +170,7 @@ func Mount(v Volume) (*State, error) {
 		MaxVictimSearch: DefMaxVictimSearch,
 		segsPerSec:      v.SegsPerSec, mainSegs: n, mainSecs: n / v.SegsPerSec, secsPerZone: max(v.SecsPerZone, 1),
 		segs: append([]Segment(nil), v.Segments...), cur: v.Current, elapsed: v.ElapsedTime,
-		curVictimSec: NullSegno, rsvSegs: v.ReservedSegments,
+		curVictimSec: NullSegno, rsvSegs: v.ReservedSegments, postReadFiles: v.PostReadFiles,
 	}
 	for t, c := range s.cur {
 		if c.Segno >= n || c.Blkoff > BlocksPerSeg {

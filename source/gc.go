@@ -17,6 +17,12 @@ func GCVolume(img *imgio.Image) (gc.Volume, error) {
 		return gc.Volume{}, err
 	}
 	v := gc.Volume{SegsPerSec: vol.SegsPerSec, SecsPerZone: vol.SecsPerZone, ElapsedTime: vol.ElapsedTime, ReservedSegments: vol.RsvdSegmentCount, Segments: make([]gc.Segment, len(segs))}
+	// Files whose blocks background gc moves at once (f2fs_post_read_required) need one of these.
+	for _, f := range vol.Features {
+		if f == "compression" || f == "encrypt" || f == "verity" {
+			v.PostReadFiles = true
+		}
+	}
 	for i, s := range segs {
 		v.Segments[i] = gc.Segment{Valid: s.ValidBlocks, Map: s.Map, Mtime: s.Mtime, Type: s.Type}
 	}

@@ -136,6 +136,12 @@ func TestRunTracePunchTruncate(t *testing.T) {
 			continue
 		}
 		dir := filepath.Dir(ops)
+		if _, err := os.Stat(filepath.Join(dir, "model.ops")); err == nil {
+			// A case run with the kernel's clock (its gc ops' costs read it): the CLI's --trace
+			// pairs trace operation i with operation i, which the clock's now lines would shift;
+			// source's TestKernelSeq holds its calls and victims.
+			continue
+		}
 		n++
 		args := []string{"run", "--ops", ops}
 		if _, err := os.Stat(filepath.Join(dir, "before.img.zst")); err == nil {

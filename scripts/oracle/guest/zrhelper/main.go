@@ -130,13 +130,29 @@ func main() {
 		if mark != nil {
 			fmt.Fprintf(mark, "zr_op %d\n", n)
 		}
+		before := boottime()
 		d, err := run(root, f)
 		fmt.Fprintf(res, "%d\t%s\t%d\t%s\n", n, errName(err), d.Microseconds(), strings.Join(f, " "))
 		res.Sync()
+		// The guest's CLOCK_BOOTTIME seconds around the op: what f2fs's get_mtime reads (less
+		// mounted_time_sec, which `show mounted_time_sec` logs): the model's clock (model-ops.py).
+		if c, e := os.OpenFile(filepath.Join(outDir, "clock.txt"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); e == nil {
+			fmt.Fprintf(c, "%d\t%d\t%d\n", n, before, boottime())
+			c.Close()
+		}
 	}
 	if mark != nil {
 		fmt.Fprintf(mark, "zr_op end\n")
 	}
+}
+
+// boottime is CLOCK_BOOTTIME in whole seconds (ktime_get_boottime_seconds).
+func boottime() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return -1
+	}
+	return ts.Sec
 }
 
 // op is one parsed line: the verb, the path (joined to the mount root), the
