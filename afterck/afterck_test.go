@@ -361,6 +361,11 @@ func seqModelOps(t *testing.T, dir, sfx string) string {
 		}
 	}
 	var out []string
+	if b, err := os.ReadFile(filepath.Join(dir, "mount")); err == nil {
+		for _, o := range strings.Fields(string(b)) {
+			out = append(out, "mount "+o)
+		}
+	}
 	n := 0
 	for _, l := range strings.Split(readOps(t, filepath.Join(dir, "ops")), "\n") {
 		if i := strings.Index(l, "#"); i >= 0 {

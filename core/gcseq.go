@@ -93,6 +93,7 @@ func (q *Seq) postRead(addr uint32) (bool, error) {
 // SetNow sets the clock: the seconds since mount that update_segment_mtime and cost-benefit read
 // from here on (0 at mount). Without a segment manager it does nothing.
 func (q *Seq) SetNow(secs uint64) {
+	q.started = true
 	q.balance = nil // an operation of its own (now SECONDS): no collection ran in it
 	if q.sm != nil {
 		q.sm.Now = secs
@@ -119,6 +120,7 @@ var ErrNoSegmentManager = fmt.Errorf("%w: checkpoint and gc need the whole SIT (
 // background gc marked (block_operations) and frees the prefree segments. Dirty data pages stay
 // dirty.
 func (q *Seq) Checkpoint() (*WriteResult, error) {
+	q.started = true
 	if q.sm == nil {
 		return nil, ErrNoSegmentManager
 	}
@@ -142,6 +144,7 @@ func (q *Seq) Checkpoint() (*WriteResult, error) {
 // within the call) or 0 (background: cost-benefit, the victim's blocks marked; they move at the
 // next sync or checkpoint). The result's GC holds the pick.
 func (q *Seq) GC(sync int) (*WriteResult, error) {
+	q.started = true
 	if q.sm == nil {
 		return nil, ErrNoSegmentManager
 	}

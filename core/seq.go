@@ -39,6 +39,8 @@ type Seq struct {
 	balance *gc.Pick              // f2fs_balance_fs's collection in the last operation
 	// nodesMoved: garbage collection or a checkpoint moved node blocks (unknownNodes).
 	nodesMoved bool
+	// lfs is mode=lfs ([Seq.Mount]); started: an operation other than Mount ran.
+	lfs, started bool
 	// dirtyMeta bounds the node and inode pages the operations dirtied since the last
 	// checkpoint (nodes allocated, plus each file's inode per operation on it): f2fs_need_SSR's
 	// dirty metadata, which the model does not otherwise track (metaSecs).
@@ -56,8 +58,10 @@ func (q *Seq) SetContext(ctx context.Context) { q.ctx = ctx }
 // File is the input for an operation on f (the reader's input for the file): the file as the
 // operations so far left it, on the volume as they left it.
 func (q *Seq) File(f Input) Input {
+	q.started = true
 	if q.vol == nil {
 		q.tune(&f.Volume)
+		f.Volume.LFS = f.Volume.LFS || q.lfs
 		q.vol = &f
 		return f
 	}
@@ -252,6 +256,7 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 // dirtied (the flusher's WB_SYNC_NONE pass runs first, so IPU_ASYNC applies), then a checkpoint
 // (f2fs_sync_fs): prefree segments become free.
 func (q *Seq) Sync() (*WriteResult, error) {
+	q.started = true
 	q.balance = nil
 	res := &WriteResult{Op: "sync", Pages: []PageWrite{}}
 	if err := q.flushAll(res); err != nil {
@@ -320,11 +325,32 @@ func (q *Seq) checkpoint(res *WriteResult, sync bool) error {
 	return q.ssrCheck()
 }
 
+// Mount sets a mount option the image does not record; only mode=lfs is modelled, and only
+// before the first operation (a remount is not).
+func (q *Seq) Mount(option string) (*WriteResult, error) {
+	q.balance = nil
+	if option != "mode=lfs" {
+		return nil, fmt.Errorf("%w: mount option %q", ErrUnmodelled, option)
+	}
+	if q.started {
+		return nil, fmt.Errorf("%w: mount %s after the first operation (a remount, f2fs_remount)", ErrUnmodelled, option)
+	}
+	q.lfs = true
+	if q.vol != nil {
+		q.vol.Volume.LFS = true
+	}
+	if q.sm != nil {
+		q.sm.LFS = true
+	}
+	return &WriteResult{Op: "mount", Pages: []PageWrite{}}, nil
+}
+
 // Tune writes a sysfs tunable of the mount (/sys/fs/f2fs/<dev>/NAME): ipu_policy (a bit mask of
 // F2FS_IPU_*, below 256), reserved_blocks (current_reserved_blocks becomes
 // min(N, user_block_count − valid_block_count); more than user_block_count is EINVAL) or
 // max_victim_search (the segment manager's: MountGC). The result's Errno is the write's.
 func (q *Seq) Tune(name string, value uint64) (*WriteResult, error) {
+	q.started = true
 	q.balance = nil
 	res := &WriteResult{Op: "tune", Pages: []PageWrite{}}
 	switch name {

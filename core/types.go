@@ -190,6 +190,10 @@ type Volume struct {
 	Prefree []uint32 `json:"prefree,omitempty"`
 	// Trimmed is CP_TRIMMED_FLAG: after mount every discard-map bit is set.
 	Trimmed bool `json:"trimmed,omitempty"`
+	// LFS is the mount option mode=lfs (f2fs_lfs_mode), which an image does not record: every
+	// data page is written out of place (f2fs_should_update_outplace) and no log ever takes SSR
+	// (f2fs_need_SSR is false), so a nearly full volume is modelled without refusals.
+	LFS bool `json:"lfs,omitempty"`
 	// CheckpointError is CP_ERROR_FLAG (the fs is shut down): EIO.
 	CheckpointError bool `json:"checkpointError,omitempty"`
 }

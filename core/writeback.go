@@ -165,12 +165,13 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 }
 
 // inPlace is need_inplace_update for a page whose old block is valid: f2fs_should_update_outplace
-// first (SBI_NEED_FSCK), then f2fs_should_update_inplace (pinned, cold file) and
-// check_inplace_update_policy. Not modelled: LFS mode, SSR need (IPU_SSR, IPU_SSR_UTIL: taken
-// as not needed), FI_OPU_WRITE (set only by GC and defragmentation).
+// first (data.c:2654: a pinned file is not forced out of place; SBI_NEED_FSCK and mode=lfs are),
+// then f2fs_should_update_inplace (pinned, cold file) and check_inplace_update_policy. Not
+// modelled: SSR need (IPU_SSR, IPU_SSR_UTIL: taken as not needed), FI_OPU_WRITE (set only by GC
+// and defragmentation).
 func (e *engine) inPlace(m wbMode) bool {
 	v, ino := &e.in.Volume, &e.in.Inode
-	if v.NeedFsck || e.s.counters.needFsck {
+	if ino.Inline&InlinePinFile == 0 && (v.NeedFsck || e.s.counters.needFsck || v.LFS) {
 		return false
 	}
 	if ino.Inline&InlinePinFile != 0 || e.s.counters.advise&AdviseCold != 0 {

@@ -19,15 +19,16 @@ import "fmt"
 //
 // Anywhere else the kernel may take SSR, and the model's answer would be a guess: [State.MaySSR]
 // says so, and the callers refuse (core.ErrUnmodelled) rather than open a segment the kernel
-// would not. mode=lfs (f2fs_lfs_mode), which turns SSR off, is not known from an image.
+// would not. mode=lfs (f2fs_lfs_mode), which turns SSR off, is not known from an image: the ops
+// language's `mount mode=lfs` says it ([State.LFS]).
 
 // MaySSR reports whether the kernel could take SSR instead of a new segment for log, whose
 // current segment is full, on the state s holds now; metaSecs bounds f2fs_need_SSR's
 // node_secs + 2·dent_secs + imeta_secs (the dirty metadata the caller's operations left, which
 // the segment manager does not track). The string says why, naming the kernel functions.
 func (s *State) MaySSR(log int, metaSecs uint32) (bool, string) {
-	if log < 0 || log >= NumLogs {
-		return false, ""
+	if log < 0 || log >= NumLogs || s.LFS {
+		return false, "" // f2fs_need_SSR: "if (f2fs_lfs_mode(sbi)) return false" (segment.c:177)
 	}
 	c := s.cur[log]
 	// is_next_segment_free: the next segment of the same section, free.

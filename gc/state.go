@@ -82,6 +82,8 @@ var ErrVolume = errors.New("gc: unusable volume")
 type State struct {
 	// Now is the seconds since mount: get_mtime() = elapsed_time + Now (segment.h:876).
 	Now uint64
+	// LFS is the mount option mode=lfs: no log ever takes SSR ([State.MaySSR]).
+	LFS bool
 	// MaxVictimSearch is sbi->max_victim_search (sysfs max_victim_search).
 	MaxVictimSearch uint32
 

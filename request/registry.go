@@ -100,7 +100,11 @@ const (
 	OpCheckpoint = "checkpoint"
 	OpGC         = "gc"
 	OpNow        = "now"
+	OpMount      = "mount"
 )
+
+// MountLFS is the one mount option the mount operation takes.
+const MountLFS = "mode=lfs"
 
 // Tunables the tune operation writes (/sys/fs/f2fs/<dev>/NAME).
 const (
@@ -236,6 +240,13 @@ var opTable = sync.OnceValue(func() []OpSpec {
 			parse:   func(op *Op, w []string) error { op.Value = uint64(w[0][0] - '0'); return nil },
 			line:    func(op Op) []string { return []string{strconv.FormatUint(op.Value, 10)} },
 			apply:   func(op Op, q *core.Seq, _ core.Input) (*core.WriteResult, error) { return q.GC(int(op.Value)) }},
+		{Kind: OpMount, Args: []Arg{{Words: []string{MountLFS}}},
+			Help:    "mount -o mode=lfs, which an image does not record: no in-place update, no SSR; first, before any other operation",
+			Kernel:  "parse_options (mode=lfs) → f2fs_lfs_mode",
+			Effects: Tunes,
+			parse:   func(op *Op, w []string) error { op.Name = w[0]; return nil },
+			line:    func(op Op) []string { return []string{op.Name} },
+			apply:   func(op Op, q *core.Seq, _ core.Input) (*core.WriteResult, error) { return q.Mount(op.Name) }},
 		{Kind: OpNow, Args: []Arg{argSeconds},
 			Help:    "the clock: seconds since mount from here on (0 at mount; it never runs by itself)",
 			Kernel:  "update_segment_mtime's clock (get_mtime)",

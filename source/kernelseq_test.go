@@ -225,6 +225,13 @@ func TestKernelSeq(t *testing.T) {
 				// runner to the kernel: calls, errnos and victims op by op.
 				var seq []request.Op
 				var kernelAt []int // per op of seq: its number in the kernel's run; -1 for a clock op
+				// Mount options the image does not record (the case's `mount` file: ZR_MOUNT_OPTS).
+				if b, err := os.ReadFile(filepath.Join(dir, "mount")); err == nil {
+					for _, o := range strings.Fields(string(b)) {
+						seq = append(seq, request.Op{Kind: request.OpMount, Name: o})
+						kernelAt = append(kernelAt, -1)
+					}
+				}
 				for j, op := range ops {
 					if c, ok := clock[at[j]+1]; ok {
 						seq = append(seq, request.Op{Kind: request.OpNow, Value: c[0]})

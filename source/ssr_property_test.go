@@ -105,6 +105,48 @@ func TestWritebackRefusesSSR(t *testing.T) {
 	}
 }
 
+// TestLFSNeverRefusesSSR: on the nearly full g2 volume an fsync that fills the warm data log's
+// segment is refused without mode=lfs (SSR possible) and runs under `mount mode=lfs` (f2fs_need_SSR
+// is false in LFS mode), every page out of place (kernel-seq l1 holds the same sequence to the
+// kernel); a mount after the first operation is refused (a remount).
+func TestLFSNeverRefusesSSR(t *testing.T) {
+	img, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, "../core/testdata/kernel-seq/l1-lfs-nearly-full/before.img.zst"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range core.Modes {
+		q, err := source.NewSeq(context.Background(), img, mode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _ := source.NewSeq(context.Background(), img, mode)
+		if err := source.RunOps(context.Background(), plain, img, mustOps(t, "write /holes.bin 0 400KiB\nfsync /holes.bin\n"), nil); !errors.Is(err, core.ErrUnmodelled) || !strings.Contains(err.Error(), "get_ssr_segment") {
+			t.Errorf("%s: without mode=lfs: %v, want the fsync refused as SSR", mode, err)
+		}
+		var pages []core.PageWrite
+		err = source.RunOps(context.Background(), q, img, mustOps(t, "mount mode=lfs\nwrite /holes.bin 0 400KiB\nfsync /holes.bin\n"), func(st *source.Step) error {
+			if st.Op.Kind == request.OpFsync {
+				pages = st.Other.Pages
+			}
+			return nil
+		})
+		if err != nil || len(pages) == 0 {
+			t.Fatalf("%s: %v, %d pages", mode, err, len(pages))
+		}
+		for _, p := range pages {
+			if p.How != core.WroteOutPlace {
+				t.Errorf("%s: page %d written %s under mode=lfs (f2fs_should_update_outplace)", mode, p.Index, p.How)
+			}
+		}
+		for _, bad := range []string{"sync\nmount mode=lfs\n"} {
+			q, _ := source.NewSeq(context.Background(), img, mode)
+			if err := source.RunOps(context.Background(), q, img, mustOps(t, bad), nil); !errors.Is(err, core.ErrUnmodelled) || !strings.Contains(err.Error(), "remount") {
+				t.Errorf("%s: %q: %v, want a remount refused", mode, bad, err)
+			}
+		}
+	}
+}
+
 // checkNoSilentSSR holds one operation's log moves to need_new_seg, computed afresh on the state
 // it left (after) from the logs before it: see TestNearlyFullRefusesRatherThanGuesses.
 func checkNoSilentSSR(before, after *gc.State, st *source.Step) error {

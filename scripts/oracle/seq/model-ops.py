@@ -20,6 +20,9 @@ for sfx, kernel, mode in (("", "stock", "per-block"), (".batched", "batched", "b
         if len(f) == 3 and int(f[1]) >= mounted:
             clock[int(f[0])] = int(f[1]) - mounted
     out, n = [], 0
+    # A case mounted with options the image does not record (ZR_MOUNT_OPTS, its `mount` file).
+    if os.path.exists(f"{c}/mount"):
+        out += ["mount " + o for o in open(f"{c}/mount").read().split()]
     for l in open(f"{c}/ops"):
         l = l.rstrip("\n")
         if "#" in l:
