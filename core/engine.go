@@ -152,6 +152,8 @@ type engine struct {
 	// onChunk, when set, is called before each chunk's first event (the
 	// checkpoint hook of a seekable Run).
 	onChunk func()
+	// ctx, when set, bounds the loops that make no events (truncate's node walk, trunc.go).
+	ctx interface{ Err() error }
 }
 
 func newEngine(in Input, req Request, mode Mode) (*engine, error) {

@@ -26,6 +26,7 @@ func SimulateContext(ctx context.Context, in Input, req Request, mode Mode) (*Re
 	if err != nil {
 		return nil, err
 	}
+	e.ctx = ctx
 	var ev Event
 	for turn := 1; ; turn++ { // the context is looked at on turn 1, ctxEvery+1, …
 		if turn%ctxEvery == 1 {
@@ -56,6 +57,7 @@ func WalkContext(ctx context.Context, in Input, req Request, mode Mode, fn func(
 	if err != nil {
 		return nil, err
 	}
+	e.ctx = ctx
 	var ev Event
 	for turn := 1; ; turn++ { // the context is looked at on turn 1, ctxEvery+1, …
 		if turn%ctxEvery == 1 {

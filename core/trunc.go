@@ -681,10 +681,18 @@ func (e *engine) buildPlan() error {
 type planWalker struct {
 	e      *engine
 	starts []uint64 // dnodes that may exist (nil: unknown)
+	reads  int      // exists look-ups so far
 }
 
-// exists says whether node k exists now, as the overlay and its base say.
+// exists says whether node k exists now, as the overlay and its base say. Every 256 look-ups it
+// looks at the caller's context: a hostile tree of a million dnodes is walked only while someone
+// waits for it.
 func (w *planWalker) exists(k nodeKey) (bool, error) {
+	if w.reads++; w.reads%256 == 0 && w.e.ctx != nil {
+		if err := w.e.ctx.Err(); err != nil {
+			return false, err
+		}
+	}
 	idx := w.firstIndex(k)
 	pos, _, missing, err := w.e.slots.read(idx, w.e.fbuf)
 	if err != nil {
