@@ -93,7 +93,6 @@ func (q *Seq) postRead(addr uint32) (bool, error) {
 // SetNow sets the clock: the seconds since mount that update_segment_mtime and cost-benefit read
 // from here on (0 at mount). Without a segment manager it does nothing.
 func (q *Seq) SetNow(secs uint64) {
-	q.started = true
 	q.balance = nil // an operation of its own (now SECONDS): no collection ran in it
 	if q.sm != nil {
 		q.sm.Now = secs

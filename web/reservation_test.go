@@ -176,8 +176,10 @@ func worstBefore() []beforeCase {
 	// get_ssr_segment, the kernel may reuse it by SSR and the model refuses (gc/ssr.go); the
 	// figures are per block, so the most the model runs is the worst case that counts.
 	whole := fmt.Sprint(int64(768) << 20)
-	var churn, zeros []string
+	var churn, zeros, holes []string
 	for i := range request63 {
+		// A punch and a truncate walk what the writes mapped (truncate's node walk included).
+		holes = append(holes, []string{"write /f 0 " + whole, "punch /f 4096 " + whole, "truncate /f 0"}[i%3])
 		switch i % 3 {
 		case 0:
 			churn = append(churn, "write /f 0 "+whole)
@@ -192,6 +194,7 @@ func worstBefore() []beforeCase {
 		{"write + fsync of 768 MiB, the free space short of SSR (1 GiB volume)", "v", "/f", []string{"write /f 0 " + whole, "fsync /f"}},
 		{"63 of write, fsync, zero (1 GiB volume)", "v", "/f", churn},
 		{"63 zeros of the demo's 9 GiB sparse file", DemoID, "/cases/sparse-9g.bin", zeros},
+		{"63 of write, punch, truncate (1 GiB volume)", "v", "/f", holes},
 	}
 }
 
