@@ -89,7 +89,7 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 	}
 	// Per mode: the model's sequence, run as `before=` is with the played zero after it, and the
 	// tables CheckState reads (web/reservations.go).
-	played := append(append([]request.Op(nil), t.before...), request.Op{Kind: request.OpZero})
+	played := append(append([]request.Op(nil), t.before...), request.RunOp(t.run))
 	perMode := afterCheckBytes + beforeBytes(t.spec.Input.Volume, max(t.spec.Input.Inode.SlotsEnd, player.PagesOf(t.spec).End), played)
 	release, err := s.budget.reserve(int64(len(t.run.Modes)) * perMode)
 	if err != nil {

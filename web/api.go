@@ -433,7 +433,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := t.spec.Request
-	head, err := json.Marshal(runBody{Op: request.OpZero, Path: t.info.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize})
+	head, err := json.Marshal(runBody{Op: request.RunOp(t.run).Kind, Path: t.info.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize})
 	if err != nil {
 		s.Error(w, r, err)
 		return

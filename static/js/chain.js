@@ -16,9 +16,10 @@ export const MAX_BEFORE = 63;
 
 /**
  * @typedef {object} RunInfo hello.run
+ * @property {string} [op] the played call (contract().ops): "zero" (or absent), "punch" or "truncate"
  * @property {string} image
  * @property {string} path
- * @property {string} offset decimal string
+ * @property {string} offset decimal string (a truncate's new size)
  * @property {string} length decimal string, resolved
  * @property {string} [size] the file's size before the run, decimal string
  * @property {boolean} keepSize
@@ -28,12 +29,18 @@ export const MAX_BEFORE = 63;
  */
 
 /**
- * Writes a run as a line of the ops language, as request.Run.OpLine does.
- * @param {{path: string, offset: string, length: string, keepSize: boolean}} r
+ * Writes a run as a line of the ops language, as request.Run.OpLine does: `zero PATH OFFSET LENGTH
+ * [keep_size]`, `punch PATH OFFSET LENGTH` (always KEEP_SIZE) or `truncate PATH SIZE` (a
+ * truncate's size is its offset, as the hello's run carries it).
+ * @param {{op?: string, path: string, offset: string, length: string, keepSize: boolean}} r
  * @returns {string}
  */
 export function opLine(r) {
-  return `zero ${r.path} ${r.offset} ${r.length}${r.keepSize ? ' keep_size' : ''}`;
+  const ops = contract().ops;
+  const op = r.op || ops.zero;
+  if (op === ops.truncate) return `${op} ${r.path} ${r.offset}`;
+  if (op === ops.punch) return `${op} ${r.path} ${r.offset} ${r.length}`;
+  return `${op} ${r.path} ${r.offset} ${r.length}${r.keepSize ? ' keep_size' : ''}`;
 }
 
 /**
@@ -77,14 +84,18 @@ export function chainRefusal(run, added = 0) {
  * and clamped at the end of the file; when the played range reached the end, the first half of the
  * file (whole pages when the file has more than one), never a range past EOF. An empty file gets
  * its first page.
- * @param {{size?: string, offset: string, length: string, keepSize: boolean}} run hello.run, decimal strings
+ * A punch keeps the size; a truncate leaves the file its new size (the run's offset), and the form
+ * suggests its first half.
+ * @param {{op?: string, size?: string, offset: string, length: string, keepSize: boolean}} run hello.run, decimal strings
  * @returns {{offset: string, length: string}}
  */
 export function nextRange(run) {
-  const off = BigInt(run.offset || '0');
-  const len = BigInt(run.length || '0');
-  let size = BigInt(run.size || '0');
-  if (!run.keepSize && off + len > size) size = off + len;
+  const ops = contract().ops;
+  const trunc = run.op === ops.truncate;
+  const off = trunc ? 0n : BigInt(run.offset || '0');
+  const len = trunc ? 0n : BigInt(run.length || '0');
+  let size = BigInt((trunc ? run.offset : run.size) || '0');
+  if (!run.keepSize && run.op !== ops.punch && !trunc && off + len > size) size = off + len;
   const page = 4096n;
   if (size === 0n) return { offset: '0', length: String(page) };
   const start = off + len;
@@ -173,8 +184,10 @@ export function opWords(op) {
   // The other operations of the ops language (write, fsync, sync, tune) are shown as written,
   // a write's numbers grouped.
   if (f.length === 4 && f[0] === 'write') return `write ${f[1]} ${groupDigits(f[2])} ${groupDigits(f[3])}`;
-  if (f.length < 4 || f[0] !== 'zero') return op;
-  return `zero ${f[1]} ${groupDigits(f[2])} ${groupDigits(f[3])}${f[4] === 'keep_size' ? ' keep_size' : ''}`;
+  const ops = contract().ops;
+  if (f.length === 3 && f[0] === ops.truncate) return `${f[0]} ${f[1]} ${groupDigits(f[2])}`;
+  if (f.length < 4 || (f[0] !== ops.zero && f[0] !== ops.punch)) return op;
+  return `${f[0]} ${f[1]} ${groupDigits(f[2])} ${groupDigits(f[3])}${f[4] === 'keep_size' ? ' keep_size' : ''}`;
 }
 
 /**
