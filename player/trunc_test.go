@@ -86,6 +86,26 @@ func TestTruncStops(t *testing.T) {
 					t.Errorf("no %s stop: %v", k, slices.Sorted(maps.Keys(kinds)))
 				}
 			}
+			// The range the page draws holds every slot the run changes.
+			if err := p.Goto(o.Total); err != nil {
+				t.Fatal(err)
+			}
+			// (Changed lists whole dnodes as stored: a slot outside the range must hold its value
+			// before the run.)
+			for _, e := range p.Changed(0, 1<<40) {
+				for k := e.Index; k < e.Index+e.Count; k++ {
+					if k >= o.Range.Start && k < o.Range.End {
+						continue
+					}
+					before, _, err := core.ReadSlots(spec.Input, k, k+1, 1, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if now := extentValue(e, k); len(before) != 1 || extentValue(before[0], k) != now {
+						t.Fatalf("range %+v: slot %d outside it changes %v → %#x", o.Range, k, before, now)
+					}
+				}
+			}
 			at := func(step int64) []ModeState {
 				if err := p.Goto(step); err != nil {
 					t.Fatal(err)
@@ -217,4 +237,17 @@ func TestTruncRandomPunches(t *testing.T) {
 			}
 		}
 	}
+}
+
+// extentValue is the slot value an extent gives file block index k.
+func extentValue(e core.Extent, k uint64) uint32 {
+	switch e.State {
+	case "addr":
+		return e.Addr + uint32(k-e.Index)
+	case "new":
+		return core.NewAddr
+	case "compress":
+		return core.CompressAddr
+	}
+	return core.NullAddr
 }

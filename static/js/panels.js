@@ -145,6 +145,21 @@ export function updateDOM(doc, st, ui) {
     text(`c-pb-${id}`, pb ? int(pb.counters[key]) : '–');
     text(`c-bt-${id}`, bt ? int(bt.counters[key]) : '–');
   }
+  // A punch's or truncate's rows: nodes freed, and addresses skipped · bits found clear.
+  const trunc = !!st.info.op && st.info.op !== contract().ops.zero;
+  const nodesRow = doc.getElementById('c-row-nodes');
+  const skipRow = doc.getElementById('c-row-skipped');
+  // Node blocks are freed by a truncate only; addresses are skipped or freed twice only where the
+  // tour stops at it (player.StopValidatedFirst): the rows the run has, the same at every step.
+  if (nodesRow) nodesRow.hidden = st.info.op !== contract().ops.truncate;
+  if (skipRow) skipRow.hidden = !trunc || !st.stops.some((s) => s.kind === 'validated-first');
+  if (trunc) {
+    text('c-pb-nodes', pb ? int(pb.counters.nodesFreed || 0) : '–');
+    text('c-bt-nodes', bt ? int(bt.counters.nodesFreed || 0) : '–');
+    const skipped = (/** @type {any} */ ms) => `${int(ms.counters.slotsSkipped || 0)} · ${int(ms.counters.wronglyCleared || 0)}`;
+    text('c-pb-skipped', pb ? skipped(pb) : '–');
+    text('c-bt-skipped', bt ? skipped(bt) : '–');
+  }
   text('c-pb-time', pb ? fmtTime(modelMs(pb.counters.blocksInvalidated, pb.counters.calls)) : '–');
   text('c-bt-time', bt ? fmtTime(modelMs(bt.counters.blocksInvalidated, bt.counters.calls)) : '–');
   const first = st.modes[0];
