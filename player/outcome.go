@@ -21,8 +21,14 @@ type Outcome struct {
 }
 
 // refusesCompressed is why f2fs_fallocate returns -EOPNOTSUPP on a compressed or pinned file
-// (fs/f2fs/file.c: f2fs_compressed_file || f2fs_is_pinned_file, before anything changes).
-const refusesCompressed = "f2fs refuses FALLOC_FL_ZERO_RANGE on compressed and pinned files"
+// (fs/f2fs/file.c: f2fs_compressed_file || f2fs_is_pinned_file, before anything changes), for a
+// zero range and a punch hole alike.
+func refusesCompressed(op core.Op) string {
+	if op == core.OpPunch {
+		return "f2fs refuses FALLOC_FL_PUNCH_HOLE on compressed and pinned files"
+	}
+	return "f2fs refuses FALLOC_FL_ZERO_RANGE on compressed and pinned files"
+}
 
 // Outcome says what the run returns: the first mode's errno that has one (the modes fail alike),
 // with the kernel's log line for it when there is one; on success the calls each mode made and,
@@ -35,8 +41,9 @@ func (o *Outline) Outcome() Outcome {
 		note = "compressed"
 	}
 	var out Outcome
-	if compressed {
-		out.Ahead = "This file is " + note + ": " + refusesCompressed + ", so the first step is EOPNOTSUPP."
+	refuses := refusesCompressed(req.Op)
+	if compressed && req.Op != core.OpTruncate { // truncate(2) takes a compressed file
+		out.Ahead = "This file is " + note + ": " + refuses + ", so the first step is EOPNOTSUPP."
 	}
 	errno, msg := "", ""
 	for i, f := range o.Final {
@@ -55,10 +62,10 @@ func (o *Outline) Outcome() Outcome {
 		out.Returns = by + " returns -" + errno
 		switch {
 		case errno == "EOPNOTSUPP" && by == "f2fs_fallocate" && compressed:
-			out.Line = out.Returns + ": " + refusesCompressed + " (f2fs_fallocate checks before anything changes), and this file is " + note +
+			out.Line = out.Returns + ": " + refuses + " (f2fs_fallocate checks before anything changes), and this file is " + note +
 				": a cluster's first slot may hold COMPRESS_ADDR, the compressed-cluster marker, not an address."
 		case errno == "EOPNOTSUPP" && by == "f2fs_fallocate":
-			out.Line = out.Returns + ": " + refusesCompressed + " (f2fs_fallocate checks before anything changes), and this file is pinned."
+			out.Line = out.Returns + ": " + refuses + " (f2fs_fallocate checks before anything changes), and this file is pinned."
 		case msg != "":
 			out.Line = out.Returns + `: the kernel logs "` + msg + `".`
 		default:

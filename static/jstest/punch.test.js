@@ -9,6 +9,8 @@ import { setRunQuery } from '../js/links.js';
 import { permalinkSearch } from '../js/permalink.js';
 import { opLine, opWords, nextRange, chainURL } from '../js/chain.js';
 import { callWhy } from '../js/calllog.js';
+import { csvURL } from '../js/figure.js';
+import { frameURL } from '../js/nextstate.js';
 import { opFields, showFields } from '../js/runform.js';
 import { RunState, NEW_ADDR } from '../js/state.js';
 import { hello } from './player.fixture.js';
@@ -27,6 +29,13 @@ test('setRunQuery writes op and only the fields request.Parse reads for the call
   // Back to a zero, the truncate's fields go.
   const s = setRunQuery(new URLSearchParams('op=truncate&size=5'), { path: '/a', offset: 0, length: 1 });
   assert.ok(!s.has('op') && !s.has('size'));
+});
+
+test('the calls CSV and the next-state API ask for the same call', () => {
+  const u = new URL(csvURL({ image: 'demo', path: '/a', op: 'truncate', offset: '4096', length: '0', mode: 'both', keepSize: false }), 'http://x');
+  assert.deepEqual([u.pathname, u.searchParams.get('op'), u.searchParams.get('size'), u.searchParams.get('format')], ['/api/images/demo/run', 'truncate', '4096', 'csv']);
+  const n = new URL(frameURL({ image: 'demo', path: '/a', op: 'punch', offset: '0', length: '8192', keepSize: false, before: [] }, { policy: 'greedy', now: 0, at: 0 }, false), 'http://x');
+  assert.deepEqual([n.searchParams.get('op'), n.searchParams.get('length')], ['punch', '8192']);
 });
 
 test('the permalink keeps the call the hello names', () => {
