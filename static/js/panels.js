@@ -15,6 +15,7 @@ import {
   plural, cursorLine, sitLine, sitAside, slotsAside, statesText, outcomeText, markersText,
 } from './describe.js';
 import { contract } from './contract.js';
+import { blockWord } from './state.js';
 
 const { perBlock: PER_BLOCK, batched: BATCHED } = contract().modes;
 
@@ -348,7 +349,7 @@ export function lane(doc, mode, ms, lanes, log) {
   if (mode === BATCHED) {
     if (ms.pending) {
       const b = doc.createElement('b');
-      b.textContent = `(blkstart ${ms.pending.start}, blklen ${ms.pending.len})`;
+      b.textContent = `(blkstart ${blockWord(ms.pending.start)}, blklen ${ms.pending.len})`;
       p.append(' · pending run ', b);
     } else {
       p.textContent = ' · no pending run';

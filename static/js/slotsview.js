@@ -2,7 +2,7 @@
 // the zoom lane around the cursor with the ghost of the slots before the
 // run, and one strip per dnode chunk. Drawing only, on the canvas it is
 // given; render.js re-exports it for player.js.
-import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR, FLASH_MS } from './state.js';
+import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR, FLASH_MS, blockWord } from './state.js';
 import { OI, hatch, INK, INK2, INK3, LINE, fillsFor } from './palette.js';
 import { colourIndex, textOn } from './colour.js';
 import { int } from './fmt.js';
@@ -757,7 +757,7 @@ export class SlotsView {
           ctx.fillStyle = INK;
           ctx.font = `${fontPx(o, 11)}px ui-monospace, monospace`;
           ctx.textAlign = 'left';
-          const label = `pending run (${bt.pending.start}, ${bt.pending.len})`;
+          const label = `pending run (${blockWord(bt.pending.start)}, ${bt.pending.len})`;
           // Presenter mode's 10 px cursor triangle reaches above the bracket: the label clears it.
           ctx.fillText(label, Math.min(Math.max(x0, xa), x0 + count * cell - ctx.measureText(label).width), y - fontPx(o, 11) / 2 - (o.present ? 6 : 2));
         }

@@ -21,6 +21,16 @@ export const RELEASES = new Set(['invalidate', 'start-run', 'extend-run', 'clear
  */
 export const REJECTS = new Set(['error:bounds', 'error:sit-bit', 'slot:skip-bounds', 'slot:skip-sit-bit']);
 
+/**
+ * A run's first block in words: NEW_ADDR by name (a punch's preallocated slot is a run of its own,
+ * NEW_ADDR + 1 wrapping), an address as its number.
+ * @param {number} v
+ * @returns {string}
+ */
+export function blockWord(v) {
+  return (v >>> 0) === NEW_ADDR ? 'NEW_ADDR' : String(v);
+}
+
 /** How long an invalidated slot flashes, in milliseconds. */
 export const FLASH_MS = 450;
 

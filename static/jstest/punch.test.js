@@ -12,7 +12,7 @@ import { callWhy } from '../js/calllog.js';
 import { csvURL } from '../js/figure.js';
 import { frameURL } from '../js/nextstate.js';
 import { opFields, showFields } from '../js/runform.js';
-import { RunState, NEW_ADDR } from '../js/state.js';
+import { RunState, NEW_ADDR, blockWord } from '../js/state.js';
 import { hello } from './player.fixture.js';
 import { servedPaces } from './paces.fixture.js';
 
@@ -102,4 +102,10 @@ test('a punch\'s cleared slots flash and its skipped addresses are marked, as a 
   assert.equal(st.bad.size, 0);
   st.frame({ step: 4, full: true, events: [], changed: [], state: [] }, 30);
   assert.deepEqual([...st.bad].sort(), [4, 5]);
+});
+
+test('a pending run of NEW_ADDR is named, not numbered', () => {
+  assert.equal(blockWord(NEW_ADDR), 'NEW_ADDR');
+  assert.equal(blockWord(-1), 'NEW_ADDR', 'as the wire may hold it, signed');
+  assert.equal(blockWord(22528), '22528');
 });
