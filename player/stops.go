@@ -335,6 +335,9 @@ func endStop(o *Outline) Stop {
 			fmt.Fprintf(&b, "Batching took the SIT lock %s less often; it also invalidated a block twice (\"Bitmap was wrongly cleared\"), which the per-block loop skipped. ", timesFewer(a, z))
 		case z > 0 && a > z:
 			fmt.Fprintf(&b, "Batching took the SIT lock %s less often, with the same slots and SIT at the end. ", timesFewer(a, z))
+		case a == 0 && z == 0 && o.Final[0].Stats.Calls > 0:
+			// A punch over preallocated slots: calls, but none takes the SIT lock.
+			b.WriteString("Every call was for a NEW_ADDR slot, which f2fs_invalidate_blocks returns from at once: no SIT lock was taken, and batching joined nothing (NEW_ADDR + 1 wraps to 0). ")
 		case a == 0 && z == 0:
 			b.WriteString("No mapped block was reached, so neither mode called f2fs_invalidate_blocks: there was no run to batch. ")
 		case a == z:

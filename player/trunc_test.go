@@ -198,6 +198,9 @@ func TestTruncTexts(t *testing.T) {
 				texts = append(texts, s.Question.Text)
 			}
 		}
+		if end := o.Stops[len(o.Stops)-1]; o.Final[0].Stats.Calls > 0 && strings.Contains(end.Text, "neither mode called") {
+			t.Errorf("%s: %d calls, and the end stop says %q", name, o.Final[0].Stats.Calls, end.Text)
+		}
 		for _, x := range texts {
 			if l := strings.ToLower(x); strings.Contains(l, "zero_range") || strings.Contains(l, "zero range") && !strings.Contains(l, "a zero range skips") && !strings.Contains(l, "zero range stops") {
 				t.Errorf("%s: %q speaks of the zero", name, x)

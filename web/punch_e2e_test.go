@@ -173,3 +173,89 @@ func TestBrowserPunchTruncate(t *testing.T) {
 		})
 	}
 }
+
+// TestBrowserChainPunch: issue 28's demo from the page: a zero of [1 MiB, 2 MiB) of
+// contiguous.bin, then from its end "punch it" on the same range — the chain opens the player on the
+// punch with the zero as a before= line — where every NEW_ADDR slot is its own call even batched:
+// the page shows as many batched calls as per-block ones, the tour stops at "NEW_ADDR is its own
+// call", and the call log names NEW_ADDR.
+func TestBrowserChainPunch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
+	axe := axeSource(t)
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	ctx := tab(t)
+	do(t, ctx, chromedp.Navigate(runURL(ts.ts.URL, "/cases/contiguous.bin", url.Values{"mode": {"both"}, "offset": {"1048576"}, "length": {"1048576"}, "run": {"end"}})))
+	waitStatus(t, ctx, 30*time.Second, "done")
+	do(t, ctx, chromedp.WaitVisible(testid("chain-form")))
+	do(t, ctx, chromedp.SetValue(testid("chain-kind"), "punch"))
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById('chain-kind').dispatchEvent(new Event('change'))`))
+	do(t, ctx, chromedp.WaitVisible(testid("chain-args")))
+	if got := text(t, ctx, "chain-go"); got != "punch it" {
+		t.Errorf("the chain's button says %q", got)
+	}
+	do(t, ctx, chromedp.SendKeys(`#chain-arg-1`, "1MiB"), chromedp.SendKeys(`#chain-arg-2`, "1MiB"), chromedp.Click(testid("chain-go")))
+	waitAcross(t, ctx, `new URLSearchParams(location.search).get('op') === 'punch' && document.readyState === 'complete'`, 20*time.Second)
+	q := js[string](t, ctx, `location.search`)
+	v, err := url.ParseQuery(strings.TrimPrefix(q, "?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := v["before"]; len(b) != 1 || b[0] != "zero /cases/contiguous.bin 1048576 1048576" || v.Get("offset") != "1048576" || v.Get("length") != "1048576" {
+		t.Fatalf("the chain's punch: %s", q)
+	}
+	settled(t, ctx, 0)
+	found := false
+	for range 8 {
+		pos := text(t, ctx, "tour-pos")
+		click(t, ctx, "tour-next")
+		waitJS(t, ctx, fmt.Sprintf(`document.getElementById('tour-pos').textContent.trim() !== %q`, pos), 10*time.Second)
+		if text(t, ctx, "tour-title") == "NEW_ADDR is its own call" {
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Fatal(`no tour stop "NEW_ADDR is its own call"`)
+	}
+	waitJS(t, ctx, `document.getElementById('lanes').textContent.includes('f2fs_invalidate_blocks(NEW_ADDR, 1)')`, 10*time.Second)
+	axeCheck(t, ctx, axe, "the chain's punch at its NEW_ADDR stop")
+	total, err := strconv.ParseInt(strings.ReplaceAll(text(t, ctx, "step-total"), ",", ""), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	click(t, ctx, "btn-end")
+	settled(t, ctx, total)
+	// The engine's count: the zero, then the punch on the state it leaves, in each mode.
+	si, err := ts.image(DemoID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := si.Image.Resolve("/cases/contiguous.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := source.FileInput(si.Image, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := core.Simulate(in, core.Request{Offset: 1 << 20, Length: 1 << 20}, core.PerBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, m := range []core.Mode{core.PerBlock, core.Batched} {
+		res, err := core.Simulate(z.NextInput(), core.Request{Op: core.OpPunch, Offset: 1 << 20, Length: 1 << 20}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[m.String()] = strconv.FormatUint(res.Stats.Calls, 10)
+	}
+	pb, bt := count(t, ctx, "stat-calls-per-block"), count(t, ctx, "stat-calls-batched")
+	if pb != want["per-block"] || bt != want["batched"] || pb != bt {
+		t.Errorf("a punch of NEW_ADDR slots: %s per-block calls, %s batched; the engine makes %v, as many batched as per-block", pb, bt, want)
+	}
+	screenshot(t, ctx, "player-zero-then-punch")
+}

@@ -73,10 +73,37 @@ export function chainRefusal(run, added = 0) {
 
 /**
  * @typedef {object} NextRange
+ * @property {string} [op] the call played next: a zero (absent), a punch or a truncate (whose size
+ *   is offset)
  * @property {string} offset decimal
  * @property {string} length decimal
  * @property {boolean} keepSize
  */
+
+/**
+ * Reports whether an operation of kind is played (a zero, a punch, a truncate: the walks the
+ * player shows), not run before the next one.
+ * @param {string} kind
+ * @returns {boolean}
+ */
+export function isPlayed(kind) {
+  const ops = contract().ops;
+  return kind === ops.zero || kind === ops.punch || kind === ops.truncate;
+}
+
+/**
+ * The next run of a punch or truncate line the chain's form wrote (`punch PATH OFFSET LENGTH`,
+ * `truncate PATH SIZE`, decimal), or null for another line.
+ * @param {string} line
+ * @returns {NextRange|null}
+ */
+export function playedNext(line) {
+  const ops = contract().ops;
+  const w = line.trim().split(/\s+/);
+  if (w[0] === ops.punch && w.length === 4) return { op: w[0], offset: w[2], length: w[3], keepSize: false };
+  if (w[0] === ops.truncate && w.length === 3) return { op: w[0], offset: w[2], length: '', keepSize: false };
+  return null;
+}
 
 /**
  * The range the form suggests zeroing next, inside the file as the run shown leaves it (its size
@@ -128,7 +155,7 @@ export function nextRange(run) {
  */
 export function chainURL(run, next, keep, trace, added = []) {
   const q = setRunQuery(new URLSearchParams(), {
-    path: run.path, offset: next.offset, length: next.length, mode: run.mode || contract().modes.both,
+    path: run.path, op: next.op, offset: next.offset, length: next.length, mode: run.mode || contract().modes.both,
     keepSize: next.keepSize, before: [...(run.before || []), opLine(run), ...added],
   });
   // A presenter's room goes along: its followers get the new run (the token is in sessionStorage).
@@ -269,7 +296,8 @@ export class ChainUI {
     if (zf) zf.hidden = !zero;
     const args = this.$('chain-args');
     const go = this.$('chain-go');
-    if (go) go.textContent = zero ? 'zero it' : `add ${f.kind}`;
+    // A zero, a punch and a truncate are played next; the other operations run before it.
+    if (go) go.textContent = zero ? 'zero it' : isPlayed(f.kind) ? `${f.kind} it` : `add ${f.kind}`;
     if (!args) return;
     args.hidden = zero;
     args.replaceChildren();
@@ -390,7 +418,7 @@ export class ChainUI {
     if (!this.run) return;
     const f = this.form();
     if (f.kind !== 'zero') {
-      this.add(f);
+      this.add(f, isPlayed(f.kind));
       return;
     }
     const off = /** @type {HTMLInputElement} */ (this.$('chain-offset'));
@@ -412,12 +440,14 @@ export class ChainUI {
   }
 
   /**
-   * Adds an operation of form f, its words from the fields, to those before the next zero.
+   * Adds an operation of form f, its words from the fields, to those before the next zero; with
+   * play (a punch, a truncate) opens the player on it instead, as a zero's "zero it" does.
    * @param {import('./opsform.js').OpForm} f
+   * @param {boolean} [play]
    */
-  add(f) {
+  add(f, play = false) {
     if (!this.run) return;
-    const why = chainRefusal(this.run, this.added.length + 1);
+    const why = chainRefusal(this.run, this.added.length + (play ? 0 : 1));
     if (why) { this.refuse(why); return; }
     /** @type {Array<string|boolean|undefined>} */
     const values = f.args.map((_, i) => {
@@ -432,6 +462,11 @@ export class ChainUI {
       return;
     }
     this.refuse('');
+    const next = play ? playedNext(r.line) : null;
+    if (next) {
+      location.assign(chainURL(this.run, next, new URLSearchParams(location.search), this.trace(), this.added));
+      return;
+    }
     this.added.push(r.line);
     this.renderAdded();
     const kind = /** @type {HTMLSelectElement|null} */ (this.$('chain-kind'));

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setRunQuery } from '../js/links.js';
 import { permalinkSearch } from '../js/permalink.js';
-import { opLine, opWords, nextRange, chainURL } from '../js/chain.js';
+import { opLine, opWords, nextRange, chainURL, isPlayed, playedNext } from '../js/chain.js';
 import { callWhy } from '../js/calllog.js';
 import { csvURL } from '../js/figure.js';
 import { frameURL } from '../js/nextstate.js';
@@ -108,4 +108,19 @@ test('a pending run of NEW_ADDR is named, not numbered', () => {
   assert.equal(blockWord(NEW_ADDR), 'NEW_ADDR');
   assert.equal(blockWord(-1), 'NEW_ADDR', 'as the wire may hold it, signed');
   assert.equal(blockWord(22528), '22528');
+});
+
+test('the chain plays a punch or a truncate next, after the run shown', () => {
+  assert.ok(isPlayed('punch') && isPlayed('truncate') && isPlayed('zero') && !isPlayed('write') && !isPlayed('sync'));
+  assert.deepEqual(playedNext('punch /a 4096 8192'), { op: 'punch', offset: '4096', length: '8192', keepSize: false });
+  assert.deepEqual(playedNext('truncate /a 1048576'), { op: 'truncate', offset: '1048576', length: '', keepSize: false });
+  assert.equal(playedNext('write /a 0 4096'), null);
+  const run = { image: 'demo', path: '/cases/contiguous.bin', offset: '1048576', length: '1048576', keepSize: false, mode: 'both', before: [] };
+  // Issue 28's demo: a zero, then a punch of the same range — every NEW_ADDR slot its own call.
+  const u = new URL(chainURL(run, /** @type {any} */ (playedNext('punch /cases/contiguous.bin 1048576 1048576'))), 'http://x');
+  assert.deepEqual(u.searchParams.getAll('before'), ['zero /cases/contiguous.bin 1048576 1048576']);
+  assert.deepEqual([u.searchParams.get('op'), u.searchParams.get('offset'), u.searchParams.get('length')], ['punch', '1048576', '1048576']);
+  const v = new URL(chainURL(run, /** @type {any} */ (playedNext('truncate /cases/contiguous.bin 65536')), undefined, null, ['sync']), 'http://x');
+  assert.deepEqual([v.searchParams.get('op'), v.searchParams.get('size'), v.searchParams.has('offset')], ['truncate', '65536', false]);
+  assert.deepEqual(v.searchParams.getAll('before'), ['zero /cases/contiguous.bin 1048576 1048576', 'sync']);
 });
