@@ -262,7 +262,7 @@ export class ChainUI {
         o.title = f.line;
         return o;
       }));
-      kind.value = 'zero';
+      kind.value = contract().ops.zero;
       kind.addEventListener('change', () => this.kindChanged());
     }
     form.addEventListener('submit', (e) => {
@@ -285,13 +285,13 @@ export class ChainUI {
   /** The form of the chosen kind. */
   form() {
     const kind = /** @type {HTMLSelectElement|null} */ (this.$('chain-kind'));
-    return this.forms.find((f) => f.kind === (kind ? kind.value : 'zero')) || this.forms[0];
+    return this.forms.find((f) => f.kind === (kind ? kind.value : contract().ops.zero)) || this.forms[0];
   }
 
   /** Shows the fields of the chosen kind: a zero's range, or another operation's words. */
   kindChanged() {
     const f = this.form();
-    const zero = f.kind === 'zero';
+    const zero = f.kind === contract().ops.zero;
     const zf = this.$('chain-zero');
     if (zf) zf.hidden = !zero;
     const args = this.$('chain-args');
@@ -417,7 +417,7 @@ export class ChainUI {
   submit() {
     if (!this.run) return;
     const f = this.form();
-    if (f.kind !== 'zero') {
+    if (f.kind !== contract().ops.zero) {
       this.add(f, isPlayed(f.kind));
       return;
     }
@@ -470,7 +470,7 @@ export class ChainUI {
     this.added.push(r.line);
     this.renderAdded();
     const kind = /** @type {HTMLSelectElement|null} */ (this.$('chain-kind'));
-    if (kind) { kind.value = 'zero'; this.kindChanged(); }
+    if (kind) { kind.value = contract().ops.zero; this.kindChanged(); }
     /** @type {HTMLElement|null} */ (this.$('chain-offset'))?.focus();
   }
 }
