@@ -425,7 +425,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = term("truncate-node", "node blocks freed").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = term("truncate-node", "nodes freed").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

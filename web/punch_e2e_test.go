@@ -53,6 +53,9 @@ func TestBrowserPunchTruncate(t *testing.T) {
 			core.Request{Op: core.OpPunch, Offset: 0, Length: 8 << 20}, "NULL ends a run here", "ends the pending run", "punch hole", 390, 844},
 		{"truncate indirect", "/cases/indirect.bin", url.Values{"op": {"truncate"}, "size": {"1MiB"}},
 			core.Request{Op: core.OpTruncate, Offset: 1 << 20}, "A node block is freed", "truncate_node", "truncate to 1 MiB", 1366, 768},
+		// A 4:3 projector in presenter mode.
+		{"truncate indirect projector", "/cases/indirect.bin", url.Values{"op": {"truncate"}, "size": {"1MiB"}, "present": {"1"}},
+			core.Request{Op: core.OpTruncate, Offset: 1 << 20}, "A node block is freed", "truncate_node", "truncate to 1 MiB", 1024, 768},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f, err := img.Resolve(c.path)
