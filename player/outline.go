@@ -1,10 +1,10 @@
 // Package player plays a walked call — a zero range, a punch hole or a truncate — for people
 // watching it: one engine per mode (per-block, batched or both) behind a single step counter, kept
 // in lockstep by slot, with seeking, stepping to the end of the next f2fs_invalidate_blocks call, and
-// the slot and SIT state at any step. Its
-// [Outline] — chunks, slider markers, tour stops, the SIT before the run — is computed once per run
-// and shared read-only by every viewer; a [Player] is one viewer's cursor, whose memory does not grow
-// with the number of slots. The package knows nothing of HTTP or websockets.
+// the slot and SIT state at any step. Its [Outline] — chunks, slider markers, tour stops, the SIT
+// before the run — is computed once per run and shared read-only by every viewer; a [Player] is one
+// viewer's cursor, whose memory does not grow with the number of slots. The package knows nothing
+// of HTTP or websockets.
 package player
 
 import (
