@@ -220,7 +220,7 @@ func (t *tourBuilder) add(ev core.Event, i int, step int64) {
 		}
 	case core.EvError:
 		if t.first(StopError) {
-			stop(StopError, "The call fails: -"+ev.Errno, errorText(ev), errTerms(ev)...)
+			stop(StopError, "The call fails: -"+ev.Errno, errorText(ev, t.o.spec.Request.Op), errTerms(ev)...)
 		}
 	}
 }
@@ -413,7 +413,7 @@ func discontiguousText(ev core.Event, pd core.Pending) string {
 	return fmt.Sprintf("Slot %s does not hold blkstart+blklen (%s), so the batched mode flushes the pending run before it even looks at the new address: f2fs_invalidate_blocks(%s, %s), one SIT lock hold. Flushing before validating is what still catches a repeated address: its SIT bit is already clear when f2fs_is_valid_blkaddr checks it.", units.Group(ev.Slot), units.Group(uint64(pd.Start)+uint64(pd.Len)), units.Group(ev.Addr), units.Group(ev.Len))
 }
 
-func errorText(ev core.Event) string {
+func errorText(ev core.Event, op core.Op) string {
 	switch ev.Action {
 	case core.ActSITBit:
 		return fmt.Sprintf("f2fs_is_valid_blkaddr(DATA_GENERIC_ENHANCE) finds the SIT bit of block %s clear: the kernel logs \"%s\", marks the file system for fsck (SBI_NEED_FSCK) and f2fs_do_zero_range returns -EFSCORRUPTED. This is how a block listed twice is caught: the first visit cleared its bit.", units.Group(ev.Addr), ev.Message())
@@ -428,6 +428,12 @@ func errorText(ev core.Event) string {
 	case core.ActFillReserve:
 		return fmt.Sprintf("fill_zero cannot reserve page %s (no free block): -ENOSPC.", units.Group(ev.Slot))
 	case core.ActBadArgs:
+		if op == core.OpTruncate {
+			return truncArgsText(ev.Errno)
+		}
+		if op == core.OpPunch && ev.Errno == "EOPNOTSUPP" {
+			return "f2fs_fallocate refuses FALLOC_FL_PUNCH_HOLE on a compressed or pinned file with -EOPNOTSUPP, before touching anything."
+		}
 		return badArgsText(ev.Errno)
 	}
 	return ev.Narrate()

@@ -254,3 +254,37 @@ func extentValue(e core.Extent, k uint64) uint32 {
 	}
 	return core.NullAddr
 }
+
+// TestTruncRefused: a punch or truncate refused before f2fs walks anything says which call refused
+// it, in its own words (never the zero's).
+func TestTruncRefused(t *testing.T) {
+	both := []core.Mode{core.PerBlock, core.Batched}
+	for _, c := range []struct {
+		req         core.Request
+		errno, says string
+		returns     string
+	}{
+		{core.Request{Op: core.OpTruncate, Offset: -1}, "EINVAL", "truncate(2) refuses a negative size", "truncate returns -EINVAL"},
+		{core.Request{Op: core.OpTruncate, Offset: 1 << 62}, "EFBIG", "inode_newsize_ok", "truncate returns -EFBIG"},
+		{core.Request{Op: core.OpPunch, Offset: -1, Length: 4096}, "EINVAL", "vfs_fallocate refuses", "vfs_fallocate returns -EINVAL"},
+	} {
+		spec := demoSpec(t, "/cases/contiguous.bin", both...)
+		spec.Request = c.req
+		o := build(t, spec)
+		var stop *Stop
+		for k := range o.Stops {
+			if o.Stops[k].Kind == StopError {
+				stop = &o.Stops[k]
+			}
+		}
+		if o.Final[0].Errno != c.errno || stop == nil {
+			t.Fatalf("%+v: errno %q, error stop %v", c.req, o.Final[0].Errno, stop)
+		}
+		if !strings.Contains(stop.Text, c.says) || strings.Contains(strings.ToLower(stop.Text), "zero") {
+			t.Errorf("%+v: the error stop says %q", c.req, stop.Text)
+		}
+		if got := o.Outcome().Returns; got != c.returns {
+			t.Errorf("%+v: outcome %q, want %q", c.req, got, c.returns)
+		}
+	}
+}

@@ -185,3 +185,21 @@ func (o *Outline) wronglyCleared() bool {
 	}
 	return false
 }
+
+// truncArgsText is why truncate(2) is refused before f2fs truncates anything (do_sys_truncate,
+// vfs_truncate, f2fs_setattr's setattr_prepare → inode_newsize_ok; core's opArgCheck).
+func truncArgsText(errno string) string {
+	switch errno {
+	case "EINVAL":
+		return "truncate(2) refuses a negative size, or a file that is not a regular file, with -EINVAL before f2fs sees it."
+	case "EISDIR":
+		return "The path names a directory: truncate(2) fails with -EISDIR."
+	case "EPERM":
+		return "The inode is immutable or append-only: truncate(2) is refused with -EPERM."
+	case "EIO":
+		return "The file system has a checkpoint error (it was shut down): f2fs_setattr returns -EIO at once."
+	case "EFBIG":
+		return "The new size is past the largest file f2fs allows (s_maxbytes): inode_newsize_ok returns -EFBIG."
+	}
+	return "The call is refused before anything changes: -" + errno + "."
+}
