@@ -228,12 +228,12 @@ func (t *tourBuilder) add(ev core.Event, i int, step int64) {
 // wronglyCleared adds the stop for a punch's or truncate's first SIT update that finds bits already
 // clear: a block invalidated twice because it was validated before the pending run was flushed.
 func (t *tourBuilder) wronglyCleared(ev core.Event, i int, step int64) {
-	if ev.Count == 0 || !t.o.isTrunc() || !t.first(StopValidatedFirst) {
+	if ev.Count == 0 || !t.o.isTrunc() || !t.first(StopFreedTwice) {
 		return
 	}
-	t.o.stopEvents[StopValidatedFirst] = ev
-	t.stops = append(t.stops, Stop{Step: step, Kind: StopValidatedFirst, Mode: t.o.spec.Modes[i].String(), Slot: ev.Slot,
-		Title: "Validated before the flush", Text: wronglyClearedText(ev),
+	t.o.stopEvents[StopFreedTwice] = ev
+	t.stops = append(t.stops, Stop{Step: step, Kind: StopFreedTwice, Mode: t.o.spec.Modes[i].String(), Slot: ev.Slot,
+		Title: "Validated before the flush: freed twice", Text: wronglyClearedText(ev),
 		Terms: []string{"f2fs-is-valid-blkaddr", "wrongly-cleared", "valid-map", "pending-run", "sit"}})
 }
 

@@ -17,6 +17,10 @@ const (
 	// address it refuses is cleared and skipped, and a block mapped twice inside one pending run
 	// passes and is invalidated twice ("Bitmap was wrongly cleared").
 	StopValidatedFirst = "validated-first"
+	// StopFreedTwice: the other face of StopValidatedFirst, in the batched mode: a block mapped
+	// twice passed validation while its first copy was pending, and a call frees it again ("Bitmap
+	// was wrongly cleared").
+	StopFreedTwice = "freed-twice"
 	// StopNodeFree: truncate_node frees a node block with a call of its own.
 	StopNodeFree = "node-free"
 	// StopNewOwnCall: a NEW_ADDR slot makes its own f2fs_invalidate_blocks call, which returns at

@@ -530,10 +530,10 @@ func stepParam(q url.Values) (int64, error) {
 	return step, nil
 }
 
-// handleSandboxRun serves /sandbox/run?slots=L&mode=M: the player on a sandbox slot list.
+// handleSandboxRun serves /sandbox/run?slots=L&mode=M[&op=punch]: the player on a sandbox slot list.
 func (s *Server) handleSandboxRun(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	t, err := resolveSandbox(q.Get("slots"), q.Get("mode"))
+	t, err := resolveSandbox(q.Get("slots"), q.Get("mode"), q.Get(request.FieldOp))
 	if err != nil {
 		s.pageError(w, r, err)
 		return

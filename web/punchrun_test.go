@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/player"
 	"github.com/zrviz/zrviz/source"
 )
 
@@ -93,5 +94,39 @@ func TestRunOpResolves(t *testing.T) {
 				t.Errorf("%s %s: the API's %+v, core.Simulate's %d calls, %d nodes freed", c.query, m, got, sim.Stats.Calls, sim.Stats.NodesFreed)
 			}
 		}
+	}
+}
+
+// TestSandboxPunch: a sandbox list that maps block 5,005 twice, punched: the per-block loop skips
+// the repeat (its SIT bit is clear), the batched loop validates it while its first copy is still
+// pending and frees it twice; the tour stops at both. A truncate of a synthetic file is refused.
+func TestSandboxPunch(t *testing.T) {
+	tg, err := resolveSandbox("5000-5019 5005 5020-5059", "both", "punch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero, err := resolveSandbox("5000-5019 5005 5020-5059", "both", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.info.Op != "punch" || tg.spec.Request.Op != core.OpPunch || zero.spec.Request.Op != core.OpZero || tg.key() == zero.key() {
+		t.Fatalf("ops %q %v, zero %v; keys equal %v", tg.info.Op, tg.spec.Request.Op, zero.spec.Request.Op, tg.key() == zero.key())
+	}
+	o, err := player.Build(context.Background(), tg.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pb, bt := o.Final[0].Stats, o.Final[1].Stats; pb.SlotsSkipped != 1 || bt.WronglyCleared != 1 {
+		t.Errorf("per-block skipped %d, batched wrongly cleared %d; want 1 and 1", pb.SlotsSkipped, bt.WronglyCleared)
+	}
+	kinds := map[string]bool{}
+	for _, s := range o.Stops {
+		kinds[s.Kind] = true
+	}
+	if !kinds[player.StopValidatedFirst] || !kinds[player.StopFreedTwice] {
+		t.Errorf("stops %v", kinds)
+	}
+	if _, err := resolveSandbox("5000-5019", "both", "truncate"); err == nil {
+		t.Error("a sandbox truncate is not refused")
 	}
 }

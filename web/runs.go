@@ -84,7 +84,7 @@ func modeNames(ms []core.Mode) []string {
 // resolves it: the file as open(2) finds it, the operations before it applied in order.
 func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, error) {
 	if list := q.Get("sandbox"); list != "" {
-		return resolveSandbox(list, q.Get(request.FieldMode))
+		return resolveSandbox(list, q.Get(request.FieldMode), q.Get(request.FieldOp))
 	}
 	id := q.Get("image")
 	if id == "" {
@@ -206,8 +206,10 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 }
 
 // resolveSandbox builds the run of a sandbox slot list (package sandbox): a synthetic file and
-// volume, the listed slots zeroed.
-func resolveSandbox(list, mode string) (*runTarget, error) {
+// volume, the listed slots zeroed — or, with op punch, punched (a list that maps a block twice is
+// issue 28's clearest picture: the batched punch validates before it flushes and frees it twice). A
+// truncate needs node addresses, which the synthetic file has not: refused.
+func resolveSandbox(list, mode, op string) (*runTarget, error) {
 	l, err := sandbox.Parse(list)
 	if err != nil {
 		return nil, badParam("sandbox", err.Error())
@@ -219,10 +221,18 @@ func resolveSandbox(list, mode string) (*runTarget, error) {
 		}
 	}
 	in, req := l.Input(), l.Request()
+	switch op {
+	case "", request.OpZero:
+	case request.OpPunch:
+		req.Op, req.KeepSize = core.OpPunch, false
+	default:
+		return nil, badParam(request.FieldOp, "a sandbox list plays a zero or a punch")
+	}
 	canonical := l.String()
-	return &runTarget{run: request.Run{Path: in.Path, Offset: req.Offset, Length: req.Length, HasLength: true, Modes: modes},
+	run := request.Run{Op: req.Op, Path: in.Path, Offset: req.Offset, Length: req.Length, HasLength: true, Modes: modes}
+	return &runTarget{run: run,
 		spec: player.Spec{Input: in, Request: req, Modes: modes},
-		info: runInfo{Op: request.OpZero, Image: "", Path: in.Path, Ino: in.Inode.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
+		info: runInfo{Op: request.RunOp(run).Kind, Image: "", Path: in.Path, Ino: in.Inode.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
 			Length: i64s(req.Length), Mode: request.ModesName(modes), Modes: modeNames(modes), Before: []string{},
 			Sandbox: canonical},
 		geom: geometryOf(in.Volume)}, nil

@@ -151,9 +151,10 @@ export function updateDOM(doc, st, ui) {
   const nodesRow = doc.getElementById('c-row-nodes');
   const skipRow = doc.getElementById('c-row-skipped');
   // Node blocks are freed by a truncate only; addresses are skipped or freed twice only where the
-  // tour stops at it (player.StopValidatedFirst): the rows the run has, the same at every step.
+  // tour stops at it (player.StopValidatedFirst, StopFreedTwice): the rows the run has, the same at
+  // every step.
   if (nodesRow) nodesRow.hidden = st.info.op !== contract().ops.truncate;
-  if (skipRow) skipRow.hidden = !trunc || !st.stops.some((s) => s.kind === 'validated-first');
+  if (skipRow) skipRow.hidden = !trunc || !st.stops.some((s) => s.kind === 'validated-first' || s.kind === 'freed-twice');
   if (trunc) {
     text('c-pb-nodes', pb ? int(pb.counters.nodesFreed || 0) : '–');
     text('c-bt-nodes', bt ? int(bt.counters.nodesFreed || 0) : '–');

@@ -40,6 +40,8 @@ export const FOLLOWER_CONTROLS = new Set(['initial', 'answer']);
 export function runQuery(p) {
   if (p.sandbox) {
     const q = new URLSearchParams({ sandbox: p.sandbox, [contract().query.mode]: p.mode, step: String(p.step) });
+    // A sandbox list may be punched (web/runs.go resolveSandbox).
+    if (p.op && p.op !== contract().ops.zero) q.set(contract().query.op, p.op);
     if (p.pace) q.set('pace', p.pace);
     return q;
   }
