@@ -477,7 +477,12 @@ func (s *Server) renderRunPage(w http.ResponseWriter, r *http.Request, t *runTar
 			templates.Crumb{Label: crumb})
 	} else {
 		si, f := t.si, t.file
-		p.Layout = s.layout(f.Path()+" · run", "js/run.js", imageCrumb(si, true),
+		// The tab's title names the call too (a punch and a zero of one file are two tabs).
+		title := f.Path() + " · run"
+		if crumb != "zero range" {
+			title = f.Path() + " · " + crumb
+		}
+		p.Layout = s.layout(title, "js/run.js", imageCrumb(si, true),
 			templates.Crumb{Label: f.Path(), Href: "/images/" + si.ID + "/file?path=" + url.QueryEscape(f.Path())},
 			templates.Crumb{Label: crumb})
 		p.ID, p.Name = si.ID, si.Name

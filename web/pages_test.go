@@ -144,6 +144,9 @@ func TestPages(t *testing.T) {
 				if c := doc.Find("nav.crumbs").Text(); !strings.Contains(c, "truncate to 1 MiB") {
 					t.Errorf("breadcrumb %q", c)
 				}
+				if title := doc.Find("title").Text(); !strings.Contains(title, "/cases/indirect.bin · truncate to 1 MiB") {
+					t.Errorf("title %q", title)
+				}
 			},
 		},
 		{
