@@ -112,21 +112,40 @@ func bufferedWrite(ctx context.Context, in Input, off, length int64) (Input, *Wr
 			idx = end
 		}
 	}
+	// prepare_write_begin, page by page: a dnode is read once for all its pages (a page's read
+	// through a sequence's overlays costs a node copy per overlay).
 	written := int64(0)
-	for p := first; p <= last; p++ {
-		if (p-first)%ctxEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return in, nil, err
-			}
+write:
+	for p := first; p <= last; {
+		if err := ctx.Err(); err != nil {
+			return in, nil, err
 		}
-		ok, err := e.reservePage(p)
+		pos, buf, missing, err := e.slots.read(p, e.fbuf)
+		e.fbuf = buf
 		if err != nil {
 			return in, nil, err
 		}
-		if !ok {
-			break
+		end := min(last+1, pos.start+uint64(pos.cap))
+		stored := false
+		for ; p < end; p++ {
+			if buf[p-pos.start] == NullAddr {
+				if !e.allocPath(&pos, missing) || e.reserve(1) == 0 {
+					if stored {
+						e.slots.store(pos.start, buf)
+					}
+					break write
+				}
+				missing = 0 // allocPath made the path
+				e.countReserved(1)
+				buf[p-pos.start] = NewAddr
+				e.markHi(p)
+				stored = true
+			}
+			written = min(int64(p+1)<<12, off+length) - off
 		}
-		written = min(int64(p+1)<<12, off+length) - off
+		if stored {
+			e.slots.store(pos.start, buf)
+		}
 	}
 	res.Reserved, res.NodesAlloc = e.s.stats.Reserved, e.s.stats.NodesAlloc
 	if written == 0 {
@@ -178,27 +197,6 @@ func (e *engine) reserveRange(idx, hi uint64) (uint64, bool, error) {
 	}
 	e.slots.store(pos.start, buf)
 	return end, true, nil
-}
-
-// reservePage is prepare_write_begin for page p: a NULL slot is reserved (f2fs_reserve_block,
-// ALLOC_NODE). False on ENOSPC.
-func (e *engine) reservePage(p uint64) (bool, error) {
-	pos, buf, missing, err := e.slots.read(p, e.fbuf)
-	e.fbuf = buf
-	if err != nil {
-		return false, err
-	}
-	if buf[pos.ofs] != NullAddr {
-		return true, nil
-	}
-	if !e.allocPath(&pos, missing) || e.reserve(1) == 0 {
-		return false, nil
-	}
-	e.countReserved(1)
-	buf[pos.ofs] = NewAddr
-	e.markHi(p)
-	e.slots.store(pos.start, buf)
-	return true, nil
 }
 
 // countReserved counts n reserved blocks (inc_valid_block_count).

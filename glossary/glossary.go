@@ -149,6 +149,21 @@ func All() []Entry {
 			OnDisk: "changes the SIT entries (in memory; written at the next checkpoint).",
 			Source: "fs/f2fs/segment.c f2fs_invalidate_blocks(sbi, addr, len) — len since 6.14; upstream zero-range still passes 1.",
 			Match:  []string{"f2fs_invalidate_blocks"}, See: []string{"sit-lock", "valid-map"}},
+		{Slug: "f2fs-truncate-data-blocks-range", Term: "f2fs_truncate_data_blocks_range", Group: GroupRuns,
+			Text:   "The loop punch hole and truncate run over one dnode's slots: it sets each slot to NULL_ADDR and frees what it held with f2fs_invalidate_blocks. Linux 6.12 calls once per block; 6.14 batches physical runs, and there a NULL slot or an address that fails validation ends the run, and the address is validated before the pending run is flushed.",
+			OnDisk: "slots of a dnode set to 0x00000000 (NULL_ADDR); dec_valid_block_count(nr_free) lowers valid_block_count and i_blocks.",
+			Source: "fs/f2fs/file.c f2fs_truncate_data_blocks_range(dn, count), from f2fs_truncate_hole() (punch hole) and truncate_dnode()/f2fs_truncate_blocks() (truncate); 6.14 commit \"f2fs: add parameter @len to f2fs_invalidate_blocks()\".",
+			Match:  []string{"f2fs_truncate_data_blocks_range"}, See: []string{"pending-run", "null-addr", "f2fs-is-valid-blkaddr", "truncate-node"}},
+		{Slug: "f2fs-is-valid-blkaddr", Term: "f2fs_is_valid_blkaddr", Group: GroupRuns,
+			Text:   "The check that a slot's address is a block in use: inside the main area, with its SIT bit set. Zero range stops with -EFSCORRUPTED when it fails, punch and truncate clear the slot and skip the block — and their batched loop checks before it flushes, so a block repeated inside the pending run still passes.",
+			OnDisk: "the block's bit in its segment's cur_valid_map (the SIT), and MAIN_BLKADDR..MAX_BLKADDR.",
+			Source: "fs/f2fs/checkpoint.c f2fs_is_valid_blkaddr(sbi, blkaddr, DATA_GENERIC_ENHANCE); f2fs_is_valid_blkaddr_raw() in f2fs_truncate_data_blocks_range().",
+			Match:  []string{"f2fs_is_valid_blkaddr_raw", "f2fs_is_valid_blkaddr"}, See: []string{"valid-map", "efscorrupted", "wrongly-cleared"}},
+		{Slug: "truncate-node", Term: "truncate_node", Group: GroupRuns,
+			Text:   "Truncate's release of a node block left with no slot the file keeps: one f2fs_invalidate_blocks call of its own for the node's block, valid_node_count lowered by one, and its NAT entry cleared.",
+			OnDisk: "the node block's SIT bit cleared; the NAT entry's block_addr set to NULL_ADDR; valid_node_count (checkpoint) one less.",
+			Source: "fs/f2fs/node.c truncate_node(), from truncate_dnode() and truncate_nodes() in f2fs_truncate_inode_blocks().",
+			Match:  []string{"truncate_node"}, See: []string{"dnode", "direct-node", "f2fs-invalidate-blocks"}},
 
 		// The SIT and segments.
 		{Slug: "sit", Term: "SIT", Group: GroupSIT,
@@ -288,5 +303,10 @@ func All() []Entry {
 			OnDisk: "the next checkpoint sets CP_FSCK_FLAG; s_errors records ERROR_INVALID_BLKADDR.",
 			Source: "f2fs_is_valid_blkaddr(sbi, blkaddr, DATA_GENERIC_ENHANCE); SBI_NEED_FSCK.",
 			Match:  []string{"EFSCORRUPTED"}, See: []string{"valid-map", "flush-discontiguous"}},
+		{Slug: "wrongly-cleared", Term: "Bitmap was wrongly cleared", Group: GroupOutcomes,
+			Text:   "What update_sit_entry logs when f2fs_invalidate_blocks clears a valid bit that is already clear: a block freed twice. The batched punch or truncate does it to a block mapped twice inside one pending run, which the seed's zero range, flushing first, catches as -EFSCORRUPTED.",
+			OnDisk: "a cur_valid_map bit already 0; the segment's valid count is given the block back.",
+			Source: "fs/f2fs/segment.c update_sit_entry(): f2fs_err(sbi, \"Bitmap was wrongly cleared, blk:%u\"), then f2fs_bug_on.",
+			Match:  []string{"wrongly cleared"}, See: []string{"f2fs-is-valid-blkaddr", "valid-map", "efscorrupted"}},
 	}
 }

@@ -13,6 +13,8 @@ var required = []string{
 	"flush-end-of-range", "flush-after-error", "f2fs-invalidate-blocks", "sit", "sit-entry", "valid-map",
 	"sit-lock", "segment", "section", "current-segment", "dirty", "prefree", "free", "checkpoint",
 	"keep-size", "fill-zero", "eopnotsupp", "enospc", "efscorrupted",
+	// issue 28: punch hole and truncate
+	"f2fs-truncate-data-blocks-range", "f2fs-is-valid-blkaddr", "truncate-node", "wrongly-cleared",
 }
 
 func TestEntries(t *testing.T) {

@@ -1,9 +1,10 @@
-// Package player plays a zero-range run for people watching it: one engine per mode (per-block,
-// batched or both) behind a single step counter, kept in lockstep by slot, with seeking, stepping to
-// the end of the next f2fs_invalidate_blocks call, and the slot and SIT state at any step. Its
-// [Outline] — chunks, slider markers, tour stops, the SIT before the run — is computed once per run
-// and shared read-only by every viewer; a [Player] is one viewer's cursor, whose memory does not grow
-// with the number of slots. The package knows nothing of HTTP or websockets.
+// Package player plays a walked call — a zero range, a punch hole or a truncate — for people
+// watching it: one engine per mode (per-block, batched or both) behind a single step counter, kept
+// in lockstep by slot, with seeking, stepping to the end of the next f2fs_invalidate_blocks call, and
+// the slot and SIT state at any step. Its [Outline] — chunks, slider markers, tour stops, the SIT
+// before the run — is computed once per run and shared read-only by every viewer; a [Player] is one
+// viewer's cursor, whose memory does not grow with the number of slots. The package knows nothing
+// of HTTP or websockets.
 package player
 
 import (
@@ -310,8 +311,28 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 // PagesOf is the pages of spec's request a run can reach: [core.PagesOf] (empty when the kernel
 // refuses the request's arguments) up to [core.Pages.Reach] (a range past the volume's free space
 // ends with ENOSPC long before its end). The outline, a viewer's page and the server's budget all
-// use it, so they agree on what the run really walks.
+// use it, so they agree on what the run really walks. A truncate (whose request has no length)
+// walks from the page its new size falls in (truncate_partial_data_page) to the end of the dnode
+// of the file's last slot or page: f2fs_truncate_blocks frees everything past the size; a size past
+// the end walks nothing.
 func PagesOf(spec Spec) Range {
+	if req := spec.Request; req.Op == core.OpTruncate {
+		in := &spec.Input.Inode
+		if req.Offset < 0 {
+			return Range{}
+		}
+		start := uint64(req.Offset) >> 12
+		end := max(in.SlotsEnd, (uint64(max(in.Size, 0))+4095)>>12)
+		// f2fs_setattr truncates when the size does not grow (ia_size <= i_size): at i_size too,
+		// which frees the blocks preallocated past it.
+		if req.Offset > in.Size || end <= start {
+			return Range{Start: start, End: start}
+		}
+		// f2fs_truncate_inode_blocks clears each dnode from the size to its last slot: the range
+		// ends with the dnode of the file's last slot or page.
+		s, n := core.DnodeOf(end-1, in.AddrsPerInode)
+		return Range{Start: start, End: max(end, s+uint64(n))}
+	}
 	p := core.PagesOf(spec.Input, spec.Request).Reach(spec.Input)
 	return Range{Start: p.Start, End: p.End}
 }

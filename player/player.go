@@ -256,6 +256,11 @@ type Counters struct {
 	NodesAllocated      uint64 `json:"nodesAllocated"`
 	SegmentsTouched     uint64 `json:"segmentsTouched"`
 	SegmentsPrefree     uint64 `json:"segmentsPrefree"`
+	// A punch's or truncate's: node blocks truncate_node freed, addresses validation refused
+	// (cleared, not freed), and bits a call found already clear ("Bitmap was wrongly cleared").
+	NodesFreed     uint64 `json:"nodesFreed"`
+	SlotsSkipped   uint64 `json:"slotsSkipped"`
+	WronglyCleared uint64 `json:"wronglyCleared"`
 }
 
 // SITTotals are a mode's SIT valid counts summed over every segment the run touches (from its
@@ -339,10 +344,11 @@ func (p *Player) State(t *Tracker, full bool) []ModeState {
 				SITPieces: sn.Stats.SITPieces, BlocksInvalidated: sn.Stats.BlocksInvalidated,
 				SlotsVisited: p.o.visited(&sn), DnodeChunks: sn.Stats.DnodeChunks, Reserved: sn.Stats.Reserved,
 				NodesAllocated: sn.Stats.NodesAlloc, SegmentsTouched: sn.Stats.SegmentsTouched,
-				SegmentsPrefree: sn.Stats.SegmentsPrefree}}
+				SegmentsPrefree: sn.Stats.SegmentsPrefree, NodesFreed: sn.Stats.NodesFreed,
+				SlotsSkipped: sn.Stats.SlotsSkipped, WronglyCleared: sn.Stats.WronglyCleared}}
 		if sn.Done && sn.Errno != "" {
 			st.Message = p.o.Errors[i].Message()
-			st.ReturnedBy = core.ReturnedBy(p.o.spec.Input, p.o.spec.Request)
+			st.ReturnedBy = returnsFn(p.o.spec.Input, p.o.spec.Request, false)
 		}
 		if sn.Pending.Len > 0 {
 			pd := sn.Pending

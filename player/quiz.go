@@ -122,11 +122,11 @@ const (
 func Withholds(stopKind string) []string {
 	base := []string{WithholdLater, WithholdNarration, WithholdCalls, WithholdCounters, WithholdSIT, WithholdStop}
 	switch stopKind {
-	case StopReserve:
+	case StopReserve, StopNodeFree:
 		return base
-	case StopNewInRun, StopDiscontiguous, StopChunk, StopEndOfRange:
+	case StopNewInRun, StopDiscontiguous, StopChunk, StopEndOfRange, StopNullEndsRun, StopNewOwnCall:
 		return append(base, WithholdRuns)
-	case StopPrefree, StopError:
+	case StopPrefree, StopError, StopValidatedFirst:
 		return append(base, WithholdSegments)
 	}
 	return nil
@@ -160,7 +160,9 @@ func newQuizBuilder(o *Outline) *quizBuilder {
 func (q *quizBuilder) made(kind string, i int, step int64, pd core.Pending) {
 	q.at[kind] = step
 	q.pendingAt[kind] = pd
-	if kind == StopDiscontiguous {
+	// A punch's or truncate's slot visit comes before the flush it causes: no later visit names it,
+	// and the question, which would have to be asked before that visit, is not made.
+	if kind == StopDiscontiguous && !q.o.isTrunc() {
 		q.waitAddr, q.waitEng = kind, i
 	}
 }
@@ -250,6 +252,29 @@ func (q *quizBuilder) question(s *Stop, lastMode core.Mode) *Question {
 	case StopNewInRun:
 		if pd, ok := q.pendingAt[s.Kind]; ok && pd.Len > 0 {
 			return yesno(runQ(pd, "NEW_ADDR"), false)
+		}
+	case StopNullEndsRun:
+		if ev, ok := q.eventOf(s); ok && ev.Len > 0 {
+			return yesno(fmt.Sprintf("The batched mode's pending run is (blkstart %s, blklen %s). f2fs_truncate_data_blocks_range comes to slot %s, which holds NULL_ADDR: nothing to free. Does slot %s end the pending run?",
+				units.Group(uint64(ev.Addr)), units.Group(uint64(ev.Len)), units.Group(s.Slot), units.Group(s.Slot)), ev.Kind == core.EvInvalidate && ev.Action == core.ActRunBreak)
+		}
+	case StopValidatedFirst:
+		if ev, ok := q.eventOf(s); ok && ev.Kind == core.EvSlot {
+			ans := choiceSITBit
+			if ev.Action == core.ActSkipBounds {
+				ans = choiceBounds
+			}
+			return &Question{Kind: "choice", Text: fmt.Sprintf("f2fs_truncate_data_blocks_range comes to slot %s, which holds block %s. What does f2fs_is_valid_blkaddr_raw find?", units.Group(s.Slot), units.Group(uint64(ev.Addr))),
+				Choices: []string{choiceValid, choiceBounds, choiceSITBit}, Answer: ans, Ask: max(q.stepOf(s)-1, 0), Reveal: s.Step, chunk: -1}
+		}
+	case StopNodeFree:
+		if ev, ok := q.eventOf(s); ok {
+			return num(fmt.Sprintf("truncate_node has released node %s's block. valid_node_count is %s: what is it once dec_valid_node_count has run?", ev.Node, units.Group(ev.Before)), ev.After, max(q.stepOf(s)-1, 0))
+		}
+	case StopNewOwnCall:
+		if ev, ok := q.eventOf(s); ok {
+			return yesno(fmt.Sprintf("Slot %s holds NEW_ADDR: reserved, never written, no SIT bit. The %s mode clears it. Does it call f2fs_invalidate_blocks for it (a zero range skips such a slot)?", units.Group(s.Slot), s.Mode),
+				ev.Kind == core.EvInvalidate && ev.State == core.StateNew)
 		}
 	case StopDiscontiguous:
 		ev, ok := q.eventOf(s)

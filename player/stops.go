@@ -57,12 +57,17 @@ type tourBuilder struct {
 	ecfChunk          map[int]int32
 	lastChunk         int32
 	q                 *quizBuilder
+	// per mode: the action of the engine's latest slot visit (a run-break after a NULL slot)
+	lastSlot []core.Action
+	// per mode: the run a punch's or truncate's slot starts while the previous one is still to be
+	// flushed (its slot visit comes before that flush's call)
+	afterCall []core.Pending
 }
 
 func newTourBuilder(o *Outline) *tourBuilder {
 	n := len(o.spec.Modes)
 	t := &tourBuilder{o: o, seen: map[string]bool{}, pending: make([]core.Pending, n), open: make([][]int, n),
-		firstECF: -1, lastECF: -1, ecfChunk: map[int]int32{}, lastChunk: -1}
+		firstECF: -1, lastECF: -1, ecfChunk: map[int]int32{}, lastChunk: -1, lastSlot: make([]core.Action, n), afterCall: make([]core.Pending, n)}
 	t.q = newQuizBuilder(o)
 	return t
 }
@@ -91,6 +96,7 @@ func (t *tourBuilder) add(ev core.Event, i int, step int64) {
 				}
 			}
 			t.prefree(ev, i, step)
+			t.wronglyCleared(ev, i, step)
 			return
 		}
 		t.open[i] = t.open[i][:0]
@@ -106,6 +112,8 @@ func (t *tourBuilder) add(ev core.Event, i int, step int64) {
 		return len(t.stops) - 1
 	}
 	pd := &t.pending[i]
+	trunc := t.o.isTrunc()
+	op := t.o.spec.Request.Op
 	switch ev.Kind {
 	case core.EvInlineConvert:
 		if t.first(StopInline) {
@@ -122,7 +130,9 @@ func (t *tourBuilder) add(ev core.Event, i int, step int64) {
 	case core.EvChunkEnter:
 		t.lastChunk = ev.Chunk
 		*pd = core.Pending{}
-		if ev.Chunk == 1 && t.first(StopChunk) {
+		if ev.Chunk == 1 && trunc && t.first(StopChunk) {
+			stop(StopChunk, "A new dnode chunk", chunkTruncText(ev, op), "dnode-chunk", "dnode", "physical-run")
+		} else if ev.Chunk == 1 && t.first(StopChunk) {
 			stop(StopChunk, "A new dnode chunk", fmt.Sprintf("f2fs_zero_range's loop calls f2fs_get_dnode_of_data for slot %s: its slots live in %s, so this is a new call of f2fs_do_zero_range, covering %s slots. Whatever was pending was flushed when the previous chunk ended: a physical run never spans two chunks.", units.Group(ev.Slot), nodeName(ev.Node), units.Group(ev.Count)), "dnode-chunk", "dnode", "physical-run")
 		}
 	case core.EvReserve:
@@ -130,7 +140,20 @@ func (t *tourBuilder) add(ev core.Event, i int, step int64) {
 			stop(StopReserve, "Holes are reserved first", reserveText(ev), "null-addr", "new-addr", "dnode-chunk", "enospc")
 		}
 	case core.EvSlot:
+		t.lastSlot[i] = ev.Action
 		switch ev.Action {
+		case core.ActSkipBounds, core.ActSkipSITBit:
+			if t.first(StopValidatedFirst) {
+				stop(StopValidatedFirst, "Validated before the flush", skipText(ev, mode), "f2fs-is-valid-blkaddr", "valid-map", "pending-run", "null-addr")
+			}
+		case core.ActClearStartRun:
+			if pd.Len > 0 { // the pending run is flushed next (a discontiguous flush), then this one pends
+				t.afterCall[i] = core.Pending{Start: ev.Addr, Len: 1, Slot: ev.Slot}
+			} else {
+				*pd = core.Pending{Start: ev.Addr, Len: 1, Slot: ev.Slot}
+			}
+		case core.ActClearExtendRun:
+			pd.Len = ev.Len
 		case core.ActSkipNew:
 			if mode == core.Batched && pd.Len > 0 && t.first(StopNewInRun) {
 				stop(StopNewInRun, "NEW_ADDR does not end a run", fmt.Sprintf("Slot %s holds NEW_ADDR: pass 2 skips it (if (blkaddr == NEW_ADDR) continue), and the batched mode keeps its pending run (blkstart %s, blklen %s) open across it. If the next valid slot holds blkstart+blklen = %s, one call still covers the blocks on both sides of the reserved slot.", units.Group(ev.Slot), units.Group(pd.Start), units.Group(pd.Len), units.Group(uint64(pd.Start)+uint64(pd.Len))), "new-addr", "pending-run", "physical-run")
@@ -144,14 +167,23 @@ func (t *tourBuilder) add(ev core.Event, i int, step int64) {
 		}
 	case core.EvInvalidate:
 		was := *pd
-		*pd = core.Pending{}
+		*pd, t.afterCall[i] = t.afterCall[i], core.Pending{}
 		var open []int
 		if t.first(StopSITUpdate) {
 			open = append(open, stop(StopSITUpdate, "The SIT is updated", "", "sit", "sit-entry", "valid-map", "sit-lock", "f2fs-invalidate-blocks"))
 		}
+		if ev.State == core.StateNew && (mode == core.Batched || len(t.o.spec.Modes) == 1) && t.first(StopNewOwnCall) {
+			open = append(open, stop(StopNewOwnCall, "NEW_ADDR is its own call", newOwnCallText(ev, mode), "new-addr", "f2fs-invalidate-blocks", "pending-run"))
+		}
 		switch ev.Action {
+		case core.ActRunBreak:
+			if t.lastSlot[i] == core.ActSkipNull && t.first(StopNullEndsRun) {
+				open = append(open, stop(StopNullEndsRun, "NULL ends a run here", nullEndsRunText(ev), "null-addr", "pending-run", "flush", "f2fs-truncate-data-blocks-range"))
+			}
 		case core.ActDiscontiguous:
-			if t.first(StopDiscontiguous) {
+			if trunc && t.first(StopDiscontiguous) {
+				open = append(open, stop(StopDiscontiguous, "Not contiguous: validated, then flushed", discontiguousTruncText(ev, was), "flush", "pending-run", "physical-run", "f2fs-invalidate-blocks", "f2fs-is-valid-blkaddr"))
+			} else if t.first(StopDiscontiguous) {
 				open = append(open, stop(StopDiscontiguous, "Not contiguous: flush first", discontiguousText(ev, was), "flush", "pending-run", "physical-run", "f2fs-invalidate-blocks", "sit-lock"))
 			}
 		case core.ActEndOfChunk:
@@ -179,11 +211,30 @@ func (t *tourBuilder) add(ev core.Event, i int, step int64) {
 		t.open[i] = open
 	case core.EvSITUpdate:
 		t.prefree(ev, i, step)
+		t.wronglyCleared(ev, i, step)
+	case core.EvNodeFree:
+		// The last mode's: its node is freed after its dnode's loop has ended in every mode, so
+		// the stop (and its question) come after the chunk's question is revealed.
+		if i == len(t.o.spec.Modes)-1 && t.first(StopNodeFree) {
+			stop(StopNodeFree, "A node block is freed", nodeFreeText(ev), "truncate-node", "dnode", "f2fs-invalidate-blocks")
+		}
 	case core.EvError:
 		if t.first(StopError) {
-			stop(StopError, "The call fails: -"+ev.Errno, errorText(ev), errTerms(ev)...)
+			stop(StopError, "The call fails: -"+ev.Errno, errorText(ev, t.o.spec.Request.Op), errTerms(ev)...)
 		}
 	}
+}
+
+// wronglyCleared adds the stop for a punch's or truncate's first SIT update that finds bits already
+// clear: a block invalidated twice because it was validated before the pending run was flushed.
+func (t *tourBuilder) wronglyCleared(ev core.Event, i int, step int64) {
+	if ev.Count == 0 || !t.o.isTrunc() || !t.first(StopFreedTwice) {
+		return
+	}
+	t.o.stopEvents[StopFreedTwice] = ev
+	t.stops = append(t.stops, Stop{Step: step, Kind: StopFreedTwice, Mode: t.o.spec.Modes[i].String(), Slot: ev.Slot,
+		Title: "Validated before the flush: freed twice", Text: wronglyClearedText(ev),
+		Terms: []string{"f2fs-is-valid-blkaddr", "wrongly-cleared", "valid-map", "pending-run", "sit"}})
 }
 
 // prefree adds the stop for the first segment a call empties.
@@ -207,7 +258,14 @@ func (t *tourBuilder) finish() []Stop {
 			continue
 		}
 		f := strings.SplitN(s.Text, "|", 3)
+		trunc := o.isTrunc()
 		switch {
+		case k == t.firstECF && t.ecfChunk[k] != t.lastChunk && trunc:
+			s.Title = "The dnode ends: flush"
+			s.Text = endOfChunkTruncText(f)
+		case k == t.lastECF && t.ecfChunk[k] == t.lastChunk && trunc:
+			s.Kind, s.Title = StopEndOfRange, "The walk ends: the last flush"
+			s.Text = endOfRangeTruncText(f, o.spec.Request.Op)
 		case k == t.firstECF && t.ecfChunk[k] != t.lastChunk:
 			s.Title = "The chunk ends: flush"
 			s.Text = fmt.Sprintf("The chunk in %s has no slot left, so after the loop f2fs_do_zero_range flushes what is pending: f2fs_invalidate_blocks(%s, %s). The next chunk is another call of f2fs_do_zero_range (one per dnode), so a run never spans two chunks even when the addresses go on: a contiguous 64 MiB file takes 17 calls, one per dnode chunk.", f[2], f[0], f[1])
@@ -251,10 +309,10 @@ func startStop(o *Outline) Stop {
 	for i, m := range o.spec.Modes {
 		modes[i] = m.String()
 	}
-	text := fmt.Sprintf("fallocate(fd, FALLOC_FL_ZERO_RANGE%s, %s, %s) on %s, in %s mode. ",
-		map[bool]string{true: "|FALLOC_FL_KEEP_SIZE"}[req.KeepSize], units.Group(req.Offset), units.Group(req.Length),
-		o.spec.Input.Path, strings.Join(modes, " and "))
-	if n := len(o.Chunks); n > 0 {
+	text := fmt.Sprintf("%s, in %s mode. ", callWords(req, o.spec.Input.Path), strings.Join(modes, " and "))
+	if o.isTrunc() {
+		text += startTruncText(o)
+	} else if n := len(o.Chunks); n > 0 {
 		text += fmt.Sprintf("The range covers %s in %s: f2fs_zero_range calls f2fs_do_zero_range once per chunk, which reserves the chunk's holes, then releases every mapped block with f2fs_invalidate_blocks — once per block upstream, once per physical run with the patch.", plural(o.prefix[n], "slot", "slots"), plural(uint64(n), "dnode chunk", "dnode chunks"))
 	} else {
 		text += "No whole page is zeroed, so no dnode chunk is walked."
@@ -273,12 +331,23 @@ func endStop(o *Outline) Stop {
 	if len(o.Final) == 2 {
 		a, z := o.Final[0].Stats.SITLockAcquisitions, o.Final[1].Stats.SITLockAcquisitions
 		switch {
+		case z > 0 && a > z && o.wronglyCleared():
+			fmt.Fprintf(&b, "Batching took the SIT lock %s less often; it also invalidated a block twice (\"Bitmap was wrongly cleared\"), which the per-block loop skipped. ", timesFewer(a, z))
 		case z > 0 && a > z:
 			fmt.Fprintf(&b, "Batching took the SIT lock %s less often, with the same slots and SIT at the end. ", timesFewer(a, z))
+		case a == 0 && z == 0 && o.Final[0].Stats.Calls > 0:
+			// A punch over preallocated slots: calls, but none takes the SIT lock.
+			b.WriteString("Every call was for a NEW_ADDR slot, which f2fs_invalidate_blocks returns from at once: no SIT lock was taken, and batching joined nothing (NEW_ADDR + 1 wraps to 0). ")
 		case a == 0 && z == 0:
 			b.WriteString("No mapped block was reached, so neither mode called f2fs_invalidate_blocks: there was no run to batch. ")
 		case a == z:
 			b.WriteString("Here batching saved nothing: every run is one block long. ")
+		}
+	}
+	for i, m := range o.spec.Modes {
+		if n := o.Final[i].Stats.NodesFreed; n > 0 {
+			fmt.Fprintf(&b, "%s: truncate_node freed %s. ", m, plural(n, "node block", "node blocks"))
+			break
 		}
 	}
 	return Stop{Step: o.Total, Kind: StopEnd, Title: "Done: " + o.Outcome().Returns, Text: strings.TrimSpace(b.String()),
@@ -344,7 +413,7 @@ func discontiguousText(ev core.Event, pd core.Pending) string {
 	return fmt.Sprintf("Slot %s does not hold blkstart+blklen (%s), so the batched mode flushes the pending run before it even looks at the new address: f2fs_invalidate_blocks(%s, %s), one SIT lock hold. Flushing before validating is what still catches a repeated address: its SIT bit is already clear when f2fs_is_valid_blkaddr checks it.", units.Group(ev.Slot), units.Group(uint64(pd.Start)+uint64(pd.Len)), units.Group(ev.Addr), units.Group(ev.Len))
 }
 
-func errorText(ev core.Event) string {
+func errorText(ev core.Event, op core.Op) string {
 	switch ev.Action {
 	case core.ActSITBit:
 		return fmt.Sprintf("f2fs_is_valid_blkaddr(DATA_GENERIC_ENHANCE) finds the SIT bit of block %s clear: the kernel logs \"%s\", marks the file system for fsck (SBI_NEED_FSCK) and f2fs_do_zero_range returns -EFSCORRUPTED. This is how a block listed twice is caught: the first visit cleared its bit.", units.Group(ev.Addr), ev.Message())
@@ -359,6 +428,12 @@ func errorText(ev core.Event) string {
 	case core.ActFillReserve:
 		return fmt.Sprintf("fill_zero cannot reserve page %s (no free block): -ENOSPC.", units.Group(ev.Slot))
 	case core.ActBadArgs:
+		if op == core.OpTruncate {
+			return truncArgsText(ev.Errno)
+		}
+		if op == core.OpPunch && ev.Errno == "EOPNOTSUPP" {
+			return "f2fs_fallocate refuses FALLOC_FL_PUNCH_HOLE on a compressed or pinned file with -EOPNOTSUPP, before touching anything."
+		}
 		return badArgsText(ev.Errno)
 	}
 	return ev.Narrate()

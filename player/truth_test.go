@@ -121,7 +121,9 @@ func navigate(r *rand.Rand, p *Player) (what string, full bool, err error) {
 
 // truthSpecs are the runs the property is checked on: the fixtures' contiguous, fragmented,
 // NEW (prealloc) and NULL (holes) files, a second zero after a first (a sequence of operations),
-// and sandbox lists touching more than 256 and more than 4,096 segments.
+// sandbox lists touching more than 256 and more than 4,096 segments, and punches and truncates
+// (truncSpecs: holes, NEW_ADDR slots, nodes freed, a block mapped twice, a punch after a zero)
+// with random punches over random files.
 func truthSpecs(t *testing.T) map[string]Spec {
 	both := []core.Mode{core.PerBlock, core.Batched}
 	specs := map[string]Spec{}
@@ -146,6 +148,15 @@ func truthSpecs(t *testing.T) map[string]Spec {
 			t.Fatal(err)
 		}
 		specs[name] = Spec{Input: l.Input(), Request: l.Request(), Modes: both}
+	}
+	for name, s := range truncSpecs(t) {
+		specs[name] = s
+	}
+	r := rand.New(rand.NewPCG(28, 16))
+	for k := range 3 {
+		s := randomSpec(r, 500+r.IntN(2500))
+		s.Request.Op, s.Request.KeepSize = core.OpPunch, false
+		specs[fmt.Sprintf("random punch %d", k)] = s
 	}
 	return specs
 }

@@ -58,51 +58,51 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" data-path=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" data-op=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var4 string
-			templ_7745c5c3_Var4, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Path).Resolve(ctx)
+			templ_7745c5c3_Var4, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Op).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 17, Col: 21}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 17, Col: 17}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var4)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\" data-size=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\" data-path=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var5 string
-			templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Size)).Resolve(ctx)
+			templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Path).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 18, Col: 26}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 18, Col: 21}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" data-offset=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" data-size=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
-			templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Offset)).Resolve(ctx)
+			templ_7745c5c3_Var6, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Size)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 19, Col: 30}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 19, Col: 26}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var6)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\" data-length=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\" data-offset=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var7 string
-			templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Length)).Resolve(ctx)
+			templ_7745c5c3_Var7, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Offset)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 20, Col: 30}
 			}
@@ -110,111 +110,124 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "\" data-mode=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "\" data-length=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var8 string
-			templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Mode).Resolve(ctx)
+			templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Length)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 21, Col: 21}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 21, Col: 30}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "\" data-keep-size=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "\" data-mode=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var9 string
-			templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolStr(p.KeepSize)).Resolve(ctx)
+			templ_7745c5c3_Var9, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Mode).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 22, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 22, Col: 21}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var9)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\" data-step=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "\" data-keep-size=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var10 string
-			templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Step)).Resolve(ctx)
+			templ_7745c5c3_Var10, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolStr(p.KeepSize)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 23, Col: 26}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 23, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var10)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "\" data-run-end=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "\" data-step=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var11 string
-			templ_7745c5c3_Var11, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolStr(p.RunEnd)).Resolve(ctx)
+			templ_7745c5c3_Var11, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Step)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 24, Col: 35}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 24, Col: 26}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var11)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" data-before=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" data-run-end=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var12 string
-			templ_7745c5c3_Var12, templ_7745c5c3_Err = templruntime.NewAttributeExpression(jsonString(p.Before)).Resolve(ctx)
+			templ_7745c5c3_Var12, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolStr(p.RunEnd)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 25, Col: 37}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 25, Col: 35}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var12)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "\" data-follow=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "\" data-before=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var13 string
-			templ_7745c5c3_Var13, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Follow).Resolve(ctx)
+			templ_7745c5c3_Var13, templ_7745c5c3_Err = templruntime.NewAttributeExpression(jsonString(p.Before)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 26, Col: 25}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 26, Col: 37}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var13)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\" data-sandbox=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "\" data-follow=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var14 string
-			templ_7745c5c3_Var14, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Sandbox).Resolve(ctx)
+			templ_7745c5c3_Var14, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Follow).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 27, Col: 27}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 27, Col: 25}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var14)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\"></div>  <h1 class=\"sr-only\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\" data-sandbox=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var15 string
-			templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinStringErrs(runHeading(p))
+			templ_7745c5c3_Var15, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Sandbox).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 31, Col: 37}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 28, Col: 27}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var15)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</h1>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "\"></div>  <h1 class=\"sr-only\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var16 string
+			templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(runHeading(p))
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 32, Col: 37}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</h1>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -222,7 +235,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "<section class=\"panel controls\" data-testid=\"controls\" aria-label=\"player controls\"><button type=\"button\" id=\"btn-reset\" title=\"Reset to step 0 (Home)\" aria-label=\"reset to step 0\" aria-keyshortcuts=\"Home\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<section class=\"panel controls\" data-testid=\"controls\" aria-label=\"player controls\"><button type=\"button\" id=\"btn-reset\" title=\"Reset to step 0 (Home)\" aria-label=\"reset to step 0\" aria-keyshortcuts=\"Home\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -230,7 +243,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "</button> <button type=\"button\" id=\"btn-back\" title=\"Step back (←)\" aria-label=\"step back\" aria-keyshortcuts=\"ArrowLeft\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "</button> <button type=\"button\" id=\"btn-back\" title=\"Step back (←)\" aria-label=\"step back\" aria-keyshortcuts=\"ArrowLeft\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -238,7 +251,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "</button> <button type=\"button\" id=\"btn-play\" class=\"play primary\" data-testid=\"btn-play\" title=\"Play / pause (space)\" aria-keyshortcuts=\"Space\" aria-pressed=\"false\">▶ play</button> <button type=\"button\" id=\"btn-step\" title=\"Step (→)\" aria-label=\"step forward\" aria-keyshortcuts=\"ArrowRight\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</button> <button type=\"button\" id=\"btn-play\" class=\"play primary\" data-testid=\"btn-play\" title=\"Play / pause (space)\" aria-keyshortcuts=\"Space\" aria-pressed=\"false\">▶ play</button> <button type=\"button\" id=\"btn-step\" title=\"Step (→)\" aria-label=\"step forward\" aria-keyshortcuts=\"ArrowRight\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -246,7 +259,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</button> <button type=\"button\" id=\"btn-flush\" data-testid=\"btn-next-flush\" title=\"Next f2fs_invalidate_blocks call, after its SIT update (Shift+→)\" aria-label=\"next call: the next f2fs_invalidate_blocks\" aria-keyshortcuts=\"Shift+ArrowRight\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "</button> <button type=\"button\" id=\"btn-flush\" data-testid=\"btn-next-flush\" title=\"Next f2fs_invalidate_blocks call, after its SIT update (Shift+→)\" aria-label=\"next call: the next f2fs_invalidate_blocks\" aria-keyshortcuts=\"Shift+ArrowRight\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -254,7 +267,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<span>next call</span></button> <button type=\"button\" id=\"btn-end\" data-testid=\"btn-end\" title=\"Run to the end (End)\" aria-label=\"run to the end\" aria-keyshortcuts=\"End\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<span>next call</span></button> <button type=\"button\" id=\"btn-end\" data-testid=\"btn-end\" title=\"Run to the end (End)\" aria-label=\"run to the end\" aria-keyshortcuts=\"End\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -262,53 +275,53 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "</button> <span class=\"pace\"><label for=\"pace\">pace</label> <select id=\"pace\" data-testid=\"pace\" aria-label=\"pace: how long the whole run takes to play ([ and ] change it)\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</button> <span class=\"pace\"><label for=\"pace\">pace</label> <select id=\"pace\" data-testid=\"pace\" aria-label=\"pace: how long the whole run takes to play ([ and ] change it)\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			for _, pc := range p.Paces {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<option value=\"")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var16 string
-				templ_7745c5c3_Var16, templ_7745c5c3_Err = templruntime.NewAttributeExpression(pc.Value).Resolve(ctx)
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 55, Col: 30}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var16)
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "\"")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				if pc.Default {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, " selected")
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, ">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "<option value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var17 string
-				templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(pc.Label)
+				templ_7745c5c3_Var17, templ_7745c5c3_Err = templruntime.NewAttributeExpression(pc.Value).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 55, Col: 68}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 56, Col: 30}
 				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var17)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "</option> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				if pc.Default {
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, " selected")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, ">")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var18 string
+				templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(pc.Label)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 56, Col: 68}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</option> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<option value=\"custom\" disabled>custom</option></select> <input type=\"range\" id=\"speed\" class=\"speed\" min=\"0\" max=\"20\" step=\"1\" value=\"6\" aria-label=\"custom speed in steps per second\" title=\"custom speed (steps per second)\"> <span class=\"timeleft\" id=\"time-left\" data-testid=\"time-left\" title=\"time left at this pace\"></span></span><div class=\"seek\"><input type=\"range\" id=\"seek\" data-testid=\"seek\" min=\"0\" max=\"0\" value=\"0\" aria-label=\"step slider\"><canvas id=\"markers\" data-testid=\"markers\" role=\"img\" aria-label=\"slider markers: tour stops on top, dnode chunk changes, f2fs_invalidate_blocks calls (triangles) and errors (crosses)\" aria-describedby=\"markers-desc\"></canvas><span class=\"sr-only\" id=\"markers-desc\"></span></div><form class=\"gotoslot\" id=\"goto-slot-form\" data-testid=\"goto-slot-form\" aria-label=\"go to a slot\"><label for=\"goto-slot\">slot</label> <input type=\"text\" inputmode=\"numeric\" id=\"goto-slot\" data-testid=\"goto-slot\" size=\"7\" aria-label=\"go to slot: a file block index (g)\" aria-keyshortcuts=\"g\" autocomplete=\"off\"><button type=\"submit\" data-testid=\"goto-slot-go\" aria-label=\"go to this slot\" tabindex=\"-1\">go</button></form><span class=\"stepinfo\" data-testid=\"step-info\">step <span id=\"step-now\" data-testid=\"step\">0</span> / <span id=\"step-total\" data-testid=\"step-total\">0</span></span> <span class=\"status\" id=\"run-status\" data-testid=\"run-status\" role=\"status\">connecting</span></section>  ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<option value=\"custom\" disabled>custom</option></select> <input type=\"range\" id=\"speed\" class=\"speed\" min=\"0\" max=\"20\" step=\"1\" value=\"6\" aria-label=\"custom speed in steps per second\" title=\"custom speed (steps per second)\"> <span class=\"timeleft\" id=\"time-left\" data-testid=\"time-left\" title=\"time left at this pace\"></span></span><div class=\"seek\"><input type=\"range\" id=\"seek\" data-testid=\"seek\" min=\"0\" max=\"0\" value=\"0\" aria-label=\"step slider\"><canvas id=\"markers\" data-testid=\"markers\" role=\"img\" aria-label=\"slider markers: tour stops on top, dnode chunk changes, f2fs_invalidate_blocks calls (triangles) and errors (crosses)\" aria-describedby=\"markers-desc\"></canvas><span class=\"sr-only\" id=\"markers-desc\"></span></div><form class=\"gotoslot\" id=\"goto-slot-form\" data-testid=\"goto-slot-form\" aria-label=\"go to a slot\"><label for=\"goto-slot\">slot</label> <input type=\"text\" inputmode=\"numeric\" id=\"goto-slot\" data-testid=\"goto-slot\" size=\"7\" aria-label=\"go to slot: a file block index (g)\" aria-keyshortcuts=\"g\" autocomplete=\"off\"><button type=\"submit\" data-testid=\"goto-slot-go\" aria-label=\"go to this slot\" tabindex=\"-1\">go</button></form><span class=\"stepinfo\" data-testid=\"step-info\">step <span id=\"step-now\" data-testid=\"step\">0</span> / <span id=\"step-total\" data-testid=\"step-total\">0</span></span> <span class=\"status\" id=\"run-status\" data-testid=\"run-status\" role=\"status\">connecting</span></section>  ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -316,7 +329,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<section class=\"panel slots\" data-testid=\"slots-panel\" aria-labelledby=\"slots-title\"><h2 id=\"slots-title\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<section class=\"panel slots\" data-testid=\"slots-panel\" aria-labelledby=\"slots-title\"><h2 id=\"slots-title\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -328,7 +341,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<span class=\"mode-badge\" id=\"slots-mode\" data-testid=\"slots-mode\"></span> <span class=\"aside\" id=\"slots-aside\"></span> <span class=\"compressed\" id=\"file-compressed\" data-testid=\"file-compressed\" hidden></span></h2><canvas id=\"slots\" data-testid=\"slots-canvas\" tabindex=\"0\" role=\"img\" aria-label=\"dnode slots: the whole range, the slots at the cursor with the slots before the run under them, and one strip per dnode chunk (+ and − zoom, ↑ ↓ scroll the chunks)\" aria-describedby=\"slots-desc\"></canvas><p class=\"canvas-desc\" id=\"slots-desc\" data-testid=\"slots-desc\"></p></section><section class=\"panel sit\" data-testid=\"sit-panel\" aria-labelledby=\"sit-title\"><h2 id=\"sit-title\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<span class=\"mode-badge\" id=\"slots-mode\" data-testid=\"slots-mode\"></span> <span class=\"aside\" id=\"slots-aside\"></span> <span class=\"compressed\" id=\"file-compressed\" data-testid=\"file-compressed\" hidden></span></h2><canvas id=\"slots\" data-testid=\"slots-canvas\" tabindex=\"0\" role=\"img\" aria-label=\"dnode slots: the whole range, the slots at the cursor with the slots before the run under them, and one strip per dnode chunk (+ and − zoom, ↑ ↓ scroll the chunks)\" aria-describedby=\"slots-desc\"></canvas><p class=\"canvas-desc\" id=\"slots-desc\" data-testid=\"slots-desc\"></p></section><section class=\"panel sit\" data-testid=\"sit-panel\" aria-labelledby=\"sit-title\"><h2 id=\"sit-title\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -336,7 +349,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<span>· touched segments</span> <span class=\"mode-badge\" id=\"sit-mode\" data-testid=\"sit-mode\"></span> <span class=\"aside\" id=\"sit-aside\"></span></h2><canvas id=\"sit\" data-testid=\"sit-canvas\" tabindex=\"0\" role=\"img\" aria-label=\"valid maps of the segments the run touches, one column per mode (↑ ↓ scroll)\" aria-describedby=\"sit-desc\"></canvas><p class=\"canvas-desc\" id=\"sit-desc\" data-testid=\"sit-desc\"></p><p class=\"quiz-veil\" aria-hidden=\"true\">hidden until you answer</p></section><section class=\"panel calls\" data-testid=\"calls-panel\" aria-labelledby=\"calls-title\"><h2 id=\"calls-title\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<span>· touched segments</span> <span class=\"mode-badge\" id=\"sit-mode\" data-testid=\"sit-mode\"></span> <span class=\"aside\" id=\"sit-aside\"></span></h2><canvas id=\"sit\" data-testid=\"sit-canvas\" tabindex=\"0\" role=\"img\" aria-label=\"valid maps of the segments the run touches, one column per mode (↑ ↓ scroll)\" aria-describedby=\"sit-desc\"></canvas><p class=\"canvas-desc\" id=\"sit-desc\" data-testid=\"sit-desc\"></p><p class=\"quiz-veil\" aria-hidden=\"true\">hidden until you answer</p></section><section class=\"panel calls\" data-testid=\"calls-panel\" aria-labelledby=\"calls-title\"><h2 id=\"calls-title\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -344,7 +357,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<span>coalescing ·</span>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<span>coalescing ·</span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -352,7 +365,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<span class=\"mode-badge\" id=\"calls-mode\"></span></h2><div class=\"lanes\" id=\"lanes\"></div><p class=\"quiz-veil\" aria-hidden=\"true\">hidden until you answer</p></section><section class=\"panel counters\" id=\"counters-panel\" data-testid=\"counters-panel\" aria-labelledby=\"counters-title\"><h2 id=\"counters-title\"><span id=\"counters-heading\">counters</span> <span class=\"mode-badge\" id=\"counters-mode\">before · per-block · batched</span></h2><div class=\"big\" aria-live=\"polite\" id=\"counters-big\"><div class=\"pb\"><div class=\"label\">per-block calls</div><div class=\"value\" data-testid=\"stat-calls-per-block\" id=\"stat-calls-per-block\">–</div></div><div class=\"bt\"><div class=\"label\">batched calls</div><div class=\"value\" data-testid=\"stat-calls-batched\" id=\"stat-calls-batched\">–</div></div><div><div class=\"label\">blocks invalidated</div><div class=\"value\" data-testid=\"stat-blocks-invalidated\" id=\"stat-blocks-invalidated\">–</div></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<span class=\"mode-badge\" id=\"calls-mode\"></span></h2><div class=\"lanes\" id=\"lanes\"></div><p class=\"quiz-veil\" aria-hidden=\"true\">hidden until you answer</p></section><section class=\"panel counters\" id=\"counters-panel\" data-testid=\"counters-panel\" aria-labelledby=\"counters-title\"><h2 id=\"counters-title\"><span id=\"counters-heading\">counters</span> <span class=\"mode-badge\" id=\"counters-mode\">before · per-block · batched</span></h2><div class=\"big\" aria-live=\"polite\" id=\"counters-big\"><div class=\"pb\"><div class=\"label\">per-block calls</div><div class=\"value\" data-testid=\"stat-calls-per-block\" id=\"stat-calls-per-block\">–</div></div><div class=\"bt\"><div class=\"label\">batched calls</div><div class=\"value\" data-testid=\"stat-calls-batched\" id=\"stat-calls-batched\">–</div></div><div><div class=\"label\">blocks invalidated</div><div class=\"value\" data-testid=\"stat-blocks-invalidated\" id=\"stat-blocks-invalidated\">–</div></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -360,7 +373,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "</div><table class=\"ctable\" data-testid=\"summary\"><thead><tr><th scope=\"col\"><span class=\"sr-only\">what</span></th><th scope=\"col\">before</th><th scope=\"col\">per-block</th><th scope=\"col\">batched</th></tr></thead> <tbody><tr><th scope=\"row\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</div><table class=\"ctable\" data-testid=\"summary\"><thead><tr><th scope=\"col\"><span class=\"sr-only\">what</span></th><th scope=\"col\">before</th><th scope=\"col\">per-block</th><th scope=\"col\">batched</th></tr></thead> <tbody><tr><th scope=\"row\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -368,7 +381,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</th><td>0</td><td id=\"c-pb-calls\" data-testid=\"sum-calls-pb\">–</td><td id=\"c-bt-calls\" data-testid=\"sum-calls-bt\">–</td></tr><tr><th scope=\"row\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "</th><td>0</td><td id=\"c-pb-calls\" data-testid=\"sum-calls-pb\">–</td><td id=\"c-bt-calls\" data-testid=\"sum-calls-bt\">–</td></tr><tr><th scope=\"row\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -376,7 +389,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "</th><td>0</td><td id=\"c-pb-locks\" data-testid=\"sum-locks-pb\">–</td><td id=\"c-bt-locks\" data-testid=\"sum-locks-bt\">–</td></tr><tr><th scope=\"row\">slots: addr · ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "</th><td>0</td><td id=\"c-pb-locks\" data-testid=\"sum-locks-pb\">–</td><td id=\"c-bt-locks\" data-testid=\"sum-locks-bt\">–</td></tr><tr><th scope=\"row\">slots: addr · ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -384,7 +397,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, " · ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, " · ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -392,7 +405,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "</th><td id=\"c-slots-before\" data-testid=\"sum-slots-before\">–</td><td colspan=\"2\" id=\"c-slots-now\" data-testid=\"sum-slots-now\">–</td></tr><tr><th scope=\"row\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "</th><td id=\"c-slots-before\" data-testid=\"sum-slots-before\">–</td><td colspan=\"2\" id=\"c-slots-now\" data-testid=\"sum-slots-now\">–</td></tr><tr><th scope=\"row\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -400,7 +413,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "</th><td id=\"c-sit-before\" data-testid=\"sum-sit-before\">–</td><td id=\"c-pb-sit\">–</td><td id=\"c-bt-sit\" data-testid=\"sum-sit-bt\">–</td></tr><tr><th scope=\"row\">segments made ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "</th><td id=\"c-sit-before\" data-testid=\"sum-sit-before\">–</td><td id=\"c-pb-sit\">–</td><td id=\"c-bt-sit\" data-testid=\"sum-sit-bt\">–</td></tr><tr><th scope=\"row\">segments made ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -408,7 +421,31 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "</th><td>0</td><td id=\"c-pb-prefree\">–</td><td id=\"c-bt-prefree\" data-testid=\"sum-prefree-bt\">–</td></tr><tr class=\"cost\"><th scope=\"row\">time (model)</th><td>–</td><td id=\"c-pb-time\" data-testid=\"cost-pb\">–</td><td id=\"c-bt-time\" data-testid=\"cost-bt\">–</td></tr></tbody></table><p class=\"model\" data-testid=\"cost-model\"><a href=\"#cost-source\" id=\"cost-source-link\" aria-controls=\"cost-source\" aria-expanded=\"false\">model, not measured</a>: <span id=\"cost-formula\" data-testid=\"cost-formula\"></span></p><p class=\"model-source\" id=\"cost-source\" data-testid=\"cost-source\" hidden></p><p class=\"quiz-veil\" aria-hidden=\"true\">hidden until you answer</p></section><section class=\"panel tourp\" data-testid=\"tour\" aria-labelledby=\"tour-heading\"><div class=\"tourhead\"><h2 id=\"tour-heading\">guided tour</h2><span class=\"tourpos\" id=\"tour-pos\" data-testid=\"tour-pos\"></span> <span class=\"tourcount\">(<span id=\"tour-count\" data-testid=\"tour-count\">0</span> stops)</span> <button type=\"button\" id=\"tour-prev\" data-testid=\"tour-prev\" aria-keyshortcuts=\"p PageUp\" title=\"Previous stop (p, Page Up)\">◀ <span class=\"k\">p</span></button> <button type=\"button\" id=\"tour-next\" data-testid=\"tour-next\" class=\"primary\" aria-keyshortcuts=\"n PageDown\" title=\"Next stop (n, Page Down)\"><span class=\"k\">n</span> ▶</button></div><div class=\"tourbody\" id=\"tour-body\" aria-live=\"polite\"><h3 id=\"tour-title\" data-testid=\"tour-title\"></h3><div class=\"quiz\" id=\"quiz\" data-testid=\"quiz\" hidden><p class=\"result\" id=\"quiz-result\" data-testid=\"quiz-result\" role=\"status\"></p><p class=\"question\" id=\"quiz-question\" data-testid=\"quiz-question\"></p><form id=\"quiz-form\" class=\"quiz-form\"><span class=\"choices\" id=\"quiz-choices\"></span> <input type=\"text\" id=\"quiz-answer\" data-testid=\"quiz-answer\" aria-label=\"your answer\" aria-describedby=\"quiz-hint\" autocomplete=\"off\" size=\"10\"> <button type=\"submit\" class=\"primary\" id=\"quiz-submit\" data-testid=\"quiz-submit\">answer</button> <span class=\"quiz-hint\" id=\"quiz-hint\" data-testid=\"quiz-hint\" aria-live=\"polite\"></span></form>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "</th><td>0</td><td id=\"c-pb-prefree\">–</td><td id=\"c-bt-prefree\" data-testid=\"sum-prefree-bt\">–</td></tr><tr id=\"c-row-nodes\" data-testid=\"row-nodes-freed\" hidden><th scope=\"row\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = term("truncate-node", "nodes freed").Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, "</th><td>0</td><td id=\"c-pb-nodes\" data-testid=\"sum-nodes-pb\">–</td><td id=\"c-bt-nodes\" data-testid=\"sum-nodes-bt\">–</td></tr><tr id=\"c-row-skipped\" data-testid=\"row-skipped\" hidden><th scope=\"row\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = term("f2fs-is-valid-blkaddr", "skipped").Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, " · ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = term("wrongly-cleared", "wrongly cleared").Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "</th><td>0</td><td id=\"c-pb-skipped\" data-testid=\"sum-skipped-pb\">–</td><td id=\"c-bt-skipped\" data-testid=\"sum-skipped-bt\">–</td></tr><tr class=\"cost\"><th scope=\"row\">time (model)</th><td>–</td><td id=\"c-pb-time\" data-testid=\"cost-pb\">–</td><td id=\"c-bt-time\" data-testid=\"cost-bt\">–</td></tr></tbody></table><p class=\"model\" data-testid=\"cost-model\"><a href=\"#cost-source\" id=\"cost-source-link\" aria-controls=\"cost-source\" aria-expanded=\"false\">model, not measured</a>: <span id=\"cost-formula\" data-testid=\"cost-formula\"></span></p><p class=\"model-source\" id=\"cost-source\" data-testid=\"cost-source\" hidden></p><p class=\"quiz-veil\" aria-hidden=\"true\">hidden until you answer</p></section><section class=\"panel tourp\" data-testid=\"tour\" aria-labelledby=\"tour-heading\"><div class=\"tourhead\"><h2 id=\"tour-heading\">guided tour</h2><span class=\"tourpos\" id=\"tour-pos\" data-testid=\"tour-pos\"></span> <span class=\"tourcount\">(<span id=\"tour-count\" data-testid=\"tour-count\">0</span> stops)</span> <button type=\"button\" id=\"tour-prev\" data-testid=\"tour-prev\" aria-keyshortcuts=\"p PageUp\" title=\"Previous stop (p, Page Up)\">◀ <span class=\"k\">p</span></button> <button type=\"button\" id=\"tour-next\" data-testid=\"tour-next\" class=\"primary\" aria-keyshortcuts=\"n PageDown\" title=\"Next stop (n, Page Down)\"><span class=\"k\">n</span> ▶</button></div><div class=\"tourbody\" id=\"tour-body\" aria-live=\"polite\"><h3 id=\"tour-title\" data-testid=\"tour-title\"></h3><div class=\"quiz\" id=\"quiz\" data-testid=\"quiz\" hidden><p class=\"result\" id=\"quiz-result\" data-testid=\"quiz-result\" role=\"status\"></p><p class=\"question\" id=\"quiz-question\" data-testid=\"quiz-question\"></p><form id=\"quiz-form\" class=\"quiz-form\"><span class=\"choices\" id=\"quiz-choices\"></span> <input type=\"text\" id=\"quiz-answer\" data-testid=\"quiz-answer\" aria-label=\"your answer\" aria-describedby=\"quiz-hint\" autocomplete=\"off\" size=\"10\"> <button type=\"submit\" class=\"primary\" id=\"quiz-submit\" data-testid=\"quiz-submit\">answer</button> <span class=\"quiz-hint\" id=\"quiz-hint\" data-testid=\"quiz-hint\" aria-live=\"polite\"></span></form>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -416,7 +453,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "</div><p id=\"tour-text\" data-testid=\"tour-text\"></p></div><p class=\"tourfoot\"><span id=\"quiz-score-line\" hidden>score <b id=\"quiz-score\" data-testid=\"quiz-score\">0/0</b></span> <span id=\"tour-terms\" class=\"tourterms\"></span></p></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "</div><p id=\"tour-text\" data-testid=\"tour-text\"></p></div><p class=\"tourfoot\"><span id=\"quiz-score-line\" hidden>score <b id=\"quiz-score\" data-testid=\"quiz-score\">0/0</b></span> <span id=\"tour-terms\" class=\"tourterms\"></span></p></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -426,7 +463,7 @@ func Run(p RunPage) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, " <section class=\"panel narr\" data-testid=\"narration\" aria-label=\"narration\" aria-live=\"polite\" id=\"narration\"><p id=\"narr-pb\"><span class=\"who\">per-block</span><span class=\"text\" id=\"narr-pb-text\" data-testid=\"narration-per-block\"></span></p><p id=\"narr-bt\"><span class=\"who\">batched</span><span class=\"text\" id=\"narr-bt-text\" data-testid=\"narration-batched\"></span></p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, " <section class=\"panel narr\" data-testid=\"narration\" aria-label=\"narration\" aria-live=\"polite\" id=\"narration\"><p id=\"narr-pb\"><span class=\"who\">per-block</span><span class=\"text\" id=\"narr-pb-text\" data-testid=\"narration-per-block\"></span></p><p id=\"narr-bt\"><span class=\"who\">batched</span><span class=\"text\" id=\"narr-bt-text\" data-testid=\"narration-batched\"></span></p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -438,7 +475,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<p id=\"outcome\" class=\"outcome\" data-testid=\"outcome\" hidden></p></section><div class=\"sr-only\" id=\"sr-live\" data-testid=\"sr-live\" aria-live=\"polite\" aria-atomic=\"true\"></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<p id=\"outcome\" class=\"outcome\" data-testid=\"outcome\" hidden></p></section><div class=\"sr-only\" id=\"sr-live\" data-testid=\"sr-live\" aria-live=\"polite\" aria-atomic=\"true\"></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -446,7 +483,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, "<section class=\"panel legendbar\" data-testid=\"legend\" aria-label=\"view and legend\"><div class=\"view\"><label for=\"colour-by\">colour by</label> <select id=\"colour-by\" data-testid=\"colour-by\" aria-label=\"colour addresses by (c)\" aria-keyshortcuts=\"c\"><option value=\"run\">physical run</option> <option value=\"segment\">segment</option> <option value=\"log\">log type</option></select> <label class=\"check\"><input type=\"checkbox\" id=\"quiz-toggle\" data-testid=\"quiz-toggle\" aria-keyshortcuts=\"q\"> quiz</label> <button type=\"button\" id=\"btn-present\" data-testid=\"btn-present\" aria-pressed=\"false\" aria-keyshortcuts=\"Shift+P\" title=\"Presenter mode: large type, high contrast (Shift+P)\">presenter</button><button type=\"button\" id=\"btn-panels\" data-testid=\"btn-panels\" aria-pressed=\"false\" title=\"Show the panels presenter mode leaves out on this screen: the call log, the narration, the legend, the room and trace bar\">all panels</button>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "<section class=\"panel legendbar\" data-testid=\"legend\" aria-label=\"view and legend\"><div class=\"view\"><label for=\"colour-by\">colour by</label> <select id=\"colour-by\" data-testid=\"colour-by\" aria-label=\"colour addresses by (c)\" aria-keyshortcuts=\"c\"><option value=\"run\">physical run</option> <option value=\"segment\">segment</option> <option value=\"log\">log type</option></select> <label class=\"check\"><input type=\"checkbox\" id=\"quiz-toggle\" data-testid=\"quiz-toggle\" aria-keyshortcuts=\"q\"> quiz</label> <button type=\"button\" id=\"btn-present\" data-testid=\"btn-present\" aria-pressed=\"false\" aria-keyshortcuts=\"Shift+P\" title=\"Presenter mode: large type, high contrast (Shift+P)\">presenter</button><button type=\"button\" id=\"btn-panels\" data-testid=\"btn-panels\" aria-pressed=\"false\" title=\"Show the panels presenter mode leaves out on this screen: the call log, the narration, the legend, the room and trace bar\">all panels</button>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -458,7 +495,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "</div><div class=\"legend\" id=\"legend\"><span class=\"item\"><span class=\"sw null\"></span>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "</div><div class=\"legend\" id=\"legend\"><span class=\"item\"><span class=\"sw null\"></span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -466,7 +503,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "</span> <span class=\"item\"><span class=\"sw new\"></span>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "</span> <span class=\"item\"><span class=\"sw new\"></span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -474,7 +511,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "</span> <span class=\"item\" id=\"legend-colours\" data-testid=\"legend-colours\"></span> <span class=\"item\" id=\"legend-brk\"><span class=\"sw brk\"></span>a new run</span> <span class=\"item\"><span class=\"sw ghost\"></span>before</span> <span class=\"item\"><span class=\"sw flash\"></span>just released</span> <span class=\"item\"><span class=\"sw bad\"></span>invalid, or ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "</span> <span class=\"item\" id=\"legend-colours\" data-testid=\"legend-colours\"></span> <span class=\"item\" id=\"legend-brk\"><span class=\"sw brk\"></span>a new run</span> <span class=\"item\"><span class=\"sw ghost\"></span>before</span> <span class=\"item\"><span class=\"sw flash\"></span>just released</span> <span class=\"item\"><span class=\"sw bad\"></span>invalid, or ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -482,7 +519,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "<span class=\"sr-only\">, the compressed-cluster marker</span></span> <span class=\"item\"><span class=\"sw pending\"></span>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "<span class=\"sr-only\">, the compressed-cluster marker</span></span> <span class=\"item\"><span class=\"sw pending\"></span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -490,7 +527,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "</span> <span class=\"item\"><span class=\"sw cursor\"></span>cursor</span> <span class=\"item\"><span class=\"sw cur\"></span>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "</span> <span class=\"item\"><span class=\"sw cursor\"></span>cursor</span> <span class=\"item\"><span class=\"sw cur\"></span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -498,7 +535,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "</span> <span class=\"item\"><span class=\"sw valid\"></span>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "</span> <span class=\"item\"><span class=\"sw valid\"></span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -506,7 +543,7 @@ func Run(p RunPage) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "</span></div><details class=\"keys\" id=\"keys-help\"><summary>keys</summary><p><kbd>space</kbd> play / pause · <kbd>←</kbd> <kbd>→</kbd> step · <kbd>⇧→</kbd> next call (after its SIT update) · <kbd>Home</kbd> <kbd>End</kbd> · <kbd>n</kbd> <kbd>p</kbd> or <kbd>PgDn</kbd> <kbd>PgUp</kbd> next / previous tour stop · <kbd>[</kbd> <kbd>]</kbd> slower / faster pace · <kbd>g</kbd> go to slot · <kbd>b</kbd> mode · <kbd>c</kbd> colouring · <kbd>q</kbd> quiz · <kbd>⇧P</kbd> presenter mode · <kbd>+</kbd> <kbd>−</kbd> zoom · <kbd>Esc</kbd> close a glossary entry · <kbd>f</kbd> detach from or rejoin a room (a follower's page)</p></details> <a href=\"/glossary\" class=\"glossary-link\" data-testid=\"glossary-link\" target=\"_blank\" rel=\"noopener\">glossary</a> <span class=\"hidden-metric\" aria-hidden=\"true\">frame p95 <span data-testid=\"frame-p95\" id=\"frame-p95\">0</span> ms over <span data-testid=\"frame-samples\" id=\"frame-samples\">0</span> draws <button type=\"button\" tabindex=\"-1\" id=\"frame-reset\" data-testid=\"frame-reset\">reset</button></span></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "</span></div><details class=\"keys\" id=\"keys-help\"><summary>keys</summary><p><kbd>space</kbd> play / pause · <kbd>←</kbd> <kbd>→</kbd> step · <kbd>⇧→</kbd> next call (after its SIT update) · <kbd>Home</kbd> <kbd>End</kbd> · <kbd>n</kbd> <kbd>p</kbd> or <kbd>PgDn</kbd> <kbd>PgUp</kbd> next / previous tour stop · <kbd>[</kbd> <kbd>]</kbd> slower / faster pace · <kbd>g</kbd> go to slot · <kbd>b</kbd> mode · <kbd>c</kbd> colouring · <kbd>q</kbd> quiz · <kbd>⇧P</kbd> presenter mode · <kbd>+</kbd> <kbd>−</kbd> zoom · <kbd>Esc</kbd> close a glossary entry · <kbd>f</kbd> detach from or rejoin a room (a follower's page)</p></details> <a href=\"/glossary\" class=\"glossary-link\" data-testid=\"glossary-link\" target=\"_blank\" rel=\"noopener\">glossary</a> <span class=\"hidden-metric\" aria-hidden=\"true\">frame p95 <span data-testid=\"frame-p95\" id=\"frame-p95\">0</span> ms over <span data-testid=\"frame-samples\" id=\"frame-samples\">0</span> draws <button type=\"button\" tabindex=\"-1\" id=\"frame-reset\" data-testid=\"frame-reset\">reset</button></span></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -539,7 +576,7 @@ func figuresMenu() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "<details class=\"figures\" id=\"figures\" data-testid=\"figures\"><summary>save</summary><div class=\"figures-menu\"><button type=\"button\" id=\"fig-slots\" data-testid=\"fig-slots-png\">slots as PNG</button> <button type=\"button\" id=\"fig-sit\" data-testid=\"fig-sit-png\">SIT as PNG</button> <label class=\"check\"><input type=\"checkbox\" id=\"fig-big\" data-testid=\"fig-big\"> presenter size</label> <button type=\"button\" id=\"fig-strip\" data-testid=\"fig-strip-svg\">slot strip as SVG</button> <a id=\"fig-csv\" data-testid=\"calls-csv\" href=\"#\" hidden>calls as CSV</a> <span class=\"fig-status\" id=\"fig-status\" data-testid=\"fig-status\" role=\"status\"></span></div></details>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<details class=\"figures\" id=\"figures\" data-testid=\"figures\"><summary>save</summary><div class=\"figures-menu\"><button type=\"button\" id=\"fig-slots\" data-testid=\"fig-slots-png\">slots as PNG</button> <button type=\"button\" id=\"fig-sit\" data-testid=\"fig-sit-png\">SIT as PNG</button> <label class=\"check\"><input type=\"checkbox\" id=\"fig-big\" data-testid=\"fig-big\"> presenter size</label> <button type=\"button\" id=\"fig-strip\" data-testid=\"fig-strip-svg\">slot strip as SVG</button> <a id=\"fig-csv\" data-testid=\"calls-csv\" href=\"#\" hidden>calls as CSV</a> <span class=\"fig-status\" id=\"fig-status\" data-testid=\"fig-status\" role=\"status\"></span></div></details>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -566,33 +603,33 @@ func term(slug, text string) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<button type=\"button\" class=\"term\" data-term=\"")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		var templ_7745c5c3_Var20 string
-		templ_7745c5c3_Var20, templ_7745c5c3_Err = templruntime.NewAttributeExpression(slug).Resolve(ctx)
-		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 238, Col: 52}
-		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var20)
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "<button type=\"button\" class=\"term\" data-term=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var21 string
-		templ_7745c5c3_Var21, templ_7745c5c3_Err = templ.JoinStringErrs(text)
+		templ_7745c5c3_Var21, templ_7745c5c3_Err = templruntime.NewAttributeExpression(slug).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 238, Col: 61}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 243, Col: 52}
 		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var21))
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var21)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "</button>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var22 string
+		templ_7745c5c3_Var22, templ_7745c5c3_Err = templ.JoinStringErrs(text)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 243, Col: 61}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var22))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "</button>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -618,20 +655,20 @@ func runForm(p RunPage) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		if p.ID == "" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<nav class=\"runform\" data-testid=\"sandbox-back\"><a href=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "<nav class=\"runform\" data-testid=\"sandbox-back\"><a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var23 string
-			templ_7745c5c3_Var23, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/sandbox?slots=" + url.QueryEscape(p.Sandbox))).ResolveURL(ctx)
+			var templ_7745c5c3_Var24 string
+			templ_7745c5c3_Var24, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/sandbox?slots=" + url.QueryEscape(p.Sandbox))).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 243, Col: 121}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 248, Col: 121}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var23)
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var24)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "\">edit this slot list in the sandbox</a></nav>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "\">edit this slot list in the sandbox</a></nav>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -645,6 +682,10 @@ func runForm(p RunPage) templ.Component {
 	})
 }
 
+// imageRunForm asks for a run: the call (each option says which fields it takes, which
+// static/js/runform.js shows and enables), its range or size, KEEP_SIZE for a zero, the mode. The
+// fields the call does not take are hidden and disabled, so the query names only what
+// request.Parse reads.
 func imageRunForm(p RunPage) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -662,168 +703,347 @@ func imageRunForm(p RunPage) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "<form class=\"runform\" method=\"get\" action=\"")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		var templ_7745c5c3_Var25 string
-		templ_7745c5c3_Var25, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/images/" + p.ID + "/run")).ResolveURL(ctx)
-		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 250, Col: 86}
-		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var25)
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "\" data-testid=\"run-form\"><input type=\"hidden\" name=\"path\" value=\"")
+		cur := currentOp(p)
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "<form class=\"runform\" method=\"get\" action=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var26 string
-		templ_7745c5c3_Var26, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Path).Resolve(ctx)
+		templ_7745c5c3_Var26, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/images/" + p.ID + "/run")).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 251, Col: 49}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 260, Col: 86}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var26)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "\"> <label for=\"preset\">range</label> <select id=\"preset\" data-testid=\"preset-select\" aria-label=\"range preset\"><option value=\"\">custom</option> ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, "\" data-testid=\"run-form\"><input type=\"hidden\" name=\"path\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, pr := range p.Presets {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "<option value=\"")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			var templ_7745c5c3_Var27 string
-			templ_7745c5c3_Var27, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(pr.Offset) + ":" + i64(pr.Length)).Resolve(ctx)
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 256, Col: 57}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var27)
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "\"")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			if pr.Offset == p.Offset && pr.Length == p.Length {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 61, " selected")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, ">")
+		var templ_7745c5c3_Var27 string
+		templ_7745c5c3_Var27, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.Path).Resolve(ctx)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 261, Col: 49}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var27)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "\"> <label for=\"f-op\">call</label> <select name=\"op\" id=\"f-op\" data-testid=\"op-select\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		for _, o := range p.Ops {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "<option value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var28 string
-			templ_7745c5c3_Var28, templ_7745c5c3_Err = templ.JoinStringErrs(pr.Label)
+			templ_7745c5c3_Var28, templ_7745c5c3_Err = templruntime.NewAttributeExpression(o.Value).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 256, Col: 131}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 265, Col: 27}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var28))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "</option>")
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var28)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "</select> <input type=\"text\" inputmode=\"numeric\" name=\"offset\" id=\"f-offset\" value=\"")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		var templ_7745c5c3_Var29 string
-		templ_7745c5c3_Var29, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Offset)).Resolve(ctx)
-		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 259, Col: 90}
-		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var29)
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "\" aria-label=\"offset (bytes)\" title=\"offset (bytes)\"> <input type=\"text\" inputmode=\"numeric\" name=\"length\" id=\"f-length\" value=\"")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		var templ_7745c5c3_Var30 string
-		templ_7745c5c3_Var30, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Length)).Resolve(ctx)
-		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 260, Col: 90}
-		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var30)
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, "\" aria-label=\"length (bytes)\" title=\"length (bytes)\"> ")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		for _, op := range p.Before {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "<input type=\"hidden\" name=\"before\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if o.Selected {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, " selected")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 66, " data-range=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var29 string
+			templ_7745c5c3_Var29, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolStr(o.Range)).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 265, Col: 84}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var29)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 67, "\" data-keep-size=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var30 string
+			templ_7745c5c3_Var30, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolStr(o.KeepSize)).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 265, Col: 123}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var30)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, "\" data-size=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var31 string
-			templ_7745c5c3_Var31, templ_7745c5c3_Err = templruntime.NewAttributeExpression(op).Resolve(ctx)
+			templ_7745c5c3_Var31, templ_7745c5c3_Err = templruntime.NewAttributeExpression(boolStr(o.Size)).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 262, Col: 48}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 265, Col: 153}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var31)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, "\"> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var32 string
+			templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(o.Label)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 265, Col: 165}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var32))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, "</option>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "<label class=\"check\"><input type=\"checkbox\" name=\"keepSize\" id=\"f-keep\" value=\"true\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "</select> <span class=\"f-range\" id=\"f-range\" data-testid=\"range-fields\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if !cur.Range {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, " hidden")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "><label for=\"preset\">range</label><select id=\"preset\" data-testid=\"preset-select\" aria-label=\"range preset\" tabindex=\"-1\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if !cur.Range {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, " disabled")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "><option value=\"\">custom</option> ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		for _, pr := range p.Presets {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "<option value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var33 string
+			templ_7745c5c3_Var33, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(pr.Offset) + ":" + i64(pr.Length)).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 277, Col: 58}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var33)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, "\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if cur.Range && pr.Offset == p.Offset && pr.Length == p.Length {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 78, " selected")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, ">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var34 string
+			templ_7745c5c3_Var34, templ_7745c5c3_Err = templ.JoinStringErrs(pr.Label)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 277, Col: 145}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var34))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, "</option>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 81, "</select> <input type=\"text\" inputmode=\"numeric\" name=\"offset\" id=\"f-offset\" value=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var35 string
+		templ_7745c5c3_Var35, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Offset)).Resolve(ctx)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 280, Col: 91}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var35)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 82, "\" aria-label=\"offset (bytes)\" title=\"offset (bytes)\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if !cur.Range {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 83, " disabled")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 84, "> <input type=\"text\" inputmode=\"numeric\" name=\"length\" id=\"f-length\" value=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var36 string
+		templ_7745c5c3_Var36, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.Length)).Resolve(ctx)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 281, Col: 91}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var36)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 85, "\" aria-label=\"length (bytes)\" title=\"length (bytes)\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if !cur.Range {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, " disabled")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 87, "></span> <span class=\"f-size\" id=\"f-size-field\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if !cur.Size {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 88, " hidden")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 89, "><label for=\"f-size\">size</label> <input type=\"text\" inputmode=\"numeric\" name=\"size\" id=\"f-size\" data-testid=\"size-field\" value=\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var37 string
+		templ_7745c5c3_Var37, templ_7745c5c3_Err = templruntime.NewAttributeExpression(i64(p.TruncSize)).Resolve(ctx)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 285, Col: 115}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var37)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 90, "\" aria-label=\"new size (bytes)\" title=\"truncate to this size (bytes)\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if !cur.Size {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 91, " disabled")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 92, "></span> ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		for _, op := range p.Before {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 93, "<input type=\"hidden\" name=\"before\" value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var38 string
+			templ_7745c5c3_Var38, templ_7745c5c3_Err = templruntime.NewAttributeExpression(op).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 288, Col: 48}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var38)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 94, "\"> ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 95, "<label class=\"check\" id=\"f-keep-label\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if !cur.KeepSize {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 96, " hidden")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 97, "><input type=\"checkbox\" name=\"keepSize\" id=\"f-keep\" value=\"true\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.KeepSize {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 70, " checked")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 98, " checked")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, " data-testid=\"keep-size\"> KEEP_SIZE</label> <label for=\"f-mode\">mode</label> <select name=\"mode\" id=\"f-mode\" data-testid=\"mode-select\"><option value=\"per-block\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 99, " data-testid=\"keep-size\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if !cur.KeepSize {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 100, " disabled")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 101, "> KEEP_SIZE</label> <label for=\"f-mode\">mode</label> <select name=\"mode\" id=\"f-mode\" data-testid=\"mode-select\"><option value=\"per-block\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.Mode == "per-block" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, " selected")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, " selected")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, ">per-block</option> <option value=\"batched\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, ">per-block</option> <option value=\"batched\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.Mode == "batched" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, " selected")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, " selected")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, ">batched</option> <option value=\"both\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 105, ">batched</option> <option value=\"both\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if p.Mode == "both" {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, " selected")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 106, " selected")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, ">both</option></select><button type=\"submit\" tabindex=\"-1\">go</button></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, ">both</option></select><button type=\"submit\" tabindex=\"-1\">go</button></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -850,20 +1070,20 @@ func icon(d string) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 78, "<svg class=\"icon\" viewBox=\"0 0 16 16\" width=\"14\" height=\"14\" aria-hidden=\"true\"><path d=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "<svg class=\"icon\" viewBox=\"0 0 16 16\" width=\"14\" height=\"14\" aria-hidden=\"true\"><path d=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		var templ_7745c5c3_Var33 string
-		templ_7745c5c3_Var33, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d).Resolve(ctx)
+		var templ_7745c5c3_Var40 string
+		templ_7745c5c3_Var40, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 279, Col: 92}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/run.templ`, Line: 305, Col: 92}
 		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var33)
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var40)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 79, "\"></path></svg>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 109, "\"></path></svg>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -887,9 +1107,26 @@ func boolStr(b bool) string {
 	return "false"
 }
 
+// currentOp is the form's chosen call: the selected one, else the first (a zero).
+func currentOp(p RunPage) OpChoice {
+	for _, o := range p.Ops {
+		if o.Selected {
+			return o
+		}
+	}
+	if len(p.Ops) > 0 {
+		return p.Ops[0]
+	}
+	return OpChoice{Range: true, KeepSize: true}
+}
+
 // runHeading names what the player plays, for its h1.
 func runHeading(p RunPage) string {
-	what := "the zero range of " + p.Path + " on " + p.Name
+	played := p.Played
+	if played == "" {
+		played = "the zero range of " + p.Path
+	}
+	what := played + " on " + p.Name
 	if p.Sandbox != "" {
 		what = "the sandbox's slot list"
 	}

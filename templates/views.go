@@ -177,6 +177,22 @@ type RunPage struct {
 	Sandbox  string   // the slot list of a sandbox run (then ID is "")
 	OpForms  string   // the ops language's forms as JSON (request.Forms), for the next operation
 	Paces    []Pace   // the pace menu, in its order (web's pacePresets)
+	// Op is the played call as the query's op field names it ("zero", "punch", "truncate"); a
+	// truncate's new size is Offset. Ops are the form's choices, Op's among them; Played says what
+	// is played in the page's words ("fallocate(PUNCH_HOLE) of /a"), TruncSize is the size field's
+	// value.
+	Op        string
+	Ops       []OpChoice
+	Played    string
+	TruncSize int64
+}
+
+// OpChoice is one call the run form offers: the op field's value, its label, and which fields it
+// takes (Range: offset and length; KeepSize: the KEEP_SIZE box; Size: truncate's size).
+type OpChoice struct {
+	Value, Label          string
+	Range, KeepSize, Size bool
+	Selected              bool
 }
 
 // Pace is one option of the player's pace menu; static/js/pace.js reads the paces the server takes

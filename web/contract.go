@@ -27,6 +27,15 @@ type pageContract struct {
 	Addr         contractAddrs     `json:"addr"`
 	Segment      contractSegment   `json:"segment"`
 	Query        contractQuery     `json:"query"`
+	// Ops names the calls a player plays, as the query's op field and the ops language spell them.
+	Ops contractOps `json:"ops"`
+}
+
+// contractOps are the walked calls' names (request.OpZero, OpPunch, OpTruncate).
+type contractOps struct {
+	Zero     string `json:"zero"`
+	Punch    string `json:"punch"`
+	Truncate string `json:"truncate"`
 }
 
 // contractModes are the engines' names: the order the protocol sends them in (core.Modes), and
@@ -72,6 +81,8 @@ type contractQuery struct {
 	KeepSize string `json:"keepSize"`
 	Mode     string `json:"mode"`
 	Before   string `json:"before"`
+	Op       string `json:"op"`   // zero (absent), punch or truncate
+	Size     string `json:"size"` // truncate's new size
 }
 
 // logTypeNames names the logs in the pages' words, by gc's log number.
@@ -97,7 +108,9 @@ func newPageContract() pageContract {
 		Addr:         contractAddrs{Null: core.NullAddr, New: core.NewAddr, Compress: core.CompressAddr},
 		Segment:      contractSegment{Base: geometryField("MainBlkaddr"), PerSegment: geometryField("BlocksPerSeg")},
 		Query: contractQuery{Path: request.FieldPath, Offset: request.FieldOffset, Length: request.FieldLength,
-			KeepSize: request.FieldKeepSize, Mode: request.FieldMode, Before: FieldBefore},
+			KeepSize: request.FieldKeepSize, Mode: request.FieldMode, Before: FieldBefore,
+			Op: request.FieldOp, Size: request.FieldSize},
+		Ops: contractOps{Zero: request.OpZero, Punch: request.OpPunch, Truncate: request.OpTruncate},
 	}
 	for _, m := range core.Modes {
 		c.Modes.Order = append(c.Modes.Order, m.String())

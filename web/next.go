@@ -88,7 +88,7 @@ func (s *Server) afterRun(ctx context.Context, t *runTarget, now uint64) (*gc.St
 		return nil, err
 	}
 	q.SetNow(now)
-	// The earlier operations, then the played zero, on one mount.
+	// The earlier operations, then the played zero (punch, truncate), on one mount.
 	ops := append(slices.Clip(t.before), request.RunOp(t.run))
 	if err := source.RunOps(ctx, q, t.si.Image, ops, nil); err != nil {
 		return nil, err

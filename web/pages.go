@@ -15,8 +15,10 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/f2fs"
+	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/templates"
 )
@@ -465,23 +467,59 @@ func (s *Server) renderRunPage(w http.ResponseWriter, r *http.Request, t *runTar
 		Sandbox:  t.info.Sandbox,
 		OpForms:  opFormsJSON(),
 	}
+	crumb := playedWords(t, &p)
 	for _, pc := range pacePresets() {
 		p.Paces = append(p.Paces, templates.Pace{Value: pc.Value, Label: pc.Label, Default: pc.Value == defaultPace})
 	}
 	if t.si == nil {
 		p.Layout = s.layout("sandbox · run", "js/run.js",
 			templates.Crumb{Label: "sandbox", Href: "/sandbox?slots=" + url.QueryEscape(t.info.Sandbox)},
-			templates.Crumb{Label: "zero range"})
+			templates.Crumb{Label: crumb})
 	} else {
 		si, f := t.si, t.file
-		p.Layout = s.layout(f.Path()+" · run", "js/run.js", imageCrumb(si, true),
+		// The tab's title names the call too (a punch and a zero of one file are two tabs).
+		title := f.Path() + " · run"
+		if crumb != "zero range" {
+			title = f.Path() + " · " + crumb
+		}
+		p.Layout = s.layout(title, "js/run.js", imageCrumb(si, true),
 			templates.Crumb{Label: f.Path(), Href: "/images/" + si.ID + "/file?path=" + url.QueryEscape(f.Path())},
-			templates.Crumb{Label: "zero range"})
+			templates.Crumb{Label: crumb})
 		p.ID, p.Name = si.ID, si.Name
 		p.Presets = presets(size, si.Image.Volume().BlockSize)
 	}
 	p.Layout.BodyClass = "player"
 	s.render(w, r, http.StatusOK, templates.Run(p))
+}
+
+// playedWords fills p's call (Op, the form's Ops, Played, TruncSize) from t and returns the
+// breadcrumb's last label: what the page plays, as the kernel's call names it.
+func playedWords(t *runTarget, p *templates.RunPage) string {
+	req := t.spec.Request
+	size := t.spec.Input.Inode.Size
+	p.Op = request.RunOp(t.run).Kind
+	// A truncate's size field shows its size; for the other calls it offers half the file, whole
+	// pages, so that switching the form to truncate frees something.
+	p.TruncSize = size / 2 &^ 4095
+	p.Ops = []templates.OpChoice{
+		{Value: request.OpZero, Label: "zero range", Range: true, KeepSize: true},
+		{Value: request.OpPunch, Label: "punch hole", Range: true},
+		{Value: request.OpTruncate, Label: "truncate", Size: true},
+	}
+	for i := range p.Ops {
+		p.Ops[i].Selected = p.Ops[i].Value == p.Op
+	}
+	switch req.Op {
+	case core.OpPunch:
+		p.Played = "fallocate(PUNCH_HOLE) of " + t.info.Path
+		return "punch hole"
+	case core.OpTruncate:
+		p.TruncSize = req.Offset
+		p.Played = "truncate of " + t.info.Path + " to " + units.Group(req.Offset) + " bytes"
+		return "truncate to " + units.Bytes(req.Offset)
+	}
+	p.Played = "fallocate(ZERO_RANGE) of " + t.info.Path
+	return "zero range"
 }
 
 // stepParam reads a view's ?step= (0 when absent).
@@ -497,10 +535,10 @@ func stepParam(q url.Values) (int64, error) {
 	return step, nil
 }
 
-// handleSandboxRun serves /sandbox/run?slots=L&mode=M: the player on a sandbox slot list.
+// handleSandboxRun serves /sandbox/run?slots=L&mode=M[&op=punch]: the player on a sandbox slot list.
 func (s *Server) handleSandboxRun(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	t, err := resolveSandbox(q.Get("slots"), q.Get("mode"))
+	t, err := resolveSandbox(q.Get("slots"), q.Get("mode"), q.Get(request.FieldOp))
 	if err != nil {
 		s.pageError(w, r, err)
 		return

@@ -116,6 +116,55 @@ func TestPages(t *testing.T) {
 				}
 			},
 		},
+		{
+			// Issue 28: the run form, the breadcrumb and the h1 name the call played; the form's
+			// fields are the call's (a truncate's size, a punch's range without KEEP_SIZE).
+			name: "run of a truncate", path: "/images/demo/run?path=/cases/indirect.bin&op=truncate&size=1MiB", status: 200,
+			want: []string{"player", "op-select", "size-field", "range-fields", "row-nodes-freed"},
+			check: func(t *testing.T, doc *goquery.Document) {
+				p := doc.Find(testid("player"))
+				for attr, want := range map[string]string{"data-op": "truncate", "data-offset": "1048576", "data-length": "0"} {
+					if v, _ := p.Attr(attr); v != want {
+						t.Errorf("%s = %q, want %q", attr, v, want)
+					}
+				}
+				if v, _ := doc.Find(testid("op-select") + " option[selected]").Attr("value"); v != "truncate" {
+					t.Errorf("selected call %q, want truncate", v)
+				}
+				size := doc.Find(testid("size-field"))
+				if v, _ := size.Attr("value"); v != "1048576" || size.Is("[disabled]") {
+					t.Errorf("size field %q (disabled %v)", v, size.Is("[disabled]"))
+				}
+				if !doc.Find("#f-offset").Is("[disabled]") || !doc.Find(testid("range-fields")).Is("[hidden]") || !doc.Find(testid("keep-size")).Is("[disabled]") {
+					t.Error("a truncate's form sends its range or KEEP_SIZE")
+				}
+				if h1 := doc.Find("h1").Text(); !strings.Contains(h1, "truncate of /cases/indirect.bin to 1,048,576 bytes") {
+					t.Errorf("h1 %q", h1)
+				}
+				if c := doc.Find("nav.crumbs").Text(); !strings.Contains(c, "truncate to 1 MiB") {
+					t.Errorf("breadcrumb %q", c)
+				}
+				if title := doc.Find("title").Text(); !strings.Contains(title, "/cases/indirect.bin · truncate to 1 MiB") {
+					t.Errorf("title %q", title)
+				}
+			},
+		},
+		{
+			name: "run of a punch", path: "/images/demo/run?path=/cases/holes.bin&op=punch&offset=4096&length=8192&keepSize=true", status: 200,
+			want: []string{"player", "op-select", "range-fields"},
+			check: func(t *testing.T, doc *goquery.Document) {
+				if v, _ := doc.Find(testid("player")).Attr("data-op"); v != "punch" {
+					t.Errorf("data-op %q", v)
+				}
+				if !doc.Find(testid("keep-size")).Is("[disabled]") || doc.Find("#f-offset").Is("[disabled]") || !doc.Find(testid("size-field")).Is("[disabled]") {
+					t.Error("a punch's form: the range, no KEEP_SIZE (punch always keeps the size), no size")
+				}
+				if h1 := doc.Find("h1").Text(); !strings.Contains(h1, "fallocate(PUNCH_HOLE) of /cases/holes.bin") {
+					t.Errorf("h1 %q", h1)
+				}
+			},
+		},
+		{name: "run of an op the player does not play", path: "/images/demo/run?path=/cases/holes.bin&op=collapse", status: 400},
 		{name: "directory", path: "/images/demo/file?path=/docs", status: 200, want: []string{"inode-summary", "block-map"}},
 		{name: "inline file", path: "/images/demo/file?path=/cases/tiny.txt", status: 200, want: []string{"inode-summary", "block-map"}},
 		{name: "symlink", path: "/images/demo/file?path=/docs/contiguous.link", status: 200, want: []string{"inode-summary"}},

@@ -254,6 +254,9 @@ func nonNegative(typ, field string, v *json.Number) (int64, error) {
 // runInfo says which run a hello is about. Byte counts are decimal strings: a JavaScript number
 // would round an offset such as 2^63−1.
 type runInfo struct {
+	// Op is the played call by its ops-language name: "zero", "punch" or "truncate" (request.RunOp);
+	// a truncate's new size is Offset, as in core.Request.
+	Op       string   `json:"op"`
 	Image    string   `json:"image"`
 	Path     string   `json:"path"`
 	Ino      uint32   `json:"ino"`

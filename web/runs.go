@@ -42,8 +42,9 @@ func (t *runTarget) key() string {
 	for _, op := range t.before {
 		b.WriteString("\x00" + op.OpLine(0))
 	}
-	fmt.Fprintf(&b, "\x00%s\x00%d\x00%d\x00%t\x00%s", t.info.Path, t.spec.Request.Offset, t.spec.Request.Length,
-		t.spec.Request.KeepSize, request.ModesName(t.spec.Modes))
+	// The op is part of the key: a punch and a zero of the same range are different walks.
+	fmt.Fprintf(&b, "\x00%s\x00%d\x00%d\x00%d\x00%t\x00%s", t.info.Path, t.spec.Request.Op, t.spec.Request.Offset,
+		t.spec.Request.Length, t.spec.Request.KeepSize, request.ModesName(t.spec.Modes))
 	return b.String()
 }
 
@@ -83,7 +84,7 @@ func modeNames(ms []core.Mode) []string {
 // resolves it: the file as open(2) finds it, the operations before it applied in order.
 func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, error) {
 	if list := q.Get("sandbox"); list != "" {
-		return resolveSandbox(list, q.Get(request.FieldMode))
+		return resolveSandbox(list, q.Get(request.FieldMode), q.Get(request.FieldOp))
 	}
 	id := q.Get("image")
 	if id == "" {
@@ -180,17 +181,20 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	// What the played zero walks: the file after the operations and after
 	// filemap_write_and_wait_range wrote back the dirty pages of its range.
 	// The state after the operations carries the volume (ipu_policy, logs) and the dirty pages: a
-	// fresh mount of it writes back the same pages.
-	in, _, err = core.NewSeq(core.PerBlock).PrepareZero(in, run.Request(in.Inode.Size))
-	if err != nil {
-		return nil, err
+	// fresh mount of it writes back the same pages. A punch or a truncate walks the file as the
+	// operations left it (core.Seq.Walk: no writeback before its walk).
+	if run.Op == core.OpZero {
+		in, _, err = core.NewSeq(core.PerBlock).PrepareZero(in, run.Request(in.Inode.Size))
+		if err != nil {
+			return nil, err
+		}
 	}
 	req := run.Request(in.Inode.Size)
 	ino := f.Inode()
 	note := compressionNote(ino)
 	t := &runTarget{si: si, run: run, before: before, file: f,
 		spec: player.Spec{Input: in, Request: req, Modes: run.Modes, Describe: source.NewDescriber(si.Image, f), Compression: note},
-		info: runInfo{Image: si.ID, Path: f.Path(), Ino: ino.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
+		info: runInfo{Op: request.RunOp(run).Kind, Image: si.ID, Path: f.Path(), Ino: ino.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
 			Length: i64s(req.Length), KeepSize: req.KeepSize, Mode: run.ModeName(), Modes: modeNames(run.Modes),
 			Before: []string{}, Compressed: ino.Flags&core.FlagCompressed != 0, ClusterSize: ino.ClusterSize,
 			Algorithm: ino.CompressAlgorithm, Compression: note},
@@ -202,8 +206,10 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 }
 
 // resolveSandbox builds the run of a sandbox slot list (package sandbox): a synthetic file and
-// volume, the listed slots zeroed.
-func resolveSandbox(list, mode string) (*runTarget, error) {
+// volume, the listed slots zeroed — or, with op punch, punched (a list that maps a block twice is
+// issue 28's clearest picture: the batched punch validates before it flushes and frees it twice). A
+// truncate needs node addresses, which the synthetic file has not: refused.
+func resolveSandbox(list, mode, op string) (*runTarget, error) {
 	l, err := sandbox.Parse(list)
 	if err != nil {
 		return nil, badParam("sandbox", err.Error())
@@ -215,10 +221,18 @@ func resolveSandbox(list, mode string) (*runTarget, error) {
 		}
 	}
 	in, req := l.Input(), l.Request()
+	switch op {
+	case "", request.OpZero:
+	case request.OpPunch:
+		req.Op, req.KeepSize = core.OpPunch, false
+	default:
+		return nil, badParam(request.FieldOp, "a sandbox list plays a zero or a punch")
+	}
 	canonical := l.String()
-	return &runTarget{run: request.Run{Path: in.Path, Offset: req.Offset, Length: req.Length, HasLength: true, Modes: modes},
+	run := request.Run{Op: req.Op, Path: in.Path, Offset: req.Offset, Length: req.Length, HasLength: true, Modes: modes}
+	return &runTarget{run: run,
 		spec: player.Spec{Input: in, Request: req, Modes: modes},
-		info: runInfo{Image: "", Path: in.Path, Ino: in.Inode.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
+		info: runInfo{Op: request.RunOp(run).Kind, Image: "", Path: in.Path, Ino: in.Inode.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
 			Length: i64s(req.Length), Mode: request.ModesName(modes), Modes: modeNames(modes), Before: []string{},
 			Sandbox: canonical},
 		geom: geometryOf(in.Volume)}, nil

@@ -162,7 +162,7 @@ func writebackGroups(ctx context.Context, img *imgio.Image, base core.Input, bef
 	err = source.RunOps(ctx, q, img, ops, func(st *source.Step) error {
 		g := wbGroup{Op: st.Index + 1, Line: st.Op.OpLine(0), Kind: st.Op.Kind}
 		var err error
-		if st.Op.Walks() {
+		if st.Op.Walks() { // a zero, punch or truncate: its walk
 			g.Errno = st.Walk.Errno
 			if g.Played = st.Index == len(before); g.Played {
 				g.Line = playedLine(played, st.Request)
@@ -201,7 +201,7 @@ func writebackGroups(ctx context.Context, img *imgio.Image, base core.Input, bef
 
 // playedLine is the played zero in the ops language, its length resolved (req).
 func playedLine(played request.Run, req core.Request) string {
-	return request.Run{Path: played.Path, Offset: req.Offset, Length: req.Length, HasLength: true, KeepSize: req.KeepSize}.OpLine(0)
+	return request.Run{Op: played.Op, Path: played.Path, Offset: req.Offset, Length: req.Length, HasLength: true, KeepSize: req.KeepSize}.OpLine(0)
 }
 
 // sitChanges fills g.Pages from ps, the pages an operation wrote back just now on q, with the SIT

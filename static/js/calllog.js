@@ -3,6 +3,23 @@
 // (trace.js KernelLog) or marked with the kernel's call where they differ.
 
 import { callText } from './trace.js';
+import { contract } from './contract.js';
+
+/**
+ * Why a call was made, in the log's words, by core.Action name: "" for a per-block call (the
+ * default), the batched flushes by their cause, truncate_node's call for its node block.
+ * @param {string|undefined} why the call's reason
+ * @param {number} start its first block (NEW_ADDR: a preallocated slot's, which returns at once)
+ * @returns {string}
+ */
+export function callWhy(why, start) {
+  const parts = [];
+  if ((start >>> 0) === contract().addr.new) parts.push('NEW_ADDR: returns at once');
+  if (why === 'run-break') parts.push('run-break: a NULL or skipped slot ends the run');
+  else if (why === 'node-free') parts.push('node-free: truncate_node frees its node block');
+  else if (why && why !== 'per-block') parts.push(why);
+  return parts.join(' · ');
+}
 
 /**
  * What the call log needs from the page beyond the calls: links and the kernel's calls.
@@ -39,8 +56,12 @@ export function callItem(doc, mode, n, call, log) {
       ? `call ${n + 1}: the kernel's trace has the same call`
       : `call ${n + 1}: the kernel's trace has ${note.kernel ? `f2fs_invalidate_blocks${callText(note.kernel)}` : 'no call'}${note.first ? ' (the first divergence)' : ''}`;
   }
-  const href = log ? log.href(start) : '';
-  if (href) {
+  const isNew = (start >>> 0) === contract().addr.new;
+  const href = log && !isNew ? log.href(start) : '';
+  li.dataset.reason = why || '';
+  if (isNew) {
+    li.append('f2fs_invalidate_blocks(NEW_ADDR, ', String(len), ')');
+  } else if (href) {
     const a = doc.createElement('a');
     a.href = href;
     a.textContent = String(start);
@@ -57,7 +78,8 @@ export function callItem(doc, mode, n, call, log) {
   }
   const w = doc.createElement('span');
   w.className = 'why';
-  w.textContent = why && why !== 'per-block' ? `  ${why}` : '';
+  const text = callWhy(why, start);
+  w.textContent = text ? `  ${text}` : '';
   li.append(w);
   return li;
 }

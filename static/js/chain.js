@@ -16,9 +16,10 @@ export const MAX_BEFORE = 63;
 
 /**
  * @typedef {object} RunInfo hello.run
+ * @property {string} [op] the played call (contract().ops): "zero" (or absent), "punch" or "truncate"
  * @property {string} image
  * @property {string} path
- * @property {string} offset decimal string
+ * @property {string} offset decimal string (a truncate's new size)
  * @property {string} length decimal string, resolved
  * @property {string} [size] the file's size before the run, decimal string
  * @property {boolean} keepSize
@@ -28,12 +29,18 @@ export const MAX_BEFORE = 63;
  */
 
 /**
- * Writes a run as a line of the ops language, as request.Run.OpLine does.
- * @param {{path: string, offset: string, length: string, keepSize: boolean}} r
+ * Writes a run as a line of the ops language, as request.Run.OpLine does: `zero PATH OFFSET LENGTH
+ * [keep_size]`, `punch PATH OFFSET LENGTH` (always KEEP_SIZE) or `truncate PATH SIZE` (a
+ * truncate's size is its offset, as the hello's run carries it).
+ * @param {{op?: string, path: string, offset: string, length: string, keepSize: boolean}} r
  * @returns {string}
  */
 export function opLine(r) {
-  return `zero ${r.path} ${r.offset} ${r.length}${r.keepSize ? ' keep_size' : ''}`;
+  const ops = contract().ops;
+  const op = r.op || ops.zero;
+  if (op === ops.truncate) return `${op} ${r.path} ${r.offset}`;
+  if (op === ops.punch) return `${op} ${r.path} ${r.offset} ${r.length}`;
+  return `${op} ${r.path} ${r.offset} ${r.length}${r.keepSize ? ' keep_size' : ''}`;
 }
 
 /**
@@ -66,10 +73,37 @@ export function chainRefusal(run, added = 0) {
 
 /**
  * @typedef {object} NextRange
+ * @property {string} [op] the call played next: a zero (absent), a punch or a truncate (whose size
+ *   is offset)
  * @property {string} offset decimal
  * @property {string} length decimal
  * @property {boolean} keepSize
  */
+
+/**
+ * Reports whether an operation of kind is played (a zero, a punch, a truncate: the walks the
+ * player shows), not run before the next one.
+ * @param {string} kind
+ * @returns {boolean}
+ */
+export function isPlayed(kind) {
+  const ops = contract().ops;
+  return kind === ops.zero || kind === ops.punch || kind === ops.truncate;
+}
+
+/**
+ * The next run of a punch or truncate line the chain's form wrote (`punch PATH OFFSET LENGTH`,
+ * `truncate PATH SIZE`, decimal), or null for another line.
+ * @param {string} line
+ * @returns {NextRange|null}
+ */
+export function playedNext(line) {
+  const ops = contract().ops;
+  const w = line.trim().split(/\s+/);
+  if (w[0] === ops.punch && w.length === 4) return { op: w[0], offset: w[2], length: w[3], keepSize: false };
+  if (w[0] === ops.truncate && w.length === 3) return { op: w[0], offset: w[2], length: '', keepSize: false };
+  return null;
+}
 
 /**
  * The range the form suggests zeroing next, inside the file as the run shown leaves it (its size
@@ -77,14 +111,18 @@ export function chainRefusal(run, added = 0) {
  * and clamped at the end of the file; when the played range reached the end, the first half of the
  * file (whole pages when the file has more than one), never a range past EOF. An empty file gets
  * its first page.
- * @param {{size?: string, offset: string, length: string, keepSize: boolean}} run hello.run, decimal strings
+ * A punch keeps the size; a truncate leaves the file its new size (the run's offset), and the form
+ * suggests its first half.
+ * @param {{op?: string, size?: string, offset: string, length: string, keepSize: boolean}} run hello.run, decimal strings
  * @returns {{offset: string, length: string}}
  */
 export function nextRange(run) {
-  const off = BigInt(run.offset || '0');
-  const len = BigInt(run.length || '0');
-  let size = BigInt(run.size || '0');
-  if (!run.keepSize && off + len > size) size = off + len;
+  const ops = contract().ops;
+  const trunc = run.op === ops.truncate;
+  const off = trunc ? 0n : BigInt(run.offset || '0');
+  const len = trunc ? 0n : BigInt(run.length || '0');
+  let size = BigInt((trunc ? run.offset : run.size) || '0');
+  if (!run.keepSize && run.op !== ops.punch && !trunc && off + len > size) size = off + len;
   const page = 4096n;
   if (size === 0n) return { offset: '0', length: String(page) };
   const start = off + len;
@@ -117,7 +155,7 @@ export function nextRange(run) {
  */
 export function chainURL(run, next, keep, trace, added = []) {
   const q = setRunQuery(new URLSearchParams(), {
-    path: run.path, offset: next.offset, length: next.length, mode: run.mode || contract().modes.both,
+    path: run.path, op: next.op, offset: next.offset, length: next.length, mode: run.mode || contract().modes.both,
     keepSize: next.keepSize, before: [...(run.before || []), opLine(run), ...added],
   });
   // A presenter's room goes along: its followers get the new run (the token is in sessionStorage).
@@ -173,8 +211,10 @@ export function opWords(op) {
   // The other operations of the ops language (write, fsync, sync, tune) are shown as written,
   // a write's numbers grouped.
   if (f.length === 4 && f[0] === 'write') return `write ${f[1]} ${groupDigits(f[2])} ${groupDigits(f[3])}`;
-  if (f.length < 4 || f[0] !== 'zero') return op;
-  return `zero ${f[1]} ${groupDigits(f[2])} ${groupDigits(f[3])}${f[4] === 'keep_size' ? ' keep_size' : ''}`;
+  const ops = contract().ops;
+  if (f.length === 3 && f[0] === ops.truncate) return `${f[0]} ${f[1]} ${groupDigits(f[2])}`;
+  if (f.length < 4 || (f[0] !== ops.zero && f[0] !== ops.punch)) return op;
+  return `${f[0]} ${f[1]} ${groupDigits(f[2])} ${groupDigits(f[3])}${f[4] === 'keep_size' ? ' keep_size' : ''}`;
 }
 
 /**
@@ -222,7 +262,7 @@ export class ChainUI {
         o.title = f.line;
         return o;
       }));
-      kind.value = 'zero';
+      kind.value = contract().ops.zero;
       kind.addEventListener('change', () => this.kindChanged());
     }
     form.addEventListener('submit', (e) => {
@@ -245,18 +285,19 @@ export class ChainUI {
   /** The form of the chosen kind. */
   form() {
     const kind = /** @type {HTMLSelectElement|null} */ (this.$('chain-kind'));
-    return this.forms.find((f) => f.kind === (kind ? kind.value : 'zero')) || this.forms[0];
+    return this.forms.find((f) => f.kind === (kind ? kind.value : contract().ops.zero)) || this.forms[0];
   }
 
   /** Shows the fields of the chosen kind: a zero's range, or another operation's words. */
   kindChanged() {
     const f = this.form();
-    const zero = f.kind === 'zero';
+    const zero = f.kind === contract().ops.zero;
     const zf = this.$('chain-zero');
     if (zf) zf.hidden = !zero;
     const args = this.$('chain-args');
     const go = this.$('chain-go');
-    if (go) go.textContent = zero ? 'zero it' : `add ${f.kind}`;
+    // A zero, a punch and a truncate are played next; the other operations run before it.
+    if (go) go.textContent = zero ? 'zero it' : isPlayed(f.kind) ? `${f.kind} it` : `add ${f.kind}`;
     if (!args) return;
     args.hidden = zero;
     args.replaceChildren();
@@ -376,8 +417,8 @@ export class ChainUI {
   submit() {
     if (!this.run) return;
     const f = this.form();
-    if (f.kind !== 'zero') {
-      this.add(f);
+    if (f.kind !== contract().ops.zero) {
+      this.add(f, isPlayed(f.kind));
       return;
     }
     const off = /** @type {HTMLInputElement} */ (this.$('chain-offset'));
@@ -399,12 +440,14 @@ export class ChainUI {
   }
 
   /**
-   * Adds an operation of form f, its words from the fields, to those before the next zero.
+   * Adds an operation of form f, its words from the fields, to those before the next zero; with
+   * play (a punch, a truncate) opens the player on it instead, as a zero's "zero it" does.
    * @param {import('./opsform.js').OpForm} f
+   * @param {boolean} [play]
    */
-  add(f) {
+  add(f, play = false) {
     if (!this.run) return;
-    const why = chainRefusal(this.run, this.added.length + 1);
+    const why = chainRefusal(this.run, this.added.length + (play ? 0 : 1));
     if (why) { this.refuse(why); return; }
     /** @type {Array<string|boolean|undefined>} */
     const values = f.args.map((_, i) => {
@@ -419,10 +462,15 @@ export class ChainUI {
       return;
     }
     this.refuse('');
+    const next = play ? playedNext(r.line) : null;
+    if (next) {
+      location.assign(chainURL(this.run, next, new URLSearchParams(location.search), this.trace(), this.added));
+      return;
+    }
     this.added.push(r.line);
     this.renderAdded();
     const kind = /** @type {HTMLSelectElement|null} */ (this.$('chain-kind'));
-    if (kind) { kind.value = 'zero'; this.kindChanged(); }
+    if (kind) { kind.value = contract().ops.zero; this.kindChanged(); }
     /** @type {HTMLElement|null} */ (this.$('chain-offset'))?.focus();
   }
 }

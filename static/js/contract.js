@@ -1,7 +1,7 @@
 // The constants the page shares with the server, read once from the contract every page carries
 // (web/contract.go renders it as <script type="application/json" id="zrviz-contract">): the mode
 // names, the log types, the segment classes, the slot values that are not addresses, the segment
-// number formula and the run query's field names. No other module restates them; they import them
+// number formula, the run query's field names and the calls a player plays. No other module restates them; they import them
 // from here. Node tests install the copy the pages render (static/jstest/contract.fixture.js).
 
 /**
@@ -14,7 +14,10 @@
  * @property {Record<string, string>} classLetters each class by the letter gc's timeline sends
  * @property {{null: number, new: number, compress: number}} addr NULL_ADDR, NEW_ADDR, COMPRESS_ADDR
  * @property {{base: string, perSegment: string}} segment the geometry fields of the segment formula
- * @property {{path: string, offset: string, length: string, keepSize: string, mode: string, before: string}} query
+ * @property {{path: string, offset: string, length: string, keepSize: string, mode: string, before: string, op: string, size: string}} query
+ *   the run query's field names (op: the played call, size: a truncate's new size)
+ * @property {{zero: string, punch: string, truncate: string}} ops the calls a player plays, as the
+ *   query's op and the ops language name them (request.OpZero, OpPunch, OpTruncate)
  */
 
 /** @type {Contract|null} */

@@ -1,7 +1,7 @@
 // The player's sentences about the run: what a slot holds, where the cursor is, what the SIT panel
 // and the outcome line say. Pure functions of the model (state.js) and the slot view's pin, so the
 // panels (panels.js), the tooltip and the node tests (static/jstest/describe.test.js) share them.
-import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR } from './state.js';
+import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR, blockWord } from './state.js';
 import { int } from './fmt.js';
 import { contract, blockOffset } from './contract.js';
 
@@ -84,7 +84,7 @@ export function cursorLine(st, pin, veil) {
   const b = st.initial[off];
   if (b !== st.slots[off]) s += `; before the run ${slotValueText(st, off, b, veil)}`;
   const bt = st.per[BATCHED];
-  if (bt && bt.pending) s += ` · pending run (${bt.pending.start}, ${bt.pending.len})`;
+  if (bt && bt.pending) s += ` · pending run (${blockWord(bt.pending.start)}, ${bt.pending.len})`;
   return s;
 }
 

@@ -43,7 +43,7 @@ export function figureName(path, panel, step, ext) {
 /**
  * The URL of the run's calls as CSV (GET /api/images/{id}/run?…&format=csv): the same request as
  * the page's, every mode of it.
- * @param {{image: string, path: string, offset: string|number, length: string|number, mode: string, keepSize: boolean, before?: string[]}} r
+ * @param {{image: string, path: string, op?: string, offset: string|number, length: string|number, mode: string, keepSize: boolean, before?: string[]}} r
  * @returns {string} '' for a run with no image (the sandbox)
  */
 export function csvURL(r) {
@@ -203,7 +203,7 @@ export function wireFigures(doc, get) {
   });
   const refreshCSV = () => {
     const { st } = get();
-    const href = csvURL({ image: st.info.image, path: st.info.path, offset: st.info.offset, length: st.info.length,
+    const href = csvURL({ image: st.info.image, path: st.info.path, op: st.info.op, offset: st.info.offset, length: st.info.length,
       mode: modeParam(st.modes), keepSize: st.info.keepSize, before: st.info.before });
     csv.hidden = !href;
     if (href) {

@@ -121,24 +121,40 @@ const NOT_ADDRESSES = new Set(Object.values(contract().addr));
  * @property {string} [mode] absent: left as q has it (the next-state API takes none)
  * @property {boolean} [keepSize]
  * @property {string[]} [before] operations run first, in the ops language
+ * @property {string} [op] the played call: "zero" (or absent), "punch" or "truncate" (contract().ops)
+ * @property {string|number} [size] truncate's new size; absent: offset (a truncate's size is its
+ *   request's offset, as the hello's info carries it)
  */
 
 /**
  * Writes a run into a query, under the field names the server reads (the contract's, from Go's
- * request.Field* and web.FieldBefore): path, offset, length, mode, keepSize (only when set) and
- * every before line, replacing what q held of them. The one place a run query is built; chain.js,
- * figure.js, nextstate.js, sidepanel.js and permalink.js call it.
+ * request.Field* and web.FieldBefore): path, op (only a punch or a truncate), offset, length, mode,
+ * keepSize (only when set) and every before line, replacing what q held of them; a truncate writes
+ * size instead of offset, length and keepSize, a punch no keepSize (request.Parse reads no more).
+ * The one place a run query is built; chain.js, figure.js, nextstate.js, sidepanel.js and
+ * permalink.js call it.
  * @param {URLSearchParams} q
  * @param {RunFields} run
  * @returns {URLSearchParams} q
  */
 export function setRunQuery(q, run) {
   const f = contract().query;
+  const ops = contract().ops;
+  const op = run.op || ops.zero;
   q.set(f.path, run.path);
-  q.set(f.offset, String(run.offset));
-  if (run.length === undefined || run.length === '') q.delete(f.length); else q.set(f.length, String(run.length));
+  if (op === ops.zero) q.delete(f.op); else q.set(f.op, op);
+  if (op === ops.truncate) {
+    q.set(f.size, String(run.size === undefined || run.size === '' ? run.offset : run.size));
+    q.delete(f.offset);
+    q.delete(f.length);
+    q.delete(f.keepSize);
+  } else {
+    q.delete(f.size);
+    q.set(f.offset, String(run.offset));
+    if (run.length === undefined || run.length === '') q.delete(f.length); else q.set(f.length, String(run.length));
+    if (run.keepSize && op === ops.zero) q.set(f.keepSize, 'true'); else q.delete(f.keepSize);
+  }
   if (run.mode) q.set(f.mode, run.mode);
-  if (run.keepSize) q.set(f.keepSize, 'true'); else q.delete(f.keepSize);
   q.delete(f.before);
   for (const op of run.before || []) q.append(f.before, op);
   return q;

@@ -23,7 +23,7 @@ export function initNext(doc) {
   const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (doc.getElementById(id));
   const ds = player.dataset;
   const run = {
-    image: ds.image || '', path: ds.path || '', offset: ds.offset || '0', length: ds.length || '',
+    image: ds.image || '', path: ds.path || '', op: ds.op || '', offset: ds.offset || '0', length: ds.length || '',
     keepSize: ds.keepSize === 'true', before: /** @type {string[]} */ (JSON.parse(ds.before || '[]')),
   };
   const glossary = loadGlossary(doc);

@@ -103,7 +103,7 @@ export function parseNow(raw) {
 /**
  * The API address of a frame: the run's parameters (from the player's data attributes), the state
  * and the quiz.
- * @param {{image: string, path: string, offset: string, length: string, keepSize: boolean, before: string[]}} run
+ * @param {{image: string, path: string, op?: string, offset: string, length: string, keepSize: boolean, before: string[]}} run
  * @param {NextState} s
  * @param {boolean} quiz
  * @returns {string}

@@ -5,6 +5,7 @@
 // the played file's.
 
 import { byteCount } from './size.js';
+import { contract } from './contract.js';
 
 /**
  * @typedef {object} OpArg one word of a form after the kind (request.Arg)
@@ -22,7 +23,7 @@ import { byteCount } from './size.js';
 
 /** The zero's form, for a page without forms (a sandbox run's). */
 export const ZERO_FORM = /** @type {OpForm} */ ({
-  kind: 'zero', line: 'zero PATH OFFSET LENGTH [keep_size]',
+  kind: contract().ops.zero, line: `${contract().ops.zero} PATH OFFSET LENGTH [keep_size]`,
   args: [{ name: 'PATH' }, { name: 'OFFSET' }, { name: 'LENGTH' }, { words: ['keep_size'], optional: true }],
 });
 
@@ -36,7 +37,7 @@ export function parseForms(json) {
   let v = null;
   try { v = JSON.parse(json || ''); } catch { /* none */ }
   const out = Array.isArray(v) ? v.filter((f) => f && typeof f.kind === 'string' && /^[a-z_]+$/.test(f.kind) && Array.isArray(f.args)) : [];
-  if (!out.some((f) => f.kind === 'zero')) out.unshift(ZERO_FORM);
+  if (!out.some((f) => f.kind === ZERO_FORM.kind)) out.unshift(ZERO_FORM);
   return out;
 }
 

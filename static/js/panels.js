@@ -15,6 +15,7 @@ import {
   plural, cursorLine, sitLine, sitAside, slotsAside, statesText, outcomeText, markersText,
 } from './describe.js';
 import { contract } from './contract.js';
+import { blockWord } from './state.js';
 
 const { perBlock: PER_BLOCK, batched: BATCHED } = contract().modes;
 
@@ -144,6 +145,22 @@ export function updateDOM(doc, st, ui) {
   for (const [id, key] of rows) {
     text(`c-pb-${id}`, pb ? int(pb.counters[key]) : '–');
     text(`c-bt-${id}`, bt ? int(bt.counters[key]) : '–');
+  }
+  // A punch's or truncate's rows: nodes freed, and addresses skipped · bits found clear.
+  const trunc = !!st.info.op && st.info.op !== contract().ops.zero;
+  const nodesRow = doc.getElementById('c-row-nodes');
+  const skipRow = doc.getElementById('c-row-skipped');
+  // Node blocks are freed by a truncate only; addresses are skipped or freed twice only where the
+  // tour stops at it (player.StopValidatedFirst, StopFreedTwice): the rows the run has, the same at
+  // every step.
+  if (nodesRow) nodesRow.hidden = st.info.op !== contract().ops.truncate;
+  if (skipRow) skipRow.hidden = !trunc || !st.stops.some((s) => s.kind === 'validated-first' || s.kind === 'freed-twice');
+  if (trunc) {
+    text('c-pb-nodes', pb ? int(pb.counters.nodesFreed || 0) : '–');
+    text('c-bt-nodes', bt ? int(bt.counters.nodesFreed || 0) : '–');
+    const skipped = (/** @type {any} */ ms) => `${int(ms.counters.slotsSkipped || 0)} · ${int(ms.counters.wronglyCleared || 0)}`;
+    text('c-pb-skipped', pb ? skipped(pb) : '–');
+    text('c-bt-skipped', bt ? skipped(bt) : '–');
   }
   text('c-pb-time', pb ? fmtTime(modelMs(pb.counters.blocksInvalidated, pb.counters.calls)) : '–');
   text('c-bt-time', bt ? fmtTime(modelMs(bt.counters.blocksInvalidated, bt.counters.calls)) : '–');
@@ -333,7 +350,7 @@ export function lane(doc, mode, ms, lanes, log) {
   if (mode === BATCHED) {
     if (ms.pending) {
       const b = doc.createElement('b');
-      b.textContent = `(blkstart ${ms.pending.start}, blklen ${ms.pending.len})`;
+      b.textContent = `(blkstart ${blockWord(ms.pending.start)}, blklen ${ms.pending.len})`;
       p.append(' · pending run ', b);
     } else {
       p.textContent = ' · no pending run';

@@ -7,7 +7,8 @@ import { contract } from './contract.js';
 /**
  * @typedef {object} PermalinkParams
  * @property {string} path
- * @property {string} offset
+ * @property {string} [op] the played call (contract().ops): absent or "zero", "punch", "truncate"
+ * @property {string} offset a truncate's new size
  * @property {string} length
  * @property {string} mode
  * @property {boolean} keepSize
@@ -31,7 +32,7 @@ export function permalinkSearch(search, params, st, view, paces) {
   if (!params.sandbox) {
     q.delete('run');
     setRunQuery(q, {
-      path: params.path, offset: st.info.offset || String(params.offset), length: st.info.length || String(params.length),
+      path: params.path, op: st.info.op || params.op, offset: st.info.offset || String(params.offset), length: st.info.length || String(params.length),
       keepSize: params.keepSize, before: params.before,
     });
   }

@@ -96,7 +96,7 @@ export function initRun(doc, opts = {}) {
   const paces = pacesFromMenu(paceSel);
   // Offsets and lengths stay decimal strings: Number() would round 2^63−1.
   const params = {
-    image: ds.image || '', path: ds.path || '', offset: ds.offset || '0', length: ds.length || '',
+    image: ds.image || '', path: ds.path || '', op: ds.op || contract().ops.zero, offset: ds.offset || '0', length: ds.length || '',
     mode: ds.mode || contract().modes.both, keepSize: ds.keepSize === 'true', step: Number(ds.step || 0),
     before: /** @type {string[]} */ (JSON.parse(ds.before || '[]')),
     pace: isPace(paces, url.get('pace') || '') ? /** @type {string} */ (url.get('pace')) : '',

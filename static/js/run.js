@@ -10,10 +10,12 @@ import { SidePanels } from './sidepanel.js';
 import { WritebackUI } from './writeback.js';
 import { AfterCheckUI } from './aftercheck.js';
 import { initNext } from './nextpanel.js';
+import { initRunForm } from './runform.js';
 
 async function main() {
   const root = document.getElementById('player');
   if (!root) return;
+  initRunForm(document);
   const follow = root.dataset.follow || '';
   /** @type {Partial<import('./ws.js').RunParams>} */
   const params = {};

@@ -7,7 +7,7 @@ import { setRunQuery } from './links.js';
 /**
  * The query of the run a hello describes, as the run API reads it (web.resolveRun): path, range,
  * keepSize, mode and the operations before it.
- * @param {{path: string, offset: string, length: string, keepSize: boolean, mode: string, before?: string[]}} run
+ * @param {{path: string, op?: string, offset: string, length: string, keepSize: boolean, mode: string, before?: string[]}} run
  * @returns {string}
  */
 export function runQuery(run) {

@@ -2,7 +2,7 @@
 // the zoom lane around the cursor with the ghost of the slots before the
 // run, and one strip per dnode chunk. Drawing only, on the canvas it is
 // given; render.js re-exports it for player.js.
-import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR, FLASH_MS } from './state.js';
+import { NULL_ADDR, NEW_ADDR, COMPRESS_ADDR, FLASH_MS, blockWord } from './state.js';
 import { OI, hatch, INK, INK2, INK3, LINE, fillsFor } from './palette.js';
 import { colourIndex, textOn } from './colour.js';
 import { int } from './fmt.js';
@@ -600,7 +600,9 @@ export class SlotsView {
     ctx.textAlign = 'left';
     ctx.fillStyle = INK3;
     // The title gives up its explanation before it runs into the count on its right (a phone).
-    const titles = o.present ? ['dnode chunks'] : ['dnode chunks (one f2fs_do_zero_range call each)', 'dnode chunks (one call each)', 'dnode chunks'];
+    // A zero calls f2fs_do_zero_range per dnode, a punch or truncate f2fs_truncate_data_blocks_range.
+    const perDnode = !st.info.op || st.info.op === contract().ops.zero ? 'f2fs_do_zero_range' : 'f2fs_truncate_data_blocks_range';
+    const titles = o.present ? ['dnode chunks'] : [`dnode chunks (one ${perDnode} call each)`, 'dnode chunks (one call each)', 'dnode chunks'];
     // No room for a chunk's strip, no title either (it would be drawn past the canvas's edge).
     if (rows > 0) ctx.fillText(fitText(ctx, titles, w - 4 - countW), 0, rowsY - P(11) / 2 - 4);
   }
@@ -755,7 +757,7 @@ export class SlotsView {
           ctx.fillStyle = INK;
           ctx.font = `${fontPx(o, 11)}px ui-monospace, monospace`;
           ctx.textAlign = 'left';
-          const label = `pending run (${bt.pending.start}, ${bt.pending.len})`;
+          const label = `pending run (${blockWord(bt.pending.start)}, ${bt.pending.len})`;
           // Presenter mode's 10 px cursor triangle reaches above the bracket: the label clears it.
           ctx.fillText(label, Math.min(Math.max(x0, xa), x0 + count * cell - ctx.measureText(label).width), y - fontPx(o, 11) / 2 - (o.present ? 6 : 2));
         }

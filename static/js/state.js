@@ -8,6 +8,29 @@ import { contract, segnoOf } from './contract.js';
 /** Slot values with a meaning of their own (f2fs.h), as the page's contract sends them. */
 export const { null: NULL_ADDR, new: NEW_ADDR, compress: COMPRESS_ADDR } = contract().addr;
 
+/**
+ * Slot actions that release the slot's block (core.Action names): a zero's invalidations and runs,
+ * a punch's or truncate's clears (per-block, starting or extending a batched run). They flash.
+ */
+export const RELEASES = new Set(['invalidate', 'start-run', 'extend-run', 'clear', 'clear-start-run', 'clear-extend-run']);
+
+/**
+ * Events whose slot held an address f2fs_is_valid_blkaddr_raw refused, as "kind:action": a zero's
+ * errors, a punch's or truncate's skips (the slot is cleared, the block not freed). Marked from
+ * their step on.
+ */
+export const REJECTS = new Set(['error:bounds', 'error:sit-bit', 'slot:skip-bounds', 'slot:skip-sit-bit']);
+
+/**
+ * A run's first block in words: NEW_ADDR by name (a punch's preallocated slot is a run of its own,
+ * NEW_ADDR + 1 wrapping), an address as its number.
+ * @param {number} v
+ * @returns {string}
+ */
+export function blockWord(v) {
+  return (v >>> 0) === NEW_ADDR ? 'NEW_ADDR' : String(v);
+}
+
 /** How long an invalidated slot flashes, in milliseconds. */
 export const FLASH_MS = 450;
 
@@ -258,7 +281,7 @@ export class RunState {
     this.segTypes = new Map();
     /** bumped on every SIT change, so the SIT panel redraws only then */
     this.sitVersion = 0;
-    this.info = { image: '', path: '', ino: 0, size: '0', offset: '0', length: '0', keepSize: false, before: /** @type {string[]} */ ([]), compressed: false, compression: '' };
+    this.info = { op: contract().ops.zero, image: '', path: '', ino: 0, size: '0', offset: '0', length: '0', keepSize: false, before: /** @type {string[]} */ ([]), compressed: false, compression: '' };
     /**
      * What the run returns, in the server's words (player.Outcome): the outcome line at the end,
      * and before it when the end is known from the start. The page composes none of its own.
@@ -299,7 +322,7 @@ export class RunState {
     this.error = '';
     const r = h.run || {};
     this.info = {
-      image: r.image, path: r.path, ino: r.ino, size: String(r.size ?? '0'), offset: String(r.offset ?? '0'),
+      op: r.op || contract().ops.zero, image: r.image, path: r.path, ino: r.ino, size: String(r.size ?? '0'), offset: String(r.offset ?? '0'),
       length: String(r.length ?? '0'), keepSize: !!r.keepSize, before: r.before || [],
       compressed: !!r.compressed, compression: r.compression || (r.compressed ? 'compressed' : ''),
     };
@@ -459,9 +482,9 @@ export class RunState {
   event(ev, now, full) {
     const i = ev.slot - this.range.start;
     const inRange = i >= 0 && i < this.slots.length;
-    if (ev.kind === 'error' && (ev.action === 'bounds' || ev.action === 'sit-bit') && inRange) this.badAt.set(i, ev.step);
+    if (inRange && REJECTS.has(`${ev.kind}:${ev.action}`)) this.badAt.set(i, ev.step);
     if (full) return;
-    if (ev.kind === 'slot' && inRange && (ev.action === 'invalidate' || ev.action === 'start-run' || ev.action === 'extend-run')) {
+    if (ev.kind === 'slot' && inRange && RELEASES.has(ev.action)) {
       this.flash.set(i, now);
       this.touch(i);
     }

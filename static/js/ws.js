@@ -13,6 +13,7 @@ export const MAX_FAILED_STARTS = 4;
  * @typedef {object} RunParams
  * @property {string} image
  * @property {string} path
+ * @property {string} [op] the played call: "zero" (absent), "punch" or "truncate" (then offset is the new size)
  * @property {string} offset decimal, as the page gave it: never through Number()
  * @property {string} length decimal, or "" for the rest of the file
  * @property {string} mode
@@ -39,6 +40,8 @@ export const FOLLOWER_CONTROLS = new Set(['initial', 'answer']);
 export function runQuery(p) {
   if (p.sandbox) {
     const q = new URLSearchParams({ sandbox: p.sandbox, [contract().query.mode]: p.mode, step: String(p.step) });
+    // A sandbox list may be punched (web/runs.go resolveSandbox).
+    if (p.op && p.op !== contract().ops.zero) q.set(contract().query.op, p.op);
     if (p.pace) q.set('pace', p.pace);
     return q;
   }

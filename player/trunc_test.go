@@ -1,0 +1,294 @@
+package player
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/zrviz/zrviz/core"
+)
+
+// doublyMapped is a file whose slot 20 maps block 5,005 again, while slots 0–19 (5,000–5,019) are
+// still the batched mode's pending run: the per-block loop finds its SIT bit clear and skips it,
+// the batched loop validates it before the flush and invalidates it twice.
+func doublyMapped() []uint32 {
+	slots := make([]uint32, 60)
+	for i := range slots {
+		slots[i] = 5000 + uint32(i)
+	}
+	slots[20] = 5005
+	return slots
+}
+
+// truncSpecs are punch-hole and truncate runs where the two batchings differ: a hole in the range
+// (NULL ends a run), preallocated slots (NEW_ADDR calls), a punch after a zero of the same range,
+// a truncate across dnodes (node blocks freed), unaligned ranges and sizes, and a block mapped twice.
+func truncSpecs(t *testing.T) map[string]Spec {
+	t.Helper()
+	both := []core.Mode{core.PerBlock, core.Batched}
+	punch := func(path string, off, length int64) Spec {
+		s := demoSpec(t, path, both...)
+		s.Request = core.Request{Op: core.OpPunch, Offset: off, Length: length}
+		return s
+	}
+	trunc := func(path string, size int64) Spec {
+		s := demoSpec(t, path, both...)
+		s.Request = core.Request{Op: core.OpTruncate, Offset: size}
+		return s
+	}
+	specs := map[string]Spec{
+		"punch contiguous unaligned": punch("/cases/contiguous.bin", 100<<12+123, 3<<20),
+		"punch holes":                punch("/cases/holes.bin", 0, 8<<20),
+		"punch prealloc":             punch("/cases/prealloc.bin", 0, 8<<20),
+		"truncate indirect 1MiB":     trunc("/cases/indirect.bin", 1<<20),
+		"truncate holes unaligned":   trunc("/cases/holes.bin", 1<<20+100),
+		"truncate fragmented to 0":   trunc("/cases/fragmented.bin", 0),
+	}
+	// A punch after a zero of the same range: every slot NEW_ADDR, each its own call.
+	seq := demoSpec(t, "/cases/contiguous.bin", both...)
+	res, err := core.Simulate(seq.Input, core.Request{Offset: 1 << 20, Length: 1 << 20}, core.PerBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq.Input, seq.Request = res.NextInput(), core.Request{Op: core.OpPunch, Offset: 1 << 20, Length: 1 << 20}
+	specs["zero then punch"] = seq
+	specs["punch doubly mapped"] = fakeSpec(doublyMapped(), both, core.Request{Op: core.OpPunch, Offset: 0, Length: 60 << 12})
+	return specs
+}
+
+// TestTruncStops: the tour of each punch and truncate has the stops where the batchings differ,
+// each at a step where the page shows what it says, and each question's answer is what the
+// engines do between its ask and its reveal.
+func TestTruncStops(t *testing.T) {
+	want := map[string][]string{
+		"punch holes":            {StopNullEndsRun},
+		"zero then punch":        {StopNewOwnCall},
+		"truncate indirect 1MiB": {StopNodeFree},
+		"punch doubly mapped":    {StopValidatedFirst, StopFreedTwice},
+	}
+	questions := map[string]int{}
+	for name, spec := range truncSpecs(t) {
+		t.Run(name, func(t *testing.T) {
+			o := build(t, spec)
+			p, err := New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kinds := map[string]Stop{}
+			for _, s := range o.Stops {
+				kinds[s.Kind] = s
+			}
+			for _, k := range want[name] {
+				if _, ok := kinds[k]; !ok {
+					t.Errorf("no %s stop: %v", k, slices.Sorted(maps.Keys(kinds)))
+				}
+			}
+			// The range the page draws holds every slot the run changes.
+			if err := p.Goto(o.Total); err != nil {
+				t.Fatal(err)
+			}
+			// (Changed lists whole dnodes as stored: a slot outside the range must hold its value
+			// before the run.)
+			for _, e := range p.Changed(0, 1<<40) {
+				for k := e.Index; k < e.Index+e.Count; k++ {
+					if k >= o.Range.Start && k < o.Range.End {
+						continue
+					}
+					before, _, err := core.ReadSlots(spec.Input, k, k+1, 1, 1)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if now := extentValue(e, k); len(before) != 1 || extentValue(before[0], k) != now {
+						t.Fatalf("range %+v: slot %d outside it changes %v → %#x", o.Range, k, before, now)
+					}
+				}
+			}
+			at := func(step int64) []ModeState {
+				if err := p.Goto(step); err != nil {
+					t.Fatal(err)
+				}
+				return p.State(&Tracker{}, true)
+			}
+			for _, s := range o.Stops {
+				mi := slices.IndexFunc(spec.Modes, func(m core.Mode) bool { return m.String() == s.Mode })
+				if mi < 0 {
+					mi = len(spec.Modes) - 1
+				}
+				now := at(s.Step)[mi]
+				switch s.Kind {
+				case StopNodeFree:
+					if now.Counters.NodesFreed == 0 {
+						t.Errorf("%s: no node freed at step %d", s.Kind, s.Step)
+					}
+				case StopValidatedFirst:
+					if now.Counters.SlotsSkipped == 0 {
+						t.Errorf("%s: nothing skipped at step %d", s.Kind, s.Step)
+					}
+				case StopFreedTwice:
+					if now.Counters.WronglyCleared == 0 || s.Mode != core.Batched.String() {
+						t.Errorf("%s (%s): nothing wrongly cleared at step %d", s.Kind, s.Mode, s.Step)
+					}
+				case StopNullEndsRun, StopNewOwnCall:
+					if now.Counters.Calls == 0 {
+						t.Errorf("%s: no call by step %d", s.Kind, s.Step)
+					}
+				}
+				q := s.Question
+				if q == nil {
+					continue
+				}
+				questions[s.Kind]++
+				what := fmt.Sprintf("%s question %q (ask %d, reveal %d)", s.Kind, q.Text, q.Ask, q.Reveal)
+				if !slices.Equal(q.Withholds, Withholds(s.Kind)) || q.Ask > q.Reveal {
+					t.Errorf("%s: withholds %v", what, q.Withholds)
+				}
+				before, after := at(q.Ask)[mi], at(q.Reveal)[mi]
+				switch s.Kind {
+				case StopNullEndsRun, StopNewOwnCall:
+					if made := after.Counters.Calls > before.Counters.Calls; made != (q.Answer == "yes") {
+						t.Errorf("%s: answer %s, calls %d → %d", what, q.Answer, before.Counters.Calls, after.Counters.Calls)
+					}
+				case StopValidatedFirst:
+					if after.Counters.SlotsSkipped != before.Counters.SlotsSkipped+1 || q.Answer == choiceValid {
+						t.Errorf("%s: answer %s, skipped %d → %d", what, q.Answer, before.Counters.SlotsSkipped, after.Counters.SlotsSkipped)
+					}
+				case StopNodeFree:
+					// valid_node_count as the volume had it, less the nodes freed by the reveal.
+					if w := fmt.Sprint(uint64(spec.Input.Volume.ValidNodeCount) - after.Counters.NodesFreed); q.Answer != w || before.Counters.NodesFreed+1 != after.Counters.NodesFreed {
+						t.Errorf("%s: answer %s, want %s (nodes freed %d → %d)", what, q.Answer, w, before.Counters.NodesFreed, after.Counters.NodesFreed)
+					}
+				}
+			}
+		})
+	}
+	for _, k := range []string{StopNullEndsRun, StopValidatedFirst, StopNodeFree, StopNewOwnCall} {
+		if questions[k] == 0 {
+			t.Errorf("no %s question in the runs: %v", k, questions)
+		}
+	}
+}
+
+// TestTruncDoublyMapped: the block mapped twice is skipped by the per-block loop and invalidated
+// twice by the batched one, and the outcome and end stop say so.
+func TestTruncDoublyMapped(t *testing.T) {
+	o := build(t, truncSpecs(t)["punch doubly mapped"])
+	pb, bt := o.Final[0].Stats, o.Final[1].Stats
+	if pb.SlotsSkipped != 1 || pb.WronglyCleared != 0 || bt.SlotsSkipped != 0 || bt.WronglyCleared != 1 {
+		t.Fatalf("per-block skipped %d wrongly %d, batched skipped %d wrongly %d", pb.SlotsSkipped, pb.WronglyCleared, bt.SlotsSkipped, bt.WronglyCleared)
+	}
+	if l := o.Outcome().Line; !strings.Contains(l, "wrongly cleared") || !strings.HasPrefix(l, "f2fs_punch_hole returns 0") {
+		t.Errorf("outcome %q", l)
+	}
+}
+
+// TestTruncTexts: a punch's or truncate's texts name its own call and functions, never the zero's.
+func TestTruncTexts(t *testing.T) {
+	for name, spec := range truncSpecs(t) {
+		o := build(t, spec)
+		call := "FALLOC_FL_PUNCH_HOLE"
+		if spec.Request.Op == core.OpTruncate {
+			call = "truncate("
+		}
+		if !strings.Contains(o.Stops[0].Text, call) {
+			t.Errorf("%s: the start stop does not name %s: %q", name, call, o.Stops[0].Text)
+		}
+		texts := []string{o.Outcome().Returns, o.Outcome().Line}
+		for _, s := range o.Stops {
+			texts = append(texts, s.Title, s.Text)
+			if s.Question != nil {
+				texts = append(texts, s.Question.Text)
+			}
+		}
+		if end := o.Stops[len(o.Stops)-1]; o.Final[0].Stats.Calls > 0 && strings.Contains(end.Text, "neither mode called") {
+			t.Errorf("%s: %d calls, and the end stop says %q", name, o.Final[0].Stats.Calls, end.Text)
+		}
+		for _, x := range texts {
+			if l := strings.ToLower(x); strings.Contains(l, "zero_range") || strings.Contains(l, "zero range") && !strings.Contains(l, "a zero range skips") && !strings.Contains(l, "zero range stops") {
+				t.Errorf("%s: %q speaks of the zero", name, x)
+			}
+		}
+	}
+}
+
+// TestTruncRandomPunches: random punches over random files (NULL, NEW, repeated addresses, cleared
+// bits) keep the tour's invariants: stops at steps in order, no stop between a call and its SIT
+// update, questions before their reveal with the engine's answer.
+func TestTruncRandomPunches(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 28))
+	for n := range 40 {
+		spec := randomSpec(r, 1+r.IntN(3000))
+		spec.Request.Op, spec.Request.KeepSize = core.OpPunch, false
+		o := build(t, spec)
+		p, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev int64
+		for _, s := range o.Stops {
+			if err := p.Goto(s.Step); err != nil {
+				t.Fatal(err)
+			}
+			for i, r := range p.l.runs {
+				if r.InCall() {
+					t.Fatalf("spec %d stop %s at %d: engine %d is between a call and its SIT update", n, s.Kind, s.Step, i)
+				}
+			}
+			if q := s.Question; q != nil {
+				if q.Ask < prev || q.Ask > q.Reveal || !q.Check(q.Answer) {
+					t.Fatalf("spec %d: question %+v after %d", n, q, prev)
+				}
+				prev = q.Reveal
+			}
+		}
+	}
+}
+
+// extentValue is the slot value an extent gives file block index k.
+func extentValue(e core.Extent, k uint64) uint32 {
+	switch e.State {
+	case "addr":
+		return e.Addr + uint32(k-e.Index)
+	case "new":
+		return core.NewAddr
+	case "compress":
+		return core.CompressAddr
+	}
+	return core.NullAddr
+}
+
+// TestTruncRefused: a punch or truncate refused before f2fs walks anything says which call refused
+// it, in its own words (never the zero's).
+func TestTruncRefused(t *testing.T) {
+	both := []core.Mode{core.PerBlock, core.Batched}
+	for _, c := range []struct {
+		req         core.Request
+		errno, says string
+		returns     string
+	}{
+		{core.Request{Op: core.OpTruncate, Offset: -1}, "EINVAL", "truncate(2) refuses a negative size", "truncate returns -EINVAL"},
+		{core.Request{Op: core.OpTruncate, Offset: 1 << 62}, "EFBIG", "inode_newsize_ok", "truncate returns -EFBIG"},
+		{core.Request{Op: core.OpPunch, Offset: -1, Length: 4096}, "EINVAL", "vfs_fallocate refuses", "vfs_fallocate returns -EINVAL"},
+	} {
+		spec := demoSpec(t, "/cases/contiguous.bin", both...)
+		spec.Request = c.req
+		o := build(t, spec)
+		var stop *Stop
+		for k := range o.Stops {
+			if o.Stops[k].Kind == StopError {
+				stop = &o.Stops[k]
+			}
+		}
+		if o.Final[0].Errno != c.errno || stop == nil {
+			t.Fatalf("%+v: errno %q, error stop %v", c.req, o.Final[0].Errno, stop)
+		}
+		if !strings.Contains(stop.Text, c.says) || strings.Contains(strings.ToLower(stop.Text), "zero") {
+			t.Errorf("%+v: the error stop says %q", c.req, stop.Text)
+		}
+		if got := o.Outcome().Returns; got != c.returns {
+			t.Errorf("%+v: outcome %q, want %q", c.req, got, c.returns)
+		}
+	}
+}
