@@ -42,7 +42,8 @@ func (t *runTarget) key() string {
 	for _, op := range t.before {
 		b.WriteString("\x00" + op.OpLine(0))
 	}
-	fmt.Fprintf(&b, "\x00%s\x00%d\x00%d\x00%t\x00%s", t.info.Path, t.spec.Request.Offset, t.spec.Request.Length,
+	// The op too: a zero and a punch of one range (the compare page plays both) are two outlines.
+	fmt.Fprintf(&b, "\x00%s\x00%s\x00%d\x00%d\x00%t\x00%s", t.info.Path, t.spec.Request.Op, t.spec.Request.Offset, t.spec.Request.Length,
 		t.spec.Request.KeepSize, request.ModesName(t.spec.Modes))
 	return b.String()
 }
