@@ -177,6 +177,9 @@ type RunPage struct {
 	Sandbox  string   // the slot list of a sandbox run (then ID is "")
 	OpForms  string   // the ops language's forms as JSON (request.Forms), for the next operation
 	Paces    []Pace   // the pace menu, in its order (web's pacePresets)
+	// CompareURL is the compare page of this range (a zero and a punch side by side) when the run
+	// is a zero on an image, "" otherwise.
+	CompareURL string
 }
 
 // Pace is one option of the player's pace menu; static/js/pace.js reads the paces the server takes

@@ -15,6 +15,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/go-chi/chi/v5"
 
+	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/f2fs"
 	"github.com/zrviz/zrviz/request"
@@ -479,6 +480,9 @@ func (s *Server) renderRunPage(w http.ResponseWriter, r *http.Request, t *runTar
 			templates.Crumb{Label: "zero range"})
 		p.ID, p.Name = si.ID, si.Name
 		p.Presets = presets(size, si.Image.Volume().BlockSize)
+		if t.run.Op == core.OpZero {
+			p.CompareURL = compareURL(si.ID, t.run, t.info.Before)
+		}
 	}
 	p.Layout.BodyClass = "player"
 	s.render(w, r, http.StatusOK, templates.Run(p))

@@ -1,0 +1,352 @@
+// The compare page (issue 28): a zero and a punch of one range, both batched, side by side. Each
+// side is a player session of its own on /ws/run (ws.js RunSocket, connection.js's handlers, a
+// RunState and a SlotsView: the player's own machinery, one set per side); one set of controls
+// drives both by slot: position p means "the first p slots of the range walked", sent to each side
+// as gotoSlot (step 0 and the end as reset and end), so the two show the same file block whatever
+// their step counts. The lockstep, the summary line and the call log's lines are DOM-free and
+// tested in static/jstest/compare.test.js.
+import { RunSocket } from './ws.js';
+import { RunState } from './state.js';
+import { SlotsView } from './render.js';
+import { CanvasFit } from './canvas.js';
+import { TourQuiz } from './tourquiz.js';
+import { playerHandlers } from './connection.js';
+import { callItem } from './calllog.js';
+import { int, showCount } from './fmt.js';
+
+/** How long a whole play takes at most, in ticks (TICK_MS each): about 15 s for any range. */
+export const PLAY_TICKS = 150;
+/** One tick of play, ms: 10 controls a second per socket, well under the server's 50 (web/ratelimit.go). */
+export const TICK_MS = 100;
+
+/**
+ * The control that shows position p of a range of n slots from start on one side: reset at 0,
+ * end at n, else the first step whose cursor reaches slot start + p.
+ * @param {number} p
+ * @param {number} start
+ * @param {number} n
+ * @returns {{type: string, slot?: number}}
+ */
+export function controlFor(p, start, n) {
+  if (p <= 0) return { type: 'reset' };
+  if (p >= n) return { type: 'end' };
+  return { type: 'gotoSlot', slot: start + p };
+}
+
+/**
+ * The slots one tick of play moves: a range of any size plays in about PLAY_TICKS ticks.
+ * @param {number} n
+ * @returns {number}
+ */
+export function playStride(n) {
+  return Math.max(1, Math.ceil(n / PLAY_TICKS));
+}
+
+/**
+ * The span both sides walk: the union of their ranges (a zero and a punch of one range have the
+ * same one; a side not ready yet counts for nothing).
+ * @param {Array<{ready: boolean, range: {start: number, end: number}}>} states
+ * @returns {{start: number, n: number}}
+ */
+export function spanOf(states) {
+  let start = Infinity;
+  let end = -Infinity;
+  for (const s of states) {
+    if (!s.ready) continue;
+    start = Math.min(start, s.range.start);
+    end = Math.max(end, s.range.end);
+  }
+  if (start === Infinity) return { start: 0, n: 0 };
+  return { start, n: Math.max(0, end - start) };
+}
+
+/**
+ * One set of controls for several sessions: the position, play and pause, and what each session
+ * is sent. Every session is sent the same control for the same position.
+ */
+export class Lockstep {
+  /** @param {Array<(m: object) => void>} sends one per session */
+  constructor(sends) {
+    this.sends = sends;
+    this.pos = 0;
+    this.start = 0;
+    this.n = 0;
+    this.playing = false;
+  }
+
+  /**
+   * Sets the span (spanOf) and sends the position to every session (a reconnected one too).
+   * @param {{start: number, n: number}} s
+   */
+  setSpan(s) {
+    this.start = s.start;
+    this.n = s.n;
+    this.pos = Math.min(this.pos, this.n);
+    this.send();
+  }
+
+  /** Sends the position's control to every session. */
+  send() {
+    const m = controlFor(this.pos, this.start, this.n);
+    for (const s of this.sends) s(m);
+  }
+
+  /**
+   * Goes to position p (clamped to [0, n]).
+   * @param {number} p
+   */
+  go(p) {
+    const q = Math.max(0, Math.min(this.n, Math.round(p)));
+    if (q === this.pos) return;
+    this.pos = q;
+    this.send();
+  }
+
+  /** @param {number} d slots on (negative: back); pauses */
+  step(d) { this.playing = false; this.go(this.pos + d); }
+
+  /** @param {number} p pauses and goes to p */
+  seek(p) { this.playing = false; this.go(p); }
+
+  home() { this.seek(0); }
+
+  end() { this.seek(this.n); }
+
+  /** Play from here (from the start when at the end), or pause. */
+  toggle() {
+    if (this.playing) { this.playing = false; return; }
+    if (this.n === 0) return;
+    if (this.pos >= this.n) this.go(0);
+    this.playing = true;
+  }
+
+  /** One tick of play: playStride slots on; the end pauses. */
+  tick() {
+    if (!this.playing) return;
+    this.go(this.pos + playStride(this.n));
+    if (this.pos >= this.n) this.playing = false;
+  }
+}
+
+/**
+ * @param {number} n
+ * @param {string} one
+ * @param {string} [many]
+ * @returns {string}
+ */
+function plural(n, one, many = `${one}s`) {
+  return `${int(n)} ${n === 1 ? one : many}`;
+}
+
+/**
+ * The summary line: each side's calls (and SIT lock acquisitions when they differ from the calls:
+ * a NEW_ADDR slot's call returns before it takes the lock).
+ * @param {Array<{op: string, calls: number|null, locks: number|null}>} sides
+ * @param {boolean} done every side is at its end
+ * @returns {string}
+ */
+export function summaryLine(sides, done) {
+  if (sides.some((s) => s.calls === null)) return 'connecting…';
+  const parts = sides.map((s) => {
+    let t = `${s.op}: ${plural(/** @type {number} */ (s.calls), 'call')}`;
+    if (s.locks !== null && s.locks !== s.calls) t += ` (${plural(s.locks, 'SIT lock acquisition')})`;
+    return t;
+  });
+  return `${parts.join('; ')}${done ? '' : ' so far'}`;
+}
+
+/**
+ * The per-side figures of a model: its one mode's counters, or nulls before the hello.
+ * @param {RunState} st
+ * @returns {{calls: number|null, locks: number|null, blocks: number|null, done: boolean}}
+ */
+export function figuresOf(st) {
+  const ms = st.ready ? st.per[st.modes[0]] : null;
+  const c = ms && ms.counters;
+  if (!c) return { calls: null, locks: null, blocks: null, done: false };
+  return { calls: c.calls ?? 0, locks: c.sitLockAcquisitions ?? 0, blocks: c.blocksInvalidated ?? 0, done: !!ms.done };
+}
+
+/**
+ * The query of a side's socket: the page's (its op and mode included) at step.
+ * @param {string} query
+ * @param {number} step
+ * @returns {string}
+ */
+export function sideQuery(query, step) {
+  const q = new URLSearchParams(query);
+  q.set('step', String(step));
+  return q.toString();
+}
+
+/** A RunSocket on a side's own query (the server rendered it from request's field names). */
+class SideSocket extends RunSocket {
+  /**
+   * @param {string} query
+   * @param {import('./ws.js').RunParams} params
+   * @param {import('./ws.js').Handlers} on
+   * @param {() => number} resumeStep
+   */
+  constructor(query, params, on, resumeStep) {
+    super(params, on, resumeStep);
+    this.query = query;
+  }
+
+  url() {
+    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+    return `${proto}//${location.host}/ws/run?${sideQuery(this.query, this.params.step)}`;
+  }
+}
+
+/**
+ * One side of the page: its model, socket and views.
+ */
+class Side {
+  /**
+   * @param {HTMLElement} el the side's section
+   * @param {() => void} changed
+   */
+  constructor(el, changed) {
+    this.el = el;
+    this.op = el.dataset.op || '';
+    const q = (/** @type {string} */ role) => /** @type {HTMLElement} */ (el.querySelector(`[data-role="${role}"]`));
+    this.calls = q('calls');
+    this.locks = q('locks');
+    this.blocks = q('blocks');
+    this.now = q('now');
+    this.log = q('log');
+    this.stateEl = q('state');
+    const canvas = /** @type {HTMLCanvasElement} */ (q('slots'));
+    this.fit = new CanvasFit(canvas);
+    this.slots = new SlotsView(canvas);
+    this.st = new RunState();
+    this.status = 'connecting';
+    this.error = '';
+    this.logKey = '';
+    /** @type {{image: string, path: string, offset: string, length: string, mode: string, keepSize: boolean, before: string[], step: number, pace: string}} */
+    const params = { image: '', path: '', offset: '0', length: '', mode: '', keepSize: false, before: [], step: 0, pace: '' };
+    this.sock = new SideSocket(el.dataset.query || '', params, playerHandlers({
+      st: this.st, tq: new TourQuiz(), view: this.slots.opts, params,
+      send: (m) => this.sock.send(m),
+      takeRunEnd: () => false,
+      presenter: () => false,
+      shown: () => { this.slots.pin = null; },
+      redraw: changed,
+      changed,
+      notify: (text) => { this.error = text; changed(); },
+      status: (s) => { this.status = s; changed(); },
+      hooks: {},
+    }), () => this.st.step);
+  }
+
+  /** Writes the side's figures, its latest calls and its narration. */
+  update() {
+    const st = this.st;
+    const f = figuresOf(st);
+    if (f.calls !== null) {
+      showCount(this.calls, f.calls);
+      showCount(this.locks, /** @type {number} */ (f.locks));
+      showCount(this.blocks, /** @type {number} */ (f.blocks));
+    }
+    const ms = st.ready ? st.per[st.modes[0]] : null;
+    this.now.textContent = ms ? ms.narration || (st.step === 0 ? 'The kernel has not started yet.' : '') : '';
+    const calls = ms ? ms.calls || [] : [];
+    const key = `${f.calls}:${calls.map((c) => c.join(',')).join(';')}`;
+    if (key !== this.logKey) {
+      this.logKey = key;
+      const first = (f.calls ?? 0) - calls.length;
+      const doc = this.el.ownerDocument;
+      this.log.replaceChildren(...calls.map((c, i) => {
+        const li = callItem(doc, st.modes[0], first + i, /** @type {[number, number, string]} */ (c), null);
+        li.value = first + i + 1;
+        return li;
+      }));
+      this.log.start = first + 1;
+    }
+    this.stateEl.textContent = this.error || (f.done ? (ms && ms.errno ? `returned ${ms.errno}` : 'done: returned 0') : this.status === 'open' ? `step ${int(st.step)} of ${int(st.totalSteps)}` : this.status);
+    this.el.dataset.done = String(f.done);
+  }
+}
+
+/**
+ * Starts the compare page.
+ * @param {Document} doc
+ */
+export function initCompare(doc) {
+  const root = doc.getElementById('compare');
+  if (!root) return null;
+  const $ = (/** @type {string} */ id) => /** @type {HTMLElement} */ (doc.getElementById(id));
+  let dirty = true;
+  const changed = () => { dirty = true; };
+  const sides = [...doc.querySelectorAll('.cmp-side')].map((el) => new Side(/** @type {HTMLElement} */ (el), changed));
+  const lock = new Lockstep(sides.map((s) => (/** @type {object} */ m) => s.sock.send(m)));
+  const seek = /** @type {HTMLInputElement} */ ($('cmp-seek'));
+  const play = $('cmp-play');
+  // Each hello (a first one, a reconnect) may change the span; a side that reconnected resumes at
+  // its own step, so the position is sent again.
+  let hellos = -1;
+  const helloCount = () => sides.reduce((k, s) => k + s.st.hellos, 0);
+  for (const s of sides) s.sock.connect();
+  window.addEventListener('pagehide', () => { for (const s of sides) s.sock.stop(); });
+  window.addEventListener('pageshow', (e) => { if (e.persisted) for (const s of sides) s.sock.resume(); });
+
+  const act = (/** @type {() => void} */ f) => { f(); dirty = true; };
+  $('cmp-reset').addEventListener('click', () => act(() => lock.home()));
+  $('cmp-back').addEventListener('click', () => act(() => lock.step(-1)));
+  $('cmp-step').addEventListener('click', () => act(() => lock.step(1)));
+  $('cmp-end').addEventListener('click', () => act(() => lock.end()));
+  play.addEventListener('click', () => act(() => lock.toggle()));
+  seek.addEventListener('input', () => act(() => lock.seek(Number(seek.value))));
+  doc.addEventListener('keydown', (e) => {
+    const t = /** @type {HTMLElement} */ (e.target);
+    if (e.ctrlKey || e.metaKey || e.altKey || ['INPUT', 'SELECT', 'TEXTAREA'].includes(t.tagName)) return;
+    /** @type {Record<string, () => void>} */
+    const keys = { ' ': () => lock.toggle(), ArrowRight: () => lock.step(1), ArrowLeft: () => lock.step(-1), Home: () => lock.home(), End: () => lock.end() };
+    const f = keys[e.key];
+    if (!f) return;
+    act(f);
+    e.preventDefault();
+  });
+  // A focused button would also take the space bar as a click on keyup, undoing the toggle.
+  doc.addEventListener('keyup', (e) => {
+    if (e.key === ' ' && /** @type {HTMLElement} */ (e.target)?.tagName === 'BUTTON') e.preventDefault();
+  });
+  window.setInterval(() => { if (lock.playing) { lock.tick(); dirty = true; } }, TICK_MS);
+  new ResizeObserver(() => { dirty = true; }).observe(doc.body);
+
+  const loop = () => {
+    const now = performance.now();
+    for (const s of sides) if (s.st.ready && s.st.flash.size && s.st.ageFlash(now)) dirty = true;
+    const h = helloCount();
+    if (h !== hellos && sides.every((s) => s.st.ready)) {
+      hellos = h;
+      lock.setSpan(spanOf(sides.map((s) => s.st)));
+      seek.max = String(lock.n);
+      dirty = true;
+    }
+    if (dirty) {
+      dirty = false;
+      for (const s of sides) {
+        s.slots.draw(s.st, s.fit.get(), now);
+        s.update();
+        if (s.st.flash.size) dirty = true;
+      }
+      const figs = sides.map((s) => ({ op: s.op, ...figuresOf(s.st) }));
+      const ready = sides.every((s) => s.st.ready);
+      const done = ready && lock.pos >= lock.n && figs.every((f) => f.done);
+      $('cmp-summary').textContent = summaryLine(figs, done);
+      seek.value = String(lock.pos);
+      seek.setAttribute('aria-valuetext', ready ? `slot ${int(lock.start + lock.pos)}, ${int(lock.pos)} of ${int(lock.n)} walked` : 'connecting');
+      $('cmp-pos').textContent = ready ? `${int(lock.pos)} / ${int(lock.n)} slots walked` : '–';
+      play.textContent = lock.playing ? '❚❚ pause' : '▶ play';
+      play.setAttribute('aria-pressed', String(lock.playing));
+      const err = sides.find((s) => s.error);
+      $('cmp-status').textContent = err ? `${err.op}: ${err.error}` : !ready ? 'connecting' : done ? 'done' : lock.playing ? 'playing' : 'paused';
+    }
+    requestAnimationFrame(loop);
+  };
+  requestAnimationFrame(loop);
+  return { sides, lock };
+}
+
+if (typeof document !== 'undefined') initCompare(document);
