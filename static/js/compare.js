@@ -312,6 +312,14 @@ export function initCompare(doc) {
     if (e.key === ' ' && /** @type {HTMLElement} */ (e.target)?.tagName === 'BUTTON') e.preventDefault();
   });
   window.setInterval(() => { if (lock.playing) { lock.tick(); dirty = true; } }, TICK_MS);
+  // A projector's width draws the strips' labels large (the player's presenter mode).
+  const big = window.matchMedia('(min-width: 1800px)');
+  const sizeLabels = () => {
+    for (const s of sides) { s.slots.opts.present = big.matches; s.slots.opts.version++; }
+    dirty = true;
+  };
+  big.addEventListener('change', sizeLabels);
+  sizeLabels();
   new ResizeObserver(() => { dirty = true; }).observe(doc.body);
 
   const loop = () => {

@@ -1,0 +1,158 @@
+// Unit tests of the compare page's logic (node --test): one set of controls driving two sessions
+// by slot, the span, the summary line, the figures and each side's socket query.
+import './contract.fixture.js'; // first: the modules read the page's contract as they load
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  controlFor, playStride, spanOf, Lockstep, summaryLine, figuresOf, sideQuery, PLAY_TICKS,
+} from '../js/compare.js';
+
+/** A seeded generator (mulberry32): the same sequences on every run. */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+test('a position is step 0, the end, or the first step whose cursor reaches its slot', () => {
+  assert.deepEqual(controlFor(0, 100, 192), { type: 'reset' });
+  assert.deepEqual(controlFor(-3, 100, 192), { type: 'reset' });
+  assert.deepEqual(controlFor(192, 100, 192), { type: 'end' });
+  assert.deepEqual(controlFor(500, 100, 192), { type: 'end' });
+  assert.deepEqual(controlFor(1, 100, 192), { type: 'gotoSlot', slot: 101 });
+  assert.deepEqual(controlFor(191, 100, 192), { type: 'gotoSlot', slot: 291 });
+  // A range of no slots: the start is the end.
+  assert.deepEqual(controlFor(0, 7, 0), { type: 'reset' });
+});
+
+test('play covers any range in at most PLAY_TICKS ticks, one slot a tick at least', () => {
+  for (const n of [1, 2, 149, 150, 151, 192, 1024, 16384, 2 ** 24 + 3]) {
+    const k = playStride(n);
+    assert.ok(k >= 1, `${n}`);
+    assert.ok(Math.ceil(n / k) <= PLAY_TICKS, `${n} slots by ${k}: ${Math.ceil(n / k)} ticks`);
+    // No larger than it needs to be: one slot less would take more ticks.
+    if (k > 1) assert.ok(Math.ceil(n / (k - 1)) > PLAY_TICKS, `${n}`);
+  }
+});
+
+test('the span is the union of the ready sides\' ranges', () => {
+  assert.deepEqual(spanOf([]), { start: 0, n: 0 });
+  assert.deepEqual(spanOf([{ ready: false, range: { start: 5, end: 9 } }]), { start: 0, n: 0 });
+  assert.deepEqual(spanOf([{ ready: true, range: { start: 0, end: 192 } }, { ready: true, range: { start: 0, end: 192 } }]), { start: 0, n: 192 });
+  assert.deepEqual(spanOf([{ ready: true, range: { start: 10, end: 20 } }, { ready: true, range: { start: 4, end: 12 } }]), { start: 4, n: 16 });
+  assert.deepEqual(spanOf([{ ready: true, range: { start: 10, end: 20 } }, { ready: false, range: { start: 0, end: 99 } }]), { start: 10, n: 10 });
+});
+
+/**
+ * The position a sequence of actions leads to, computed afresh from the actions alone.
+ * @param {Array<[string, number?]>} actions
+ * @param {number} n
+ */
+function expectedPos(actions, n) {
+  let pos = 0;
+  let playing = false;
+  const clamp = (p) => Math.max(0, Math.min(n, Math.round(p)));
+  for (const [a, v] of actions) {
+    if (a === 'step') { playing = false; pos = clamp(pos + v); }
+    if (a === 'seek') { playing = false; pos = clamp(v); }
+    if (a === 'home') { playing = false; pos = 0; }
+    if (a === 'end') { playing = false; pos = n; }
+    if (a === 'toggle') {
+      if (playing) playing = false;
+      else if (n > 0) { if (pos >= n) pos = 0; playing = true; }
+    }
+    if (a === 'tick' && playing) {
+      pos = clamp(pos + Math.max(1, Math.ceil(n / PLAY_TICKS)));
+      if (pos >= n) playing = false;
+    }
+  }
+  return { pos, playing };
+}
+
+test('any sequence of controls: both sessions are sent the same controls, and the last shows the position a fresh load of it would', () => {
+  const r = rng(28);
+  for (let run = 0; run < 300; run++) {
+    const n = Math.floor(r() * 400);
+    const start = Math.floor(r() * 5000);
+    const sent = [[], []];
+    const lock = new Lockstep(sent.map((log) => (m) => log.push(m)));
+    lock.setSpan({ start, n });
+    /** @type {Array<[string, number?]>} */
+    const actions = [];
+    const len = 1 + Math.floor(r() * 60);
+    for (let i = 0; i < len; i++) {
+      const k = Math.floor(r() * 7);
+      if (k === 0) actions.push(['step', Math.floor(r() * 7) - 3]);
+      else if (k === 1) actions.push(['seek', r() * (n + 20) - 10]);
+      else if (k === 2) actions.push([r() < 0.5 ? 'home' : 'end']);
+      else if (k === 3) actions.push(['toggle']);
+      else actions.push(['tick']);
+      const [a, v] = actions[actions.length - 1];
+      if (a === 'step') lock.step(/** @type {number} */ (v));
+      else if (a === 'seek') lock.seek(/** @type {number} */ (v));
+      else if (a === 'home') lock.home();
+      else if (a === 'end') lock.end();
+      else if (a === 'toggle') lock.toggle();
+      else lock.tick();
+      const want = expectedPos(actions, n);
+      assert.equal(lock.pos, want.pos, `run ${run}, after ${JSON.stringify(actions)}`);
+      assert.equal(lock.playing, want.playing, `run ${run}, after ${JSON.stringify(actions)}`);
+      assert.deepEqual(sent[0], sent[1], 'both sessions hear the same controls');
+      assert.deepEqual(sent[0].at(-1), controlFor(lock.pos, start, n), `run ${run}: the last control shows the position`);
+    }
+    // Played from anywhere, a run reaches its end and stops there.
+    if (n > 0) {
+      if (lock.playing) lock.toggle();
+      lock.toggle();
+      for (let i = 0; i <= PLAY_TICKS && lock.playing; i++) lock.tick();
+      assert.equal(lock.pos, n);
+      assert.equal(lock.playing, false);
+      assert.deepEqual(sent[1].at(-1), { type: 'end' });
+    }
+  }
+});
+
+test('a new span (a side reconnected) sends the position again, clamped to it', () => {
+  const sent = [];
+  const lock = new Lockstep([(m) => sent.push(m)]);
+  lock.setSpan({ start: 0, n: 192 });
+  lock.seek(150);
+  lock.setSpan({ start: 0, n: 100 });
+  assert.equal(lock.pos, 100);
+  assert.deepEqual(sent.at(-1), { type: 'end' });
+  lock.setSpan({ start: 0, n: 100 });
+  assert.equal(sent.length, 4, 'every setSpan sends, a repeated one too');
+});
+
+test('the summary line names each side\'s calls, its SIT lock acquisitions where they differ, and says "so far" until the end', () => {
+  assert.equal(summaryLine([{ op: 'zero', calls: 1, locks: 1 }, { op: 'punch', calls: 2, locks: 2 }], true), 'zero: 1 call; punch: 2 calls');
+  assert.equal(summaryLine([{ op: 'zero', calls: 0, locks: 0 }, { op: 'punch', calls: 1, locks: 1 }], false), 'zero: 0 calls; punch: 1 call so far');
+  assert.equal(summaryLine([{ op: 'zero', calls: 0, locks: 0 }, { op: 'punch', calls: 256, locks: 0 }], true),
+    'zero: 0 calls; punch: 256 calls (0 SIT lock acquisitions)');
+  assert.equal(summaryLine([{ op: 'zero', calls: 1, locks: 1 }, { op: 'punch', calls: 16384, locks: 1 }], true),
+    'zero: 1 call; punch: 16,384 calls (1 SIT lock acquisition)');
+  assert.equal(summaryLine([{ op: 'zero', calls: 1, locks: 1 }, { op: 'punch', calls: null, locks: null }], false), 'connecting…');
+});
+
+test('a side\'s figures are its one mode\'s counters, none before its hello', () => {
+  assert.deepEqual(figuresOf(/** @type {any} */ ({ ready: false, modes: [], per: {} })), { calls: null, locks: null, blocks: null, done: false });
+  const st = { ready: true, modes: ['m'], per: { m: { counters: { calls: 2, sitLockAcquisitions: 1, blocksInvalidated: 128 }, done: true } } };
+  assert.deepEqual(figuresOf(/** @type {any} */ (st)), { calls: 2, locks: 1, blocks: 128, done: true });
+  const early = { ready: true, modes: ['m'], per: { m: { counters: null, done: false } } };
+  assert.deepEqual(figuresOf(/** @type {any} */ (early)), { calls: null, locks: null, blocks: null, done: false });
+});
+
+test('a side\'s socket query is the page\'s, at the step asked', () => {
+  const q = 'image=demo&path=%2Fcases%2Fholes.bin&offset=0&length=786432&op=punch&before=zero+%2Fcases%2Fholes.bin+0+4096';
+  const got = new URLSearchParams(sideQuery(q, 42));
+  const want = new URLSearchParams(q);
+  want.set('step', '42');
+  assert.deepEqual([...got].sort(), [...want].sort());
+  // A step already there is replaced, not repeated.
+  assert.deepEqual(new URLSearchParams(sideQuery(`${q}&step=3`, 7)).getAll('step'), ['7']);
+});

@@ -1,0 +1,171 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/testutil"
+	"github.com/zrviz/zrviz/internal/units"
+	"github.com/zrviz/zrviz/request"
+	"github.com/zrviz/zrviz/source"
+)
+
+// compareWant is what core.Simulate says a run of the compare page makes in the batched mode,
+// computed afresh here from the demo image: the operations before it run on one mount
+// (source.NewSeq, source.RunOps), its range written back (PrepareZero), then the op itself.
+func compareWant(t *testing.T, path string, offset, length int64, before []string, op core.Op) *core.Result {
+	t.Helper()
+	ctx := context.Background()
+	img, err := imgio.OpenFileContext(ctx, testutil.DemoImage(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { img.Close() })
+	f, err := img.Lookup(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := source.FileInput(img, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []request.Op
+	for _, line := range before {
+		o, err := request.ParseOp(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, o)
+	}
+	q, err := source.NewSeq(ctx, img, core.PerBlock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := source.RunOps(ctx, q, img, ops, nil); err != nil {
+		t.Fatal(err)
+	}
+	req := core.Request{Op: op, Offset: offset, Length: length}
+	in, _, err = core.NewSeq(core.PerBlock).PrepareZero(q.File(in), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := core.Simulate(in, req, core.Batched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestBrowserCompare plays the compare page to its end in headless Chromium with its one set of
+// controls and holds each side's call count, SIT lock acquisitions and blocks invalidated to
+// core.Simulate's for that op in the batched mode: over /cases/holes.bin's data-hole-data range
+// (a NULL slot ends the punch's run: one call against two) and over a range a zero preallocated
+// first (every NEW_ADDR slot is a punch call of its own). axe-core finds nothing serious at a
+// laptop's, a projector's and a phone's size; ZRVIZ_SCREENSHOTS=1 writes compare-WxH.png.
+func TestBrowserCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
+	axe := axeSource(t)
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	base := ts.ts.URL
+
+	for _, tc := range []struct {
+		name           string
+		path           string
+		offset, length int64
+		before         []string
+		shots          bool
+	}{
+		{name: "holes", path: "/cases/holes.bin", offset: 0, length: 786432, shots: true},
+		{name: "after a zero", path: "/cases/contiguous.bin", offset: 0, length: 1 << 20,
+			before: []string{"zero /cases/contiguous.bin 0 1048576"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := tab(t)
+			q := url.Values{"image": {"demo"}, "path": {tc.path}, "offset": {strconv.FormatInt(tc.offset, 10)},
+				"length": {strconv.FormatInt(tc.length, 10)}, "before": tc.before}
+			do(t, ctx, chromedp.EmulateViewport(1366, 768), chromedp.Navigate(base+"/compare?"+q.Encode()))
+			waitJS(t, ctx, `document.querySelector('[data-testid="cmp-status"]').textContent === 'paused'`, time.Minute)
+			// Both sides start at step 0: nothing called yet.
+			for _, op := range []string{"zero", "punch"} {
+				if got := count(t, ctx, "calls-"+op); got != "0" {
+					t.Errorf("%s: %s calls at the start, want 0", op, got)
+				}
+			}
+			// One slot on with the keyboard moves both sides (the slider says where).
+			do(t, ctx, chromedp.KeyEvent(kb.ArrowRight))
+			waitJS(t, ctx, `document.getElementById('cmp-seek').value === '1'`, 10*time.Second)
+			// The slider takes both sides to one slot: for holes.bin, inside the hole, where the
+			// punch's run has ended and the zero's goes on.
+			do(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('cmp-seek'); s.value = '100'; s.dispatchEvent(new Event('input')); })()`))
+			waitJS(t, ctx, `document.getElementById('cmp-pos').textContent.startsWith('100 ')`, 10*time.Second)
+			if tc.shots {
+				// The frames of both sides' seeks have come when both narrate a step past 0.
+				waitJS(t, ctx, `[...document.querySelectorAll('.cmp-side [data-role="state"]')].every((e) => /^step [1-9]/.test(e.textContent))`, 10*time.Second)
+				screenshot(t, ctx, "compare-hole-1366x768")
+			}
+			do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="cmp-play"]`)))
+			waitJS(t, ctx, `document.querySelector('[data-testid="cmp-status"]').textContent === 'done'`, 2*time.Minute)
+
+			var line []string
+			for _, op := range []core.Op{core.OpZero, core.OpPunch} {
+				want := compareWant(t, tc.path, tc.offset, tc.length, tc.before, op)
+				if want.Errno != "" {
+					t.Fatalf("%s: the engine says %s: not a range to compare", op, want.Errno)
+				}
+				for id, n := range map[string]uint64{"calls-": want.Stats.Calls, "locks-": want.Stats.SITLockAcquisitions, "blocks-": want.Stats.BlocksInvalidated} {
+					if got := count(t, ctx, id+op.String()); got != strconv.FormatUint(n, 10) {
+						t.Errorf("%s%s = %q, want %d (core.Simulate, batched)", id, op, got, n)
+					}
+				}
+				// The call log lists the side's latest calls (at most 16), numbered to the last.
+				items := js[int](t, ctx, fmt.Sprintf(`document.querySelectorAll('[data-testid="log-%s"] li').length`, op))
+				if want := min(int(want.Stats.Calls), 16); items != want {
+					t.Errorf("%s: %d calls in the log, want %d", op, items, want)
+				}
+				if want.Stats.Calls > 0 {
+					if got := js[int](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('[data-testid="log-%s"] li')].pop().value`, op)); uint64(got) != want.Stats.Calls {
+						t.Errorf("%s: the last call is numbered %d, want %d", op, got, want.Stats.Calls)
+					}
+				}
+				line = append(line, fmt.Sprintf("%s: %s call", op, units.Group(int64(want.Stats.Calls))))
+			}
+			summary := text(t, ctx, "compare-summary")
+			for _, w := range line {
+				if !strings.Contains(summary, w) {
+					t.Errorf("summary %q does not say %q", summary, w)
+				}
+			}
+			t.Logf("%s: %s", tc.name, summary)
+
+			for _, v := range []struct{ w, h int64 }{{1366, 768}, {1920, 1080}, {390, 844}} {
+				do(t, ctx, chromedp.EmulateViewport(v.w, v.h))
+				settle(t, ctx)
+				axeCheck(t, ctx, axe, fmt.Sprintf("compare %s at %d×%d", tc.name, v.w, v.h))
+				// Nothing wider than the screen: the two sides stack on a phone.
+				if w := js[int](t, ctx, `document.documentElement.scrollWidth`); int64(w) > v.w {
+					t.Errorf("at %d×%d the page is %d px wide", v.w, v.h, w)
+				}
+				if tc.shots && v.w != 390 {
+					screenshot(t, ctx, fmt.Sprintf("compare-%dx%d", v.w, v.h))
+				}
+			}
+
+			// Home takes both sides back to step 0.
+			do(t, ctx, chromedp.EmulateViewport(1366, 768), chromedp.KeyEvent(kb.Home))
+			waitJS(t, ctx, `document.querySelector('[data-testid="calls-zero"]').dataset.count === '0' && document.querySelector('[data-testid="calls-punch"]').dataset.count === '0'`, 10*time.Second)
+		})
+	}
+}
