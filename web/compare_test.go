@@ -126,7 +126,7 @@ func TestComparePage(t *testing.T) {
 					t.Errorf("side %s: before %q, want %q", op, b, tc.q[FieldBefore])
 				}
 				// The side's link opens the same run in the full player.
-				href := s.Find(testid("open-" + op)).AttrOr("href", "")
+				href := s.Find(testid("open-"+op)).AttrOr("href", "")
 				u, err := url.Parse(href)
 				if err != nil || u.Path != "/images/demo/run" || u.Query().Get("op") != op || u.Query().Get("mode") != core.Batched.String() {
 					t.Errorf("side %s: player link %q", op, href)
