@@ -1,5 +1,20 @@
 package templates
 
+import (
+	"net/url"
+	"strconv"
+)
+
+// CompareURL is the compare page of a range of a file: its zero and its punch side by side.
+func CompareURL(id, path string, offset, length int64) string {
+	q := url.Values{}
+	q.Set("image", id)
+	q.Set("path", path)
+	q.Set("offset", strconv.FormatInt(offset, 10))
+	q.Set("length", strconv.FormatInt(length, 10))
+	return "/compare?" + q.Encode()
+}
+
 // ComparePage is the data of the compare page: a zero and a punch of one range, both batched, side
 // by side (web/compare.go; static/js/compare.js plays them).
 type ComparePage struct {

@@ -139,9 +139,9 @@ func TestComparePage(t *testing.T) {
 	}
 }
 
-// TestRunPageCompareLink: the run page of a zero links to the compare page of its range (and its
-// earlier operations); a punch's run page does not.
-func TestRunPageCompareLink(t *testing.T) {
+// TestCompareLinks: the run page of a zero links to the compare page of its range (and its earlier
+// operations), a punch's does not; a regular file's page links to the compare page of the whole file.
+func TestCompareLinks(t *testing.T) {
 	ts := mustOpenServer(t, Config{})
 	q := url.Values{"path": {"/cases/holes.bin"}, "offset": {"4096"}, "length": {"65536"}, "before": {"zero /cases/holes.bin 0 4096"}}
 	doc, status := ts.getPage(t, "/images/demo/run?"+q.Encode())
@@ -172,6 +172,27 @@ func TestRunPageCompareLink(t *testing.T) {
 	}
 	if doc.Find(testid("compare-link")).Length() != 0 {
 		t.Error("a punch's run page links to the compare page")
+	}
+
+	// The file page of a regular file links to the compare page of the whole file; a directory's does not.
+	doc, status = ts.getPage(t, "/images/demo/file?path="+url.QueryEscape("/cases/holes.bin"))
+	if status != http.StatusOK {
+		t.Fatalf("file page: status %d", status)
+	}
+	href = doc.Find(testid("file-compare")).AttrOr("href", "")
+	u, err = url.Parse(href)
+	if err != nil || u.Path != "/compare" || u.Query().Get("path") != "/cases/holes.bin" || u.Query().Get("offset") != "0" || u.Query().Get("length") != "786432" {
+		t.Errorf("file page compare link %q", href)
+	}
+	if _, status := ts.getPage(t, href); status != http.StatusOK {
+		t.Errorf("GET %s: status %d", href, status)
+	}
+	doc, status = ts.getPage(t, "/images/demo/file?path=/cases")
+	if status != http.StatusOK {
+		t.Fatalf("directory's file page: status %d", status)
+	}
+	if doc.Find(testid("file-compare")).Length() != 0 {
+		t.Error("a directory's file page links to the compare page")
 	}
 }
 
