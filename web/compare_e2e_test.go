@@ -20,10 +20,16 @@ import (
 	"github.com/zrviz/zrviz/source"
 )
 
-// compareWant is what core.Simulate says a run of the compare page makes in the batched mode,
-// computed afresh here from the demo image: the operations before it run on one mount
-// (source.NewSeq, source.RunOps), its range written back (PrepareZero), then the op itself.
+// compareWant is what core.Simulate says a run of the compare page makes in the batched mode
+// (simulateAfter).
 func compareWant(t *testing.T, path string, offset, length int64, before []string, op core.Op) *core.Result {
+	t.Helper()
+	return simulateAfter(t, request.Run{Path: path, Op: op, Offset: offset, Length: length, HasLength: true}, before, core.Batched)
+}
+
+// simulateAfter computes run afresh from the demo image in mode: the operations before it run on one
+// mount (source.NewSeq, source.RunOps), its range is written back (PrepareZero), then core.Simulate.
+func simulateAfter(t *testing.T, run request.Run, before []string, mode core.Mode) *core.Result {
 	t.Helper()
 	ctx := context.Background()
 	img, err := imgio.OpenFileContext(ctx, testutil.DemoImage(t), nil)
@@ -31,7 +37,7 @@ func compareWant(t *testing.T, path string, offset, length int64, before []strin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { img.Close() })
-	f, err := img.Lookup(path)
+	f, err := img.Lookup(run.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,12 +60,13 @@ func compareWant(t *testing.T, path string, offset, length int64, before []strin
 	if err := source.RunOps(ctx, q, img, ops, nil); err != nil {
 		t.Fatal(err)
 	}
-	req := core.Request{Op: op, Offset: offset, Length: length}
-	in, _, err = core.NewSeq(core.PerBlock).PrepareZero(q.File(in), req)
+	in = q.File(in)
+	req := run.Request(in.Inode.Size)
+	in, _, err = core.NewSeq(core.PerBlock).PrepareZero(in, req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := core.Simulate(in, req, core.Batched)
+	res, err := core.Simulate(in, req, mode)
 	if err != nil {
 		t.Fatal(err)
 	}
