@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"strconv"
 	"strings"
@@ -173,6 +174,91 @@ func TestBrowserCompare(t *testing.T) {
 			// Home takes both sides back to step 0.
 			do(t, ctx, chromedp.EmulateViewport(1366, 768), chromedp.KeyEvent(kb.Home))
 			waitJS(t, ctx, `document.querySelector('[data-testid="calls-zero"]').dataset.count === '0' && document.querySelector('[data-testid="calls-punch"]').dataset.count === '0'`, 10*time.Second)
+		})
+	}
+}
+
+// compareSnapshot is what the compare page shows of both sides, as JSON: the position, each side's
+// figures (plain digits), its latest calls, its narration and its step.
+const compareSnapshot = `JSON.stringify({
+	pos: document.getElementById('cmp-seek').value,
+	sides: [...document.querySelectorAll('.cmp-side')].map((s) => ({
+		op: s.dataset.op,
+		figures: [...s.querySelectorAll('.cmp-counters .value')].map((v) => v.dataset.count ?? ''),
+		log: [...s.querySelectorAll('.cmp-log li')].map((li) => li.value + ' ' + li.textContent),
+		now: s.querySelector('[data-role="now"]').textContent,
+		state: s.querySelector('[data-role="state"]').textContent,
+	})),
+})`
+
+// TestBrowserComparePaths: any path through the compare page's controls (keys, buttons, the
+// slider, in a seeded random order) shows what a fresh load of its address shows — the position is
+// in the URL (&at=), and each side's figures, calls, narration and step are those of a page opened
+// there. Over holes.bin (a NULL hole) and prealloc.bin (NEW_ADDR slots between written pages).
+func TestBrowserComparePaths(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	base := ts.ts.URL
+	for _, path := range []string{"/cases/holes.bin", "/cases/prealloc.bin"} {
+		t.Run(path, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(28, uint64(len(path))))
+			a, b := tab(t), tab(t)
+			do(t, a, chromedp.Navigate(base+"/compare?"+url.Values{"image": {"demo"}, "path": {path}}.Encode()))
+			waitJS(t, a, `document.querySelector('[data-testid="cmp-status"]').textContent === 'paused'`, time.Minute)
+			n := js[int](t, a, `Number(document.getElementById('cmp-seek').max)`)
+			if n <= 0 {
+				t.Fatalf("the slider spans %d slots", n)
+			}
+			for round := range 6 {
+				var did []string
+				for range 1 + r.IntN(4) {
+					switch k := r.IntN(6); k {
+					case 0:
+						do(t, a, chromedp.KeyEvent(kb.ArrowRight))
+						did = append(did, "→")
+					case 1:
+						do(t, a, chromedp.KeyEvent(kb.ArrowLeft))
+						did = append(did, "←")
+					case 2:
+						p := r.IntN(n + 1)
+						do(t, a, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.getElementById('cmp-seek'); s.value = '%d'; s.dispatchEvent(new Event('input')); })()`, p)))
+						did = append(did, fmt.Sprintf("slider %d", p))
+					case 3:
+						do(t, a, chromedp.KeyEvent(kb.Home))
+						did = append(did, "Home")
+					case 4:
+						do(t, a, chromedp.KeyEvent(kb.End))
+						did = append(did, "End")
+					default:
+						do(t, a, chromedp.Click(chromedp.CSS(`[data-testid="cmp-step"]`)))
+						did = append(did, "step button")
+					}
+				}
+				// The page has drawn what the controls did (two animation frames: its loop ran), and
+				// the address has caught up with the position.
+				settle(t, a)
+				waitJS(t, a, `(new URLSearchParams(location.search).get('at') || '0') === document.getElementById('cmp-seek').value`, 10*time.Second)
+				here := js[string](t, a, `location.href`)
+				do(t, b, chromedp.Navigate(here))
+				waitJS(t, b, `document.querySelector('[data-testid="cmp-status"]').textContent !== 'connecting'`, time.Minute)
+				// Both pages show the same once each has the frames of its last controls: a condition
+				// polled in both tabs, not a pause.
+				deadline := time.Now().Add(30 * time.Second)
+				var sa, sb string
+				for {
+					sa, sb = js[string](t, a, compareSnapshot), js[string](t, b, compareSnapshot)
+					if sa == sb || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				if sa != sb {
+					t.Fatalf("round %d after %v: the page shows\n%s\na fresh load of %s shows\n%s", round, did, sa, here, sb)
+				}
+			}
 		})
 	}
 }

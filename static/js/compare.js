@@ -179,6 +179,31 @@ export function sideQuery(query, step) {
   return q.toString();
 }
 
+/** The page's URL parameter for the position (slots walked): a permalink to the view. */
+export const AT = 'at';
+
+/**
+ * The position a page's search asks for: a whole number of slots walked, 0 when absent or not one.
+ * @param {string} search location.search
+ * @returns {number}
+ */
+export function atOf(search) {
+  const v = new URLSearchParams(search).get(AT) || '';
+  return /^\d{1,15}$/.test(v) ? Number(v) : 0;
+}
+
+/**
+ * The page's search with the position p (0: left out, as a fresh page starts there).
+ * @param {string} search
+ * @param {number} p
+ * @returns {string} without the "?"
+ */
+export function withAt(search, p) {
+  const q = new URLSearchParams(search);
+  if (p > 0) q.set(AT, String(p)); else q.delete(AT);
+  return q.toString();
+}
+
 /** A RunSocket on a side's own query (the server rendered it from request's field names). */
 class SideSocket extends RunSocket {
   /**
@@ -280,6 +305,8 @@ export function initCompare(doc) {
   const changed = () => { dirty = true; };
   const sides = [...doc.querySelectorAll('.cmp-side')].map((el) => new Side(/** @type {HTMLElement} */ (el), changed));
   const lock = new Lockstep(sides.map((s) => (/** @type {object} */ m) => s.sock.send(m)));
+  // A permalink's position: the first span clamps it and sends it to both sides.
+  lock.pos = atOf(location.search);
   const seek = /** @type {HTMLInputElement} */ ($('cmp-seek'));
   const play = $('cmp-play');
   // Each hello (a first one, a reconnect) may change the span; a side that reconnected resumes at
@@ -322,8 +349,16 @@ export function initCompare(doc) {
   sizeLabels();
   new ResizeObserver(() => { dirty = true; }).observe(doc.body);
 
+  let lastURL = 0;
   const loop = () => {
     const now = performance.now();
+    // The address follows the position (replaceState is throttled by browsers: once a second while
+    // playing), once the sides have told the span.
+    if (lock.n > 0 && now - lastURL > (lock.playing ? 1000 : 150)) {
+      lastURL = now;
+      const search = withAt(location.search, lock.pos);
+      if (search !== location.search.replace(/^\?/, '')) history.replaceState(null, '', `${location.pathname}?${search}`);
+    }
     for (const s of sides) if (s.st.ready && s.st.flash.size && s.st.ageFlash(now)) dirty = true;
     const h = helloCount();
     if (h !== hellos && sides.every((s) => s.st.ready)) {

@@ -4,7 +4,7 @@ import './contract.fixture.js'; // first: the modules read the page's contract a
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  controlFor, playStride, spanOf, Lockstep, summaryLine, figuresOf, sideQuery, PLAY_TICKS,
+  controlFor, playStride, spanOf, Lockstep, summaryLine, figuresOf, sideQuery, PLAY_TICKS, AT, atOf, withAt,
 } from '../js/compare.js';
 
 /** A seeded generator (mulberry32): the same sequences on every run. */
@@ -155,4 +155,23 @@ test('a side\'s socket query is the page\'s, at the step asked', () => {
   assert.deepEqual([...got].sort(), [...want].sort());
   // A step already there is replaced, not repeated.
   assert.deepEqual(new URLSearchParams(sideQuery(`${q}&step=3`, 7)).getAll('step'), ['7']);
+});
+
+test('the address keeps the position: a whole number of slots walked, left out at 0', () => {
+  const base = '?image=demo&path=%2Fcases%2Fholes.bin&offset=0';
+  assert.equal(atOf(base), 0);
+  assert.equal(atOf(`${base}&${AT}=100`), 100);
+  for (const bad of ['-1', '1.5', 'x', '', '1e3', '9999999999999999']) assert.equal(atOf(`${base}&${AT}=${bad}`), 0, bad);
+  // Round trip for any position, the page's other fields untouched.
+  const r = rng(7);
+  for (let i = 0; i < 200; i++) {
+    const p = Math.floor(r() * 1e6);
+    const s = withAt(base, p);
+    assert.equal(atOf(`?${s}`), p);
+    const q = new URLSearchParams(s);
+    q.delete(AT);
+    assert.equal(q.toString(), new URLSearchParams(base).toString());
+    assert.equal(new URLSearchParams(withAt(`?${s}`, p)).getAll(AT).length, p > 0 ? 1 : 0, 'set, not added');
+  }
+  assert.equal(new URLSearchParams(withAt(`${base}&${AT}=5`, 0)).has(AT), false);
 });
