@@ -77,8 +77,8 @@ func simulateAfter(t *testing.T, run request.Run, before []string, mode core.Mod
 // TestBrowserCompare plays the compare page to its end in headless Chromium with its one set of
 // controls and holds each side's call count, SIT lock acquisitions and blocks invalidated to
 // core.Simulate's for that op in the batched mode: over /cases/holes.bin's data-hole-data range
-// (a NULL slot ends the punch's run: one call against two) and over a range a zero preallocated
-// first (every NEW_ADDR slot is a punch call of its own). axe-core finds nothing serious at a
+// (a NULL slot ends the punch's run: one call against two), over prealloc.bin and over a range a
+// zero preallocated first (every NEW_ADDR slot is a punch call of its own). axe-core finds nothing serious at a
 // laptop's, a projector's and a phone's size; ZRVIZ_SCREENSHOTS=1 writes compare-WxH.png.
 func TestBrowserCompare(t *testing.T) {
 	if testing.Short() {
@@ -97,6 +97,8 @@ func TestBrowserCompare(t *testing.T) {
 		shots          bool
 	}{
 		{name: "holes", path: "/cases/holes.bin", offset: 0, length: 786432, shots: true},
+		// NEW_ADDR slots between written pages: the zero's one run, a punch call per NEW_ADDR slot.
+		{name: "prealloc", path: "/cases/prealloc.bin", offset: 0, length: 1 << 20},
 		{name: "after a zero", path: "/cases/contiguous.bin", offset: 0, length: 1 << 20,
 			before: []string{"zero /cases/contiguous.bin 0 1048576"}},
 	} {
@@ -157,6 +159,13 @@ func TestBrowserCompare(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %s", tc.name, summary)
+			if tc.name == "prealloc" {
+				// A NEW_ADDR call is named, not numbered.
+				if log := text(t, ctx, "log-punch"); !strings.Contains(log, "f2fs_invalidate_blocks(NEW_ADDR, 1)") {
+					t.Errorf("the punch's call log does not name NEW_ADDR: %q", log)
+				}
+				screenshot(t, ctx, "compare-prealloc-1366x768")
+			}
 
 			for _, v := range []struct{ w, h int64 }{{1366, 768}, {1920, 1080}, {390, 844}} {
 				do(t, ctx, chromedp.EmulateViewport(v.w, v.h))

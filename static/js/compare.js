@@ -11,7 +11,7 @@ import { SlotsView } from './render.js';
 import { CanvasFit } from './canvas.js';
 import { TourQuiz } from './tourquiz.js';
 import { playerHandlers } from './connection.js';
-import { callItem } from './calllog.js';
+import { contract } from './contract.js';
 import { int, showCount } from './fmt.js';
 
 /** How long a whole play takes at most, in ticks (TICK_MS each): about 15 s for any range. */
@@ -179,6 +179,19 @@ export function sideQuery(query, step) {
   return q.toString();
 }
 
+/**
+ * A call of the call log in words: its address (NEW_ADDR and COMPRESS_ADDR by name: a punch calls
+ * f2fs_invalidate_blocks with them, and the call returns at once) and length, and why it was made.
+ * @param {[number, number, string?]} call [start, len, reason]
+ * @returns {{call: string, why: string}}
+ */
+export function callWords(call) {
+  const [start, len, why] = call;
+  const a = contract().addr;
+  const at = start === a.new ? 'NEW_ADDR' : start === a.compress ? 'COMPRESS_ADDR' : String(start);
+  return { call: `f2fs_invalidate_blocks(${at}, ${len})`, why: why || '' };
+}
+
 /** The page's URL parameter for the position (slots walked): a permalink to the view. */
 export const AT = 'at';
 
@@ -282,11 +295,18 @@ class Side {
       const first = (f.calls ?? 0) - calls.length;
       const doc = this.el.ownerDocument;
       this.log.replaceChildren(...calls.map((c, i) => {
-        const li = callItem(doc, st.modes[0], first + i, /** @type {[number, number, string]} */ (c), null);
+        const w = callWords(/** @type {[number, number, string]} */ (c));
+        const li = doc.createElement('li');
         li.value = first + i + 1;
+        const why = doc.createElement('span');
+        why.className = 'why';
+        why.textContent = w.why ? `  ${w.why}` : '';
+        li.append(w.call, why);
         return li;
       }));
       this.log.start = first + 1;
+      // The newest call in view: the list scrolls, oldest first.
+      this.log.scrollTop = this.log.scrollHeight;
     }
     this.stateEl.textContent = this.error || (f.done ? (ms && ms.errno ? `returned ${ms.errno}` : 'done: returned 0') : this.status === 'open' ? `step ${int(st.step)} of ${int(st.totalSteps)}` : this.status);
     this.el.dataset.done = String(f.done);

@@ -1,10 +1,10 @@
 // Unit tests of the compare page's logic (node --test): one set of controls driving two sessions
 // by slot, the span, the summary line, the figures and each side's socket query.
-import './contract.fixture.js'; // first: the modules read the page's contract as they load
+import { served } from './contract.fixture.js'; // first: the modules read the page's contract as they load
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  controlFor, playStride, spanOf, Lockstep, summaryLine, figuresOf, sideQuery, PLAY_TICKS, AT, atOf, withAt,
+  controlFor, playStride, spanOf, Lockstep, summaryLine, figuresOf, sideQuery, PLAY_TICKS, AT, atOf, withAt, callWords,
 } from '../js/compare.js';
 
 /** A seeded generator (mulberry32): the same sequences on every run. */
@@ -174,4 +174,11 @@ test('the address keeps the position: a whole number of slots walked, left out a
     assert.equal(new URLSearchParams(withAt(`?${s}`, p)).getAll(AT).length, p > 0 ? 1 : 0, 'set, not added');
   }
   assert.equal(new URLSearchParams(withAt(`${base}&${AT}=5`, 0)).has(AT), false);
+});
+
+test('a call names NEW_ADDR and COMPRESS_ADDR, not their numbers, and says why it was made', () => {
+  const a = served.contract.addr;
+  assert.deepEqual(callWords([23552, 64, 'run-break']), { call: 'f2fs_invalidate_blocks(23552, 64)', why: 'run-break' });
+  assert.deepEqual(callWords([a.new, 1, 'discontiguous']), { call: 'f2fs_invalidate_blocks(NEW_ADDR, 1)', why: 'discontiguous' });
+  assert.deepEqual(callWords([a.compress, 2]), { call: 'f2fs_invalidate_blocks(COMPRESS_ADDR, 2)', why: '' });
 });
