@@ -71,6 +71,9 @@ export class Lockstep {
     this.pos = 0;
     this.start = 0;
     this.n = 0;
+    /** the last position, the end: n, or 1 for a range of no slots (its run still has an end:
+     * an error, a size changed) */
+    this.last = 0;
     this.playing = false;
   }
 
@@ -81,22 +84,23 @@ export class Lockstep {
   setSpan(s) {
     this.start = s.start;
     this.n = s.n;
-    this.pos = Math.min(this.pos, this.n);
+    this.last = Math.max(1, s.n);
+    this.pos = Math.min(this.pos, this.last);
     this.send();
   }
 
   /** Sends the position's control to every session. */
   send() {
-    const m = controlFor(this.pos, this.start, this.n);
+    const m = controlFor(this.pos, this.start, this.last);
     for (const s of this.sends) s(m);
   }
 
   /**
-   * Goes to position p (clamped to [0, n]).
+   * Goes to position p (clamped to [0, last]).
    * @param {number} p
    */
   go(p) {
-    const q = Math.max(0, Math.min(this.n, Math.round(p)));
+    const q = Math.max(0, Math.min(this.last, Math.round(p)));
     if (q === this.pos) return;
     this.pos = q;
     this.send();
@@ -110,22 +114,33 @@ export class Lockstep {
 
   home() { this.seek(0); }
 
-  end() { this.seek(this.n); }
+  end() { this.seek(this.last); }
 
   /** Play from here (from the start when at the end), or pause. */
   toggle() {
     if (this.playing) { this.playing = false; return; }
-    if (this.n === 0) return;
-    if (this.pos >= this.n) this.go(0);
+    if (this.last === 0) return; // no span yet
+    if (this.pos >= this.last) this.go(0);
     this.playing = true;
   }
 
   /** One tick of play: playStride slots on; the end pauses. */
   tick() {
     if (!this.playing) return;
-    this.go(this.pos + playStride(this.n));
-    if (this.pos >= this.n) this.playing = false;
+    this.go(this.pos + playStride(this.last));
+    if (this.pos >= this.last) this.playing = false;
   }
+}
+
+/**
+ * Where the controls are, in words: slots walked of the range's, or for a range of no slots (the
+ * kernel refuses it, or it ends past the file) the start or the end.
+ * @param {Lockstep} lock
+ * @returns {string}
+ */
+export function whereText(lock) {
+  if (lock.n === 0) return lock.pos === 0 ? 'at the start (no slots in the range)' : 'at the end (no slots in the range)';
+  return `${int(lock.pos)} / ${int(lock.n)} slots walked`;
 }
 
 /**
@@ -308,7 +323,7 @@ class Side {
       // The newest call in view: the list scrolls, oldest first.
       this.log.scrollTop = this.log.scrollHeight;
     }
-    this.stateEl.textContent = this.error || (f.done ? (ms && ms.errno ? `returned ${ms.errno}` : 'done: returned 0') : this.status === 'open' ? `step ${int(st.step)} of ${int(st.totalSteps)}` : this.status);
+    this.stateEl.textContent = this.error || (f.done ? `done: returned ${(ms && ms.errno) || '0'}` : this.status === 'open' ? `step ${int(st.step)} of ${int(st.totalSteps)}` : this.status);
     this.el.dataset.done = String(f.done);
   }
 }
@@ -374,7 +389,7 @@ export function initCompare(doc) {
     const now = performance.now();
     // The address follows the position (replaceState is throttled by browsers: once a second while
     // playing), once the sides have told the span.
-    if (lock.n > 0 && now - lastURL > (lock.playing ? 1000 : 150)) {
+    if (lock.last > 0 && now - lastURL > (lock.playing ? 1000 : 150)) {
       lastURL = now;
       const search = withAt(location.search, lock.pos);
       if (search !== location.search.replace(/^\?/, '')) history.replaceState(null, '', `${location.pathname}?${search}`);
@@ -384,7 +399,7 @@ export function initCompare(doc) {
     if (h !== hellos && sides.every((s) => s.st.ready)) {
       hellos = h;
       lock.setSpan(spanOf(sides.map((s) => s.st)));
-      seek.max = String(lock.n);
+      seek.max = String(lock.last);
       dirty = true;
     }
     if (dirty) {
@@ -396,11 +411,11 @@ export function initCompare(doc) {
       }
       const figs = sides.map((s) => ({ op: s.op, ...figuresOf(s.st) }));
       const ready = sides.every((s) => s.st.ready);
-      const done = ready && lock.pos >= lock.n && figs.every((f) => f.done);
+      const done = ready && lock.pos >= lock.last && figs.every((f) => f.done);
       $('cmp-summary').textContent = summaryLine(figs, done);
       seek.value = String(lock.pos);
-      seek.setAttribute('aria-valuetext', ready ? `slot ${int(lock.start + lock.pos)}, ${int(lock.pos)} of ${int(lock.n)} walked` : 'connecting');
-      $('cmp-pos').textContent = ready ? `${int(lock.pos)} / ${int(lock.n)} slots walked` : '–';
+      seek.setAttribute('aria-valuetext', ready ? whereText(lock) : 'connecting');
+      $('cmp-pos').textContent = ready ? whereText(lock) : '–';
       play.textContent = lock.playing ? '❚❚ pause' : '▶ play';
       play.setAttribute('aria-pressed', String(lock.playing));
       const err = sides.find((s) => s.error);

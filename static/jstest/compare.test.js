@@ -4,7 +4,7 @@ import { served } from './contract.fixture.js'; // first: the modules read the p
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  controlFor, playStride, spanOf, Lockstep, summaryLine, figuresOf, sideQuery, PLAY_TICKS, AT, atOf, withAt, callWords,
+  controlFor, playStride, spanOf, Lockstep, summaryLine, figuresOf, sideQuery, PLAY_TICKS, AT, atOf, withAt, callWords, whereText,
 } from '../js/compare.js';
 
 /** A seeded generator (mulberry32): the same sequences on every run. */
@@ -56,19 +56,21 @@ test('the span is the union of the ready sides\' ranges', () => {
 function expectedPos(actions, n) {
   let pos = 0;
   let playing = false;
-  const clamp = (p) => Math.max(0, Math.min(n, Math.round(p)));
+  // A range of no slots still has two positions: its start and its end (an errno, a new size).
+  const last = Math.max(1, n);
+  const clamp = (p) => Math.max(0, Math.min(last, Math.round(p)));
   for (const [a, v] of actions) {
     if (a === 'step') { playing = false; pos = clamp(pos + v); }
     if (a === 'seek') { playing = false; pos = clamp(v); }
     if (a === 'home') { playing = false; pos = 0; }
-    if (a === 'end') { playing = false; pos = n; }
+    if (a === 'end') { playing = false; pos = last; }
     if (a === 'toggle') {
       if (playing) playing = false;
-      else if (n > 0) { if (pos >= n) pos = 0; playing = true; }
+      else { if (pos >= last) pos = 0; playing = true; }
     }
     if (a === 'tick' && playing) {
-      pos = clamp(pos + Math.max(1, Math.ceil(n / PLAY_TICKS)));
-      if (pos >= n) playing = false;
+      pos = clamp(pos + Math.max(1, Math.ceil(last / PLAY_TICKS)));
+      if (pos >= last) playing = false;
     }
   }
   return { pos, playing };
@@ -103,14 +105,14 @@ test('any sequence of controls: both sessions are sent the same controls, and th
       assert.equal(lock.pos, want.pos, `run ${run}, after ${JSON.stringify(actions)}`);
       assert.equal(lock.playing, want.playing, `run ${run}, after ${JSON.stringify(actions)}`);
       assert.deepEqual(sent[0], sent[1], 'both sessions hear the same controls');
-      assert.deepEqual(sent[0].at(-1), controlFor(lock.pos, start, n), `run ${run}: the last control shows the position`);
+      assert.deepEqual(sent[0].at(-1), controlFor(lock.pos, start, Math.max(1, n)), `run ${run}: the last control shows the position`);
     }
     // Played from anywhere, a run reaches its end and stops there.
-    if (n > 0) {
+    {
       if (lock.playing) lock.toggle();
       lock.toggle();
       for (let i = 0; i <= PLAY_TICKS && lock.playing; i++) lock.tick();
-      assert.equal(lock.pos, n);
+      assert.equal(lock.pos, Math.max(1, n));
       assert.equal(lock.playing, false);
       assert.deepEqual(sent[1].at(-1), { type: 'end' });
     }
@@ -181,4 +183,20 @@ test('a call names NEW_ADDR and COMPRESS_ADDR, not their numbers, and says why i
   assert.deepEqual(callWords([23552, 64, 'run-break']), { call: 'f2fs_invalidate_blocks(23552, 64)', why: 'run-break' });
   assert.deepEqual(callWords([a.new, 1, 'discontiguous']), { call: 'f2fs_invalidate_blocks(NEW_ADDR, 1)', why: 'discontiguous' });
   assert.deepEqual(callWords([a.compress, 2]), { call: 'f2fs_invalidate_blocks(COMPRESS_ADDR, 2)', why: '' });
+});
+
+test('a range of no slots has a start and an end, and says so', () => {
+  const sent = [];
+  const lock = new Lockstep([(m) => sent.push(m)]);
+  lock.toggle();
+  assert.equal(lock.playing, false, 'no span yet: nothing to play');
+  lock.setSpan({ start: 192, n: 0 });
+  assert.deepEqual(sent.at(-1), { type: 'reset' });
+  assert.equal(whereText(lock), 'at the start (no slots in the range)');
+  lock.end();
+  assert.deepEqual(sent.at(-1), { type: 'end' });
+  assert.equal(whereText(lock), 'at the end (no slots in the range)');
+  lock.setSpan({ start: 0, n: 1024 });
+  lock.seek(700);
+  assert.equal(whereText(lock), '700 / 1,024 slots walked');
 });
