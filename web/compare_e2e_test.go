@@ -120,6 +120,14 @@ func TestBrowserCompare(t *testing.T) {
 			// One slot on with the keyboard moves both sides (the slider says where).
 			do(t, ctx, chromedp.KeyEvent(kb.ArrowRight))
 			waitJS(t, ctx, `document.getElementById('cmp-seek').value === '1'`, 10*time.Second)
+			if tc.length > 0 {
+				// On the focused slider too, one slot a key (not its own step as well).
+				do(t, ctx, chromedp.Focus(chromedp.CSS(`#cmp-seek`)), chromedp.KeyEvent(kb.ArrowRight))
+				settle(t, ctx)
+				if got := js[string](t, ctx, `document.getElementById('cmp-seek').value`); got != "2" {
+					t.Errorf("→ on the slider: position %s, want 2", got)
+				}
+			}
 			// The slider takes both sides to one slot: for holes.bin, inside the hole, where the
 			// punch's run has ended and the zero's goes on. (A range of no slots has only a start
 			// and an end: the step above took it to the end.)

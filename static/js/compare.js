@@ -361,7 +361,10 @@ export function initCompare(doc) {
   seek.addEventListener('input', () => act(() => lock.seek(Number(seek.value))));
   doc.addEventListener('keydown', (e) => {
     const t = /** @type {HTMLElement} */ (e.target);
-    if (e.ctrlKey || e.metaKey || e.altKey || ['INPUT', 'SELECT', 'TEXTAREA'].includes(t.tagName)) return;
+    // Keys typed into the range form are the form's; on the slider they are ours (its own arrow
+    // keys would move it a second time).
+    const typing = ['SELECT', 'TEXTAREA'].includes(t.tagName) || (t.tagName === 'INPUT' && /** @type {HTMLInputElement} */ (t).type !== 'range');
+    if (e.ctrlKey || e.metaKey || e.altKey || typing) return;
     /** @type {Record<string, () => void>} */
     const keys = { ' ': () => lock.toggle(), ArrowRight: () => lock.step(1), ArrowLeft: () => lock.step(-1), Home: () => lock.home(), End: () => lock.end() };
     const f = keys[e.key];
