@@ -15,13 +15,19 @@ import (
 // NULL slot ends a punch's pending run and every NEW_ADDR slot is a call of its own, while the
 // zero's run goes on over both. Each side is a player session of its own on /ws/run (the page's
 // static/js/compare.js drives the two with one set of controls, by slot); this handler only
-// resolves both runs, so a bad parameter is a 400 page before any socket opens.
+// resolves both runs, so a bad parameter is a 400 page before any socket opens. The query has no
+// sandbox field (compareQuery): both sides are on an image.
 
-// compareOps are the two sides, left to right.
-var compareOps = [...]core.Op{core.OpZero, core.OpPunch}
+// compareSide is one side of the page: its op and its name in the page's words.
+type compareSide struct {
+	op    core.Op
+	label string
+}
 
-// compareOpLabels names each side in the page's words.
-var compareOpLabels = map[core.Op]string{core.OpZero: "zero range", core.OpPunch: "punch hole"}
+// compareSides are the two sides, left to right (a function: no mutable package state).
+func compareSides() [2]compareSide {
+	return [2]compareSide{{core.OpZero, "zero range"}, {core.OpPunch, "punch hole"}}
+}
 
 // compareQuery returns the run query of one side: the page's fields with its op and the batched
 // mode (whatever the page's query said of either), and nothing of truncate.
@@ -42,15 +48,12 @@ func compareQuery(q url.Values, op core.Op) url.Values {
 func (s *Server) handleComparePage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p := templates.ComparePage{}
-	for k, op := range compareOps {
+	for k, side := range compareSides() {
+		op := side.op
 		sq := compareQuery(q, op)
 		t, err := s.resolvePlayerRun(r.Context(), sq)
 		if err != nil {
 			s.pageError(w, r, err)
-			return
-		}
-		if t.si == nil {
-			s.pageError(w, r, badParam("image", "missing"))
 			return
 		}
 		if k == 0 {
@@ -58,22 +61,22 @@ func (s *Server) handleComparePage(w http.ResponseWriter, r *http.Request) {
 			p.ID, p.Name, p.Path = t.si.ID, t.si.Name, t.file.Path()
 			p.Offset, p.Length, p.Size = req.Offset, req.Length, t.spec.Input.Inode.Size
 			p.Before = t.info.Before
-			p.FileURL = "/images/" + t.si.ID + "/file?path=" + url.QueryEscape(t.file.Path())
+			p.FileURL = "/images/" + url.PathEscape(t.si.ID) + "/file?path=" + url.QueryEscape(t.file.Path())
 			p.Layout = s.layout(t.file.Path()+" · zero vs punch", "js/compare.js", imageCrumb(t.si, true),
 				templates.Crumb{Label: t.file.Path(), Href: p.FileURL},
 				templates.Crumb{Label: "zero vs punch"})
 		}
 		run := url.Values{}
-		for k, v := range sq {
-			if k != "image" {
-				run[k] = v
+		for f, v := range sq {
+			if f != "image" {
+				run[f] = v
 			}
 		}
 		p.Sides = append(p.Sides, templates.CompareSide{
 			Op:     op.String(),
-			Label:  compareOpLabels[op],
+			Label:  side.label,
 			Query:  sq.Encode(),
-			RunURL: "/images/" + t.si.ID + "/run?" + run.Encode(),
+			RunURL: "/images/" + url.PathEscape(t.si.ID) + "/run?" + run.Encode(),
 			Line:   request.RunOp(t.run).OpLine(t.spec.Input.Inode.Size),
 		})
 	}
