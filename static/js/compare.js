@@ -288,7 +288,8 @@ class Side {
       changed,
       notify: (text) => { this.error = text; changed(); },
       status: (s) => { this.status = s; changed(); },
-      hooks: {},
+      // A hello (a reconnect's too) starts the side again: an earlier error is over.
+      hooks: { onHello: () => { this.error = ''; } },
     }), () => this.st.step);
   }
 
