@@ -185,6 +185,9 @@ type RunPage struct {
 	Ops       []OpChoice
 	Played    string
 	TruncSize int64
+	// CompareURL is the compare page of this range (a zero and a punch side by side) when the run
+	// is a zero on an image, "" otherwise.
+	CompareURL string
 }
 
 // OpChoice is one call the run form offers: the op field's value, its label, and which fields it

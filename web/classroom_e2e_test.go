@@ -187,6 +187,8 @@ var classroomPages = []classroomPage{
 	{"/diff", "diff-same", "/diff?a=demo&b=demo", `!!document.querySelector('[data-testid="diff-summary"]')`},
 	// Two images that differ (addZeroedDemo): tags, bits, block maps and node tables.
 	{"/diff", "diff", "/diff?a=demo&b=after", `!!document.querySelector('[data-testid="diff-file"]')`},
+	// A zero and a punch of holes.bin's data-hole-data range, both sockets open (web/compare.go).
+	{"/compare", "compare", "/compare?image=demo&path=/cases/holes.bin", `document.querySelector('[data-testid="cmp-status"]').textContent === 'paused'`},
 	{"/follow/{code}", "follow", "/follow/{code}", `document.querySelector('[data-testid="room-status"]').textContent === 'following the presenter'`},
 }
 

@@ -487,6 +487,9 @@ func (s *Server) renderRunPage(w http.ResponseWriter, r *http.Request, t *runTar
 			templates.Crumb{Label: crumb})
 		p.ID, p.Name = si.ID, si.Name
 		p.Presets = presets(size, si.Image.Volume().BlockSize)
+		if t.run.Op == core.OpZero {
+			p.CompareURL = compareURL(si.ID, t.run, t.info.Before)
+		}
 	}
 	p.Layout.BodyClass = "player"
 	s.render(w, r, http.StatusOK, templates.Run(p))

@@ -64,6 +64,8 @@ func (s *Server) Handler() http.Handler {
 		r.Get("/glossary", s.handleGlossaryPage)    // web/glossary.go
 		r.Get("/diff", s.handleDiffPage)            // web/diff.go: two images compared
 		r.Get("/favicon.ico", s.handleFavicon)      // web/notfound.go
+		// web/compare.go: a zero and a punch of one range side by side; ?image= held as /ws/run holds it.
+		r.With(s.holdImageParam).Get("/compare", s.handleComparePage)
 
 		// Embedded ES modules and CSS; versioned URLs are cached for a year.
 		r.Handle("/static/*", http.StripPrefix("/static/", s.assets))
