@@ -405,15 +405,15 @@ func (e Event) Narrate() string {
 		}
 		return fmt.Sprintf("i_size grows %s → %s", units.Group(e.Before), units.Group(e.After))
 	case EvDone:
-		fn := "f2fs_zero_range"
+		fn, ok := "f2fs_zero_range", "f2fs_zero_range"
 		switch e.Action {
 		case ActPunch:
-			fn = "f2fs_fallocate (punch hole)"
+			fn, ok = "fallocate(PUNCH_HOLE)", "f2fs_punch_hole"
 		case ActTruncate:
-			fn = "truncate"
+			fn, ok = "truncate", "f2fs_setattr"
 		}
 		if e.Errno == "" {
-			return fn + " returns 0"
+			return ok + " returns 0"
 		}
 		return fn + " returns -" + e.Errno
 	}
