@@ -397,14 +397,19 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	// The results are held until the answer is written (web/reservations.go); the heavy slot only
 	// while simulating, so that slow readers do not keep other work from starting. With `before=`
 	// the answer's most is reserved before the operations run.
-	bound := s.runAnswerBound(r.Context(), q)
+	rq, err := s.parseRunQuery(q)
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	bound := s.runAnswerBound(r.Context(), rq)
 	release, err := s.budget.reserve(bound)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	defer release()
-	t, err := s.resolveRun(withReserved(r.Context(), bound), q)
+	t, err := s.resolveQuery(withReserved(r.Context(), bound), rq)
 	if err != nil {
 		s.Error(w, r, err)
 		return

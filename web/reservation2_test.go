@@ -62,7 +62,11 @@ func TestPlayerRefusedBeforeOperations(t *testing.T) {
 	if d := serveDiscard(s, "GET", "/images/demo/run?"+q.Encode(), nil); d.code != http.StatusOK || s.resolved.misses != 1 {
 		t.Fatalf("a player page that fits: %d, %d simulations of its operations; want 200 and 1", d.code, s.resolved.misses)
 	}
-	if b := s.outlineBound(t.Context(), url.Values{"image": {"demo"}, "path": q["path"], "mode": q["mode"], FieldBefore: q[FieldBefore]}); b != 0 {
+	rq, err := s.parseRunQuery(url.Values{"image": {"demo"}, "path": q["path"], "mode": q["mode"], FieldBefore: q[FieldBefore]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := s.outlineBound(t.Context(), rq); b != 0 {
 		t.Fatalf("its operations are cached, yet a second view would hold %d bytes for them", b)
 	}
 	if d := serveDiscard(s, "GET", "/images/demo/run?"+q.Encode(), nil); d.code != http.StatusOK || s.resolved.misses != 1 {

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"net/url"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/internal/f2fs"
@@ -214,8 +213,8 @@ func diffBytes(a, b core.Volume, ops []request.Op) int64 {
 // operations run, so that an answer refused for its size does not simulate 63 of them first
 // (issue 19: 22 CPU-s). 0 when there are no operations, or when the query is one resolveRun will
 // refuse (its error is resolveRun's to give).
-func (s *Server) runAnswerBound(ctx context.Context, q url.Values) int64 {
-	b, ok := s.beforeBound(ctx, q)
+func (s *Server) runAnswerBound(ctx context.Context, rq runQuery) int64 {
+	b, ok := s.beforeBound(ctx, rq)
 	if !ok {
 		return 0
 	}
@@ -229,8 +228,8 @@ func (s *Server) runAnswerBound(ctx context.Context, q url.Values) int64 {
 // own, so that a run whose outline the budget refuses does not simulate its operations first. 0
 // when there is nothing to simulate (no operations, their result cached, a query resolveRun will
 // refuse).
-func (s *Server) outlineBound(ctx context.Context, q url.Values) int64 {
-	b, ok := s.beforeBound(ctx, q)
+func (s *Server) outlineBound(ctx context.Context, rq runQuery) int64 {
+	b, ok := s.beforeBound(ctx, rq)
 	if !ok || s.resolved.has(b.key) {
 		return 0
 	}
@@ -248,41 +247,26 @@ type beforeRun struct {
 	key   string
 }
 
-// beforeBound reads q's run and operations as resolveRun will; ok is false when there are no
-// operations or resolveRun will refuse the query (its error is resolveRun's to give).
-func (s *Server) beforeBound(ctx context.Context, q url.Values) (beforeRun, bool) {
-	ops := q[FieldBefore]
-	if len(ops) == 0 || len(ops) >= request.MaxOps || q.Get("sandbox") != "" {
+// beforeBound reads what rq's operations can reach before they run (the run and operations as
+// parseRunQuery read them, once); ok is false when there are no operations or the file cannot be
+// found (resolveQuery's error to give).
+func (s *Server) beforeBound(ctx context.Context, rq runQuery) (beforeRun, bool) {
+	if len(rq.before) == 0 || rq.sandbox != "" {
 		return beforeRun{}, false
 	}
-	si, err := s.image(q.Get("image"))
-	if err != nil {
-		return beforeRun{}, false
-	}
-	run, err := request.Parse(q.Get)
-	if err != nil {
-		return beforeRun{}, false
-	}
-	f, err := s.resolvePath(ctx, si, run.Path)
+	f, err := s.resolvePath(ctx, rq.si, rq.run.Path)
 	if err != nil {
 		return beforeRun{}, false
 	}
 	pages := func(end int64) uint64 { return uint64(max(end, 0)+4095) >> 12 }
-	size := f.Inode().Size
-	end := pages(int64(size))
-	parsed := make([]request.Op, 0, len(ops))
-	for _, line := range ops {
-		op, err := request.ParseOp(line)
-		if err != nil {
-			return beforeRun{}, false
-		}
-		parsed = append(parsed, op)
+	end := pages(f.Inode().Size)
+	for _, op := range rq.before {
 		end = max(end, pages(op.Cost().GrowsTo))
 	}
-	if run.HasLength {
-		end = max(end, pages(run.Offset+run.Length))
+	if rq.run.HasLength {
+		end = max(end, pages(rq.run.Offset+rq.run.Length))
 	}
-	return beforeRun{run: run, modes: len(run.Modes), end: end, key: resolvedKey(si, f.Path(), parsed)}, true
+	return beforeRun{run: rq.run, modes: len(rq.run.Modes), end: end, key: resolvedKey(rq.si, f.Path(), rq.before)}, true
 }
 
 // reservedKey is the context key of what a request has already reserved for its answer when it

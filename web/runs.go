@@ -80,38 +80,67 @@ func modeNames(ms []core.Mode) []string {
 	return out
 }
 
-// resolveRun reads a run from a query (image, path, offset, length, keepSize, mode, before) and
-// resolves it: the file as open(2) finds it, the operations before it applied in order.
-func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, error) {
+// runQuery is a run's query read once: the image, the run and the operations before it (or a
+// sandbox list). Everything that reserves for a run and then resolves it reads this one parse.
+type runQuery struct {
+	si      *StoredImage
+	run     request.Run
+	before  []request.Op
+	sandbox string // a sandbox run's slot list, with its mode and op fields as given
+	mode    string
+	op      string
+}
+
+// parseRunQuery reads a run from a query (image, path, offset, length, keepSize, mode, op, size,
+// before, or sandbox). Its errors are the query's 400s and 404s.
+func (s *Server) parseRunQuery(q url.Values) (runQuery, error) {
 	if list := q.Get("sandbox"); list != "" {
-		return resolveSandbox(list, q.Get(request.FieldMode), q.Get(request.FieldOp))
+		return runQuery{sandbox: list, mode: q.Get(request.FieldMode), op: q.Get(request.FieldOp)}, nil
 	}
 	id := q.Get("image")
 	if id == "" {
-		return nil, badParam("image", "missing")
+		return runQuery{}, badParam("image", "missing")
 	}
 	si, err := s.image(id)
 	if err != nil {
-		return nil, err
+		return runQuery{}, err
 	}
 	run, err := request.Parse(q.Get)
 	if err != nil {
-		return nil, err // a *request.FieldError: classify words the 400
+		return runQuery{}, err // a *request.FieldError: classify words the 400
 	}
-	var before []request.Op
+	rq := runQuery{si: si, run: run}
 	if ops := q[FieldBefore]; len(ops) > 0 {
 		if len(ops) >= request.MaxOps {
-			return nil, badParam(FieldBefore, fmt.Sprintf("more than %d operations", request.MaxOps-1))
+			return runQuery{}, badParam(FieldBefore, fmt.Sprintf("more than %d operations", request.MaxOps-1))
 		}
 		for k, line := range ops {
 			op, err := request.ParseOp(line)
 			if err != nil {
-				return nil, badParam(FieldBefore, fmt.Sprintf("operation %d: %v", k+1, err))
+				return runQuery{}, badParam(FieldBefore, fmt.Sprintf("operation %d: %v", k+1, err))
 			}
-			before = append(before, op)
+			rq.before = append(rq.before, op)
 		}
 	}
-	return s.resolve(ctx, si, run, before)
+	return rq, nil
+}
+
+// resolveRun reads a run from a query and resolves it: the file as open(2) finds it, the
+// operations before it applied in order.
+func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, error) {
+	rq, err := s.parseRunQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	return s.resolveQuery(ctx, rq)
+}
+
+// resolveQuery resolves a parsed run query.
+func (s *Server) resolveQuery(ctx context.Context, rq runQuery) (*runTarget, error) {
+	if rq.sandbox != "" {
+		return resolveSandbox(rq.sandbox, rq.mode, rq.op)
+	}
+	return s.resolve(ctx, rq.si, rq.run, rq.before)
 }
 
 // resolvePlayerRun is resolveRun for a player (/ws/run, the player page): while the `before=`
@@ -119,13 +148,17 @@ func (s *Server) resolveRun(ctx context.Context, q url.Values) (*runTarget, erro
 // run whose outline the budget refuses is refused before they are simulated, and they reserve only
 // what passes it. It is given back before the build reserves its own.
 func (s *Server) resolvePlayerRun(ctx context.Context, q url.Values) (*runTarget, error) {
-	bound := s.outlineBound(ctx, q)
+	rq, err := s.parseRunQuery(q)
+	if err != nil {
+		return nil, err
+	}
+	bound := s.outlineBound(ctx, rq)
 	release, err := s.budget.reserve(bound)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return s.resolveRun(withReserved(ctx, bound), q)
+	return s.resolveQuery(withReserved(ctx, bound), rq)
 }
 
 // resolve builds the engine's input for run on si after the operations before it.
