@@ -169,17 +169,6 @@ func returnsFn(in core.Input, req core.Request, ok bool) string {
 // isTrunc says whether the outline plays a punch or a truncate.
 func (o *Outline) isTrunc() bool { return o.spec.Request.Op != core.OpZero }
 
-// opLabel names the played call in a sentence: "zero range", "punch hole", "truncate".
-func opLabel(op core.Op) string {
-	switch op {
-	case core.OpPunch:
-		return "punch hole"
-	case core.OpTruncate:
-		return "truncate"
-	}
-	return "zero range"
-}
-
 // wronglyCleared says whether some mode invalidated a block whose SIT bit was already clear.
 func (o *Outline) wronglyCleared() bool {
 	for _, f := range o.Final {
