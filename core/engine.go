@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -153,7 +154,7 @@ type engine struct {
 	// checkpoint hook of a seekable Run).
 	onChunk func()
 	// ctx, when set, bounds the loops that make no events (truncate's node walk, trunc.go).
-	ctx interface{ Err() error }
+	ctx context.Context
 }
 
 func newEngine(in Input, req Request, mode Mode) (*engine, error) {

@@ -86,8 +86,7 @@ func (q *Seq) postRead(addr uint32) (bool, error) {
 		}
 		f = g
 	}
-	const adviseEncrypt, verityFlag = 0x04, 0x00100000
-	return f.Inode.Flags&(FlagCompressed|verityFlag) != 0 || f.Inode.Advise&adviseEncrypt != 0, nil
+	return f.Inode.Flags&(FlagCompressed|FlagVerity) != 0 || f.Inode.Advise&AdviseEncrypt != 0, nil
 }
 
 // SetNow sets the clock: the seconds since mount that update_segment_mtime and cost-benefit read

@@ -118,6 +118,18 @@ func (k nodeKey) isDnode() bool {
 	return k.b >= 0
 }
 
+// level is k's depth below the inode: 0 for the node i_nid points at, 1 its child, 2 its grandchild
+// (NodeAddrSource's level).
+func (k nodeKey) level() int {
+	switch {
+	case k.b >= 0:
+		return 2
+	case k.a >= 0:
+		return 1
+	}
+	return 0
+}
+
 // parent is the node that points at k (ok false for a node the inode points at).
 func (k nodeKey) parent() (nodeKey, bool) {
 	switch {

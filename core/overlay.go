@@ -76,9 +76,8 @@ type slotOverlay struct {
 	alloc map[nodeKey]bool
 	// moved lists the nodes whose block address the model no longer knows: dirtied, then
 	// written out of place by a checkpoint or an fsync (f2fs_write_node_pages,
-	// f2fs_fsync_node_pages), which the model does not place. allMoved: every node of the file.
-	moved    map[nodeKey]bool
-	allMoved bool
+	// f2fs_fsync_node_pages), which the model does not place.
+	moved map[nodeKey]bool
 	// Undo logs, appended only while a Run may seek.
 	journal  bool
 	recLog   []uint64
@@ -276,7 +275,7 @@ func (o *slotOverlay) DnodeSlots(index uint64) (uint64, []uint32, int, error) {
 func (o *slotOverlay) frozen() *slotOverlay {
 	f := &slotOverlay{base: o.base, geom: o.geom, inlineBase: o.inlineBase,
 		recs: make(map[uint64]*nodeRec, len(o.recs)), alloc: maps.Clone(o.alloc),
-		moved: maps.Clone(o.moved), allMoved: o.allMoved}
+		moved: maps.Clone(o.moved)}
 	for k, r := range o.recs {
 		f.recs[k] = &nodeRec{runs: r.runs}
 	}
@@ -501,7 +500,7 @@ func (o *slotOverlay) NodeAddr(index uint64, level int) (uint32, bool, error) {
 		return 0, false, fmt.Errorf("%w: node level %d of block index %d (%d levels)", ErrInput, level, index, pos.depth)
 	}
 	k := pos.path[level]
-	if o.allMoved || o.moved[k] {
+	if o.moved[k] {
 		return 0, false, errUnmodelled("where node " + k.String() + " went: it was dirtied, then written out of place by a checkpoint or an fsync (f2fs_write_node_pages / f2fs_fsync_node_pages), which the model does not place")
 	}
 	if v, ok := o.alloc[k]; ok {
@@ -549,8 +548,8 @@ func (o *slotOverlay) dirtyNodes(dnodesOnly bool) []nodeKey {
 	return out
 }
 
-// withMoved returns a copy of o whose nodes in moved (or all, with all) have unknown addresses.
-func (o *slotOverlay) withMoved(moved []nodeKey, all bool) *slotOverlay {
+// withMoved returns a copy of o whose nodes in moved have unknown addresses.
+func (o *slotOverlay) withMoved(moved []nodeKey) *slotOverlay {
 	f := o.frozen()
 	if f.moved == nil {
 		f.moved = map[nodeKey]bool{}
@@ -558,6 +557,5 @@ func (o *slotOverlay) withMoved(moved []nodeKey, all bool) *slotOverlay {
 	for _, k := range moved {
 		f.moved[k] = true
 	}
-	f.allMoved = f.allMoved || all
 	return f
 }

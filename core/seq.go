@@ -131,7 +131,7 @@ func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
 	}
 	// f2fs_zero_post_eof_page (file.c:1714, after the writeback): dirty pages wholly past i_size
 	// and below the range's end are dropped, never written; their slots stay as they are.
-	if d := DropPostEOF(next.Inode.Dirty, next.Inode.Size, req.Offset+req.Length); len(d) != len(next.Inode.Dirty) {
+	if d := dropPostEOF(next.Inode.Dirty, next.Inode.Size, req.Offset+req.Length); len(d) != len(next.Inode.Dirty) {
 		next.Inode.Dirty = d
 		if len(d) == 0 {
 			next.Inode.Dirty = nil
@@ -487,7 +487,7 @@ func (q *Seq) nodesWritten(ino uint32, all bool) {
 			continue
 		}
 		if keys := o.dirtyNodes(!all); len(keys) > 0 {
-			f.Slots = o.withMoved(keys, false)
+			f.Slots = o.withMoved(keys)
 			q.files[i] = f
 		}
 	}

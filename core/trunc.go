@@ -40,10 +40,8 @@ type truncState struct {
 	nodeCap int    // slots of node when it is a dnode (else 0)
 	// The page-cache pages dropped, dirty ones unwritten: f2fs_zero_post_eof_page's before a
 	// punch, truncate_pagecache_range's over its hole, truncate_setsize's past a new size.
-	drops      [2]pageRange
-	nDrops     uint8
-	partial    bool // truncate: truncate_partial_data_page dirtied page partialIdx
-	partialIdx uint64
+	drops  [2]pageRange
+	nDrops uint8
 	// A compressed file's cluster walk (f2fs_truncate_data_blocks_range): the slot's index in
 	// the chunk, whether the current cluster is compressed, its valid blocks so far.
 	clusterIdx   uint32
@@ -78,9 +76,9 @@ func postEOFDrop(iSize, newSize int64) (lo, hi uint64) {
 	return uint64(iSize+blockSize-1) >> 12, uint64(newSize) >> 12
 }
 
-// DropPostEOF is what f2fs_zero_post_eof_page leaves of the dirty pages dirty when a call reaches
+// dropPostEOF is what f2fs_zero_post_eof_page leaves of the dirty pages dirty when a call reaches
 // newSize on a file of iSize bytes (see postEOFDrop).
-func DropPostEOF(dirty []uint64, iSize, newSize int64) []uint64 {
+func dropPostEOF(dirty []uint64, iSize, newSize int64) []uint64 {
 	lo, hi := postEOFDrop(iSize, newSize)
 	if lo >= hi {
 		return dirty
@@ -118,28 +116,9 @@ func (e *engine) opArgCheck() string {
 		}
 		return ""
 	}
-	// Punch: open(O_RDWR), vfs_fallocate, f2fs_fallocate, as for a zero (PUNCH_HOLE|KEEP_SIZE).
-	switch ino.Type {
-	case "dir":
-		return "EISDIR"
-	case "symlink":
-		return "ELOOP"
-	}
-	switch {
-	case ino.Flags&FlagImmutable != 0 || ino.Flags&FlagAppend != 0:
-		return "EPERM"
-	case r.Offset < 0 || r.Length <= 0:
-		return "EINVAL"
-	case ino.Type != "file":
-		return "ENODEV"
-	case r.Offset > maxBytes-r.Length:
-		return "EFBIG"
-	case e.in.Volume.CheckpointError:
-		return "EIO"
-	case ino.Flags&FlagCompressed != 0 || ino.Inline&InlinePinFile != 0:
-		return "EOPNOTSUPP"
-	}
-	return ""
+	// Punch: open(O_RDWR), vfs_fallocate and f2fs_fallocate check it as they check a zero
+	// (PUNCH_HOLE|KEEP_SIZE takes no flag a zero does not).
+	return e.argCheck()
 }
 
 // afterInline is the phase after f2fs_convert_inline_inode.
@@ -505,19 +484,7 @@ func (e *engine) decValid(n uint64) {
 // nodeCall is truncate_node's f2fs_invalidate_blocks(ni.blk_addr) for the node being freed.
 func (e *engine) nodeCall() bool {
 	s := &e.s
-	src, ok := any(e.slots).(NodeAddrSource)
-	if !ok {
-		e.err = errUnmodelled("node addresses")
-		return false
-	}
-	lvl := 0
-	switch {
-	case s.tr.node.b >= 0:
-		lvl = 2
-	case s.tr.node.a >= 0:
-		lvl = 1
-	}
-	addr, exists, err := src.NodeAddr(s.tr.nodeIdx, lvl)
+	addr, exists, err := e.slots.NodeAddr(s.tr.nodeIdx, s.tr.node.level())
 	if err != nil {
 		e.err = err
 		s.phase = phEnd
@@ -645,7 +612,6 @@ func (e *engine) partialPageEvent(ev *Event) {
 		fz.Addr = a
 	}
 	e.fills = append(e.fills, fz)
-	s.tr.partial, s.tr.partialIdx = true, f.idx
 	s.phase = e.afterPass()
 }
 
@@ -698,14 +664,7 @@ func (w *planWalker) exists(k nodeKey) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	lvl := 0
-	switch {
-	case k.b >= 0:
-		lvl = 2
-	case k.a >= 0:
-		lvl = 1
-	}
-	return lvl < pos.depth-missing, nil
+	return k.level() < pos.depth-missing, nil
 }
 
 // firstIndex is the first file block index under node k.

@@ -320,7 +320,7 @@ func refTruncOp(st *state, req Request, mode Mode) (calls [][2]uint32, slots []u
 		return calls, slots, vbc, vnc
 	}
 	freeNode := func(k nodeKey) {
-		a, _, _ := st.file.NodeAddr(st.file.firstIndexOf(k), levelOf(k))
+		a, _, _ := st.file.NodeAddr(st.file.firstIndexOf(k), k.level())
 		call(a, 1)
 		vbc--
 		vnc--
@@ -374,16 +374,6 @@ func partialPages(req Request) []uint64 {
 		out = append(out, pe)
 	}
 	return out
-}
-
-func levelOf(k nodeKey) int {
-	switch {
-	case k.b >= 0:
-		return 2
-	case k.a >= 0:
-		return 1
-	}
-	return 0
 }
 
 // firstIndexOf is the first file block index under node k.

@@ -31,6 +31,7 @@ const (
 	FlagCompressed uint32 = 0x00000004 // F2FS_COMPR_FL
 	FlagImmutable  uint32 = 0x00000010 // F2FS_IMMUTABLE_FL
 	FlagAppend     uint32 = 0x00000020 // F2FS_APPEND_FL
+	FlagVerity     uint32 = 0x00100000 // F2FS_VERITY_FL
 
 	InlineData      uint8 = 0x02 // F2FS_INLINE_DATA
 	InlineDentry    uint8 = 0x04 // F2FS_INLINE_DENTRY
@@ -38,6 +39,7 @@ const (
 	InlinePinFile   uint8 = 0x40 // F2FS_PIN_FILE
 
 	AdviseCold     uint8 = 0x01 // FADVISE_COLD_BIT in i_advise
+	AdviseEncrypt  uint8 = 0x04 // FADVISE_ENCRYPT_BIT
 	AdviseKeepSize uint8 = 0x10 // FADVISE_KEEP_SIZE_BIT in i_advise
 )
 

@@ -210,9 +210,9 @@ func (r Run) OpLine(size int64) string {
 	req := r.Request(size)
 	switch r.Op {
 	case core.OpPunch:
-		return "punch " + r.Path + " " + strconv.FormatInt(req.Offset, 10) + " " + strconv.FormatInt(req.Length, 10)
+		return OpPunch + " " + r.Path + " " + strconv.FormatInt(req.Offset, 10) + " " + strconv.FormatInt(req.Length, 10)
 	case core.OpTruncate:
-		return "truncate " + r.Path + " " + strconv.FormatInt(req.Offset, 10)
+		return OpTruncate + " " + r.Path + " " + strconv.FormatInt(req.Offset, 10)
 	}
 	s := "zero " + r.Path + " " + strconv.FormatInt(req.Offset, 10) + " " + strconv.FormatInt(req.Length, 10)
 	if r.KeepSize {
