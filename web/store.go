@@ -614,7 +614,7 @@ func readMeta(name string) (*storedMeta, error) {
 // allocated is the disk space a file takes (its allocated blocks; holes cost nothing).
 func allocated(fi fs.FileInfo) int64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Blocks * 512
+		return int64(st.Blocks) * 512 // int32 on js/wasm
 	}
 	return fi.Size()
 }
