@@ -31,6 +31,8 @@ type Options struct {
 	TempDir string
 	// MaxExpanded bounds the expanded size in bytes; 0 means DefaultMaxExpanded.
 	MaxExpanded int64
+	// MaxMemory bounds the bytes of non-zero blocks [LoadMemory] keeps; 0 means DefaultMaxMemory.
+	MaxMemory int64
 	// Progress, when not nil, is called now and then while an image is copied or expanded (about
 	// every 8 MiB of output, and once at the end), from the calling goroutine.
 	Progress func(Progress)

@@ -118,6 +118,12 @@ func OpenDemo(opt *Options) (*Image, error) {
 	return Load(bytes.NewReader(demoImage), "demo.img", opt)
 }
 
+// OpenDemoMemory opens the embedded demo image held in memory ([LoadMemory]): for the static site,
+// which has no file system.
+func OpenDemoMemory(opt *Options) (*Image, error) {
+	return LoadMemory(context.Background(), bytes.NewReader(demoImage), "demo.img", opt)
+}
+
 // NewImage reads a raw F2FS image of the given size from r. The superblock and the live checkpoint are
 // decoded now; everything else is read when asked for.
 func NewImage(r io.ReaderAt, size int64) (*Image, error) {

@@ -11,7 +11,9 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -20,6 +22,20 @@ import (
 
 //go:embed js/*.js css/*.css img/*.svg
 var files embed.FS
+
+// siteFiles are the static site's own files (zrviz site): its service worker and first page.
+//
+//go:embed site/*
+var siteFiles embed.FS
+
+// SiteFiles returns the static site's own files (sw.js, index.html, boot.js), at the root of the FS.
+func SiteFiles() fs.FS {
+	sub, err := fs.Sub(siteFiles, "site")
+	if err != nil {
+		panic(err) // the embed pattern names the directory: it is always there
+	}
+	return sub
+}
 
 // Favicon returns the site's icon (img/favicon.svg), for /favicon.ico.
 func Favicon() ([]byte, error) { return fs.ReadFile(files, "img/favicon.svg") }
@@ -75,6 +91,26 @@ func New() (*Assets, error) {
 		a.body[n] = b
 	}
 	return a, nil
+}
+
+// WriteDir writes every asset, as ServeHTTP serves it, under dir ("static/js/ws.js" for the URL
+// /static/js/ws.js?v=…): a static file server ignores the version query and serves the same bytes.
+func (a *Assets) WriteDir(dir string) error {
+	names := make([]string, 0, len(a.body))
+	for n := range a.body {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		p := filepath.Join(dir, filepath.FromSlash(n))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, a.body[n], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Version returns the content hash shared by every asset URL.

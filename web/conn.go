@@ -18,7 +18,7 @@ import (
 // which the loop then closes with a policy violation, as coder/websocket's chat example does
 // (STYLE.md rule 12).
 type conn struct {
-	ws      *websocket.Conn
+	ws      Transport
 	box     *mailbox
 	log     *slog.Logger
 	timeout time.Duration // per write
@@ -38,6 +38,10 @@ var errSlowClient = errors.New("web: the client reads too slowly; closing it")
 // comes first so that a foreign page costs the server nothing (no run resolved, no outline built).
 func (s *Server) checkWS(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if requestTransport(r) != nil {
+			next.ServeHTTP(w, r) // the static site's MessagePort (web/transport.go): no upgrade, one origin
+			return
+		}
 		if !isUpgrade(r) {
 			w.Header().Set("Upgrade", "websocket")
 			s.Error(w, r, errNotUpgrade)
@@ -153,9 +157,13 @@ func endReason(srvCtx context.Context, why string) string {
 // accept upgrades the request (its checks are done) and starts the connection's reader and writer.
 // ctx is the server's context: r.Context() is not used once the connection is hijacked.
 func (s *Server) accept(ctx context.Context, w http.ResponseWriter, r *http.Request, log *slog.Logger) (*conn, error) {
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{})
-	if err != nil {
-		return nil, err
+	ws := requestTransport(r)
+	if ws == nil {
+		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{})
+		if err != nil {
+			return nil, err
+		}
+		ws = c
 	}
 	ws.SetReadLimit(maxControlSize)
 	c := &conn{ws: ws, box: newMailbox(s.budget), log: log, timeout: s.writeTimeout(),

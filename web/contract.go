@@ -29,7 +29,16 @@ type pageContract struct {
 	Query        contractQuery     `json:"query"`
 	// Ops names the calls a player plays, as the query's op field and the ops language spell them.
 	Ops contractOps `json:"ops"`
+	// Transport is how the player reaches the server: "websocket", or "worker" in the static site,
+	// where the server runs in the page's service worker (web/transport.go, static/js/ws.js).
+	Transport string `json:"transport"`
 }
+
+// The page contract's transports.
+const (
+	transportWebsocket = "websocket"
+	transportWorker    = "worker"
+)
 
 // contractOps are the walked calls' names (request.OpZero, OpPunch, OpTruncate).
 type contractOps struct {
@@ -110,7 +119,8 @@ func newPageContract() pageContract {
 		Query: contractQuery{Path: request.FieldPath, Offset: request.FieldOffset, Length: request.FieldLength,
 			KeepSize: request.FieldKeepSize, Mode: request.FieldMode, Before: FieldBefore,
 			Op: request.FieldOp, Size: request.FieldSize},
-		Ops: contractOps{Zero: request.OpZero, Punch: request.OpPunch, Truncate: request.OpTruncate},
+		Ops:       contractOps{Zero: request.OpZero, Punch: request.OpPunch, Truncate: request.OpTruncate},
+		Transport: transportWebsocket,
 	}
 	for _, m := range core.Modes {
 		c.Modes.Order = append(c.Modes.Order, m.String())

@@ -37,6 +37,7 @@ const (
 	EINTERNAL      Code = "internal"           // 500: the server's fault; logged
 	EUNAVAILABLE   Code = "unavailable"        // 503 + Retry-After: a limit the server sets itself, or shutdown
 	ESTOREFULL     Code = "store_full"         // 507: the data dir is full, or Config.MaxStore is taken
+	ESERVERONLY    Code = "server_only"        // 501: what the static site cannot do (uploads, rooms)
 )
 
 // codes maps each Code to its HTTP status.
@@ -54,6 +55,7 @@ var codes = map[Code]int{
 	EINTERNAL:      http.StatusInternalServerError,
 	EUNAVAILABLE:   http.StatusServiceUnavailable,
 	ESTOREFULL:     http.StatusInsufficientStorage,
+	ESERVERONLY:    http.StatusNotImplemented,
 }
 
 // Error is every failure web itself reports: a Code and the Message the user sees. Errors of other

@@ -63,7 +63,11 @@ func (s *Server) pageError(w http.ResponseWriter, r *http.Request, err error) {
 // layout is what every page shares: its title, entry module, crumbs and the contract its modules
 // read (contract.go).
 func (s *Server) layout(title, script string, crumbs ...templates.Crumb) templates.Layout {
-	return templates.Layout{Title: title, Assets: s.assets, Script: script, Crumbs: crumbs, Contract: newPageContract()}
+	c := newPageContract()
+	if s.cfg.Static {
+		c.Transport = transportWorker
+	}
+	return templates.Layout{Title: title, Assets: s.assets, Script: script, Crumbs: crumbs, Contract: c}
 }
 
 // imageCrumb names an image in the breadcrumb, linked unless it is the

@@ -33,13 +33,19 @@ func (s *Server) Handler() http.Handler {
 	r.NotFound(s.handleNotFound) // web/notfound.go: HTML for a browser, JSON for the API
 	r.MethodNotAllowed(s.methodNotAllowed(&routes))
 
-	// Long-lived: streamed uploads and the player's websocket.
-	r.Post("/api/images", s.handleUpload)
+	// Long-lived: streamed uploads and the player's websocket. The static site has neither uploads
+	// nor rooms (Config.Static): those routes say that they need the server.
+	upload, follow, followPage, progress := s.handleUpload, s.handleWSFollow, s.handleFollowPage, s.handleUploadProgress
+	if s.cfg.Static {
+		upload, progress = s.serverOnly("uploads"), s.serverOnly("uploads")
+		follow, followPage = s.serverOnly("rooms"), s.serverOnly("rooms")
+	}
+	r.Post("/api/images", upload)
 	// The websocket holds its image (?image=) for as long as the connection lives, so --max-store
 	// never evicts an image being viewed and a deleted one stays open until the viewer leaves.
 	// checkWS refuses a plain request (426) and a foreign Origin (403) before any work is done.
 	r.With(s.checkWS, s.holdImageParam).Get("/ws/run", s.handleWSRun)
-	r.With(s.checkWS).Get("/ws/follow", s.handleWSFollow) // web/rooms.go; the room holds its image
+	r.With(s.checkWS).Get("/ws/follow", follow) // web/rooms.go; the room holds its image
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.writeDeadline)
@@ -57,13 +63,13 @@ func (s *Server) Handler() http.Handler {
 			r.Get("/blocks", s.handleBlockGoto)        // web/block.go
 			r.Get("/blocks/{addr}", s.handleBlockPage) // web/block.go
 		})
-		r.Get("/follow/{code}", s.handleFollowPage) // web/rooms.go
-		r.Get("/sandbox", s.handleSandboxPage)      // web/sandbox.go
-		r.Get("/sandbox/run", s.handleSandboxRun)   // web/pages.go: the player on a slot list
-		r.Get("/exercise", s.handleExercisePage)    // web/exercise.go
-		r.Get("/glossary", s.handleGlossaryPage)    // web/glossary.go
-		r.Get("/diff", s.handleDiffPage)            // web/diff.go: two images compared
-		r.Get("/favicon.ico", s.handleFavicon)      // web/notfound.go
+		r.Get("/follow/{code}", followPage)       // web/rooms.go
+		r.Get("/sandbox", s.handleSandboxPage)    // web/sandbox.go
+		r.Get("/sandbox/run", s.handleSandboxRun) // web/pages.go: the player on a slot list
+		r.Get("/exercise", s.handleExercisePage)  // web/exercise.go
+		r.Get("/glossary", s.handleGlossaryPage)  // web/glossary.go
+		r.Get("/diff", s.handleDiffPage)          // web/diff.go: two images compared
+		r.Get("/favicon.ico", s.handleFavicon)    // web/notfound.go
 		// web/compare.go: a zero and a punch of one range side by side; ?image= held as /ws/run holds it.
 		r.With(s.holdImageParam).Get("/compare", s.handleComparePage)
 
@@ -91,7 +97,7 @@ func (s *Server) Handler() http.Handler {
 				r.Get("/aftercheck", s.handleAfterCheck) // web/aftercheck.go: an after-image against the run's model
 				r.Get("/writeback", s.handleWriteback)   // web/writeback.go: dirty pages around the run
 			})
-			r.Get("/uploads/{token}", s.handleUploadProgress)
+			r.Get("/uploads/{token}", progress)
 			r.Post("/sandbox", s.handleSandboxAPI)  // web/sandbox.go
 			r.Get("/exercise", s.handleExerciseAPI) // web/exercise.go
 		})

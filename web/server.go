@@ -70,7 +70,12 @@ type Config struct {
 	// MaxMemory is the memory budget of the work the server holds for clients (players, outlines,
 	// large answers): past it new work gets 503 with Retry-After. 0 = DefaultMaxMemory; < 0 = none.
 	MaxMemory int64
-	Logger    *slog.Logger // nil = discard
+	// Static is the server of the static site (`zrviz site`, cmd/zrviz-wasm): it runs as
+	// WebAssembly in the browser's service worker, with no file system and no other client. It has
+	// no data dir, takes no uploads (images are opened from the user's machine and held in memory)
+	// and has no rooms; the pages say so where a user would look for them.
+	Static bool
+	Logger *slog.Logger // nil = discard
 }
 
 // DefaultMaxMemory is the default memory budget: enough for hundreds of viewers of ordinary runs
@@ -167,13 +172,16 @@ func NewServer(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("web: static assets: %w", err)
 	}
 	s := &Server{cfg: cfg, log: log, assets: assets}
-	if cfg.DataDir == "" {
+	switch {
+	case cfg.Static:
+		// No data dir: nothing is stored, and the browser gives WebAssembly no file system.
+	case cfg.DataDir == "":
 		dir, err := os.MkdirTemp("", "zrviz-data-")
 		if err != nil {
 			return nil, fmt.Errorf("web: data dir: %w", err)
 		}
 		s.dataDir, s.ownDir = dir, true
-	} else {
+	default:
 		if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 			return nil, fmt.Errorf("web: data dir: %w", err)
 		}
@@ -193,11 +201,13 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.store = newStore(cfg.MaxStore)
 	s.store.log = func(msg string, args ...any) { log.Warn(msg, args...) }
-	if s.lock, err = lockDir(s.dataDir); err != nil {
-		return fail(err)
-	}
-	if err := s.prepareDataDir(); err != nil {
-		return fail(err)
+	if !cfg.Static {
+		if s.lock, err = lockDir(s.dataDir); err != nil {
+			return fail(err)
+		}
+		if err := s.prepareDataDir(); err != nil {
+			return fail(err)
+		}
 	}
 	s.uploads = newUploads()
 	s.next = newNextCache()
@@ -342,7 +352,7 @@ func (s *Server) Close() error {
 			errs = append(errs, fmt.Errorf("web: close image %s: %w", si.ID, err))
 		}
 	}
-	if !s.ownDir {
+	if !s.ownDir && !s.cfg.Static {
 		s.removePartials()
 	}
 	if s.lock != nil {

@@ -331,6 +331,11 @@ func (ss *session) handleControl(b []byte) string {
 			return ""
 		}
 	case ctlRoom:
+		if ss.room == nil && ss.s.cfg.Static {
+			ss.sendError(Errorf(ESERVERONLY, "rooms need the zrviz server (zrviz serve): this is the static site, "+
+				"which runs in your browser and cannot reach another's"), false)
+			return ""
+		}
 		if ss.room == nil {
 			rm, err := ss.s.startRoom(ss)
 			if err != nil {

@@ -14,6 +14,7 @@
 //	zrviz exercise [flags]     a seeded exercise; -c prints the answers
 //	zrviz diff [flags] A B     what differs between two images of one filesystem
 //	zrviz gc [flags] OP ...    checkpoint and garbage collection, victims as Linux 6.12 picks
+//	zrviz site [flags] DIR     zrviz as a static site: WebAssembly in the browser, no server
 //
 // IMG, A and B may be "demo", the embedded demo image (a file called demo is ./demo).
 //
@@ -130,6 +131,7 @@ func commands() []command {
 		{"block", cmdBlock, [][2]string{{"block [flags] ADDR", "what block ADDR is, who owns it, its fields (ADDR decimal or 0x hex)"}}},
 		{"diff", cmdDiff, [][2]string{{"diff [flags] A B", "what differs between two images of one filesystem, field by field"}}},
 		{"gc", cmdGC, [][2]string{{"gc [flags] OP ...", "checkpoint, gc 1, gc 0 as Linux 6.12 picks its victims"}}},
+		{"site", cmdSite, [][2]string{{"site [flags] DIR", "write zrviz as a static site (WebAssembly, no server) to DIR"}}},
 	}
 }
 

@@ -18,6 +18,8 @@
  *   the run query's field names (op: the played call, size: a truncate's new size)
  * @property {{zero: string, punch: string, truncate: string}} ops the calls a player plays, as the
  *   query's op and the ops language name them (request.OpZero, OpPunch, OpTruncate)
+ * @property {string} transport how the player reaches the server: "websocket", or "worker" in the
+ *   static site, whose server is this origin's service worker (portsocket.js)
  */
 
 /** @type {Contract|null} */

@@ -2,6 +2,7 @@
 // resumes at the step last shown (docs/protocol.md, version 2).
 import { setRunQuery } from './links.js';
 import { contract } from './contract.js';
+import { PortSocket, OPEN } from './portsocket.js';
 
 export const PROTOCOL_VERSION = 2;
 
@@ -100,7 +101,7 @@ export class RunSocket {
     this.params = params;
     this.on = on;
     this.resumeStep = resumeStep;
-    /** @type {WebSocket|null} */
+    /** @type {WebSocket|PortSocket|null} */
     this.ws = null;
     this.attempt = 0;
     /** attempts in a row without a hello */
@@ -121,7 +122,10 @@ export class RunSocket {
   connect() {
     if (this.stopped) return;
     this.on.status('connecting');
-    const ws = new WebSocket(this.url());
+    // The static site has no websocket: its server is this origin's service worker (portsocket.js).
+    const ws = contract().transport === 'worker'
+      ? new PortSocket(socketPath(this.params), navigator.serviceWorker ? navigator.serviceWorker.controller : null)
+      : new WebSocket(this.url());
     this.ws = ws;
     let gotHello = false;
     ws.addEventListener('open', () => this.on.status('open'));
@@ -180,7 +184,7 @@ export class RunSocket {
     // A follower's page does not drive: the server would refuse it anyway.
     if (this.params.follow && !FOLLOWER_CONTROLS.has(/** @type {any} */ (msg).type)) return;
     const s = JSON.stringify(msg);
-    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(s);
+    if (this.ws && this.ws.readyState === OPEN) this.ws.send(s);
     else if (this.queue.length < 16) this.queue.push(s);
   }
 

@@ -1,0 +1,106 @@
+// The static site's service worker (zrviz site DIR): it runs the zrviz server, built as WebAssembly
+// (cmd/zrviz-wasm), and answers every request of this origin's pages with it, except the site's own
+// files (sw.js, zrviz.wasm, wasm_exec.js, index.html, 404.html, /static/…), which come from DIR as
+// they are. The player's connection is a MessagePort the page hands over ({type: 'zrviz-ws'}), and an
+// image the user opens is a File handed over the same way ({type: 'zrviz-open'}): read here, in place,
+// never sent anywhere.
+/* global Go */
+importScripts('./wasm_exec.js');
+
+/** Paths that are files of the site, fetched from the static host as they are. */
+const SITE_FILES = new Set(['/sw.js', '/zrviz.wasm', '/wasm_exec.js', '/index.html', '/404.html', '/boot.js']);
+
+/** @type {Promise<any>|null} the running server (self.zrviz), started once per worker */
+let server = null;
+
+/** Starts the WebAssembly server, or returns the one running. */
+function start() {
+  if (server) return server;
+  server = (async () => {
+    const go = new Go();
+    const url = new URL('./zrviz.wasm', self.registration.scope);
+    let inst;
+    try {
+      inst = (await WebAssembly.instantiateStreaming(fetch(url), go.importObject)).instance;
+    } catch (e) {
+      // A host that serves .wasm with another type: compile from the bytes instead.
+      const bytes = await (await fetch(url)).arrayBuffer();
+      inst = (await WebAssembly.instantiate(bytes, go.importObject)).instance;
+    }
+    go.run(inst);
+    const z = /** @type {any} */ (self).zrviz;
+    if (!z) throw new Error('zrviz.wasm did not start');
+    return z;
+  })();
+  server.catch(() => { server = null; });
+  return server;
+}
+
+self.addEventListener('install', (ev) => {
+  self.skipWaiting();
+  ev.waitUntil(start());
+});
+
+self.addEventListener('activate', (ev) => {
+  ev.waitUntil(self.clients.claim());
+});
+
+/**
+ * Whether path is one of the site's own files.
+ * @param {string} path
+ */
+function siteFile(path) {
+  return SITE_FILES.has(path) || path.startsWith('/static/');
+}
+
+self.addEventListener('fetch', (ev) => {
+  const url = new URL(ev.request.url);
+  if (url.origin !== self.location.origin || siteFile(url.pathname)) return;
+  ev.respondWith(answer(ev.request, url));
+});
+
+/**
+ * Answers a request with the server's handler.
+ * @param {Request} req
+ * @param {URL} url
+ */
+async function answer(req, url) {
+  let z;
+  try {
+    z = await start();
+  } catch (e) {
+    return new Response(`zrviz could not start in this browser: ${e}`, { status: 500, headers: { 'Content-Type': 'text/plain; charset=utf-8' } });
+  }
+  if (z.error) {
+    return new Response(`zrviz could not start: ${z.error}`, { status: 500, headers: { 'Content-Type': 'text/plain; charset=utf-8' } });
+  }
+  const body = req.method === 'GET' || req.method === 'HEAD' ? null : new Uint8Array(await req.arrayBuffer());
+  const headers = [];
+  for (const [k, v] of req.headers) {
+    // The handler answers one origin; the browser's own guards already kept others out.
+    if (k === 'origin' || k.startsWith('sec-fetch-')) continue;
+    headers.push([k, v]);
+  }
+  const res = await z.serve({ method: req.method, url: url.pathname + url.search, headers, body });
+  const h = new Headers();
+  for (const [k, v] of res.headers) h.append(k, v);
+  const nobody = req.method === 'HEAD' || res.status === 204 || res.status === 304;
+  return new Response(nobody ? null : res.body, { status: res.status, headers: h });
+}
+
+self.addEventListener('message', (ev) => {
+  const m = ev.data;
+  if (!m || typeof m !== 'object') return;
+  const port = ev.ports[0];
+  if (m.type === 'zrviz-ws' && port) {
+    ev.waitUntil(start().then((z) => z.connect(String(m.path), port), (e) => {
+      port.postMessage({ kind: 'close', code: 1011, reason: `zrviz could not start: ${e}` });
+    }));
+  } else if (m.type === 'zrviz-open' && port) {
+    ev.waitUntil(start()
+      .then((z) => z.openLocal(m.file))
+      .then((r) => port.postMessage({ ok: true, id: r.id, name: r.name }),
+        (e) => port.postMessage({ ok: false, error: String(e && e.message ? e.message : e) })));
+  }
+  // {type: 'zrviz-ping'}: a page keeps the worker (and the images it holds) alive.
+});
