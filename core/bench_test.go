@@ -3,18 +3,9 @@ package core
 import (
 	"math/rand/v2"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// cpuTime is the process's user+system CPU time; benchmarks report it
-// next to wall time because the shared machine is often busy.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // genFile is a generator DnodeSource: a contiguous mapping of n blocks
 // starting at base. It reuses one buffer (the engine copies).

@@ -41,7 +41,7 @@ func sessionBar(p RunPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = presenterRoom().Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = presenterRoom(p.Layout.Static).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -83,8 +83,9 @@ func sessionBar(p RunPage) templ.Component {
 	})
 }
 
-// presenterRoom starts a room from this player and then shows its code, link and audience.
-func presenterRoom() templ.Component {
+// presenterRoom starts a room from this player and then shows its code, link and audience. The
+// static site has no rooms (its server is this browser's): the button stays, disabled, and says why.
+func presenterRoom(static bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -101,7 +102,22 @@ func presenterRoom() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<div class=\"room\" id=\"room-box\" data-testid=\"room-box\" data-role=\"none\"><button type=\"button\" id=\"room-start\" data-testid=\"room-start\" title=\"Let a class follow this player on their own screens\">start a room</button> <span class=\"room-on\" id=\"room-on\" hidden><span class=\"k\">room</span> <b class=\"code\" id=\"room-code\" data-testid=\"room-code\"></b> <span>· follow at</span> <a id=\"room-url\" data-testid=\"room-url\" href=\"#\" target=\"_blank\" rel=\"noopener\"></a> <button type=\"button\" id=\"room-copy\" data-testid=\"room-copy\" title=\"Copy the follow link\">copy link</button> <span>·</span> <span id=\"room-followers\" data-testid=\"room-followers\">0 followers</span></span> <span class=\"room-status\" id=\"room-status\" data-testid=\"room-status\" role=\"status\"></span></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<div class=\"room\" id=\"room-box\" data-testid=\"room-box\" data-role=\"none\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if static {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<button type=\"button\" id=\"room-start\" data-testid=\"room-start\" disabled aria-describedby=\"room-static\">start a room</button> <span class=\"room-static\" id=\"room-static\" data-testid=\"room-static\">rooms need the zrviz server (<code>zrviz serve</code>): this copy runs in your browser</span> ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		} else {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "<button type=\"button\" id=\"room-start\" data-testid=\"room-start\" title=\"Let a class follow this player on their own screens\">start a room</button> ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<span class=\"room-on\" id=\"room-on\" hidden><span class=\"k\">room</span> <b class=\"code\" id=\"room-code\" data-testid=\"room-code\"></b> <span>· follow at</span> <a id=\"room-url\" data-testid=\"room-url\" href=\"#\" target=\"_blank\" rel=\"noopener\"></a> <button type=\"button\" id=\"room-copy\" data-testid=\"room-copy\" title=\"Copy the follow link\">copy link</button> <span>·</span> <span id=\"room-followers\" data-testid=\"room-followers\">0 followers</span></span> <span class=\"room-status\" id=\"room-status\" data-testid=\"room-status\" role=\"status\"></span></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -127,20 +143,20 @@ func followerRoom(code string) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<div class=\"room\" id=\"room-box\" data-testid=\"room-box\" data-role=\"follower\"><span class=\"k\">room</span> <b class=\"code\" id=\"room-code\" data-testid=\"room-code\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<div class=\"room\" id=\"room-box\" data-testid=\"room-box\" data-role=\"follower\"><span class=\"k\">room</span> <b class=\"code\" id=\"room-code\" data-testid=\"room-code\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var5 string
 		templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(code)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/session.templ`, Line: 48, Col: 63}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/session.templ`, Line: 54, Col: 63}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</b> <span class=\"room-status\" id=\"room-status\" data-testid=\"room-status\" role=\"status\">connecting</span> <span id=\"room-followers\" data-testid=\"room-followers\"></span> <button type=\"button\" id=\"room-detach\" data-testid=\"room-detach\" aria-keyshortcuts=\"f\" title=\"Explore on your own from here (f)\">detach <kbd>f</kbd></button> <button type=\"button\" id=\"room-rejoin\" data-testid=\"room-rejoin\" class=\"primary\" aria-keyshortcuts=\"f\" title=\"Follow the presenter again (f)\" hidden>rejoin <kbd>f</kbd></button></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "</b> <span class=\"room-status\" id=\"room-status\" data-testid=\"room-status\" role=\"status\">connecting</span> <span id=\"room-followers\" data-testid=\"room-followers\"></span> <button type=\"button\" id=\"room-detach\" data-testid=\"room-detach\" aria-keyshortcuts=\"f\" title=\"Explore on your own from here (f)\">detach <kbd>f</kbd></button> <button type=\"button\" id=\"room-rejoin\" data-testid=\"room-rejoin\" class=\"primary\" aria-keyshortcuts=\"f\" title=\"Follow the presenter again (f)\" hidden>rejoin <kbd>f</kbd></button></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -166,7 +182,7 @@ func traceBox() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<div class=\"trace\" id=\"trace-box\" data-testid=\"trace-box\"><button type=\"button\" id=\"trace-attach\" data-testid=\"trace-attach\" title=\"The f2fs_invalidate_blocks calls your kernel made (ftrace text or ADDR [LEN] lines): choose the file, or drop it on the page\">attach a kernel trace…</button> <input type=\"file\" id=\"trace-file\" data-testid=\"trace-file\" aria-label=\"kernel trace file\" hidden> <span class=\"trace-status\" id=\"trace-status\" data-testid=\"trace-status\" role=\"status\"></span> <button type=\"button\" id=\"trace-goto\" data-testid=\"trace-goto\" hidden>go to the divergence</button> <button type=\"button\" id=\"trace-remove\" data-testid=\"trace-remove\" aria-label=\"remove the kernel trace\" title=\"Remove the kernel trace\" hidden>✕</button></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<div class=\"trace\" id=\"trace-box\" data-testid=\"trace-box\"><button type=\"button\" id=\"trace-attach\" data-testid=\"trace-attach\" title=\"The f2fs_invalidate_blocks calls your kernel made (ftrace text or ADDR [LEN] lines): choose the file, or drop it on the page\">attach a kernel trace…</button> <input type=\"file\" id=\"trace-file\" data-testid=\"trace-file\" aria-label=\"kernel trace file\" hidden> <span class=\"trace-status\" id=\"trace-status\" data-testid=\"trace-status\" role=\"status\"></span> <button type=\"button\" id=\"trace-goto\" data-testid=\"trace-goto\" hidden>go to the divergence</button> <button type=\"button\" id=\"trace-remove\" data-testid=\"trace-remove\" aria-label=\"remove the kernel trace\" title=\"Remove the kernel trace\" hidden>✕</button></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -192,20 +208,20 @@ func opsBox(p RunPage) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<div class=\"ops\" id=\"ops-box\" data-testid=\"ops-box\"><span class=\"ops-before\" id=\"ops-before\" data-testid=\"ops-before\" hidden></span><form class=\"chain\" id=\"chain-form\" data-testid=\"chain-form\" data-forms=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<div class=\"ops\" id=\"ops-box\" data-testid=\"ops-box\"><span class=\"ops-before\" id=\"ops-before\" data-testid=\"ops-before\" hidden></span><form class=\"chain\" id=\"chain-form\" data-testid=\"chain-form\" data-forms=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var8 string
 		templ_7745c5c3_Var8, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.OpForms).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/session.templ`, Line: 71, Col: 85}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `templates/session.templ`, Line: 77, Col: 85}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var8)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "\" aria-label=\"then another operation on the file, from the state this run leaves\" hidden><ol class=\"chain-staged\" id=\"chain-staged\" data-testid=\"chain-staged\" aria-label=\"operations to run before the next zero\" hidden></ol><label class=\"k\" for=\"chain-kind\">then</label> <select id=\"chain-kind\" data-testid=\"chain-kind\" title=\"the next operation (the ops language); a zero is played, the others run before it\"><option value=\"zero\">zero</option></select> <span class=\"chain-args\" id=\"chain-args\" data-testid=\"chain-args\" hidden></span> <span class=\"chain-zero\" id=\"chain-zero\"><label for=\"chain-offset\">offset</label> <input type=\"text\" inputmode=\"numeric\" id=\"chain-offset\" data-testid=\"chain-offset\" size=\"10\" autocomplete=\"off\" title=\"offset in bytes\"> <label for=\"chain-length\">length</label> <input type=\"text\" inputmode=\"numeric\" id=\"chain-length\" data-testid=\"chain-length\" size=\"10\" autocomplete=\"off\" title=\"length in bytes\"> <label class=\"check\"><input type=\"checkbox\" id=\"chain-keep\" data-testid=\"chain-keep\"> KEEP_SIZE</label></span> <button type=\"submit\" class=\"primary\" id=\"chain-go\" data-testid=\"chain-go\">zero it</button> <span class=\"chain-error\" id=\"chain-error\" data-testid=\"chain-error\" role=\"alert\"></span></form>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\" aria-label=\"then another operation on the file, from the state this run leaves\" hidden><ol class=\"chain-staged\" id=\"chain-staged\" data-testid=\"chain-staged\" aria-label=\"operations to run before the next zero\" hidden></ol><label class=\"k\" for=\"chain-kind\">then</label> <select id=\"chain-kind\" data-testid=\"chain-kind\" title=\"the next operation (the ops language); a zero is played, the others run before it\"><option value=\"zero\">zero</option></select> <span class=\"chain-args\" id=\"chain-args\" data-testid=\"chain-args\" hidden></span> <span class=\"chain-zero\" id=\"chain-zero\"><label for=\"chain-offset\">offset</label> <input type=\"text\" inputmode=\"numeric\" id=\"chain-offset\" data-testid=\"chain-offset\" size=\"10\" autocomplete=\"off\" title=\"offset in bytes\"> <label for=\"chain-length\">length</label> <input type=\"text\" inputmode=\"numeric\" id=\"chain-length\" data-testid=\"chain-length\" size=\"10\" autocomplete=\"off\" title=\"length in bytes\"> <label class=\"check\"><input type=\"checkbox\" id=\"chain-keep\" data-testid=\"chain-keep\"> KEEP_SIZE</label></span> <button type=\"submit\" class=\"primary\" id=\"chain-go\" data-testid=\"chain-go\">zero it</button> <span class=\"chain-error\" id=\"chain-error\" data-testid=\"chain-error\" role=\"alert\"></span></form>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -213,7 +229,7 @@ func opsBox(p RunPage) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -239,7 +255,7 @@ func kernelCount() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<div class=\"kern\" id=\"kern-box\" data-testid=\"kern-box\" title=\"the f2fs_invalidate_blocks calls in the kernel's trace of this operation\" hidden><div class=\"label\">kernel calls</div><div class=\"value\" data-testid=\"stat-calls-kernel\" id=\"stat-calls-kernel\">–</div></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "<div class=\"kern\" id=\"kern-box\" data-testid=\"kern-box\" title=\"the f2fs_invalidate_blocks calls in the kernel's trace of this operation\" hidden><div class=\"label\">kernel calls</div><div class=\"value\" data-testid=\"stat-calls-kernel\" id=\"stat-calls-kernel\">–</div></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -265,7 +281,7 @@ func kernelWords() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<p id=\"narr-kernel\" class=\"kernel-words\" hidden><span class=\"who\">kernel</span><span class=\"text\" id=\"narr-kernel-text\" data-testid=\"trace-words\"></span></p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<p id=\"narr-kernel\" class=\"kernel-words\" hidden><span class=\"who\">kernel</span><span class=\"text\" id=\"narr-kernel-text\" data-testid=\"trace-words\"></span></p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -291,7 +307,7 @@ func roomAnswers() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "<div class=\"room-answers\" id=\"room-answers\" data-testid=\"room-answers\" hidden><p class=\"ra-head\"><span id=\"room-answered\" data-testid=\"room-answered\"></span> <button type=\"button\" class=\"primary\" id=\"room-reveal\" data-testid=\"room-reveal\">reveal</button></p><ol class=\"ra-bars\" id=\"answer-bars\" data-testid=\"answer-bars\" aria-label=\"the followers' answers\"></ol></div>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<div class=\"room-answers\" id=\"room-answers\" data-testid=\"room-answers\" hidden><p class=\"ra-head\"><span id=\"room-answered\" data-testid=\"room-answered\"></span> <button type=\"button\" class=\"primary\" id=\"room-reveal\" data-testid=\"room-reveal\">reveal</button></p><ol class=\"ra-bars\" id=\"answer-bars\" data-testid=\"answer-bars\" aria-label=\"the followers' answers\"></ol></div>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

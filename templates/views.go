@@ -27,6 +27,9 @@ type Layout struct {
 	// Contract is what the page's modules share with the server (web's pageContract), rendered as
 	// JSON in <script id="zrviz-contract">, where static/js/contract.js reads it; nil for none.
 	Contract any
+	// Static is the static site (zrviz site): no uploads and no rooms, which the pages say where a
+	// user would look for them.
+	Static bool
 }
 
 // ImageItem is one loaded image in the images list.

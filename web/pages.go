@@ -67,7 +67,7 @@ func (s *Server) layout(title, script string, crumbs ...templates.Crumb) templat
 	if s.cfg.Static {
 		c.Transport = transportWorker
 	}
-	return templates.Layout{Title: title, Assets: s.assets, Script: script, Crumbs: crumbs, Contract: c}
+	return templates.Layout{Title: title, Assets: s.assets, Script: script, Crumbs: crumbs, Contract: c, Static: s.cfg.Static}
 }
 
 // imageCrumb names an image in the breadcrumb, linked unless it is the

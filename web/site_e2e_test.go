@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -147,5 +148,66 @@ func TestSitePlaysBench64(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "site-bench64")
+	host.checkOnlyFiles(t)
+}
+
+// sitePages are the sweep's pages the static site serves: every one but the room follower's (the
+// site has no rooms) and the diff against a second stored image (the site's images are the demo and
+// the ones the user opens; TestSiteLocalImage opens one).
+func sitePages() []classroomPage {
+	var out []classroomPage
+	for _, p := range classroomPages {
+		if p.name == "follow" || p.name == "diff" {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// TestSitePages loads every page of the sweep from the built site at a phone's, a laptop's and a
+// projector's size: each gets ready as it does from the server, with no uncaught exception, no
+// sideways scroll and no axe-core violation; the run page says that rooms need the server, and
+// the API the site has no use for answers server_only.
+func TestSitePages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the site and drives a browser")
+	}
+	src := axeSource(t)
+	dir := builtSite(t)
+	host, base := serveSite(t, dir)
+	tab := browser(t)
+	siteTab(t, tab, base) // installs the worker
+	for _, vp := range []struct{ w, h int64 }{{390, 844}, {1280, 720}, {1920, 1080}} {
+		t.Run(fmt.Sprintf("%dx%d", vp.w, vp.h), func(t *testing.T) {
+			for _, p := range sitePages() {
+				ctx := tab(t)
+				do(t, ctx, chromedp.EmulateViewport(vp.w, vp.h))
+				where := fmt.Sprintf("site %s at %d×%d", p.name, vp.w, vp.h)
+				do(t, ctx, chromedp.Navigate(base+p.path))
+				waitJSOr(t, ctx, p.ready, time.Minute, `document.title + ' ' + document.body.innerText.slice(0, 200)`)
+				settle(t, ctx)
+				noSideways(t, ctx, where)
+				headingOne(t, ctx, where)
+				axeCheck(t, ctx, src, where)
+				if p.name == "run" {
+					if got := text(t, ctx, "room-static"); !strings.Contains(got, "zrviz serve") {
+						t.Errorf("%s: the room note reads %q", where, got)
+					}
+					shot(t, ctx, fmt.Sprintf("site-run-%dx%d", vp.w, vp.h))
+				}
+			}
+		})
+	}
+	ctx := tab(t)
+	do(t, ctx, chromedp.Navigate(base+"/glossary"))
+	waitJS(t, ctx, `!!document.querySelector('[data-testid="term-sit-lock"]')`, time.Minute)
+	got, err := evalJS[[]any](ctx, `(async () => { const r = await fetch('/api/images', {method: 'POST', body: 'x'}); return [r.status, (await r.json()).code]; })()`, chromedp.EvalAwaitPromise)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0] != float64(http.StatusNotImplemented) || got[1] != string(ESERVERONLY) {
+		t.Errorf("POST /api/images in the site answers %v, want 501 %s", got, ESERVERONLY)
+	}
 	host.checkOnlyFiles(t)
 }

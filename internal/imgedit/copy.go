@@ -9,7 +9,6 @@ import (
 
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/testutil"
-	"golang.org/x/sys/unix"
 )
 
 // Copy makes a new raw file of the compressed image src (.zst or .gz) in a test's temporary
@@ -35,30 +34,7 @@ func Copy(tb testing.TB, src string) string {
 	if err := out.Truncate(st.Size()); err != nil {
 		tb.Fatal(err)
 	}
-	fd := int(in.Fd())
-	for off := int64(0); off < st.Size(); {
-		data, err := unix.Seek(fd, off, unix.SEEK_DATA)
-		if err == unix.ENXIO { // no data after off: the rest is a hole
-			break
-		}
-		if err != nil {
-			tb.Fatal(err)
-		}
-		hole, err := unix.Seek(fd, data, unix.SEEK_HOLE)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for roff, woff := data, data; roff < hole; {
-			n, err := unix.CopyFileRange(fd, &roff, int(out.Fd()), &woff, int(hole-roff), 0)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			if n == 0 {
-				tb.Fatalf("copy %s: no progress at %d", src, roff)
-			}
-		}
-		off = hole
-	}
+	copyData(tb, src, in, out, st.Size())
 	if err := out.Close(); err != nil {
 		tb.Fatal(err)
 	}

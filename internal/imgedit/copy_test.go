@@ -27,7 +27,7 @@ func TestCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if used := st.Sys().(*syscall.Stat_t).Blocks * 512; used >= st.Size()/2 {
+	if used := int64(st.Sys().(*syscall.Stat_t).Blocks) * 512; used >= st.Size()/2 {
 		t.Errorf("copy uses %d bytes of disk for %d: not sparse", used, st.Size())
 	}
 	Edit(t, name, func(e Editor) {

@@ -178,7 +178,8 @@ func stampOf(name string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: no inode", name)
 	}
-	return fmt.Appendf(nil, "ino %d size %d ctime %d.%09d\n", sys.Ino, st.Size(), sys.Ctim.Sec, sys.Ctim.Nsec), nil
+	sec, nsec := changeTime(sys)
+	return fmt.Appendf(nil, "ino %d size %d ctime %d.%09d\n", sys.Ino, st.Size(), sec, nsec), nil
 }
 
 func writeAtomic(name string, b []byte) error {

@@ -245,9 +245,8 @@ class SideSocket extends RunSocket {
     this.query = query;
   }
 
-  url() {
-    const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    return `${proto}//${location.host}/ws/run?${sideQuery(this.query, this.params.step)}`;
+  path() {
+    return `/ws/run?${sideQuery(this.query, this.params.step)}`;
   }
 }
 

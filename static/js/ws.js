@@ -112,10 +112,15 @@ export class RunSocket {
     this.timer = 0;
   }
 
+  /** @returns {string} the socket's path and query for the current parameters */
+  path() {
+    return socketPath(this.params);
+  }
+
   /** @returns {string} the websocket URL for the current parameters */
   url() {
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    return `${proto}//${location.host}${socketPath(this.params)}`;
+    return `${proto}//${location.host}${this.path()}`;
   }
 
   /** Opens the connection. */
@@ -124,7 +129,7 @@ export class RunSocket {
     this.on.status('connecting');
     // The static site has no websocket: its server is this origin's service worker (portsocket.js).
     const ws = contract().transport === 'worker'
-      ? new PortSocket(socketPath(this.params), navigator.serviceWorker ? navigator.serviceWorker.controller : null)
+      ? new PortSocket(this.path(), navigator.serviceWorker ? navigator.serviceWorker.controller : null)
       : new WebSocket(this.url());
     this.ws = ws;
     let gotHello = false;
