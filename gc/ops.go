@@ -105,11 +105,7 @@ func (s *State) Write(to Block, old *Block) error {
 		s.updateSegmentMtime(old.Segno)
 	}
 	s.updateSegmentMtime(to.Segno)
-	ns := &s.segs[to.Segno]
-	if !testMap(&ns.Map, to.Blkoff) {
-		setMap(&ns.Map, to.Blkoff)
-		ns.Valid++
-	}
+	s.setValid(to.Segno, to.Blkoff)
 	s.setInuse(to.Segno)
 	if old != nil {
 		os := &s.segs[old.Segno]
@@ -142,6 +138,7 @@ func (s *State) SetCurrent(log int, c CurSeg) error {
 		s.dirtySec.clear(c.Segno / s.segsPerSec)
 	}
 	s.segs[c.Segno].Type = log
+	s.allocSSR[log] = false // new_curseg: LFS allocation
 	s.locateDirtySegment(old.Segno)
 	return nil
 }
@@ -155,6 +152,9 @@ func (s *State) SetSegment(segno uint32, bitmap [64]byte) error {
 	}
 	se := &s.segs[segno]
 	se.Map = bitmap
+	for i, b := range bitmap { // a block written since the checkpoint is checkpointed for SSR
+		s.ckpt[segno][i] |= b
+	}
 	n := uint32(0)
 	for _, b := range bitmap {
 		n += uint32(bits.OnesCount8(b))
