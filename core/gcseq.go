@@ -197,9 +197,9 @@ func (q *Seq) feedCalls(v *Volume, res *Result) error {
 	return nil
 }
 
-// feedPages gives the segment manager the pages writeback wrote out of place, and records who
-// owns each new block.
-func (q *Seq) feedPages(v *Volume, ino uint32, pages []PageWrite) error {
+// feedPages gives the segment manager the pages writeback wrote out of place (unless feed is
+// false: the writeback allocated them there itself), and records who owns each new block.
+func (q *Seq) feedPages(v *Volume, ino uint32, pages []PageWrite, feed bool) error {
 	if q.sm == nil {
 		return nil
 	}
@@ -214,8 +214,10 @@ func (q *Seq) feedPages(v *Volume, ino uint32, pages []PageWrite) error {
 			old = &b
 			delete(q.placed, p.Old)
 		}
-		if err := q.sm.Write(to, old); err != nil {
-			return err
+		if feed {
+			if err := q.sm.Write(to, old); err != nil {
+				return err
+			}
 		}
 		q.placed[p.New] = blockOwner{ino, p.Index}
 	}

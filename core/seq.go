@@ -122,11 +122,12 @@ func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
 		return in, nil, nil
 	}
 	lo, hi := uint64(req.Offset)>>12, uint64(req.Offset+req.Length-1)>>12
-	next, pages, err := writeback(in, lo, hi, wbMode{ctx: q.ctx, sync: true})
+	sm := q.wbSM()
+	next, pages, err := writeback(in, lo, hi, wbMode{ctx: q.ctx, sync: true, sm: sm, metaSecs: q.metaSecs()})
 	if err != nil {
 		return in, nil, err
 	}
-	if err := q.doneWriteback(next, pages); err != nil {
+	if err := q.doneWriteback(next, pages, sm); err != nil {
 		return in, nil, err
 	}
 	// f2fs_zero_post_eof_page (file.c:1714, after the writeback): dirty pages wholly past i_size
@@ -141,14 +142,38 @@ func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
 	return next, pages, nil
 }
 
-// doneWriteback records what a writeback of one file left, feeding the segment manager.
-func (q *Seq) doneWriteback(next Input, pages []PageWrite) error {
+// doneWriteback records what a writeback of one file left. sm is the segment manager the
+// writeback allocated on ([Seq.wbSM]): it becomes the sequence's; without one the pages are fed to
+// the segment manager here.
+func (q *Seq) doneWriteback(next Input, pages []PageWrite, sm *gc.State) error {
 	t := touchedOf(next, pages)
 	q.done(next, t)
-	if err := q.feedPages(&next.Volume, next.Inode.Ino, pages); err != nil {
+	if sm != nil {
+		q.sm = sm
+	}
+	if err := q.feedPages(&next.Volume, next.Inode.Ino, pages, sm == nil); err != nil {
 		return err
 	}
 	return q.feedEnd(t)
+}
+
+// wbSM is the segment manager a writeback allocates on: a copy of the sequence's (nil without
+// one), kept only when the writeback succeeds, so a refused writeback leaves the sequence as it
+// was.
+func (q *Seq) wbSM() *gc.State {
+	if q.sm == nil {
+		return nil
+	}
+	return q.sm.Clone()
+}
+
+// SSRVictims lists the victims get_ssr_segment found (f2fs_get_victim in SSR mode) since the
+// mount, in order (nil without a segment manager).
+func (q *Seq) SSRVictims() []gc.SSRVictim {
+	if q.sm == nil {
+		return nil
+	}
+	return q.sm.SSRVictims()
 }
 
 // Zero runs fallocate(FALLOC_FL_ZERO_RANGE) on f: PrepareZero, then the walk in the sequence's
@@ -237,13 +262,14 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 		res.SizeAfter, res.BlocksAfter = in.Inode.Size, in.Inode.Blocks
 		return res, nil
 	}
-	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sync: true, needIPU: len(in.Inode.Dirty) <= minFsyncBlocks})
+	sm := q.wbSM()
+	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sync: true, needIPU: len(in.Inode.Dirty) <= minFsyncBlocks, sm: sm, metaSecs: q.metaSecs()})
 	if err != nil {
 		return nil, err
 	}
 	res.Pages = append(res.Pages, pages...)
 	res.SizeAfter, res.BlocksAfter = next.Inode.Size, next.Inode.Blocks
-	if err := q.doneWriteback(next, pages); err != nil {
+	if err := q.doneWriteback(next, pages, sm); err != nil {
 		return nil, err
 	}
 	if err := q.balanceFS(uint64(len(pages))); err != nil {
@@ -284,12 +310,13 @@ func (q *Seq) Unmount() (*WriteResult, error) {
 func (q *Seq) flushAll(res *WriteResult) error {
 	for _, ino := range slices.Clone(q.order) {
 		in := q.vol.WithFile(q.files[ino])
-		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx})
+		sm := q.wbSM()
+		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sm: sm, metaSecs: q.metaSecs()})
 		if err != nil {
 			return err
 		}
 		res.Pages = append(res.Pages, pages...)
-		if err := q.doneWriteback(next, pages); err != nil {
+		if err := q.doneWriteback(next, pages, sm); err != nil {
 			return err
 		}
 	}

@@ -73,6 +73,13 @@ type wbMode struct {
 	sync    bool            // WB_SYNC_ALL (REQ_SYNC): filemap_write_and_wait_range, fsync
 	needIPU bool            // FI_NEED_IPU: an fsync with at most min_fsync_blocks dirty pages
 	hot     bool            // FI_HOT_DATA: f2fs_write_cache_pages found at most min_hot_blocks dirty pages
+	// sm, when set, is the sequence's segment manager (a copy the caller keeps only if the
+	// writeback succeeds): every page written out of place is allocated there (gc.State.Alloc:
+	// f2fs_allocate_data_block with need_new_seg, SSR included), and the engine's overlay follows.
+	// metaSecs bounds f2fs_need_SSR's dirty metadata for it. Without it the engine's own allocator
+	// opens new segments only (no whole SIT to search for SSR).
+	sm       *gc.State
+	metaSecs uint32
 }
 
 // writeback writes in's dirty pages with index in [lo, hi] as f2fs_write_cache_pages does, in
@@ -142,7 +149,12 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 			}
 		}
 		log := e.dataLog(m)
-		a, segno, err := e.allocData(log)
+		var a, segno uint32
+		if m.sm != nil {
+			a, segno, err = e.allocSM(m, log, old)
+		} else {
+			a, segno, err = e.allocData(log)
+		}
 		if err != nil {
 			return in, nil, err
 		}
@@ -250,6 +262,74 @@ func (e *engine) allocData(log uint8) (uint32, uint32, error) {
 	return a, segno, nil
 }
 
+// allocSM is f2fs_allocate_data_block for a data page of log whose block was old, on the
+// sequence's segment manager (m.sm, gc.State.Alloc): the block, and where the log went when the
+// block filled its segment — a new segment or, by need_new_seg → get_ssr_segment → change_curseg,
+// a partly valid one (SSR). The engine's overlay takes the same block and log move. An allocation
+// whose next segment the model cannot know (f2fs_need_SSR's dirty metadata, ENOSPC) is refused.
+func (e *engine) allocSM(m wbMode, log uint8, old uint32) (uint32, uint32, error) {
+	v := &e.in.Volume
+	var from *gc.Block
+	if isBlock(old) {
+		b := blockOf(v, old)
+		from = &b
+	}
+	before := m.sm.Current()[log].Segno
+	to, err := m.sm.Alloc(int(log), from, m.metaSecs)
+	switch {
+	case errors.Is(err, gc.ErrSSRUnknown):
+		return 0, 0, fmt.Errorf("%w: %w", ErrUnmodelled, err)
+	case errors.Is(err, gc.ErrNoSpace):
+		return 0, 0, fmt.Errorf("%w: no free section for the %s log's new segment (%w)", ErrUnmodelled, f2fs.LogName(int(log)), err)
+	case err != nil:
+		return 0, 0, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	st, err := e.sit.get(to.Segno)
+	if err != nil {
+		return 0, 0, err
+	}
+	e.sit.modify(to.Segno, st)
+	if !testBit(&st.cur, to.Blkoff) {
+		setBit(&st.cur, to.Blkoff)
+		st.valid++
+	}
+	setBit(&st.disc, to.Blkoff)
+	segp, offp := e.logPos(log)
+	now := m.sm.Current()[log]
+	if now.Segno != before {
+		if err := e.moveLog(before, now.Segno); err != nil {
+			return 0, 0, err
+		}
+	}
+	*segp, *offp = now.Segno, now.Blkoff
+	return f2fs.SegBlock(v.MainBlkaddr, to.Segno) + to.Blkoff, to.Segno, nil
+}
+
+// moveLog moves a log from segment old to segment no in the overlay: no is a current segment, old
+// is classed by its valid blocks (locate_dirty_segment).
+func (e *engine) moveLog(old, no uint32) error {
+	v := &e.in.Volume
+	st, err := e.sit.get(no)
+	if err != nil {
+		return err
+	}
+	for j, c := range v.CurrentSegments {
+		if c == old {
+			v.CurrentSegments[j] = no
+		}
+	}
+	e.sit.current = v.CurrentSegments
+	e.sit.modify(no, st)
+	st.class = SegCurrent
+	ost, err := e.sit.get(old)
+	if err != nil {
+		return err
+	}
+	e.sit.modify(old, ost)
+	ost.class = classify(ost.valid, false)
+	return nil
+}
+
 // newCurseg replaces a full current segment as new_curseg(sbi, type, false) does (segment.c:2889):
 // the segment is package gc's [gc.NewSegment] (__get_next_segno's hint, get_new_segment's section
 // rule), the one allocator the segment manager uses too, asked through a view of the engine's SIT
@@ -271,24 +351,9 @@ func (e *engine) newCurseg(log uint8, segp, offp *uint32) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInput, err)
 	}
-	st, err := e.sit.get(no)
-	if err != nil {
+	if err := e.moveLog(old, no); err != nil {
 		return err
 	}
-	for j, c := range v.CurrentSegments {
-		if c == old {
-			v.CurrentSegments[j] = no
-		}
-	}
-	e.sit.current = v.CurrentSegments
-	e.sit.modify(no, st)
-	st.class = SegCurrent
-	ost, err := e.sit.get(old)
-	if err != nil {
-		return err
-	}
-	e.sit.modify(old, ost)
-	ost.class = classify(ost.valid, false)
 	*segp, *offp = no, 0
 	return nil
 }

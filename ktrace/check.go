@@ -169,6 +169,24 @@ func ModelVictims(p *gc.Pick) []Victim {
 	return out
 }
 
+// ssrTypes are show_data_type's names (include/trace/events/f2fs.h) of the CURSEG_* types.
+var ssrTypes = [gc.NumLogs]string{"Hot DATA", "Warm DATA", "Cold DATA", "Hot NODE", "Warm NODE", "Cold NODE"}
+
+// ModelSSR lists a model's SSR victims (get_ssr_segment's f2fs_get_victim in SSR mode) as the
+// tracepoint reports them: a background greedy search of one type, the segment and its
+// ckpt_valid_blocks.
+func ModelSSR(vs []gc.SSRVictim) []Victim {
+	var out []Victim
+	for _, v := range vs {
+		name := "No TYPE"
+		if v.Type >= 0 && v.Type < gc.NumLogs {
+			name = ssrTypes[v.Type]
+		}
+		out = append(out, Victim{Type: "BG", Policy: "greedy", Segno: v.Segno, Cost: v.Cost, Mode: "SSR", Log: name})
+	}
+	return out
+}
+
 // CheckVictims holds the model's victims of operation op (ModelVictims of its gc pick, or of the
 // collection f2fs_balance_fs ran inside it) against the op's f2fs_get_victim events: "" when they
 // agree (type, policy, victim and cost, in order), else what differs first.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -276,6 +277,11 @@ func TestKernelSeq(t *testing.T) {
 						case m.Cost != kk.Cost:
 							t.Logf("%s: op %d (%s): victim %d cost %d, kernel %d (the clock crossed a second in an earlier op)", mode, i+1, op.OpLine(0), k+1, m.Cost, kk.Cost)
 						}
+					}
+					// The SSR searches of the op (need_new_seg → get_ssr_segment, f2fs_get_victim in
+					// SSR mode): type searched, segment and ckpt_valid_blocks, in order (s1, s2).
+					if ks, ms := tr.Ops[i].SSR, ktrace.ModelSSR(st.SSR); !reflect.DeepEqual(ks, ms) {
+						t.Errorf("%s: op %d (%s): SSR victims %+v, kernel %+v", mode, i+1, op.OpLine(0), ms, ks)
 					}
 					if c, ok := clock[i+1]; ok && c[0] != c[1] && op.Kind != request.OpTune && op.Kind != request.OpNow {
 						crossed = true
