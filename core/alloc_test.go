@@ -12,8 +12,8 @@ import (
 
 // TestWritebackNewSegment fills the warm data log during an fsync's write-back and checks the
 // segment the log moves to against the kernel's rule, with and without a segment manager mounted.
-// No kernel fixture fills a data log during write-back (core/testdata/kernel-seq: the logs never
-// reach a segment's end in them), so the rule is stated here, from Linux 6.12.117's fs/f2fs:
+// The kernel fixtures that fill a data log during write-back (kernel-seq l1, s1, s2, s4) do so on
+// small volumes of one shape each, so the rule is stated here too, from Linux 6.12.117's fs/f2fs:
 //
 // f2fs_allocate_data_block (segment.c:3675) finds the log full and, need_new_seg being true (the
 // volume has free sections to spare, so f2fs_need_SSR is false), calls new_curseg(sbi, type, false)
