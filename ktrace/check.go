@@ -26,6 +26,25 @@ type Report struct {
 	// differ ("" when they agree, as they must for Agree). Set by [Report.CheckVictims].
 	Victims          []Victim `json:"victims,omitempty"`
 	VictimDivergence string   `json:"victimDivergence,omitempty"`
+	// SSR are the kernel's f2fs_get_victim events of the operation in SSR mode (need_new_seg →
+	// get_ssr_segment: the partly valid segments full logs moved into); SSRDivergence says how the
+	// model's differ ("" when they agree, as they must for Agree). Set by [Report.CheckSSR].
+	SSR           []Victim `json:"ssr,omitempty"`
+	SSRDivergence string   `json:"ssrDivergence,omitempty"`
+}
+
+// CheckSSR adds the SSR check of the operation to the report: the model's SSR victims of the
+// operation (source.Step.SSR) against the trace's SSR-mode f2fs_get_victim events, in order.
+func (r *Report) CheckSSR(t *Trace, vs []gc.SSRVictim) error {
+	if r.Op < 1 || r.Op > len(t.Ops) {
+		return fmt.Errorf("ktrace: operation %d of a trace of %d", r.Op, len(t.Ops))
+	}
+	r.SSR = t.Ops[r.Op-1].SSR
+	r.SSRDivergence = diffVictims("SSR search", r.SSR, ModelSSR(vs))
+	if r.SSRDivergence != "" {
+		r.Agree = false
+	}
+	return nil
 }
 
 // CheckVictims adds the victim check of the operation to the report: the model's pick p (a gc
@@ -194,16 +213,20 @@ func CheckVictims(t *Trace, op int, model []Victim) (string, error) {
 	if op < 0 || op >= len(t.Ops) {
 		return "", fmt.Errorf("ktrace: operation %d of a trace of %d", op+1, len(t.Ops))
 	}
-	kernel := t.Ops[op].Victims
+	return diffVictims("victim search", t.Ops[op].Victims, model), nil
+}
+
+// diffVictims says where two lists of f2fs_get_victim events first differ ("" when they agree).
+func diffVictims(what string, kernel, model []Victim) string {
 	for i := range max(len(kernel), len(model)) {
 		switch {
 		case i >= len(kernel):
-			return fmt.Sprintf("victim search %d: the model picked %+v, the kernel picked no more", i+1, model[i]), nil
+			return fmt.Sprintf("%s %d: the model picked %+v, the kernel picked no more", what, i+1, model[i])
 		case i >= len(model):
-			return fmt.Sprintf("victim search %d: the kernel picked %+v, the model no more", i+1, kernel[i]), nil
+			return fmt.Sprintf("%s %d: the kernel picked %+v, the model no more", what, i+1, kernel[i])
 		case kernel[i] != model[i]:
-			return fmt.Sprintf("victim search %d: kernel %+v, model %+v", i+1, kernel[i], model[i]), nil
+			return fmt.Sprintf("%s %d: kernel %+v, model %+v", what, i+1, kernel[i], model[i])
 		}
 	}
-	return "", nil
+	return ""
 }
