@@ -27,7 +27,7 @@ import (
 // get_ssr_segment, on the segment manager as the operation left it (free sections only fall
 // within an operation, so this holds at the moment of the move too).
 func TestNearlyFullRefusesRatherThanGuesses(t *testing.T) {
-	dirs := []string{"g1-enospc-nearly-full", "g3-gc-short", "h2-gc-series-4seg", "s1-ssr-1seg", "s2-ssr-4seg"}
+	dirs := []string{"g1-enospc-nearly-full", "g3-gc-short", "h2-gc-series-4seg", "s1-ssr-1seg", "s2-ssr-4seg", "s5-ssr-last-victim"}
 	seeds := 12
 	if testing.Short() {
 		seeds = 4
@@ -251,8 +251,8 @@ func checkNoSilentSSR(before, after *gc.State, st *source.Step) error {
 		if old == now || slices.ContainsFunc(st.SSR, func(v gc.SSRVictim) bool { return v.Log == log }) {
 			continue
 		}
-		if now == old+1 && now%per != 0 && !before.SSRLog(log) {
-			continue // is_next_segment_free
+		if nextFreeHops(before, log, old, now) {
+			continue // is_next_segment_free, once or more within the section
 		}
 		if freeHi > 2*rsv+2 {
 			continue // f2fs_need_SSR may have been false, whatever the dirty metadata
@@ -265,6 +265,21 @@ func checkNoSilentSSR(before, after *gc.State, st *source.Step) error {
 		}
 	}
 	return nil
+}
+
+// nextFreeHops reports whether a log in LFS allocation can have gone from segment old to now by
+// is_next_segment_free alone: now later in old's section, and every segment in between free before.
+func nextFreeHops(before *gc.State, log int, old, now uint32) bool {
+	per := before.SegsPerSec()
+	if before.SSRLog(log) || now <= old || now/per != old/per {
+		return false
+	}
+	for segno := old + 1; segno <= now; segno++ {
+		if before.Class(segno) != "free" {
+			return false
+		}
+	}
+	return true
 }
 
 // ssrOrder is the order get_ssr_segment (segment.c:3108) searches the data types for a data log:
