@@ -248,6 +248,10 @@ func (q *Seq) feedEnd(touched []uint32) error {
 			}
 		}
 	}
+	// The segment manager's next blocks are the kernel's (an SSR log's skips the blocks it cannot
+	// take): the volume's logs follow them.
+	cur = q.sm.Current()
+	v.HotDataBlkoff, v.WarmDataBlkoff, v.ColdDataBlkoff = cur[gc.HotData].Blkoff, cur[gc.WarmData].Blkoff, cur[gc.ColdData].Blkoff
 	for _, no := range touched {
 		_, m, err := q.vol.SIT.SegmentValidMap(no)
 		if err != nil {

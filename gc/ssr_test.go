@@ -174,3 +174,34 @@ func TestSSRVictimSearch(t *testing.T) {
 		t.Errorf("victims %+v", got)
 	}
 }
+
+// TestSetCurrentSSR: a caller that wrote a block of an SSR log's segment itself (core's inline
+// conversion) moves the log's next block past the blocks valid or checkpointed after it, as
+// f2fs_find_next_ssr_block does; an LFS log's next block is the one given.
+func TestSetCurrentSSR(t *testing.T) {
+	valid := make([]uint32, 16)
+	valid[4] = 100 // blocks 0–99
+	v := vol(t, 1, valid, nil)
+	v.ReservedSegments = 8
+	s := mount(t, v)
+	if err := s.InvalidateRange(4, 0, 10); err != nil { // 0–9 invalid but checkpointed
+		t.Fatal(err)
+	}
+	s.changeCurseg(WarmData, 4)
+	if c := s.Current()[WarmData]; c.Blkoff != 100 {
+		t.Fatalf("change_curseg: next block %d, want 100", c.Blkoff)
+	}
+	if err := s.SetSegment(4, func() [64]byte { m := s.Segment(4).Map; setMap(&m, 100); return m }()); err != nil {
+		t.Fatal(err)
+	}
+	s.ckpt[4][101/8] |= 0x80 >> (101 % 8) // block 101 checkpointed, not valid
+	if err := s.SetCurrent(WarmData, CurSeg{Segno: 4, Blkoff: 101}); err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Current()[WarmData]; c.Blkoff != 102 || !s.SSRLog(WarmData) {
+		t.Errorf("SSR log after a block written by the caller: %+v (SSR %v), want next block 102", c, s.SSRLog(WarmData))
+	}
+	if err := s.SetCurrent(HotData, CurSeg{Segno: s.Current()[HotData].Segno, Blkoff: 7}); err != nil || s.Current()[HotData].Blkoff != 7 {
+		t.Errorf("LFS log: %+v, %v", s.Current()[HotData], err)
+	}
+}
