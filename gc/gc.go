@@ -330,7 +330,7 @@ func (s *State) move(b Block, log int) (Move, bool) {
 	clearMap(&old.Map, b.Blkoff)
 	old.Valid--
 	if full {
-		if err := s.replaceFull(log, gcMetaSecs); err != nil && !errors.Is(err, ErrNoSpace) {
+		if err := s.replaceFull(log, s.DirtyMetaSecs+gcMetaSecs); err != nil && !errors.Is(err, ErrNoSpace) {
 			if s.unmodelled == "" {
 				s.unmodelled = err.Error()
 			}

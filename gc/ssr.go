@@ -269,9 +269,9 @@ func (s *State) MaySSR(log int, metaSecs uint32) (bool, string) {
 // mounted again.
 func (s *State) Unmodelled() string { return s.unmodelled }
 
-// gcMetaSecs is what the segment manager's own allocations take for f2fs_need_SSR's dirty
-// metadata: garbage collection dirties the node pages of the blocks it moves (fewer than a
-// section's worth in the moves one call makes) and their inodes.
+// gcMetaSecs is what the segment manager's own allocations add to f2fs_need_SSR's dirty metadata
+// ([State.DirtyMetaSecs] is the caller's): garbage collection dirties the node pages of the blocks
+// it moves (fewer than a section's worth in the moves one call makes) and their inodes.
 const gcMetaSecs = 2
 
 // replaceFull is the end of f2fs_allocate_data_block for a log whose segment the last block filled

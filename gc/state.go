@@ -90,6 +90,10 @@ type State struct {
 	LFS bool
 	// MaxVictimSearch is sbi->max_victim_search (sysfs max_victim_search).
 	MaxVictimSearch uint32
+	// DirtyMetaSecs is the caller's bound, in sections, of f2fs_need_SSR's node_secs + 2·dent_secs
+	// + imeta_secs from the pages its own operations dirtied (core counts them); the segment
+	// manager's moves add theirs ([gcMetaSecs]) when a log they fill asks need_new_seg.
+	DirtyMetaSecs uint32
 
 	segsPerSec, mainSegs, mainSecs uint32
 	secsPerZone                    uint32
