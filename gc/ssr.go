@@ -20,9 +20,9 @@ import (
 //     sections (get_blocktype_secs), or
 //   - get_ssr_segment finds no victim.
 //
-// The model knows every term but the dirty metadata, of which its callers give a bound (core
-// counts the node and inode pages its operations dirtied since the last checkpoint; the segment
-// manager's own moves take [gcMetaSecs]). So for a data log: f2fs_need_SSR is certainly false
+// The model knows every term but the dirty metadata, of which its callers give an upper bound
+// (core counts every node and inode page its operations may have dirtied since the last
+// checkpoint, [State.DirtyMetaSecs]; the segment manager's own moves add [gcMetaSecs]). So for a data log: f2fs_need_SSR is certainly false
 // when the free sections exceed the bound plus 2 × reserved_sections, certainly true when they are
 // at most 2 × reserved_sections; in between the answer is open, and the model decides only where
 // both answers lead to the same place (get_ssr_segment would find nothing and leave last_victim as
