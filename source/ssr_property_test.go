@@ -27,7 +27,7 @@ import (
 // get_ssr_segment, on the segment manager as the operation left it (free sections only fall
 // within an operation, so this holds at the moment of the move too).
 func TestNearlyFullRefusesRatherThanGuesses(t *testing.T) {
-	dirs := []string{"g1-enospc-nearly-full", "g3-gc-short", "h2-gc-series-4seg", "s1-ssr-1seg", "s2-ssr-4seg", "s5-ssr-last-victim"}
+	dirs := []string{"g1-enospc-nearly-full", "g3-gc-short", "h2-gc-series-4seg", "s1-ssr-1seg", "s2-ssr-4seg", "s5-ssr-last-victim", "s7-ssr-2seg"}
 	seeds := 12
 	if testing.Short() {
 		seeds = 4
