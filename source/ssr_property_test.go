@@ -19,13 +19,13 @@ import (
 )
 
 // TestNearlyFullRefusesRatherThanGuesses (issue 29): random sequences of operations on nearly
-// full kernel-written volumes (one segment a section, 13 of 24 sections reserved; and four a
-// section) either run, or are refused with core.ErrUnmodelled naming the kernel function, never
-// another error. Each one that runs is checked against a fresh computation of need_new_seg: every
-// data log the operation moved to a new segment (other than the next one of its section) was
-// moved while f2fs_need_SSR was false or no partly valid data segment was there for
-// get_ssr_segment, on the segment manager as the operation left it (free sections only fall
-// within an operation, so this holds at the moment of the move too).
+// full kernel-written volumes (one, two and four segments a section; on s1, s2, s5 and s7 after
+// holes punched and checkpointed, so that SSR has candidates) either run, or are refused with
+// core.ErrUnmodelled naming the kernel function, never another error. Each one that runs is
+// checked against a fresh evaluation of need_new_seg from the segment manager before and after it
+// (checkNoSilentSSR): every SSR victim is the one get_ssr_segment would take, and every new segment
+// was opened where SSR had no candidate or f2fs_need_SSR may have been false. The test fails if
+// the sequences never reach either side (nothing run, nothing refused, no SSR victim).
 func TestNearlyFullRefusesRatherThanGuesses(t *testing.T) {
 	dirs := []string{"g1-enospc-nearly-full", "g3-gc-short", "h2-gc-series-4seg", "s1-ssr-1seg", "s2-ssr-4seg", "s5-ssr-last-victim", "s7-ssr-2seg"}
 	seeds := 12
