@@ -351,3 +351,38 @@ func opsText(ops []request.Op) string {
 	}
 	return b.String()
 }
+
+// TestGCVolumeAllocType: the checkpoint's alloc_type[] is read at mount (source.GCVolume). The
+// kernel left s1's warm data log in SSR allocation (its fsync moved it into segment 11 by
+// change_curseg, and no new segment followed), so the checkpoint of its after-image says SSR for that
+// log and LFS for the others; its base image, written before any SSR, says LFS for all six.
+func TestGCVolumeAllocType(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want [gc.NumLogs]bool
+	}{
+		{"before.img.zst", [gc.NumLogs]bool{}},
+		{"after.img.zst", [gc.NumLogs]bool{gc.WarmData: true}},
+		{"after.batched.img.zst", [gc.NumLogs]bool{gc.WarmData: true}},
+	} {
+		img, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, "../core/testdata/kernel-seq/s1-ssr-1seg/"+tc.file), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := source.GCVolume(img)
+		img.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.AllocSSR != tc.want {
+			t.Errorf("%s: alloc_type SSR %v, want %v", tc.file, v.AllocSSR, tc.want)
+		}
+		s, err := gc.Mount(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.SSRLog(gc.WarmData) != tc.want[gc.WarmData] {
+			t.Errorf("%s: the mounted warm log's SSR %v", tc.file, s.SSRLog(gc.WarmData))
+		}
+	}
+}
