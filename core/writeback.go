@@ -142,7 +142,11 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 				// f2fs_do_write_data_page: -EFSCORRUPTED; the page is not written.
 				return in, nil, fmt.Errorf("%w: writeback of page %d: block %d fails f2fs_is_valid_blkaddr", ErrUnmodelled, idx, old)
 			}
-			if e.inPlace(m) {
+			ipu, err := e.inPlace(m)
+			if err != nil {
+				return in, nil, err
+			}
+			if ipu {
 				pw.How, pw.New = WroteInPlace, old
 				out = append(out, pw)
 				continue
@@ -178,29 +182,42 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 
 // inPlace is need_inplace_update for a page whose old block is valid: f2fs_should_update_outplace
 // first (data.c:2654: a pinned file is not forced out of place; SBI_NEED_FSCK and mode=lfs are),
-// then f2fs_should_update_inplace (pinned, cold file) and check_inplace_update_policy. Not
-// modelled: SSR need (IPU_SSR, IPU_SSR_UTIL: taken as not needed), FI_OPU_WRITE (set only by GC
-// and defragmentation).
-func (e *engine) inPlace(m wbMode) bool {
+// then f2fs_should_update_inplace (pinned, cold file) and check_inplace_update_policy (data.c): FORCE,
+// SSR and SSR_UTIL (when f2fs_need_SSR, evaluated on the segment manager: an answer its
+// dirty-metadata bound leaves open is refused, and so is any without a segment manager), UTIL,
+// ASYNC, FSYNC. Not modelled: FI_OPU_WRITE (set only by GC and defragmentation).
+func (e *engine) inPlace(m wbMode) (bool, error) {
 	v, ino := &e.in.Volume, &e.in.Inode
 	if ino.Inline&InlinePinFile == 0 && (v.NeedFsck || e.s.counters.needFsck || v.LFS) {
-		return false
+		return false, nil
 	}
 	if ino.Inline&InlinePinFile != 0 || e.s.counters.advise&AdviseCold != 0 {
-		return true
+		return true, nil
 	}
 	p := IPUPolicyOf(v)
+	util := e.s.counters.validBlocks*100/max(v.UserBlockCount, 1) > minIPUUtil
 	switch {
 	case p&IPUForce != 0:
-		return true
-	case p&IPUUtil != 0 && e.s.counters.validBlocks*100/max(v.UserBlockCount, 1) > minIPUUtil:
-		return true
+		return true, nil
+	case p&IPUUtil != 0 && util:
+		return true, nil
 	case p&IPUAsync != 0 && !m.sync:
-		return true
+		return true, nil
 	case p&IPUFsync != 0 && m.needIPU:
-		return true
+		return true, nil
 	}
-	return false
+	// Only f2fs_need_SSR can still make it in place.
+	if p&IPUSSR == 0 && (p&IPUSSRUtil == 0 || !util) {
+		return false, nil
+	}
+	if m.sm == nil {
+		return false, fmt.Errorf("%w: ipu_policy %#x asks f2fs_need_SSR (check_inplace_update_policy), which needs the whole SIT (a segment manager)", ErrUnmodelled, p)
+	}
+	need, known := m.sm.NeedSSR(m.metaSecs)
+	if !known {
+		return false, fmt.Errorf("%w: ipu_policy %#x asks f2fs_need_SSR (check_inplace_update_policy), which the dirty node, dentry and inode pages decide here (%w)", ErrUnmodelled, p, gc.ErrSSRUnknown)
+	}
+	return need, nil
 }
 
 // dataLog is __get_segment_type_6 for a data page (6.12): cold files to the cold log; hot files

@@ -211,11 +211,12 @@ func (s *State) needNewSeg(log int, metaSecs uint32) (newSeg bool, victim uint32
 			return true, 0, nil // is_next_segment_free (segment.c:3173)
 		}
 	}
-	free, rsv := s.FreeSections(), s.ReservedSections()
-	if free > metaSecs+2*rsv {
-		return true, 0, nil // f2fs_need_SSR certainly false (segment.c:184)
+	need, known := s.NeedSSR(metaSecs)
+	if known && !need {
+		return true, 0, nil // f2fs_need_SSR false (segment.c:184)
 	}
-	if free > 2*rsv {
+	free, rsv := s.FreeSections(), s.ReservedSections()
+	if !known {
 		// Open: f2fs_need_SSR is true only if the dirty metadata reach free − 2·rsv sections. The
 		// answer is known only when get_ssr_segment would find nothing and leave last_victim alone.
 		try := s.Clone()
@@ -231,6 +232,23 @@ func (s *State) needNewSeg(log int, metaSecs uint32) (newSeg bool, victim uint32
 		return false, segno, nil
 	}
 	return true, 0, nil
+}
+
+// NeedSSR is f2fs_need_SSR (segment.c:171) with metaSecs bounding its node_secs + 2·dent_secs +
+// imeta_secs: need is its answer when known is true; known is false when the bound leaves it open
+// (free sections between 2 × reserved_sections and that plus metaSecs).
+func (s *State) NeedSSR(metaSecs uint32) (need, known bool) {
+	if s.LFS {
+		return false, true
+	}
+	free, rsv := s.FreeSections(), s.ReservedSections()
+	switch {
+	case free > metaSecs+2*rsv:
+		return false, true
+	case free <= 2*rsv:
+		return true, true
+	}
+	return false, false
 }
 
 // MaySSR reports whether the kernel could take SSR instead of a new segment for log, whose

@@ -386,3 +386,52 @@ func TestGCVolumeAllocType(t *testing.T) {
 		}
 	}
 }
+
+// TestIPUSSR: ipu_policy 2 (F2FS_IPU_SSR alone) writes a page in place exactly when f2fs_need_SSR
+// holds (check_inplace_update_policy). On s1's base (18 free sections ≤ 2 × 13) it does, as the
+// kernel did (kernel-seq s8); on the demo (free sections to spare) it does not (s9); on s6's base,
+// 44 free sections with 2 × 21 reserved, the answer depends on the dirty metadata the model only
+// bounds, and the fsync is refused naming f2fs_need_SSR.
+func TestIPUSSR(t *testing.T) {
+	for _, tc := range []struct {
+		base, path string
+		how        string // "" : refused
+	}{
+		{"s1-ssr-1seg", "/b.bin", core.WroteInPlace},
+		{"demo", "/cases/contiguous.bin", core.WroteOutPlace},
+		{"s6-ssr-open", "/b.bin", ""},
+	} {
+		var img *imgio.Image
+		if tc.base == "demo" {
+			img = openDemo(t)
+		} else {
+			own, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, "../core/testdata/kernel-seq/"+tc.base+"/before.img.zst"), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer own.Close()
+			img = own
+		}
+		for _, mode := range core.Modes {
+			q, err := source.NewSeq(context.Background(), img, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pages []core.PageWrite
+			err = source.RunOps(context.Background(), q, img, mustOps(t, fmt.Sprintf("tune ipu_policy 2\nwrite %s 0 4096\nfsync %s\n", tc.path, tc.path)), func(st *source.Step) error {
+				if st.Op.Kind == request.OpFsync {
+					pages = st.Other.Pages
+				}
+				return nil
+			})
+			switch {
+			case tc.how == "":
+				if !errors.Is(err, core.ErrUnmodelled) || !errors.Is(err, gc.ErrSSRUnknown) || !strings.Contains(err.Error(), "f2fs_need_SSR") {
+					t.Errorf("%s %s: %v, want the fsync refused naming f2fs_need_SSR", tc.base, mode, err)
+				}
+			case err != nil || len(pages) != 1 || pages[0].How != tc.how:
+				t.Errorf("%s %s: %v, pages %+v; want page 0 written %s", tc.base, mode, err, pages, tc.how)
+			}
+		}
+	}
+}
