@@ -12,8 +12,8 @@ import (
 
 // TestWritebackNewSegment fills the warm data log during an fsync's write-back and checks the
 // segment the log moves to against the kernel's rule, with and without a segment manager mounted.
-// No kernel fixture fills a data log during write-back (core/testdata/kernel-seq: the logs never
-// reach a segment's end in them), so the rule is stated here, from Linux 6.12.117's fs/f2fs:
+// The kernel fixtures that fill a data log during write-back (kernel-seq l1, s1, s2, s4) do so on
+// small volumes of one shape each, so the rule is stated here too, from Linux 6.12.117's fs/f2fs:
 //
 // f2fs_allocate_data_block (segment.c:3675) finds the log full and, need_new_seg being true (the
 // volume has free sections to spare, so f2fs_need_SSR is false), calls new_curseg(sbi, type, false)
@@ -116,6 +116,13 @@ func TestWritebackNewSegment(t *testing.T) {
 // mounted adds the segment manager (core.Seq.MountGC) on the same SIT.
 func allocSeq(t *testing.T, per, main uint32, current, used []uint32, emptied uint32, mounted bool, mode Mode) (Input, *Seq) {
 	t.Helper()
+	return allocSeqRsv(t, per, main, current, used, emptied, mounted, mode, 0)
+}
+
+// allocSeqRsv is allocSeq with rsv reserved segments (the checkpoint's rsvd_segment_count, which
+// f2fs_need_SSR and has_not_enough_free_secs read).
+func allocSeqRsv(t *testing.T, per, main uint32, current, used []uint32, emptied uint32, mounted bool, mode Mode, rsv uint32) (Input, *Seq) {
+	t.Helper()
 	slots := make([]uint32, 21)
 	st := newState(slots, 0)
 	v := &st.vol
@@ -137,7 +144,7 @@ func allocSeq(t *testing.T, per, main uint32, current, used []uint32, emptied ui
 	in := st.input()
 	q := NewSeq(mode)
 	if mounted {
-		gv := gc.Volume{SegsPerSec: per, Segments: make([]gc.Segment, main), ElapsedTime: 1000}
+		gv := gc.Volume{SegsPerSec: per, Segments: make([]gc.Segment, main), ElapsedTime: 1000, ReservedSegments: rsv}
 		for no := range main {
 			valid, bm, _ := st.sit.SegmentValidMap(no)
 			gv.Segments[no] = gc.Segment{Valid: valid, Map: bm, Type: gc.WarmData}
@@ -172,8 +179,10 @@ func allocSeq(t *testing.T, per, main uint32, current, used []uint32, emptied ui
 // TestWritebackNewSegmentAgrees: on random volumes (1, 2 or 4 segments a section, 8 to 40 sections,
 // random logs, used and emptied segments, at least two sections free) with a segment manager mounted, the segment core's
 // write-back opens for the full warm log is the one gc.NewSegment picks on the segment manager's own
-// free maps (built by gc.Mount, kept by its own code), or the operation is refused because the kernel
-// may take SSR there (gc.State.MaySSR).
+// free maps (built by gc.Mount, kept by its own code), or the operation is refused because
+// need_new_seg's answer is open there (no reserved sections: at most 2 free sections lie within the
+// dirty-metadata bound; gc.ErrSSRUnknown) and a partly valid segment was there for SSR
+// (gc.State.MaySSR on the state before the fsync, which a refusal leaves as it was).
 func TestWritebackNewSegmentAgrees(t *testing.T) {
 	ran, refused := 0, 0
 	for seed := range uint64(300) {
@@ -226,8 +235,10 @@ func TestWritebackNewSegmentAgrees(t *testing.T) {
 		case err != nil && werr != nil:
 			t.Fatalf("seed %d: %v; the segment manager finds no free section (%v) with two free", seed, err, werr)
 		case err != nil:
-			// ssrOpen asks on the state the operation left (one section fewer free than at the move).
-			if may, _ := q.GCState().MaySSR(gc.WarmData, q.metaSecs()); !may {
+			if !errors.Is(err, gc.ErrSSRUnknown) {
+				t.Fatalf("seed %d: refused (%v), not for need_new_seg", seed, err)
+			}
+			if may, _ := q.GCState().MaySSR(gc.WarmData, q.metaSecs()+2); !may {
 				t.Fatalf("seed %d: refused (%v) where the segment manager opens %d and SSR cannot apply", seed, err, want)
 			}
 			refused++
@@ -242,5 +253,70 @@ func TestWritebackNewSegmentAgrees(t *testing.T) {
 	t.Logf("%d agreed, %d refused", ran, refused)
 	if ran < 100 || refused == 0 {
 		t.Errorf("%d agreed, %d refused: the random volumes do not cover both", ran, refused)
+	}
+}
+
+// TestWritebackSSR: the warm log fills during an fsync on a volume of 24 one-segment sections, 16
+// of them free, with the partly valid warm data segments 0 and 2 (one checkpointed block each, at
+// offset 7). After the buffered write the sequence counts dirty metadata, which bounds
+// f2fs_need_SSR's node_secs + 2·dent_secs + imeta_secs by 2 sections. So:
+//
+//   - 8 reserved sections: 16 ≤ 2 × 8, f2fs_need_SSR is true whatever the metadata: need_new_seg →
+//     get_ssr_segment takes segment 0 (f2fs_get_victim, SSR mode: cost 1, the first of two equal
+//     costs from last_victim 0), and change_curseg writes from its first free block, skipping the
+//     valid block 7: pages 3–9 to blocks 0–6, pages 10–20 to blocks 8–18;
+//   - 7: 14 < 16 ≤ 14 + 2: open, and get_ssr_segment would find segment 0: refused, naming it;
+//   - 6: 16 > 12 + 2: f2fs_need_SSR is false, a new segment (segment 3, alloc_mode=reuse's hint 0).
+func TestWritebackSSR(t *testing.T) {
+	current := []uint32{1, 10, 11, 12, 13, 14}
+	for _, mode := range Modes {
+		for _, tc := range []struct {
+			rsv     uint32
+			ssr     bool
+			refused bool
+		}{{8, true, false}, {7, false, true}, {6, false, false}} {
+			in, q := allocSeqRsv(t, 1, 24, current, []uint32{0, 2}, 0, true, mode, tc.rsv)
+			res, err := q.Fsync(in)
+			if tc.refused {
+				if !errors.Is(err, ErrUnmodelled) || !errors.Is(err, gc.ErrSSRUnknown) {
+					t.Errorf("%s rsv %d: %v, want the fsync refused (gc.ErrSSRUnknown)", mode, tc.rsv, err)
+				}
+				continue
+			}
+			if err != nil || len(res.Pages) != 20 {
+				t.Fatalf("%s rsv %d: %v, %+v", mode, tc.rsv, err, res)
+			}
+			v := &in.Volume
+			var want []uint32 // the block of each page from page 3 on
+			for k := range uint32(18) {
+				switch {
+				case !tc.ssr:
+					want = append(want, f2fs.SegBlock(v.MainBlkaddr, 3)+k)
+				case k < 7:
+					want = append(want, f2fs.SegBlock(v.MainBlkaddr, 0)+k)
+				default:
+					want = append(want, f2fs.SegBlock(v.MainBlkaddr, 0)+k+1)
+				}
+			}
+			for k, p := range res.Pages[2:] {
+				if p.How != WroteOutPlace || p.New != want[k] {
+					t.Fatalf("%s rsv %d: page %d: %+v, want block %d", mode, tc.rsv, p.Index, p, want[k])
+				}
+			}
+			ssr := q.SSRVictims()
+			if tc.ssr != (len(ssr) == 1) || tc.ssr && ssr[0] != (gc.SSRVictim{Type: gc.WarmData, Segno: 0, Cost: 1, Log: gc.WarmData}) {
+				t.Errorf("%s rsv %d: SSR victims %+v", mode, tc.rsv, ssr)
+			}
+			// The segment manager and the file agree on where the log is and what it holds.
+			s := q.GCState()
+			c := s.Current()[gc.WarmData]
+			f := q.File(in)
+			if f.Volume.WarmDataSegno != c.Segno || f.Volume.WarmDataBlkoff != c.Blkoff || s.SSRLog(gc.WarmData) != tc.ssr {
+				t.Errorf("%s rsv %d: file's warm log %d+%d, segment manager's %+v (SSR %v)", mode, tc.rsv, f.Volume.WarmDataSegno, f.Volume.WarmDataBlkoff, c, s.SSRLog(gc.WarmData))
+			}
+			if tc.ssr && (c.Segno != 0 || c.Blkoff != 19 || s.Segment(0).Valid != 19) {
+				t.Errorf("%s rsv %d: warm log at %+v, segment 0 holds %d valid; want 0+19 and 19", mode, tc.rsv, c, s.Segment(0).Valid)
+			}
+		}
 	}
 }

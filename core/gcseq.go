@@ -126,6 +126,7 @@ func (q *Seq) Checkpoint() (*WriteResult, error) {
 	res := &WriteResult{Op: "checkpoint", Pages: []PageWrite{}, Checkpoint: true}
 	q.dirtyMeta = 0 // the checkpoint writes every dirty node and inode page
 	q.nodesWritten(0, true)
+	q.sm.DirtyMetaSecs = 0
 	freed, moves := q.sm.Checkpoint()
 	if err := q.applyMoves(moves); err != nil {
 		return nil, err
@@ -158,6 +159,7 @@ func (q *Seq) GC(sync int) (*WriteResult, error) {
 		// writes the dirty nodes where the model does not follow them.
 		q.nodesWritten(0, true)
 	}
+	q.sm.DirtyMetaSecs = q.metaSecs()
 	p := q.sm.GC(kind)
 	if err := q.applyMoves(p.Moves); err != nil {
 		return nil, err
@@ -197,9 +199,9 @@ func (q *Seq) feedCalls(v *Volume, res *Result) error {
 	return nil
 }
 
-// feedPages gives the segment manager the pages writeback wrote out of place, and records who
-// owns each new block.
-func (q *Seq) feedPages(v *Volume, ino uint32, pages []PageWrite) error {
+// feedPages gives the segment manager the pages writeback wrote out of place (unless feed is
+// false: the writeback allocated them there itself), and records who owns each new block.
+func (q *Seq) feedPages(v *Volume, ino uint32, pages []PageWrite, feed bool) error {
 	if q.sm == nil {
 		return nil
 	}
@@ -214,8 +216,10 @@ func (q *Seq) feedPages(v *Volume, ino uint32, pages []PageWrite) error {
 			old = &b
 			delete(q.placed, p.Old)
 		}
-		if err := q.sm.Write(to, old); err != nil {
-			return err
+		if feed {
+			if err := q.sm.Write(to, old); err != nil {
+				return err
+			}
 		}
 		q.placed[p.New] = blockOwner{ino, p.Index}
 	}
@@ -246,6 +250,10 @@ func (q *Seq) feedEnd(touched []uint32) error {
 			}
 		}
 	}
+	// The segment manager's next blocks are the kernel's (an SSR log's skips the blocks it cannot
+	// take): the volume's logs follow them.
+	cur = q.sm.Current()
+	v.HotDataBlkoff, v.WarmDataBlkoff, v.ColdDataBlkoff = cur[gc.HotData].Blkoff, cur[gc.WarmData].Blkoff, cur[gc.ColdData].Blkoff
 	for _, no := range touched {
 		_, m, err := q.vol.SIT.SegmentValidMap(no)
 		if err != nil {
@@ -289,12 +297,16 @@ func (q *Seq) ssrOpen(log int, old, now uint32) error {
 // metaSecs bounds f2fs_need_SSR's node_secs + 2·dent_secs + imeta_secs: the dirty node and inode
 // pages since the last checkpoint, each kind rounded up to sections (get_blocktype_secs); the
 // model's operations dirty no dentry page.
-func (q *Seq) metaSecs() uint32 {
-	if q.dirtyMeta == 0 {
+func (q *Seq) metaSecs() uint32 { return q.metaSecsWith(0) }
+
+// metaSecsWith is metaSecs with extra node pages dirtied on top.
+func (q *Seq) metaSecsWith(extra uint64) uint32 {
+	n := q.dirtyMeta + extra
+	if n == 0 || q.vol == nil {
 		return 0
 	}
 	perSec := uint64(blocksPerSeg) * uint64(max(q.vol.Volume.SegsPerSec, 1))
-	return 2 * uint32((q.dirtyMeta+perSec-1)/perSec)
+	return 2 * uint32((n+perSec-1)/perSec)
 }
 
 // balanceFS is f2fs_balance_fs at the end of an operation that may allocate (a zero's dnode
@@ -307,6 +319,7 @@ func (q *Seq) balanceFS(chunks uint64) error {
 	if q.sm == nil || q.vol == nil || q.vol.Volume.CheckpointError || !q.sm.ShortOfSpace() {
 		return nil
 	}
+	q.sm.DirtyMetaSecs = q.metaSecs()
 	p, _ := q.sm.Balance()
 	if err := q.ssrCheck(); err != nil {
 		return err

@@ -42,8 +42,10 @@ type Seq struct {
 	// lfs is mode=lfs ([Seq.Mount]); started: an operation other than Mount ran.
 	lfs, started bool
 	// dirtyMeta bounds the node and inode pages the operations dirtied since the last
-	// checkpoint (nodes allocated, plus each file's inode per operation on it): f2fs_need_SSR's
-	// dirty metadata, which the model does not otherwise track (metaSecs).
+	// checkpoint: every direct node whose slots an operation may have changed (a walk's dnode
+	// chunks, the dnodes a write's or a write-back's pages lie in), each node allocated or freed
+	// with its parent, and each file's inode per operation on it. It bounds f2fs_need_SSR's dirty
+	// node and inode-meta counts, which the model does not otherwise track (metaSecs).
 	dirtyMeta uint64
 }
 
@@ -122,11 +124,12 @@ func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
 		return in, nil, nil
 	}
 	lo, hi := uint64(req.Offset)>>12, uint64(req.Offset+req.Length-1)>>12
-	next, pages, err := writeback(in, lo, hi, wbMode{ctx: q.ctx, sync: true})
+	sm := q.wbSM()
+	next, pages, err := writeback(in, lo, hi, wbMode{ctx: q.ctx, sync: true, sm: sm, metaSecs: q.wbMetaSecs(in, lo, hi)})
 	if err != nil {
 		return in, nil, err
 	}
-	if err := q.doneWriteback(next, pages); err != nil {
+	if err := q.doneWriteback(next, pages, sm); err != nil {
 		return in, nil, err
 	}
 	// f2fs_zero_post_eof_page (file.c:1714, after the writeback): dirty pages wholly past i_size
@@ -141,14 +144,83 @@ func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
 	return next, pages, nil
 }
 
-// doneWriteback records what a writeback of one file left, feeding the segment manager.
-func (q *Seq) doneWriteback(next Input, pages []PageWrite) error {
+// dnodesSpanned bounds the node pages holding the slots of pages lo..hi: the inode and every
+// direct node between.
+func dnodesSpanned(lo, hi uint64) uint64 {
+	if hi < lo {
+		return 1
+	}
+	return (hi-lo)/addrsPerBlock + 2
+}
+
+// wbMetaSecs is [Seq.metaSecs] for a write-back of in's dirty pages in [lo, hi]: the node pages
+// those pages' out-of-place writes may dirty are counted from its start.
+func (q *Seq) wbMetaSecs(in Input, lo, hi uint64) uint32 {
+	var ps []PageWrite
+	for _, p := range in.Inode.Dirty {
+		if p >= lo && p <= hi {
+			ps = append(ps, PageWrite{Index: p, How: WroteOutPlace})
+		}
+	}
+	return q.metaSecsWith(wbDirtied(ps))
+}
+
+// wbDirtied bounds the node pages a write-back's out-of-place pages dirtied (each updates its
+// slot: f2fs_update_data_blkaddr), and its inode.
+func wbDirtied(pages []PageWrite) uint64 {
+	var n uint64
+	var lo, hi uint64
+	for _, p := range pages {
+		if p.How != WroteOutPlace {
+			continue
+		}
+		if n == 0 || p.Index < lo {
+			lo = p.Index
+		}
+		if n == 0 || p.Index > hi {
+			hi = p.Index
+		}
+		n++
+	}
+	if n == 0 {
+		return 0
+	}
+	return min(n+1, dnodesSpanned(lo, hi))
+}
+
+// doneWriteback records what a writeback of one file left. sm is the segment manager the
+// writeback allocated on ([Seq.wbSM]): it becomes the sequence's; without one the pages are fed to
+// the segment manager here.
+func (q *Seq) doneWriteback(next Input, pages []PageWrite, sm *gc.State) error {
 	t := touchedOf(next, pages)
 	q.done(next, t)
-	if err := q.feedPages(&next.Volume, next.Inode.Ino, pages); err != nil {
+	q.dirtyMeta += wbDirtied(pages)
+	if sm != nil {
+		q.sm = sm
+	}
+	if err := q.feedPages(&next.Volume, next.Inode.Ino, pages, sm == nil); err != nil {
 		return err
 	}
 	return q.feedEnd(t)
+}
+
+// wbSM is the segment manager a writeback allocates on: a copy of the sequence's (nil without
+// one), kept only when the writeback succeeds, so a refused writeback leaves the sequence as it
+// was.
+func (q *Seq) wbSM() *gc.State {
+	if q.sm == nil {
+		return nil
+	}
+	return q.sm.Clone()
+}
+
+// SSRVictims lists the victims get_ssr_segment found (f2fs_get_victim in SSR mode) since the
+// mount, in order (nil without a segment manager).
+func (q *Seq) SSRVictims() []gc.SSRVictim {
+	if q.sm == nil {
+		return nil
+	}
+	return q.sm.SSRVictims()
 }
 
 // Zero runs fallocate(FALLOC_FL_ZERO_RANGE) on f: PrepareZero, then the walk in the sequence's
@@ -168,7 +240,7 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 		segs = append(segs, s.Segno)
 	}
 	q.done(res.NextInput(), segs)
-	q.dirtyMeta += res.Stats.NodesAlloc + 1
+	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesAlloc + 1
 	if err := q.feedCalls(&in.Volume, res); err != nil {
 		return nil, in, nil, err
 	}
@@ -202,7 +274,7 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 		touched = append(touched, v.HotDataSegno, w.HotDataSegno)
 	}
 	q.done(next, touched)
-	q.dirtyMeta += res.NodesAlloc + 1
+	q.dirtyMeta += dnodesSpanned(uint64(off)>>12, uint64(off+max(length, 1)-1)>>12) + 2*res.NodesAlloc + 1
 	if err := q.feedEnd(touched); err != nil {
 		return nil, err
 	}
@@ -237,13 +309,14 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 		res.SizeAfter, res.BlocksAfter = in.Inode.Size, in.Inode.Blocks
 		return res, nil
 	}
-	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sync: true, needIPU: len(in.Inode.Dirty) <= minFsyncBlocks})
+	sm := q.wbSM()
+	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sync: true, needIPU: len(in.Inode.Dirty) <= minFsyncBlocks, sm: sm, metaSecs: q.wbMetaSecs(in, 0, ^uint64(0))})
 	if err != nil {
 		return nil, err
 	}
 	res.Pages = append(res.Pages, pages...)
 	res.SizeAfter, res.BlocksAfter = next.Inode.Size, next.Inode.Blocks
-	if err := q.doneWriteback(next, pages); err != nil {
+	if err := q.doneWriteback(next, pages, sm); err != nil {
 		return nil, err
 	}
 	if err := q.balanceFS(uint64(len(pages))); err != nil {
@@ -284,12 +357,13 @@ func (q *Seq) Unmount() (*WriteResult, error) {
 func (q *Seq) flushAll(res *WriteResult) error {
 	for _, ino := range slices.Clone(q.order) {
 		in := q.vol.WithFile(q.files[ino])
-		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx})
+		sm := q.wbSM()
+		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sm: sm, metaSecs: q.wbMetaSecs(in, 0, ^uint64(0))})
 		if err != nil {
 			return err
 		}
 		res.Pages = append(res.Pages, pages...)
-		if err := q.doneWriteback(next, pages); err != nil {
+		if err := q.doneWriteback(next, pages, sm); err != nil {
 			return err
 		}
 	}
@@ -309,6 +383,8 @@ func (q *Seq) checkpoint(res *WriteResult, sync bool) error {
 		q.vol.Volume.Prefree = nil
 		return nil
 	}
+	// A sync's moves of marked data blocks come before its checkpoint writes the dirty nodes.
+	q.sm.DirtyMetaSecs = q.metaSecs()
 	q.dirtyMeta = 0 // the checkpoint writes every dirty node and inode page
 	var freed []uint32
 	var moves []gc.Move
@@ -452,7 +528,7 @@ func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 		next.Slots = u.DnodeSource
 	}
 	q.done(next, segs)
-	q.dirtyMeta += res.Stats.NodesFreed + 1
+	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesFreed + 1
 	if err := q.feedCalls(&in.Volume, res); err != nil {
 		return nil, in, err
 	}

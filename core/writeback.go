@@ -73,6 +73,13 @@ type wbMode struct {
 	sync    bool            // WB_SYNC_ALL (REQ_SYNC): filemap_write_and_wait_range, fsync
 	needIPU bool            // FI_NEED_IPU: an fsync with at most min_fsync_blocks dirty pages
 	hot     bool            // FI_HOT_DATA: f2fs_write_cache_pages found at most min_hot_blocks dirty pages
+	// sm, when set, is the sequence's segment manager (a copy the caller keeps only if the
+	// writeback succeeds): every page written out of place is allocated there (gc.State.Alloc:
+	// f2fs_allocate_data_block with need_new_seg, SSR included), and the engine's overlay follows.
+	// metaSecs bounds f2fs_need_SSR's dirty metadata for it. Without it the engine's own allocator
+	// opens new segments only (no whole SIT to search for SSR).
+	sm       *gc.State
+	metaSecs uint32
 }
 
 // writeback writes in's dirty pages with index in [lo, hi] as f2fs_write_cache_pages does, in
@@ -135,14 +142,23 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 				// f2fs_do_write_data_page: -EFSCORRUPTED; the page is not written.
 				return in, nil, fmt.Errorf("%w: writeback of page %d: block %d fails f2fs_is_valid_blkaddr", ErrUnmodelled, idx, old)
 			}
-			if e.inPlace(m) {
+			ipu, err := e.inPlace(m)
+			if err != nil {
+				return in, nil, err
+			}
+			if ipu {
 				pw.How, pw.New = WroteInPlace, old
 				out = append(out, pw)
 				continue
 			}
 		}
 		log := e.dataLog(m)
-		a, segno, err := e.allocData(log)
+		var a, segno uint32
+		if m.sm != nil {
+			a, segno, err = e.allocSM(m, log, old)
+		} else {
+			a, segno, err = e.allocData(log)
+		}
 		if err != nil {
 			return in, nil, err
 		}
@@ -166,29 +182,42 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 
 // inPlace is need_inplace_update for a page whose old block is valid: f2fs_should_update_outplace
 // first (data.c:2654: a pinned file is not forced out of place; SBI_NEED_FSCK and mode=lfs are),
-// then f2fs_should_update_inplace (pinned, cold file) and check_inplace_update_policy. Not
-// modelled: SSR need (IPU_SSR, IPU_SSR_UTIL: taken as not needed), FI_OPU_WRITE (set only by GC
-// and defragmentation).
-func (e *engine) inPlace(m wbMode) bool {
+// then f2fs_should_update_inplace (pinned, cold file) and check_inplace_update_policy (data.c): FORCE,
+// SSR and SSR_UTIL (when f2fs_need_SSR, evaluated on the segment manager: an answer its
+// dirty-metadata bound leaves open is refused, and so is any without a segment manager), UTIL,
+// ASYNC, FSYNC. Not modelled: FI_OPU_WRITE (set only by GC and defragmentation).
+func (e *engine) inPlace(m wbMode) (bool, error) {
 	v, ino := &e.in.Volume, &e.in.Inode
 	if ino.Inline&InlinePinFile == 0 && (v.NeedFsck || e.s.counters.needFsck || v.LFS) {
-		return false
+		return false, nil
 	}
 	if ino.Inline&InlinePinFile != 0 || e.s.counters.advise&AdviseCold != 0 {
-		return true
+		return true, nil
 	}
 	p := IPUPolicyOf(v)
+	util := e.s.counters.validBlocks*100/max(v.UserBlockCount, 1) > minIPUUtil
 	switch {
 	case p&IPUForce != 0:
-		return true
-	case p&IPUUtil != 0 && e.s.counters.validBlocks*100/max(v.UserBlockCount, 1) > minIPUUtil:
-		return true
+		return true, nil
+	case p&IPUUtil != 0 && util:
+		return true, nil
 	case p&IPUAsync != 0 && !m.sync:
-		return true
+		return true, nil
 	case p&IPUFsync != 0 && m.needIPU:
-		return true
+		return true, nil
 	}
-	return false
+	// Only f2fs_need_SSR can still make it in place.
+	if p&IPUSSR == 0 && (p&IPUSSRUtil == 0 || !util) {
+		return false, nil
+	}
+	if m.sm == nil {
+		return false, fmt.Errorf("%w: ipu_policy %#x asks f2fs_need_SSR (check_inplace_update_policy), which needs the whole SIT (a segment manager)", ErrUnmodelled, p)
+	}
+	need, known := m.sm.NeedSSR(m.metaSecs)
+	if !known {
+		return false, fmt.Errorf("%w: ipu_policy %#x asks f2fs_need_SSR (check_inplace_update_policy), which the dirty node, dentry and inode pages decide here (%w)", ErrUnmodelled, p, gc.ErrSSRUnknown)
+	}
+	return need, nil
 }
 
 // dataLog is __get_segment_type_6 for a data page (6.12): cold files to the cold log; hot files
@@ -250,6 +279,74 @@ func (e *engine) allocData(log uint8) (uint32, uint32, error) {
 	return a, segno, nil
 }
 
+// allocSM is f2fs_allocate_data_block for a data page of log whose block was old, on the
+// sequence's segment manager (m.sm, gc.State.Alloc): the block, and where the log went when the
+// block filled its segment — a new segment or, by need_new_seg → get_ssr_segment → change_curseg,
+// a partly valid one (SSR). The engine's overlay takes the same block and log move. An allocation
+// whose next segment the model cannot know (f2fs_need_SSR's dirty metadata, ENOSPC) is refused.
+func (e *engine) allocSM(m wbMode, log uint8, old uint32) (uint32, uint32, error) {
+	v := &e.in.Volume
+	var from *gc.Block
+	if isBlock(old) {
+		b := blockOf(v, old)
+		from = &b
+	}
+	before := m.sm.Current()[log].Segno
+	to, err := m.sm.Alloc(int(log), from, m.metaSecs)
+	switch {
+	case errors.Is(err, gc.ErrSSRUnknown):
+		return 0, 0, fmt.Errorf("%w: %w", ErrUnmodelled, err)
+	case errors.Is(err, gc.ErrNoSpace):
+		return 0, 0, fmt.Errorf("%w: no free section for the %s log's new segment (%w)", ErrUnmodelled, f2fs.LogName(int(log)), err)
+	case err != nil:
+		return 0, 0, fmt.Errorf("%w: %w", ErrInput, err)
+	}
+	st, err := e.sit.get(to.Segno)
+	if err != nil {
+		return 0, 0, err
+	}
+	e.sit.modify(to.Segno, st)
+	if !testBit(&st.cur, to.Blkoff) {
+		setBit(&st.cur, to.Blkoff)
+		st.valid++
+	}
+	setBit(&st.disc, to.Blkoff)
+	segp, offp := e.logPos(log)
+	now := m.sm.Current()[log]
+	if now.Segno != before {
+		if err := e.moveLog(before, now.Segno); err != nil {
+			return 0, 0, err
+		}
+	}
+	*segp, *offp = now.Segno, now.Blkoff
+	return f2fs.SegBlock(v.MainBlkaddr, to.Segno) + to.Blkoff, to.Segno, nil
+}
+
+// moveLog moves a log from segment old to segment no in the overlay: no is a current segment, old
+// is classed by its valid blocks (locate_dirty_segment).
+func (e *engine) moveLog(old, no uint32) error {
+	v := &e.in.Volume
+	st, err := e.sit.get(no)
+	if err != nil {
+		return err
+	}
+	for j, c := range v.CurrentSegments {
+		if c == old {
+			v.CurrentSegments[j] = no
+		}
+	}
+	e.sit.current = v.CurrentSegments
+	e.sit.modify(no, st)
+	st.class = SegCurrent
+	ost, err := e.sit.get(old)
+	if err != nil {
+		return err
+	}
+	e.sit.modify(old, ost)
+	ost.class = classify(ost.valid, false)
+	return nil
+}
+
 // newCurseg replaces a full current segment as new_curseg(sbi, type, false) does (segment.c:2889):
 // the segment is package gc's [gc.NewSegment] (__get_next_segno's hint, get_new_segment's section
 // rule), the one allocator the segment manager uses too, asked through a view of the engine's SIT
@@ -271,24 +368,9 @@ func (e *engine) newCurseg(log uint8, segp, offp *uint32) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrInput, err)
 	}
-	st, err := e.sit.get(no)
-	if err != nil {
+	if err := e.moveLog(old, no); err != nil {
 		return err
 	}
-	for j, c := range v.CurrentSegments {
-		if c == old {
-			v.CurrentSegments[j] = no
-		}
-	}
-	e.sit.current = v.CurrentSegments
-	e.sit.modify(no, st)
-	st.class = SegCurrent
-	ost, err := e.sit.get(old)
-	if err != nil {
-		return err
-	}
-	e.sit.modify(old, ost)
-	ost.class = classify(ost.valid, false)
 	*segp, *offp = no, 0
 	return nil
 }

@@ -1,6 +1,9 @@
 package gc
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 // shortVolume: 16 segments, the last 6 the logs; segments 0–4 partly valid (valid[i]), the rest
 // free, reserved segments rsv.
@@ -81,7 +84,9 @@ func TestBalance(t *testing.T) {
 
 // TestGCNoSegment: a foreground call whose cold data log fills up with no free segment left stops
 // checkpoints (get_new_segment's ENOSPC: f2fs_stop_checkpoint) and returns EIO when f2fs_gc goes
-// round again; the victim keeps the blocks that did not move.
+// round again; the victim keeps the blocks that did not move. Under mode=lfs the log goes straight
+// to get_new_segment; without it need_new_seg first takes SSR into segment 1 (the only partly
+// valid segment that is not the victim), whose 112 free blocks take more of the victim's blocks.
 func TestGCNoSegment(t *testing.T) {
 	// 8 segments: 0 and 1 partly valid, 2 full, the logs in 2..7: no free segment at all.
 	v := vol(t, 1, []uint32{300, 400, 0, 0, 0, 0, 0, 0}, nil)
@@ -90,15 +95,30 @@ func TestGCNoSegment(t *testing.T) {
 		setMap(&v.Segments[2].Map, k)
 	}
 	v.Current[ColdData].Blkoff = 412 // room for 100 blocks
-	s := mount(t, v)
-	p := s.GC(Foreground)
-	if p.Victim == nil || *p.Victim != 0 || p.Errno == nil || *p.Errno != EIO || !s.CheckpointError() {
-		t.Fatalf("%+v, checkpoint error %v", p, s.CheckpointError())
+	cold := &v.Segments[v.Current[ColdData].Segno]
+	for k := range uint32(412) { // the log's blocks before its next one are valid
+		setMap(&cold.Map, k)
 	}
-	if p.Moved != 100 || s.Segment(0).Valid != 200 {
-		t.Errorf("moved %d, segment 0 keeps %d", p.Moved, s.Segment(0).Valid)
-	}
-	if q := s.GC(Background); q.Errno == nil || *q.Errno != EIO || q.Moved != 0 {
-		t.Errorf("after the checkpoint error: %+v", q)
+	cold.Valid = 412
+	for _, lfs := range []bool{true, false} {
+		s := mount(t, v)
+		s.LFS = lfs
+		p := s.GC(Foreground)
+		if p.Victim == nil || *p.Victim != 0 || p.Errno == nil || *p.Errno != EIO || !s.CheckpointError() {
+			t.Fatalf("lfs %v: %+v, checkpoint error %v", lfs, p, s.CheckpointError())
+		}
+		want, ssr := 100, []SSRVictim(nil)
+		if !lfs {
+			want, ssr = 100+112, []SSRVictim{{Type: WarmData, Segno: 1, Cost: 400, Log: ColdData}}
+		}
+		if p.Moved != want || s.Segment(0).Valid != 300-uint32(want) {
+			t.Errorf("lfs %v: moved %d, segment 0 keeps %d; want %d moved", lfs, p.Moved, s.Segment(0).Valid, want)
+		}
+		if got := s.SSRVictims(); !reflect.DeepEqual(got, ssr) {
+			t.Errorf("lfs %v: SSR victims %+v, want %+v", lfs, got, ssr)
+		}
+		if q := s.GC(Background); q.Errno == nil || *q.Errno != EIO || q.Moved != 0 {
+			t.Errorf("lfs %v: after the checkpoint error: %+v", lfs, q)
+		}
 	}
 }

@@ -47,9 +47,16 @@
 // ioctl returns EAGAIN when the call freed no whole section (err_gc_skipped, gc.c:2058),
 // ENODATA when a search found nothing (also after earlier rounds moved blocks), EIO once a log
 // found no free segment (get_new_segment's ENOSPC stops checkpoints, segment.c:2806;
-// [State.CheckpointError]; the kernel would have tried SSR first, which the model does not do).
+// [State.CheckpointError]; need_new_seg tries SSR first, see below).
 // __get_secs_required's dirty node and dentry pages are taken as fewer than a section's worth
 // with room in the current segments (upper_secs 1: the inode an operation dirtied).
+//
+// A full data log goes where need_new_seg (segment.c:3166) sends it: a new segment ([NewSegment])
+// or, by slack space recycling, a partly valid segment get_ssr_segment finds (f2fs_get_victim in SSR
+// mode over the checkpointed valid maps; change_curseg), for the segment manager's own moves and for
+// core's write-back ([State.Alloc]); where f2fs_need_SSR's dirty-metadata term leaves the answer
+// open, the model refuses ([ErrSSRUnknown], ssr.go). Node logs keep the conservative
+// [State.MaySSR] refusal.
 //
 // Package gc knows blocks, not files: a data move is a [Move] from one block to another, and the
 // caller (core.Seq) finds the owner and moves its slot. core.Seq feeds its own SIT changes in
@@ -58,7 +65,7 @@
 //
 // Left out: zoned devices (blkzoned, zone capacity), pinned files and sections, checkpoint=disable
 // (SBI_CP_DISABLED), gc_urgent and gc_idle modes, age-threshold GC (atgc: not modelled, a mount
-// with atgc is not handled), SSR allocation (the model assumes the free space LFS needs), mode=
+// with atgc is not handled, nor AT_SSR), SSR for node logs (refused where possible), mode=
 // fragment, the dnodes a data move dirties (their node blocks are rewritten at the next
 // checkpoint; the model does not place them), and the order writeback moves background-marked
 // data in (the model moves it in the victim's block order). The model moves every valid block of

@@ -1,6 +1,9 @@
 package gc
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Move is one block a collection moved: from its old place to the log's next free block.
 type Move struct {
@@ -304,9 +307,12 @@ func (s *State) isPending(b Block) bool {
 	return false
 }
 
-// move is f2fs_allocate_data_block (segment.c:3675) in LFS mode for a block leaving its place:
-// the log's next free block, both segments' mtimes (update_segment_mtime, old then new), the SIT
-// (+1 new, −1 old), a new segment when the log is full, then locate_dirty_segment on both.
+// move is f2fs_allocate_data_block (segment.c:3675) for a block leaving its place: the log's next
+// free block (next_blkoff; in SSR allocation the next block free in both the valid and the
+// checkpointed map), both segments' mtimes (update_segment_mtime, old then new), the SIT (+1 new,
+// −1 old), need_new_seg when the log is full (a new segment or SSR, [State.replaceFull]), then
+// locate_dirty_segment on both. Where need_new_seg's answer is open the move is made into a new
+// segment and the state is marked unmodelled ([State.Unmodelled]).
 func (s *State) move(b Block, log int) (Move, bool) {
 	old := &s.segs[b.Segno]
 	if !testMap(&old.Map, b.Blkoff) {
@@ -317,17 +323,19 @@ func (s *State) move(b Block, log int) (Move, bool) {
 		return Move{}, false // the log is full and no free segment was found (ENOSPC)
 	}
 	to := Block{c.Segno, c.Blkoff}
-	c.Blkoff++
-	full := c.Blkoff >= BlocksPerSeg
+	full := s.advance(log)
 	s.updateSegmentMtime(b.Segno)
 	s.updateSegmentMtime(to.Segno)
-	ns := &s.segs[to.Segno]
-	setMap(&ns.Map, to.Blkoff)
-	ns.Valid++
+	s.setValid(to.Segno, to.Blkoff)
 	clearMap(&old.Map, b.Blkoff)
 	old.Valid--
 	if full {
-		s.newCurseg(log)
+		if err := s.replaceFull(log, s.DirtyMetaSecs+gcMetaSecs); err != nil && !errors.Is(err, ErrNoSpace) {
+			if s.unmodelled == "" {
+				s.unmodelled = err.Error()
+			}
+			_ = s.newCurseg(log) // the model goes on, but the state says it guessed
+		}
 	}
 	s.locateDirtySegment(b.Segno)
 	s.locateDirtySegment(to.Segno)
@@ -342,15 +350,11 @@ func (s *State) move(b Block, log int) (Move, bool) {
 
 // newCurseg is new_curseg(sbi, type, false) (segment.c:2889) for one of the segment manager's logs:
 // [NewSegment] picks the segment (__get_next_segno's hint, get_new_segment's section and zone
-// rules) from the free maps, and the log moves there (__set_inuse, reset_curseg →
+// rules) from the free maps, and the log moves there in LFS allocation (__set_inuse, reset_curseg →
 // __set_sit_entry_type). With no free section (ENOSPC) get_new_segment stops checkpoints
-// (segment.c:2806): the model records the checkpoint error and leaves the log full, so no later
-// move takes a block from it. The kernel may first have taken SSR on such a volume
-// ([State.MaySSR] flags where; the callers refuse).
-func (s *State) newCurseg(log int) {
-	if may, why := s.MaySSR(log, gcMetaSecs); may && s.unmodelled == "" {
-		s.unmodelled = why
-	}
+// (segment.c:2806): the model records the checkpoint error, leaves the log full, so no later move
+// takes a block from it, and returns [ErrNoSpace].
+func (s *State) newCurseg(log int) error {
 	c := &s.cur[log]
 	cur := make([]uint32, 0, NumLogs)
 	for _, l := range s.cur {
@@ -359,9 +363,12 @@ func (s *State) newCurseg(log int) {
 	segno, err := NewSegment(s.Geometry(), log, c.Segno, cur, s)
 	if err != nil {
 		s.cpError = true
-		return
+		c.Blkoff = BlocksPerSeg
+		return err
 	}
 	s.setInuse(segno)
 	c.Segno, c.Blkoff = segno, 0
+	s.allocSSR[log] = false
 	s.segs[segno].Type = log // reset_curseg → __set_sit_entry_type
+	return nil
 }

@@ -105,11 +105,7 @@ func (s *State) Write(to Block, old *Block) error {
 		s.updateSegmentMtime(old.Segno)
 	}
 	s.updateSegmentMtime(to.Segno)
-	ns := &s.segs[to.Segno]
-	if !testMap(&ns.Map, to.Blkoff) {
-		setMap(&ns.Map, to.Blkoff)
-		ns.Valid++
-	}
+	s.setValid(to.Segno, to.Blkoff)
 	s.setInuse(to.Segno)
 	if old != nil {
 		os := &s.segs[old.Segno]
@@ -125,16 +121,25 @@ func (s *State) Write(to Block, old *Block) error {
 
 // SetCurrent makes c the current segment and next block of log, as the caller's allocator left
 // it (new_curseg opened a segment): the new segment is in use and of the log's type and leaves
-// the dirty lists, the old one is placed by locate_dirty_segment.
+// the dirty lists, the old one is placed by locate_dirty_segment, and the log is in LFS
+// allocation. Within the same segment only the next block moves (past the blocks an SSR log
+// cannot take).
 func (s *State) SetCurrent(log int, c CurSeg) error {
 	if log < 0 || log >= NumLogs || c.Segno >= s.mainSegs || c.Blkoff > BlocksPerSeg {
 		return fmt.Errorf("gc: log %d at segment %d block %d: outside the main area", log, c.Segno, c.Blkoff)
 	}
 	old := s.cur[log]
-	s.cur[log] = c
 	if old.Segno == c.Segno {
+		// The caller wrote blocks of the log's segment itself (an inline conversion's block). In
+		// SSR allocation the kernel's next_blkoff is then the next block free in both maps
+		// (f2fs_find_next_ssr_block), not merely the one after.
+		if s.allocSSR[log] {
+			c.Blkoff = s.nextFreeBlkoff(c.Segno, c.Blkoff)
+		}
+		s.cur[log] = c
 		return nil
 	}
+	s.cur[log] = c
 	s.setInuse(c.Segno)
 	s.prefree.clear(c.Segno)
 	s.dirty.clear(c.Segno)
@@ -142,6 +147,7 @@ func (s *State) SetCurrent(log int, c CurSeg) error {
 		s.dirtySec.clear(c.Segno / s.segsPerSec)
 	}
 	s.segs[c.Segno].Type = log
+	s.allocSSR[log] = false // new_curseg: LFS allocation
 	s.locateDirtySegment(old.Segno)
 	return nil
 }
@@ -155,6 +161,9 @@ func (s *State) SetSegment(segno uint32, bitmap [64]byte) error {
 	}
 	se := &s.segs[segno]
 	se.Map = bitmap
+	for i, b := range bitmap { // a block written since the checkpoint is checkpointed for SSR
+		s.ckpt[segno][i] |= b
+	}
 	n := uint32(0)
 	for _, b := range bitmap {
 		n += uint32(bits.OnesCount8(b))

@@ -1,38 +1,268 @@
 package gc
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+)
 
-// Slack space recycling (SSR) is not modelled: when a log's segment is full, Linux 6.12's
-// f2fs_allocate_data_block asks need_new_seg (segment.c) whether to open a new segment
-// (new_curseg, which the model does) or to reuse the free blocks of a partly valid segment
-// (get_ssr_segment → f2fs_get_victim in SSR mode, then change_curseg, which it does not). The
-// kernel opens a new segment when
+// Slack space recycling (SSR, issue 29). When a log's segment is full, Linux 6.12's
+// f2fs_allocate_data_block (segment.c:3675) asks need_new_seg (segment.c:3166) whether to open a
+// new segment (new_curseg, [NewSegment]) or to reuse the free blocks of a partly valid segment:
+// get_ssr_segment (segment.c:3108) → f2fs_get_victim (gc.c:779) in SSR mode, then change_curseg
+// (segment.c:2947). The kernel opens a new segment when
 //
 //   - the log is in LFS allocation and the next segment of its section is free
-//     (is_next_segment_free), or
-//   - f2fs_need_SSR (segment.c) is false: free_sections > node_secs + 2·dent_secs + imeta_secs +
+//     (is_next_segment_free, segment.c:2678), or
+//   - f2fs_need_SSR (segment.c:171) is false: free_sections > node_secs + 2·dent_secs + imeta_secs +
 //     min_ssr_sections + reserved_sections, with min_ssr_sections = reserved_sections
-//     (build_segment_manager) and each *_secs the dirty pages of that kind rounded up to
+//     (f2fs_build_segment_manager) and each *_secs the dirty pages of that kind rounded up to
 //     sections (get_blocktype_secs), or
-//   - get_ssr_segment finds no victim: no dirty (partly valid, not current) segment of the log's
-//     kind (data logs search every data temperature, node logs every node temperature).
+//   - get_ssr_segment finds no victim.
 //
-// Anywhere else the kernel may take SSR, and the model's answer would be a guess: [State.MaySSR]
-// says so, and the callers refuse (core.ErrUnmodelled) rather than open a segment the kernel
-// would not. mode=lfs (f2fs_lfs_mode), which turns SSR off, is not known from an image: the ops
+// The model knows every term but the dirty metadata, of which its callers give an upper bound
+// (core counts every node and inode page its operations may have dirtied since the last
+// checkpoint, [State.DirtyMetaSecs]; the segment manager's own moves add [gcMetaSecs]). So for a data log: f2fs_need_SSR is certainly false
+// when the free sections exceed the bound plus 2 × reserved_sections, certainly true when they are
+// at most 2 × reserved_sections; in between the answer is open, and the model decides only where
+// both answers lead to the same place (get_ssr_segment would find nothing and leave last_victim as
+// it was), else it refuses ([ErrSSRUnknown]). Node logs keep the conservative test of
+// [State.MaySSR]: their dirty page counts and the warm node rule (CP_CRC_RECOVERY_FLAG) are not
+// followed. mode=lfs (f2fs_lfs_mode), which turns SSR off, is not known from an image: the ops
 // language's `mount mode=lfs` says it ([State.LFS]).
+
+// ErrSSRUnknown reports a full log whose next segment the model cannot know: need_new_seg's
+// f2fs_need_SSR depends on dirty metadata the model only bounds, and the two answers differ.
+var ErrSSRUnknown = errors.New("gc: need_new_seg → get_ssr_segment: SSR or a new segment depends on the dirty node, dentry and inode pages (f2fs_need_SSR), which the model only bounds")
+
+// SSRVictim is one victim get_ssr_segment's f2fs_get_victim found in SSR mode, as the
+// f2fs_get_victim tracepoint reports it ("type = Warm DATA, policy = (Background GC, SSR-mode,
+// Greedy), victim = 4, cost = 256"): the type searched (a CURSEG_* number, the log's own or
+// another temperature), the segment and its cost (its ckpt_valid_blocks). A search that finds
+// nothing fires no event.
+type SSRVictim struct {
+	Type  int    `json:"type"`
+	Segno uint32 `json:"segno"`
+	Cost  uint32 `json:"cost"`
+	Log   int    `json:"log"` // the log that moved there (change_curseg)
+}
+
+// SSRVictims returns the SSR victims found since the mount, in order.
+func (s *State) SSRVictims() []SSRVictim { return append([]SSRVictim(nil), s.ssrFound...) }
+
+// CkptValid returns segment segno's ckpt_valid_blocks: the blocks valid at the last checkpoint or
+// written since (update_sit_entry sets ckpt_valid_map's bit with every new block, segment.c:2494;
+// a checkpoint copies cur_valid_map over it, seg_info_to_raw_sit, segment.h:410). SSR never reuses
+// such a block (__next_free_blkoff reads ckpt_valid_map | cur_valid_map).
+func (s *State) CkptValid(segno uint32) uint32 {
+	n := uint32(0)
+	for _, b := range s.ckpt[segno] {
+		n += uint32(bits.OnesCount8(b))
+	}
+	return n
+}
+
+// SSRLog reports whether log is in SSR allocation (curseg->alloc_type == SSR): change_curseg moved
+// it into a partly valid segment, or the checkpoint it was mounted from said so (alloc_type[]).
+func (s *State) SSRLog(log int) bool { return log >= 0 && log < NumLogs && s.allocSSR[log] }
+
+// nextFreeBlkoff is __next_free_blkoff (segment.c:2916): the first block at or after start that is
+// neither valid nor checkpointed, or BlocksPerSeg.
+func (s *State) nextFreeBlkoff(segno, start uint32) uint32 {
+	se := &s.segs[segno]
+	for k := start; k < BlocksPerSeg; k++ {
+		if !testMap(&se.Map, k) && !testMap(&s.ckpt[segno], k) {
+			return k
+		}
+	}
+	return BlocksPerSeg
+}
+
+// setValid is update_sit_entry(+1)'s bitmaps: the block is valid, and checkpointed for SSR's sake
+// ("SSR should never reuse block which is checkpointed or newly invalidated", segment.c:2490).
+func (s *State) setValid(segno, k uint32) {
+	se := &s.segs[segno]
+	if !testMap(&se.Map, k) {
+		setMap(&se.Map, k)
+		se.Valid++
+	}
+	setMap(&s.ckpt[segno], k)
+}
+
+// ssrVictim is f2fs_get_victim(sbi, &segno, BG_GC, typ, SSR, 0, false) (gc.c:779) with
+// select_policy's SSR branch (gc.c:280): greedy over dirty_segmap[typ] (the dirty segments of that
+// type), max_search nr_dirty[typ] capped at max_victim_search (a BG_GC search), ofs_unit 1, from
+// segment 0 for hot data and node types and last_victim[GC_GREEDY] otherwise (shared with
+// foreground gc's greedy searches); a segment of a current section or cur_victim_sec
+// (sec_usage_check) or of a section background gc marked (victim_secmap) is skipped; the cost is
+// get_gc_cost's ckpt_valid_blocks and the first cost below get_max_cost's BLKS_PER_SEG wins.
+// last_victim moves as the LFS search's does.
+func (s *State) ssrVictim(typ int) (uint32, uint32, bool) {
+	maxSearch := uint32(0)
+	for segno := range s.mainSegs {
+		if s.dirty.test(segno) && s.segs[segno].Type == typ {
+			maxSearch++
+		}
+	}
+	if maxSearch > s.MaxVictimSearch {
+		maxSearch = s.MaxVictimSearch
+	}
+	if maxSearch == 0 {
+		return NullSegno, 0, false // -ENODATA before the search: last_victim untouched
+	}
+	offset := s.lastVictim[gcGreedy]
+	if typ == HotData || isNodeType(typ) {
+		offset = 0
+	}
+	lastVictim := s.lastVictim[gcGreedy]
+	lastSegment := s.mainSegs
+	minSeg, minCost := NullSegno, uint32(BlocksPerSeg)
+	nsearched := uint32(0)
+	for {
+		segno := offset
+		for segno < lastSegment && !(s.dirty.test(segno) && s.segs[segno].Type == typ) {
+			segno++
+		}
+		if segno >= lastSegment {
+			if s.lastVictim[gcGreedy] != 0 {
+				lastSegment = s.lastVictim[gcGreedy]
+				s.lastVictim[gcGreedy] = 0
+				offset = 0
+				continue
+			}
+			break
+		}
+		offset = segno + 1
+		nsearched++
+		secno := segno / s.segsPerSec
+		if !s.secUsageCheck(secno) && !s.victimSec.test(secno) {
+			if c := s.CkptValid(segno); minCost > c {
+				minSeg, minCost = segno, c
+			}
+		}
+		if nsearched >= maxSearch {
+			if s.lastVictim[gcGreedy] == 0 && segno <= lastVictim {
+				s.lastVictim[gcGreedy] = lastVictim + 1
+			} else {
+				s.lastVictim[gcGreedy] = segno + 1
+			}
+			s.lastVictim[gcGreedy] %= s.mainSegs
+			break
+		}
+	}
+	return minSeg, minCost, minSeg != NullSegno
+}
+
+// getSSRSegment is get_ssr_segment(sbi, log, SSR, 0) (segment.c:3108): the log's own type first,
+// then the other data temperatures (from cold down for warm and cold logs, from hot up for the hot
+// log) or node temperatures likewise. Each victim found is recorded as its tracepoint would.
+func (s *State) getSSRSegment(log int) (uint32, bool) {
+	if segno, cost, ok := s.ssrVictim(log); ok {
+		s.ssrFound = append(s.ssrFound, SSRVictim{Type: log, Segno: segno, Cost: cost, Log: log})
+		return segno, true
+	}
+	first, step := HotData, 1
+	if isNodeType(log) {
+		first = HotNode
+	}
+	if log == WarmData || log == ColdData {
+		first, step = ColdData, -1
+	} else if log == WarmNode || log == ColdNode {
+		first, step = ColdNode, -1
+	}
+	for i, n := first, 0; n < 3; i, n = i+step, n+1 {
+		if i == log {
+			continue
+		}
+		if segno, cost, ok := s.ssrVictim(i); ok {
+			s.ssrFound = append(s.ssrFound, SSRVictim{Type: i, Segno: segno, Cost: cost, Log: log})
+			return segno, true
+		}
+	}
+	return NullSegno, false
+}
+
+// changeCurseg is change_curseg (segment.c:2947): the log moves into segno, a partly valid segment
+// (__set_test_and_inuse; out of the prefree and dirty lists under its old type; reset_curseg makes
+// it the log's type), in SSR allocation, at its first block free in both the valid and the
+// checkpointed map.
+func (s *State) changeCurseg(log int, segno uint32) {
+	s.setInuse(segno)
+	s.prefree.clear(segno)
+	s.removeDirty(segno)
+	c := &s.cur[log]
+	c.Segno = segno
+	s.segs[segno].Type = log // reset_curseg → __set_sit_entry_type
+	s.allocSSR[log] = true
+	c.Blkoff = s.nextFreeBlkoff(segno, 0)
+}
+
+// needNewSeg is need_new_seg (segment.c:3166) for a data log whose segment is full, with metaSecs
+// bounding f2fs_need_SSR's node_secs + 2·dent_secs + imeta_secs: new is true for a new segment
+// (new_curseg), else victim is get_ssr_segment's segment (change_curseg). err is [ErrSSRUnknown]
+// (wrapped, saying why) where the bound leaves the answer open.
+func (s *State) needNewSeg(log int, metaSecs uint32) (newSeg bool, victim uint32, err error) {
+	if s.LFS {
+		return true, 0, nil // f2fs_need_SSR: f2fs_lfs_mode (segment.c:177)
+	}
+	c := s.cur[log]
+	if !s.allocSSR[log] {
+		if next := c.Segno + 1; next < s.mainSegs && next%s.segsPerSec != 0 && !s.inuse.test(next) {
+			return true, 0, nil // is_next_segment_free (segment.c:3173)
+		}
+	}
+	need, known := s.NeedSSR(metaSecs)
+	if known && !need {
+		return true, 0, nil // f2fs_need_SSR false (segment.c:184)
+	}
+	free, rsv := s.FreeSections(), s.ReservedSections()
+	if !known {
+		// Open: f2fs_need_SSR is true only if the dirty metadata reach free − 2·rsv sections. The
+		// answer is known only when get_ssr_segment would find nothing and leave last_victim alone.
+		try := s.Clone()
+		if segno, ok := try.getSSRSegment(log); ok {
+			return false, 0, fmt.Errorf("%w: log %d's segment %d is full with %d free sections, between 2 × %d reserved and that plus at most %d of dirty metadata, and get_ssr_segment would take segment %d", ErrSSRUnknown, log, c.Segno, free, rsv, metaSecs, segno)
+		}
+		if try.lastVictim != s.lastVictim {
+			return false, 0, fmt.Errorf("%w: log %d's segment %d is full with %d free sections, between 2 × %d reserved and that plus at most %d of dirty metadata; get_ssr_segment would find no victim but move last_victim (f2fs_get_victim) from %d to %d", ErrSSRUnknown, log, c.Segno, free, rsv, metaSecs, s.lastVictim[gcGreedy], try.lastVictim[gcGreedy])
+		}
+		return true, 0, nil
+	}
+	if segno, ok := s.getSSRSegment(log); ok {
+		return false, segno, nil
+	}
+	return true, 0, nil
+}
+
+// NeedSSR is f2fs_need_SSR (segment.c:171) with metaSecs bounding its node_secs + 2·dent_secs +
+// imeta_secs: need is its answer when known is true; known is false when the bound leaves it open
+// (free sections between 2 × reserved_sections and that plus metaSecs).
+func (s *State) NeedSSR(metaSecs uint32) (need, known bool) {
+	if s.LFS {
+		return false, true
+	}
+	free, rsv := s.FreeSections(), s.ReservedSections()
+	switch {
+	case free > metaSecs+2*rsv:
+		return false, true
+	case free <= 2*rsv:
+		return true, true
+	}
+	return false, false
+}
 
 // MaySSR reports whether the kernel could take SSR instead of a new segment for log, whose
 // current segment is full, on the state s holds now; metaSecs bounds f2fs_need_SSR's
-// node_secs + 2·dent_secs + imeta_secs (the dirty metadata the caller's operations left, which
-// the segment manager does not track). The string says why, naming the kernel functions.
+// node_secs + 2·dent_secs + imeta_secs. It is the conservative test kept where the model does not
+// follow need_new_seg: node logs, and core's allocator without a segment manager. The string says
+// why, naming the kernel functions.
 func (s *State) MaySSR(log int, metaSecs uint32) (bool, string) {
 	if log < 0 || log >= NumLogs || s.LFS {
 		return false, "" // f2fs_need_SSR: "if (f2fs_lfs_mode(sbi)) return false" (segment.c:177)
 	}
 	c := s.cur[log]
 	// is_next_segment_free: the next segment of the same section, free.
-	if next := c.Segno + 1; next < s.mainSegs && next%s.segsPerSec != 0 && !s.inuse.test(next) {
+	if next := c.Segno + 1; !s.allocSSR[log] && next < s.mainSegs && next%s.segsPerSec != 0 && !s.inuse.test(next) {
 		return false, ""
 	}
 	free, rsv := s.FreeSections(), s.ReservedSections()
@@ -45,18 +275,100 @@ func (s *State) MaySSR(log int, metaSecs uint32) (bool, string) {
 		}
 		return true, fmt.Sprintf("log %d's segment %d is full with %d free sections ≤ f2fs_need_SSR's %d "+
 			"(2 × %d reserved + at most %d of dirty metadata), and segment %d is partly valid: "+
-			"need_new_seg → get_ssr_segment could reuse it (change_curseg, SSR), which the model does not do",
+			"need_new_seg → get_ssr_segment could reuse it (change_curseg, SSR), which the model does not follow for this log",
 			log, c.Segno, free, metaSecs+2*rsv, rsv, metaSecs, segno)
 	}
 	return false, ""
 }
 
 // Unmodelled says why the last operations' allocation would have been a guess ("" when it was
-// not): a log the segment manager itself opened (garbage collection's moves, a checkpoint's) where
-// the kernel may have taken SSR ([State.MaySSR]). It is kept until the state is mounted again.
+// not): a log the segment manager itself moved (garbage collection's moves, a checkpoint's) where
+// need_new_seg's answer is open ([ErrSSRUnknown], [State.MaySSR]). It is kept until the state is
+// mounted again.
 func (s *State) Unmodelled() string { return s.unmodelled }
 
-// gcMetaSecs is what the segment manager's own allocations take for f2fs_need_SSR's dirty
-// metadata: garbage collection dirties the node pages of the blocks it moves (fewer than a
-// section's worth in the moves one call makes) and their inodes.
+// gcMetaSecs is what the segment manager's own allocations add to f2fs_need_SSR's dirty metadata
+// ([State.DirtyMetaSecs] is the caller's): garbage collection dirties the node pages of the blocks
+// it moves (fewer than a section's worth in the moves one call makes) and their inodes.
 const gcMetaSecs = 2
+
+// replaceFull is the end of f2fs_allocate_data_block for a log whose segment the last block filled
+// (segment_full): need_new_seg, then change_curseg or new_curseg. With no free section (ENOSPC)
+// get_new_segment stops checkpoints (segment.c:2806): the model records the checkpoint error and
+// leaves the log full, so no later move takes a block from it. metaSecs bounds f2fs_need_SSR's
+// dirty metadata; an open answer is returned as an [ErrSSRUnknown] error and the log is left full.
+func (s *State) replaceFull(log int, metaSecs uint32) error {
+	if isNodeType(log) {
+		if may, why := s.MaySSR(log, metaSecs); may {
+			return fmt.Errorf("%w: %s", ErrSSRUnknown, why)
+		}
+		return s.newCurseg(log)
+	}
+	newSeg, victim, err := s.needNewSeg(log, metaSecs)
+	if err != nil {
+		return err
+	}
+	if !newSeg {
+		s.changeCurseg(log, victim)
+		return nil
+	}
+	return s.newCurseg(log)
+}
+
+// Alloc is f2fs_allocate_data_block (segment.c:3675) for a data page written out of place to log
+// (core's write-back: fsync, sync, a zero's write-back, unmount), old its block before (nil: a new
+// block): the log's next block (next_blkoff, which in SSR allocation skips blocks valid or
+// checkpointed, f2fs_find_next_ssr_block), update_segment_mtime on old then new, the SIT (+1 new,
+// −1 old), need_new_seg and change_curseg or new_curseg when the segment is full, then
+// locate_dirty_segment on both. metaSecs bounds f2fs_need_SSR's dirty metadata. It returns the
+// block written; [ErrSSRUnknown] or [ErrNoSpace] (wrapped) when the log's next segment is not
+// known, after which the state must not be used.
+func (s *State) Alloc(log int, old *Block, metaSecs uint32) (Block, error) {
+	if log < HotData || log > ColdData {
+		return Block{}, fmt.Errorf("%w: Alloc for log %d", ErrVolume, log)
+	}
+	if old != nil && (old.Segno >= s.mainSegs || old.Blkoff >= BlocksPerSeg) {
+		return Block{}, fmt.Errorf("gc: write from segment %d block %d: outside the main area", old.Segno, old.Blkoff)
+	}
+	c := &s.cur[log]
+	if s.cpError || c.Blkoff >= BlocksPerSeg {
+		return Block{}, fmt.Errorf("log %d has no free block: %w", log, ErrNoSpace)
+	}
+	to := Block{c.Segno, c.Blkoff}
+	full := s.advance(log)
+	if old != nil {
+		s.updateSegmentMtime(old.Segno)
+	}
+	s.updateSegmentMtime(to.Segno)
+	s.setValid(to.Segno, to.Blkoff)
+	s.setInuse(to.Segno)
+	if old != nil {
+		os := &s.segs[old.Segno]
+		if testMap(&os.Map, old.Blkoff) {
+			clearMap(&os.Map, old.Blkoff)
+			os.Valid--
+		}
+	}
+	if full {
+		if err := s.replaceFull(log, metaSecs); err != nil {
+			return Block{}, err
+		}
+	}
+	if old != nil {
+		s.locateDirtySegment(old.Segno)
+	}
+	s.locateDirtySegment(to.Segno)
+	return to, nil
+}
+
+// advance moves log's next_blkoff past the block just taken (f2fs_allocate_data_block: +1 in LFS
+// allocation, f2fs_find_next_ssr_block in SSR) and reports whether the segment is full.
+func (s *State) advance(log int) bool {
+	c := &s.cur[log]
+	if s.allocSSR[log] {
+		c.Blkoff = s.nextFreeBlkoff(c.Segno, c.Blkoff+1)
+	} else {
+		c.Blkoff++
+	}
+	return c.Blkoff >= BlocksPerSeg
+}

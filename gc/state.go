@@ -59,6 +59,10 @@ type Volume struct {
 	// has_not_enough_free_secs compares the free sections with it (reserved_sections). 0 makes
 	// only a volume without a free section short of space.
 	ReservedSegments uint32
+	// AllocSSR is the checkpoint's alloc_type[] per log: true for a log the kernel left in SSR
+	// allocation (its next block skips valid and checkpointed blocks, and need_new_seg does not
+	// look at the next segment). mkfs.f2fs writes LFS for every log.
+	AllocSSR [NumLogs]bool
 	// PostReadFiles says the volume may hold files whose data needs processing after a read —
 	// compressed, encrypted or verity files (the superblock's compression, encrypt or verity
 	// feature): background gc moves their blocks at once ([State.PostRead]).
@@ -86,6 +90,10 @@ type State struct {
 	LFS bool
 	// MaxVictimSearch is sbi->max_victim_search (sysfs max_victim_search).
 	MaxVictimSearch uint32
+	// DirtyMetaSecs is the caller's bound, in sections, of f2fs_need_SSR's node_secs + 2·dent_secs
+	// + imeta_secs from the pages its own operations dirtied (core counts them); the segment
+	// manager's moves add theirs ([gcMetaSecs]) when a log they fill asks need_new_seg.
+	DirtyMetaSecs uint32
 
 	segsPerSec, mainSegs, mainSecs uint32
 	secsPerZone                    uint32
@@ -101,6 +109,13 @@ type State struct {
 	cpError bool
 	// unmodelled says why an allocation the model made may not be the kernel's (gc/ssr.go).
 	unmodelled string
+	// ckpt is every segment's ckpt_valid_map (seg_entry, segment.h:203): the valid map of the last
+	// checkpoint with every block written since set (see [State.CkptValid]).
+	ckpt [][64]byte
+	// allocSSR is each log's curseg->alloc_type == SSR.
+	allocSSR [NumLogs]bool
+	// ssrFound are the SSR victims get_ssr_segment found since the mount, in order.
+	ssrFound []SSRVictim
 
 	dirty     bitset // dirty_segmap[DIRTY]
 	prefree   bitset // dirty_segmap[PRE]
@@ -173,6 +188,12 @@ func Mount(v Volume) (*State, error) {
 		segsPerSec:      v.SegsPerSec, mainSegs: n, mainSecs: n / v.SegsPerSec, secsPerZone: max(v.SecsPerZone, 1),
 		segs: append([]Segment(nil), v.Segments...), cur: v.Current, elapsed: v.ElapsedTime,
 		curVictimSec: NullSegno, rsvSegs: v.ReservedSegments, postReadFiles: v.PostReadFiles,
+		allocSSR: v.AllocSSR,
+	}
+	// build_sit_entries (seg_info_from_raw_sit, segment.h:368): the checkpointed map is the SIT's.
+	s.ckpt = make([][64]byte, n)
+	for i, sg := range s.segs {
+		s.ckpt[i] = sg.Map
 	}
 	for t, c := range s.cur {
 		if c.Segno >= n || c.Blkoff > BlocksPerSeg {
@@ -225,6 +246,8 @@ func (s *State) Clone() *State {
 	c.dirty, c.prefree, c.inuse = s.dirty.clone(), s.prefree.clone(), s.inuse.clone()
 	c.dirtySec, c.victimSec, c.inuseSec = s.dirtySec.clone(), s.victimSec.clone(), s.inuseSec.clone()
 	c.pending = append([]Block(nil), s.pending...)
+	c.ckpt = append([][64]byte(nil), s.ckpt...)
+	c.ssrFound = append([]SSRVictim(nil), s.ssrFound...)
 	return &c
 }
 
@@ -412,6 +435,11 @@ func (s *State) Checkpoint() (freed []uint32, moved []Move) {
 		keep = append(keep, b)
 	}
 	s.pending = keep
+	// f2fs_flush_sit_entries → seg_info_to_raw_sit (segment.h:410): the checkpointed maps become
+	// the valid ones, so SSR may reuse what was invalidated before this checkpoint.
+	for segno := range s.mainSegs {
+		s.ckpt[segno] = s.segs[segno].Map
+	}
 	for segno := range s.mainSegs {
 		if s.prefree.test(segno) {
 			s.setFree(segno)

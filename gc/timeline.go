@@ -120,8 +120,8 @@ func NewTimeline(s *State, kind Kind, rounds int) *Timeline {
 	tl.Frames = append(tl.Frames, Frame{Kind: FrameStart, Map: st.Snap()})
 	ck := st.Apply(Op{Verb: "checkpoint"}).(*CheckpointStep)
 	if st.unmodelled != "" && s.unmodelled == "" {
-		// The checkpoint's moves opened a log's segment where the kernel may take SSR (ssr.go):
-		// the model stops rather than show a guess.
+		// The checkpoint's moves filled a log where need_new_seg's answer (SSR or a new segment)
+		// is open (ssr.go): the model stops rather than show a guess.
 		tl.Frames = append(tl.Frames, Frame{Kind: FrameShort, Map: tl.Frames[0].Map})
 		return tl
 	}
@@ -139,7 +139,7 @@ func NewTimeline(s *State, kind Kind, rounds int) *Timeline {
 		alt := st.Clone().GC(other)
 		pk := st.GC(kind)
 		if st.unmodelled != "" && s.unmodelled == "" {
-			// The call's moves opened a log's segment where the kernel may take SSR (ssr.go).
+			// The call's moves filled a log where need_new_seg's answer is open (ssr.go).
 			tl.Frames = append(tl.Frames, Frame{Kind: FrameShort, Round: r, Map: before})
 			break
 		}
@@ -180,9 +180,9 @@ func (s *State) syncMarked() *CheckpointStep {
 
 // freeSecs counts the free sections (free_secmap clear). A call's moves need at most a section's
 // worth of new segments plus one partly filled segment per log: with fewer free sections the
-// kernel would run a checkpoint or SSR inside f2fs_gc (has_not_enough_free_secs), which the model
-// leaves out (package doc), so a timeline stops there; it stops too at a call whose moves opened a
-// segment where the kernel may take SSR instead (State.MaySSR).
+// kernel would go round f2fs_gc's loop with checkpoints inside (has_not_enough_free_secs), which a
+// timeline of single calls does not show, so it stops there; it stops too at a call whose moves
+// filled a log where need_new_seg's answer is open (ErrSSRUnknown, State.MaySSR for node logs).
 func (s *State) freeSecs() uint32 { return s.mainSecs - s.inuseSec.count(s.mainSecs) }
 
 // MapOps returns the ops of the language whose effect frame k's map shows, from the timeline's

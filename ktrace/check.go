@@ -26,6 +26,25 @@ type Report struct {
 	// differ ("" when they agree, as they must for Agree). Set by [Report.CheckVictims].
 	Victims          []Victim `json:"victims,omitempty"`
 	VictimDivergence string   `json:"victimDivergence,omitempty"`
+	// SSR are the kernel's f2fs_get_victim events of the operation in SSR mode (need_new_seg →
+	// get_ssr_segment: the partly valid segments full logs moved into); SSRDivergence says how the
+	// model's differ ("" when they agree, as they must for Agree). Set by [Report.CheckSSR].
+	SSR           []Victim `json:"ssr,omitempty"`
+	SSRDivergence string   `json:"ssrDivergence,omitempty"`
+}
+
+// CheckSSR adds the SSR check of the operation to the report: the model's SSR victims of the
+// operation (source.Step.SSR) against the trace's SSR-mode f2fs_get_victim events, in order.
+func (r *Report) CheckSSR(t *Trace, vs []gc.SSRVictim) error {
+	if r.Op < 1 || r.Op > len(t.Ops) {
+		return fmt.Errorf("ktrace: operation %d of a trace of %d", r.Op, len(t.Ops))
+	}
+	r.SSR = t.Ops[r.Op-1].SSR
+	r.SSRDivergence = diffVictims("SSR search", r.SSR, ModelSSR(vs))
+	if r.SSRDivergence != "" {
+		r.Agree = false
+	}
+	return nil
 }
 
 // CheckVictims adds the victim check of the operation to the report: the model's pick p (a gc
@@ -169,6 +188,24 @@ func ModelVictims(p *gc.Pick) []Victim {
 	return out
 }
 
+// ssrTypes are show_data_type's names (include/trace/events/f2fs.h) of the CURSEG_* types.
+var ssrTypes = [gc.NumLogs]string{"Hot DATA", "Warm DATA", "Cold DATA", "Hot NODE", "Warm NODE", "Cold NODE"}
+
+// ModelSSR lists a model's SSR victims (get_ssr_segment's f2fs_get_victim in SSR mode) as the
+// tracepoint reports them: a background greedy search of one type, the segment and its
+// ckpt_valid_blocks.
+func ModelSSR(vs []gc.SSRVictim) []Victim {
+	var out []Victim
+	for _, v := range vs {
+		name := "No TYPE"
+		if v.Type >= 0 && v.Type < gc.NumLogs {
+			name = ssrTypes[v.Type]
+		}
+		out = append(out, Victim{Type: "BG", Policy: "greedy", Segno: v.Segno, Cost: v.Cost, Mode: "SSR", Log: name})
+	}
+	return out
+}
+
 // CheckVictims holds the model's victims of operation op (ModelVictims of its gc pick, or of the
 // collection f2fs_balance_fs ran inside it) against the op's f2fs_get_victim events: "" when they
 // agree (type, policy, victim and cost, in order), else what differs first.
@@ -176,16 +213,20 @@ func CheckVictims(t *Trace, op int, model []Victim) (string, error) {
 	if op < 0 || op >= len(t.Ops) {
 		return "", fmt.Errorf("ktrace: operation %d of a trace of %d", op+1, len(t.Ops))
 	}
-	kernel := t.Ops[op].Victims
+	return diffVictims("victim search", t.Ops[op].Victims, model), nil
+}
+
+// diffVictims says where two lists of f2fs_get_victim events first differ ("" when they agree).
+func diffVictims(what string, kernel, model []Victim) string {
 	for i := range max(len(kernel), len(model)) {
 		switch {
 		case i >= len(kernel):
-			return fmt.Sprintf("victim search %d: the model picked %+v, the kernel picked no more", i+1, model[i]), nil
+			return fmt.Sprintf("%s %d: the model picked %+v, the kernel picked no more", what, i+1, model[i])
 		case i >= len(model):
-			return fmt.Sprintf("victim search %d: the kernel picked %+v, the model no more", i+1, kernel[i]), nil
+			return fmt.Sprintf("%s %d: the kernel picked %+v, the model no more", what, i+1, kernel[i])
 		case kernel[i] != model[i]:
-			return fmt.Sprintf("victim search %d: kernel %+v, model %+v", i+1, kernel[i], model[i]), nil
+			return fmt.Sprintf("%s %d: kernel %+v, model %+v", what, i+1, kernel[i], model[i])
 		}
 	}
-	return "", nil
+	return ""
 }

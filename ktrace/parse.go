@@ -402,6 +402,16 @@ func (p *parser) victim(line, b []byte) error {
 	if bytes.HasSuffix(pol, []byte("Greedy")) {
 		v.Policy = "greedy"
 	}
+	// get_ssr_segment's searches (alloc_mode SSR, AT_SSR) find a segment for a log to write into,
+	// not a victim to collect: kept apart (Op.SSR), with the type searched.
+	ssr := bytes.Contains(pol, []byte("SSR-mode"))
+	if ssr {
+		v.Mode = "SSR"
+		if bytes.Contains(pol, []byte("AT_SSR")) {
+			v.Mode = "AT_SSR"
+		}
+		v.Log = string(field(b, "type"))
+	}
 	rest := b[i:]
 	if j := bytes.IndexByte(rest, ')'); j >= 0 {
 		rest = rest[j:]
@@ -414,7 +424,11 @@ func (p *parser) victim(line, b []byte) error {
 	}
 	if p.open {
 		o := &p.t.Ops[len(p.t.Ops)-1]
-		o.Victims = append(o.Victims, v)
+		if ssr {
+			o.SSR = append(o.SSR, v)
+		} else {
+			o.Victims = append(o.Victims, v)
+		}
 	}
 	return nil
 }

@@ -123,6 +123,9 @@ type Op struct {
 	// inside another op), in order; GCEnds the ret of each f2fs_gc_end.
 	Victims []Victim `json:"victims,omitempty"`
 	GCEnds  []int    `json:"gcEnds,omitempty"`
+	// SSR are the op's f2fs_get_victim events in SSR mode (need_new_seg → get_ssr_segment: the
+	// partly valid segment a full log moved into), in order; Mode and Log are set on these.
+	SSR []Victim `json:"ssr,omitempty"`
 }
 
 // Victim is one f2fs_get_victim event: "policy = (Foreground GC, LFS-mode, Greedy), victim = 11,
@@ -132,6 +135,10 @@ type Victim struct {
 	Policy string `json:"policy"` // "greedy" or "cost-benefit" (the tracepoint's Greedy, Cost-Benefit)
 	Segno  uint32 `json:"victim"`
 	Cost   uint32 `json:"cost"`
+	// Mode is "SSR" (or "AT_SSR") for a search get_ssr_segment made, "" for garbage collection's.
+	Mode string `json:"mode,omitempty"`
+	// Log is the type an SSR search looked at, as the tracepoint prints it ("Warm DATA").
+	Log string `json:"log,omitempty"`
 }
 
 // Trace is a parsed kernel trace.

@@ -75,3 +75,50 @@ func TestVictims(t *testing.T) {
 		t.Error("a victim that is not a number parses")
 	}
 }
+
+// ssrTrace is the shape of kernel-seq s3's op 7: a foreground gc's victim, then the SSR search its
+// cold data log made when it filled (into a warm data segment).
+const ssrTrace = ` zrhelper-204 [000] ..... 4.6: tracing_mark_write: zr_op 1
+ zrhelper-204 [000] ..... 4.7: f2fs_get_victim: dev = (254,0), type = No TYPE, policy = (Foreground GC, LFS-mode, Greedy), victim = 4, cost = 384, ofs_unit = 1, pre_victim_secno = 4, prefree = 1, free = 15
+ zrhelper-204 [000] ..... 4.8: f2fs_get_victim: dev = (254,0), type = Warm DATA, policy = (Background GC, SSR-mode, Greedy), victim = 6, cost = 448, ofs_unit = 1, pre_victim_secno = 4, prefree = 1, free = 15
+ zrhelper-204 [000] ..... 4.9: tracing_mark_write: zr_op end
+`
+
+// TestSSRVictims: an SSR-mode f2fs_get_victim event is kept apart from garbage collection's
+// victims (Op.SSR, with the type searched), and Report.CheckSSR holds the model's SSR victims to it:
+// the same type, segment and cost in order agree; any other, one more or one fewer do not.
+func TestSSRVictims(t *testing.T) {
+	tr, err := ktrace.Parse(strings.NewReader(ssrTrace), ktrace.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := tr.Ops[0]
+	if len(o.Victims) != 1 || o.Victims[0] != (ktrace.Victim{Type: "FG", Policy: "greedy", Segno: 4, Cost: 384}) {
+		t.Fatalf("gc victims %+v", o.Victims)
+	}
+	want := ktrace.Victim{Type: "BG", Policy: "greedy", Segno: 6, Cost: 448, Mode: "SSR", Log: "Warm DATA"}
+	if len(o.SSR) != 1 || o.SSR[0] != want {
+		t.Fatalf("SSR victims %+v, want %+v", o.SSR, want)
+	}
+	ok := gc.SSRVictim{Type: gc.WarmData, Segno: 6, Cost: 448, Log: gc.ColdData}
+	for _, c := range []struct {
+		name  string
+		vs    []gc.SSRVictim
+		agree bool
+	}{
+		{"the same", []gc.SSRVictim{ok}, true},
+		{"another type", []gc.SSRVictim{{Type: gc.ColdData, Segno: 6, Cost: 448}}, false},
+		{"another segment", []gc.SSRVictim{{Type: gc.WarmData, Segno: 7, Cost: 448}}, false},
+		{"another cost", []gc.SSRVictim{{Type: gc.WarmData, Segno: 6, Cost: 447}}, false},
+		{"none", nil, false},
+		{"one more", []gc.SSRVictim{ok, ok}, false},
+	} {
+		rep := &ktrace.Report{Op: 1, Agree: true}
+		if err := rep.CheckSSR(tr, c.vs); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Agree != c.agree || (rep.SSRDivergence == "") != c.agree {
+			t.Errorf("%s: agree %v (%q), want %v", c.name, rep.Agree, rep.SSRDivergence, c.agree)
+		}
+	}
+}

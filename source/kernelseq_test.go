@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,10 +49,7 @@ type seqSeg struct {
 
 func readSeqAfter(t *testing.T, name string) seqAfter {
 	t.Helper()
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := readFtrace(t, name) // NAME or NAME.zst (s5's after.txt lists 38,144 slots)
 	a := seqAfter{files: map[uint32]*seqFile{}}
 	var cur *seqFile
 	inSlots := false
@@ -277,6 +275,11 @@ func TestKernelSeq(t *testing.T) {
 							t.Logf("%s: op %d (%s): victim %d cost %d, kernel %d (the clock crossed a second in an earlier op)", mode, i+1, op.OpLine(0), k+1, m.Cost, kk.Cost)
 						}
 					}
+					// The SSR searches of the op (need_new_seg → get_ssr_segment, f2fs_get_victim in
+					// SSR mode): type searched, segment and ckpt_valid_blocks, in order (s1, s2).
+					if ks, ms := tr.Ops[i].SSR, ktrace.ModelSSR(st.SSR); !reflect.DeepEqual(ks, ms) {
+						t.Errorf("%s: op %d (%s): SSR victims %+v, kernel %+v", mode, i+1, op.OpLine(0), ms, ks)
+					}
 					if c, ok := clock[i+1]; ok && c[0] != c[1] && op.Kind != request.OpTune && op.Kind != request.OpNow {
 						crossed = true
 					}
@@ -448,7 +451,7 @@ func seqClock(t *testing.T, dir, sfx string) map[int][2]uint64 {
 }
 
 // readFtrace reads a case's raw ftrace, NAME or its zstd-compressed NAME.zst (the later cases,
-// whose gc moves make the logs large).
+// whose gc moves make the logs large); after.txt files are read with it too.
 func readFtrace(t *testing.T, name string) []byte {
 	t.Helper()
 	if _, err := os.Stat(name); err == nil {

@@ -32,6 +32,9 @@ type Step struct {
 	Other *core.WriteResult
 	// Balance is the garbage collection f2fs_balance_fs ran inside the operation (nil: none).
 	Balance *gc.Pick
+	// SSR are the segments need_new_seg → get_ssr_segment moved a full log into during the
+	// operation (f2fs_get_victim in SSR mode), in order.
+	SSR []gc.SSRVictim
 }
 
 // Victim is the operation's garbage collection pick, if any: a gc op's own, else the one
@@ -83,6 +86,7 @@ func RunOps(ctx context.Context, q *core.Seq, img *imgio.Image, ops []request.Op
 			st.File = in
 		}
 		var err error
+		ssrBefore := len(q.SSRVictims())
 		if op.Walks() {
 			st.Request = op.Request(q.File(st.File).Inode.Size)
 			st.Walk, st.File, st.Pages, err = q.Walk(st.File, st.Request)
@@ -93,6 +97,9 @@ func RunOps(ctx context.Context, q *core.Seq, img *imgio.Image, ops []request.Op
 			return &OpError{Index: i, Line: op.OpLine(0), Err: err}
 		}
 		st.Balance = q.BalanceGC()
+		if all := q.SSRVictims(); len(all) > ssrBefore {
+			st.SSR = all[ssrBefore:]
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}

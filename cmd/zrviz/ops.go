@@ -81,6 +81,9 @@ func runSequence(ctx context.Context, img *imgio.Image, ops []request.Op, modes 
 			if err == nil && rep != nil {
 				err = rep.CheckVictims(tr, st.Victim())
 			}
+			if err == nil && rep != nil {
+				err = rep.CheckSSR(tr, st.SSR)
+			}
 			if err != nil {
 				return &source.OpError{Index: st.Index, Line: op.OpLine(0), Err: err}
 			}
