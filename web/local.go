@@ -1,6 +1,11 @@
 package web
 
-import "strings"
+import (
+	"net/http"
+	"strings"
+
+	"github.com/zrviz/zrviz/templates"
+)
 
 // localPrefix starts the id of an image the static site opened from the user's computer
 // (cmd/zrviz-wasm/local.go): "local-" and the first 16 hex digits of its imgio.Fingerprint.
@@ -18,5 +23,28 @@ func (s *Server) LocalImage(id string) (name string, ok bool) {
 
 // isLocalID reports whether id names an image opened from the user's computer.
 func isLocalID(id string) bool {
-	return strings.HasPrefix(id, localPrefix) && len(id) == len(localPrefix)+16
+	fp, ok := strings.CutPrefix(id, localPrefix)
+	if !ok || len(fp) != 16 {
+		return false
+	}
+	for _, c := range fp {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// localMissing answers a request for a local image this worker does not hold: the permalink
+// outlived the page that opened the file (a reload, another browser), and only the user's computer
+// has the image. The page asks for the same file again; its script reloads the permalink when the
+// file's fingerprint matches. The image routes call it in the static site for an unknown id that
+// isLocalID accepts; the status is 404, as for any image not loaded.
+func (s *Server) localMissing(w http.ResponseWriter, r *http.Request, id string) {
+	p := templates.LocalMissingPage{
+		Layout:      s.layout("Open the image again", "js/localimage.js", templates.Crumb{Label: "images", Href: "/"}, templates.Crumb{Label: id}),
+		ID:          id,
+		Fingerprint: strings.TrimPrefix(id, localPrefix),
+	}
+	s.render(w, r, http.StatusNotFound, templates.LocalMissing(p))
 }
