@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strings"
 	"syscall/js"
 	"testing"
@@ -206,4 +207,78 @@ func TestOpenLocal(t *testing.T) {
 	if _, err := awaitTest(t, zrviz.Call("openLocal", "a string")); err == nil {
 		t.Fatal("openLocal(string) resolved")
 	}
+}
+
+// BenchmarkOpenLocal opens an image file as the static site's worker does, through a Blob-like
+// object over the file (slice(a, b).arrayBuffer() reads those bytes with fs.read: Node 20's own
+// fs.openAsBlob stops at 2 GiB, a browser's File does not): fingerprint, OpenAt, the tree's listing.
+// The image is the committed basic fixture, or the file ZRVIZ_LOCAL_IMAGE names (the figures in
+// docs/performance.md are of an 8 GiB raw image and its Android sparse form). It reports the
+// JavaScript round trips and the high-water mark of the Go heap's memory (WebAssembly memory only
+// grows).
+func BenchmarkOpenLocal(b *testing.B) {
+	name := os.Getenv("ZRVIZ_LOCAL_IMAGE")
+	if name == "" {
+		name = b.TempDir() + "/basic.img"
+		if err := gunzipTo(name, "../../imgio/testdata/basic.img.gz"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	st, err := os.Stat(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	size := st.Size()
+	fileBlob := js.Global().Get("Function").New("name", "size", `
+		const fs = require('fs');
+		const fd = fs.openSync(name, 'r');
+		return {size, slice: (a, e) => ({arrayBuffer: () => new Promise((ok, ko) => {
+			const buf = Buffer.alloc(e - a);
+			fs.read(fd, buf, 0, e - a, a, (err, n) => err ? ko(err) : ok(buf.buffer.slice(buf.byteOffset, buf.byteOffset + n)));
+		})})};`)
+	blob := fileBlob.Invoke(name, size)
+	var fetches, files int
+	var m runtime.MemStats
+	for b.Loop() {
+		r := newBlobReaderAt(blob, size, blobCacheChunks)
+		if _, err := imgio.Fingerprint(r, size); err != nil {
+			b.Fatal(err)
+		}
+		img, err := imgio.OpenAt(context.Background(), r, size, "bench", nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		list, err := img.Files()
+		if err != nil {
+			b.Fatal(err)
+		}
+		files, fetches = len(list), r.fetches
+		runtime.ReadMemStats(&m)
+	}
+	b.ReportMetric(float64(fetches), "roundtrips/op")
+	b.ReportMetric(float64(files), "files")
+	b.ReportMetric(float64(m.Sys)/(1<<20), "goSysMiB")
+	b.ReportMetric(float64(size)/(1<<30), "fileGiB")
+}
+
+// gunzipTo expands the gzip file src into dst, streaming.
+func gunzipTo(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	zr, err := gzip.NewReader(in)
+	if err != nil {
+		return err
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, zr); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
