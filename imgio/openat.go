@@ -76,6 +76,11 @@ type sparseExtent struct {
 	fill   [4]byte // fill: the 4-byte pattern, repeated from the chunk's first byte
 }
 
+// maxSparseExtents bounds the chunk index of an Android sparse image read in place: 2^19 extents of
+// 40 bytes, 20 MiB, far above the few thousand chunks img2simg writes for a fragmented userdata
+// image, and far below what a hostile table of 12-byte chunks could ask for.
+const maxSparseExtents = 1 << 19
+
 // sparseReaderAt reads an Android sparse image as the raw image it stands for, chunk by chunk.
 type sparseReaderAt struct {
 	r    io.ReaderAt
@@ -114,6 +119,8 @@ func newSparseReaderAt(ctx context.Context, r io.ReaderAt, size int64, opt *Opti
 		return nil, simgErr(0, "file header", err.Error(), nil)
 	}
 	switch {
+	case h.Magic != 0xed26ff3a:
+		return nil, simgErr(0, "file header", "bad magic", fmt.Sprintf("0x%08x", h.Magic))
 	case h.MajorVersion != simgMajorVersion:
 		return nil, simgErr(0x04, "file header", "unsupported major version", h.MajorVersion)
 	case h.FileHdrSz < simgFileHeaderLen:
@@ -122,6 +129,9 @@ func newSparseReaderAt(ctx context.Context, r io.ReaderAt, size int64, opt *Opti
 		return nil, simgErr(0x0A, "file header", "chunk_hdr_sz below 12", h.ChunkHdrSz)
 	case h.BlkSz == 0 || h.BlkSz%4 != 0:
 		return nil, simgErr(0x0C, "file header", "blk_sz is not a positive multiple of 4", h.BlkSz)
+	}
+	if int64(h.FileHdrSz) > size {
+		return nil, fmt.Errorf("imgio: android-sparse file header at input offset %d: %w", simgFileHeaderLen, io.ErrUnexpectedEOF)
 	}
 	bs := int64(h.BlkSz)
 	total := uint64(h.BlkSz) * uint64(h.TotalBlks) // both below 2^32: no overflow
@@ -197,7 +207,15 @@ func newSparseReaderAt(ctx context.Context, r io.ReaderAt, size int64, opt *Opti
 		default:
 			return nil, simgErr(at, "chunk header", "unknown chunk type", fmt.Sprintf("0x%04x", c.Type))
 		}
-		if e.n > 0 {
+		switch last := len(sp.ext) - 1; {
+		case e.n == 0:
+		case last >= 0 && e.kind != simgChunkRaw && sp.ext[last].kind == e.kind && sp.ext[last].fill == e.fill:
+			// A run of don't-care chunks, or of fills of one pattern, is one extent: the pattern's
+			// phase carries on, since every chunk starts on a block and blk_sz is a multiple of 4.
+			sp.ext[last].n += e.n
+		case len(sp.ext) == maxSparseExtents:
+			return nil, &UnsupportedError{Feature: fmt.Sprintf("Android sparse image of more than %d chunks read in place", maxSparseExtents), Off: at}
+		default:
 			sp.ext = append(sp.ext, e)
 		}
 		cur += int64(c.ChunkSz)

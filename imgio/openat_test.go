@@ -180,6 +180,8 @@ func TestSparseReaderAtCorrupt(t *testing.T) {
 		img  func() []byte
 		off  int64 // want a *FormatError at this offset; -1 = want io.ErrUnexpectedEOF
 	}{
+		{"magic", func() []byte { b := base().bytes(); b[0] = 0; return b }, 0},
+		{"file header longer than the input", func() []byte { b := base().bytes(); b[8], b[9] = 0xff, 0x7f; return b[:64] }, -1},
 		{"major version", func() []byte { s := base(); s.major = 2; return s.bytes() }, 0x04},
 		{"file_hdr_sz", func() []byte { b := base().bytes(); b[8] = 20; return b }, 0x08},
 		{"chunk_hdr_sz", func() []byte { b := base().bytes(); b[10] = 8; return b }, 0x0A},
@@ -291,4 +293,73 @@ func TestOpenAtEmptyAndShort(t *testing.T) {
 	if _, err := OpenAt(context.Background(), bytes.NewReader(b), 100, "liar", nil); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("short reader: %v, want io.ErrUnexpectedEOF", err)
 	}
+}
+
+// TestSparseReaderAtExtents checks that runs of don't-care chunks and of one fill pattern make one
+// extent each, so a table of many tiny chunks costs little, and that past maxSparseExtents the
+// image is refused before the index grows further.
+func TestSparseReaderAtExtents(t *testing.T) {
+	s := xSimg{major: 1, blkSz: 4}
+	for i := range 1000 {
+		switch i % 4 {
+		case 0, 1:
+			s.chunks = append(s.chunks, xSkip(1))
+		default:
+			s.chunks = append(s.chunks, xFill(1, 0xdeadbeef))
+		}
+		s.totalBlks++
+	}
+	b := s.bytes()
+	sp, err := newSparseReaderAt(context.Background(), bytes.NewReader(b), int64(len(b)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sp.ext) != 500 {
+		t.Errorf("%d extents for 500 alternating runs", len(sp.ext))
+	}
+
+	// Alternating fills cannot merge: one past the bound is refused.
+	s = xSimg{major: 1, blkSz: 4}
+	for i := range maxSparseExtents + 1 {
+		s.chunks = append(s.chunks, xFill(1, uint32(i%2+1)))
+		s.totalBlks++
+	}
+	b = s.bytes()
+	_, err = newSparseReaderAt(context.Background(), bytes.NewReader(b), int64(len(b)), nil)
+	var ue *UnsupportedError
+	if !errors.As(err, &ue) || ue.Off != int64(28+maxSparseExtents*16) {
+		t.Fatalf("err = %v; want an *UnsupportedError at the chunk past the bound", err)
+	}
+}
+
+// FuzzSparseReaderAt reads arbitrary input as an Android sparse image: it must never panic, and
+// whatever it accepts must read as the expansion makes it.
+func FuzzSparseReaderAt(f *testing.F) {
+	f.Add(xSimg{major: 1, blkSz: 8, totalBlks: 6, chunks: []xChunk{xRaw(2, xPattern(16, 1)), xFill(1, 7), xSkip(2), xCRC(0), xFill(1, 0)}}.bytes())
+	f.Add(xSimg{major: 1, blkSz: 4096, totalBlks: 1, chunks: []xChunk{xSkip(1)}}.bytes())
+	f.Add(xSimg{major: 1, blkSz: 12, fileHdrSz: 32, chunkHdrSz: 16, totalBlks: 2, chunks: []xChunk{xFill(2, 0x01020304)}}.bytes())
+	f.Fuzz(func(t *testing.T, in []byte) {
+		sp, err := newSparseReaderAt(context.Background(), bytes.NewReader(in), int64(len(in)), &Options{MaxExpanded: 1 << 20})
+		if err != nil {
+			return
+		}
+		out := xMemWriter{max: 1 << 20}
+		_, n, err := expandAny(&out, bytes.NewReader(in), &Options{MaxExpanded: 1 << 20})
+		if err != nil {
+			// The expansion verifies CRC32 chunks; read in place, they are not.
+			var fe *FormatError
+			if errors.As(err, &fe) && fe.Struct == "android-sparse CRC32 chunk" {
+				return
+			}
+			t.Fatalf("accepted in place, refused by the expansion: %v", err)
+		}
+		want := append(out.b, make([]byte, n-int64(len(out.b)))...)
+		got := make([]byte, sp.size)
+		if m, err := sp.ReadAt(got, 0); m != len(got) || (err != nil && err != io.EOF) {
+			t.Fatalf("ReadAt = %d, %v; want %d bytes", m, err, len(got))
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatal("read in place differs from the expansion")
+		}
+	})
 }
