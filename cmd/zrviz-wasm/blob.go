@@ -16,39 +16,90 @@ const (
 	// 3 KiB superblocks, often neighbours (a NAT block, then the next; a dnode, then its data), and
 	// one Blob.slice().arrayBuffer() round trip costs far more than copying 256 KiB.
 	blobChunk = 256 << 10
-	// blobCacheChunks bounds the cache: 256 chunks, 64 MiB, beside the 192 MiB an image expanded in
-	// memory may take, in a worker that should stay within 256 MB with the cache mostly idle.
+	// blobCacheChunks bounds the cache all local images share: 256 chunks, 64 MiB, beside the
+	// 192 MiB an image expanded in memory may take, in a worker that should stay within 256 MB.
 	blobCacheChunks = 256
 )
 
 // blobReaderAt reads a JavaScript Blob (a File the user picked) as an io.ReaderAt, through
 // Blob.slice(off, end).arrayBuffer(): the file is read where it lies, a piece at a time, and never
-// whole. Small reads go through an LRU cache of blobChunk-aligned chunks; a read of a chunk or more
+// whole. Small reads go through a chunkCache of blobChunk-aligned chunks; a read of a chunk or more
 // (an expansion streaming a compressed image) is fetched as it is and not cached, so a stream read
 // once does not evict the chunks the reader keeps coming back to.
 //
 // ReadAt blocks until the Promise settles, so it must run on a goroutine of its own, never in a
 // js.Func callback: the callback would hold the event loop the Promise needs.
 type blobReaderAt struct {
-	blob js.Value
-	size int64
+	blob  js.Value
+	size  int64
+	cache *chunkCache
 
-	mu    sync.Mutex
-	lru   *list.List              // of *blobChunkEntry, most recent first
-	index map[int64]*list.Element // chunk number → element of lru
-	max   int                     // chunks kept
-
+	mu      sync.Mutex
 	fetches int // JavaScript round trips made (tests count them)
 }
 
-type blobChunkEntry struct {
-	n    int64
+// chunkCache is an LRU of file chunks shared by every blobReaderAt of one worker, so that the
+// memory it takes is bounded once, however many images are open.
+type chunkCache struct {
+	mu    sync.Mutex
+	lru   *list.List                 // of *chunkEntry, most recent first
+	index map[chunkKey]*list.Element // the elements of lru by key
+	max   int                        // chunks kept
+}
+
+type chunkKey struct {
+	r *blobReaderAt
+	n int64 // chunk number: bytes [n×blobChunk, (n+1)×blobChunk)
+}
+
+type chunkEntry struct {
+	key  chunkKey
 	data []byte
 }
 
-// newBlobReaderAt reads blob, of size bytes, caching at most maxChunks chunks.
-func newBlobReaderAt(blob js.Value, size int64, maxChunks int) *blobReaderAt {
-	return &blobReaderAt{blob: blob, size: size, lru: list.New(), index: map[int64]*list.Element{}, max: maxChunks}
+// newChunkCache keeps at most maxChunks chunks.
+func newChunkCache(maxChunks int) *chunkCache {
+	return &chunkCache{lru: list.New(), index: map[chunkKey]*list.Element{}, max: maxChunks}
+}
+
+func (c *chunkCache) get(k chunkKey) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.index[k]
+	if !ok {
+		return nil, false
+	}
+	c.lru.MoveToFront(e)
+	return e.Value.(*chunkEntry).data, true
+}
+
+// put keeps data under k unless another goroutine did meanwhile, and returns what is kept.
+func (c *chunkCache) put(k chunkKey, data []byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.index[k]; ok {
+		c.lru.MoveToFront(e)
+		return e.Value.(*chunkEntry).data
+	}
+	c.index[k] = c.lru.PushFront(&chunkEntry{key: k, data: data})
+	for c.lru.Len() > c.max {
+		last := c.lru.Back()
+		delete(c.index, last.Value.(*chunkEntry).key)
+		c.lru.Remove(last)
+	}
+	return data
+}
+
+// len is the number of chunks kept.
+func (c *chunkCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len()
+}
+
+// newBlobReaderAt reads blob, of size bytes, caching small reads' chunks in cache.
+func newBlobReaderAt(blob js.Value, size int64, cache *chunkCache) *blobReaderAt {
+	return &blobReaderAt{blob: blob, size: size, cache: cache}
 }
 
 // ReadAt reads len(p) bytes at off, or what is left before the end with io.EOF.
@@ -86,34 +137,18 @@ func (b *blobReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// chunk returns chunk number c, from the cache or fetched.
-func (b *blobReaderAt) chunk(c int64) ([]byte, error) {
-	b.mu.Lock()
-	if e, ok := b.index[c]; ok {
-		b.lru.MoveToFront(e)
-		d := e.Value.(*blobChunkEntry).data
-		b.mu.Unlock()
+// chunk returns chunk number n, from the cache or fetched.
+func (b *blobReaderAt) chunk(n int64) ([]byte, error) {
+	k := chunkKey{r: b, n: n}
+	if d, ok := b.cache.get(k); ok {
 		return d, nil
 	}
-	b.mu.Unlock()
-	start := c * blobChunk
+	start := n * blobChunk
 	data := make([]byte, min(blobChunk, b.size-start))
 	if _, err := b.fetch(data, start); err != nil {
 		return nil, err
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if e, ok := b.index[c]; ok { // another goroutine fetched it meanwhile
-		b.lru.MoveToFront(e)
-		return e.Value.(*blobChunkEntry).data, nil
-	}
-	b.index[c] = b.lru.PushFront(&blobChunkEntry{n: c, data: data})
-	for b.lru.Len() > b.max {
-		last := b.lru.Back()
-		delete(b.index, last.Value.(*blobChunkEntry).n)
-		b.lru.Remove(last)
-	}
-	return data, nil
+	return b.cache.put(k, data), nil
 }
 
 // fetch reads p at off (inside the blob) with one Blob.slice().arrayBuffer() round trip.

@@ -21,6 +21,7 @@ const localPrefix = "local-"
 // (imgio's errors name the structure and the byte offset). The file is read through Blob.slice,
 // lazily for raw and Android sparse images, and never leaves the browser.
 func registerLocal(srv *web.Server, zrviz js.Value) {
+	cache := newChunkCache(blobCacheChunks)
 	// The js.Func lives as long as the worker: it is never released.
 	zrviz.Set("openLocal", js.FuncOf(func(_ js.Value, args []js.Value) any {
 		var file js.Value
@@ -28,7 +29,7 @@ func registerLocal(srv *web.Server, zrviz js.Value) {
 			file = args[0]
 		}
 		return newPromise(func() (any, error) {
-			id, name, err := openLocal(context.Background(), srv, file)
+			id, name, err := openLocal(context.Background(), srv, cache, file)
 			if err != nil {
 				return nil, err
 			}
@@ -38,8 +39,8 @@ func registerLocal(srv *web.Server, zrviz js.Value) {
 }
 
 // openLocal opens file (a Blob or File) in srv, or finds it there already, and returns its id and
-// name.
-func openLocal(ctx context.Context, srv *web.Server, file js.Value) (id, name string, err error) {
+// name. Its small reads are cached in cache.
+func openLocal(ctx context.Context, srv *web.Server, cache *chunkCache, file js.Value) (id, name string, err error) {
 	if file.Type() != js.TypeObject || file.Get("slice").Type() != js.TypeFunction || file.Get("size").Type() != js.TypeNumber {
 		return "", "", errors.New("zrviz: openLocal needs a File (or Blob) to read")
 	}
@@ -48,7 +49,7 @@ func openLocal(ctx context.Context, srv *web.Server, file js.Value) (id, name st
 		name = n.String()
 	}
 	size := int64(file.Get("size").Float())
-	r := newBlobReaderAt(file, size, blobCacheChunks)
+	r := newBlobReaderAt(file, size, cache)
 	fp, err := imgio.Fingerprint(r, size)
 	if err != nil {
 		return "", "", err

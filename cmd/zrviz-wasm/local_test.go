@@ -61,7 +61,14 @@ func TestBlobReaderAt(t *testing.T) {
 	for i := range b {
 		b[i] = byte(rng.Uint32())
 	}
-	r := newBlobReaderAt(newBlob(b, ""), int64(len(b)), 2)
+	// Two readers of two Blobs share one cache of two chunks, read in turns.
+	b2 := append([]byte(nil), b...)
+	for i := range b2 {
+		b2[i] ^= 0x5a
+	}
+	cache := newChunkCache(2)
+	readers := []*blobReaderAt{newBlobReaderAt(newBlob(b, ""), int64(len(b)), cache), newBlobReaderAt(newBlob(b2, ""), int64(len(b2)), cache)}
+	contents := [][]byte{b, b2}
 	size := int64(len(b))
 	for i := range 400 {
 		off := rng.Int64N(size + 10)
@@ -70,9 +77,9 @@ func TestBlobReaderAt(t *testing.T) {
 			n = blobChunk + rng.IntN(blobChunk)
 		}
 		p := make([]byte, n)
-		got, err := r.ReadAt(p, off)
+		got, err := readers[i%2].ReadAt(p, off)
 		lo, hi := min(off, size), min(off+int64(n), size)
-		want := b[lo:hi]
+		want := contents[i%2][lo:hi]
 		if got != len(want) || !bytes.Equal(p[:got], want) {
 			t.Fatalf("ReadAt(%d bytes at %d) = %d bytes (equal %v), want %d", n, off, got, bytes.Equal(p[:got], want), len(want))
 		}
@@ -83,10 +90,10 @@ func TestBlobReaderAt(t *testing.T) {
 			t.Fatalf("ReadAt(%d bytes at %d): %v", n, off, err)
 		}
 	}
-	if r.lru.Len() > 2 {
-		t.Errorf("cache holds %d chunks, bound 2", r.lru.Len())
+	if n := cache.len(); n != 2 {
+		t.Errorf("cache holds %d chunks, bound 2", n)
 	}
-	if _, err := r.ReadAt(make([]byte, 1), -1); err == nil {
+	if _, err := readers[0].ReadAt(make([]byte, 1), -1); err == nil {
 		t.Error("negative offset: no error")
 	}
 }
@@ -94,7 +101,7 @@ func TestBlobReaderAt(t *testing.T) {
 // TestBlobReaderAtCaches checks that many small neighbouring reads cost one round trip per chunk.
 func TestBlobReaderAtCaches(t *testing.T) {
 	b := bytes.Repeat([]byte("0123456789abcdef"), blobChunk/8) // two chunks
-	r := newBlobReaderAt(newBlob(b, ""), int64(len(b)), blobCacheChunks)
+	r := newBlobReaderAt(newBlob(b, ""), int64(len(b)), newChunkCache(blobCacheChunks))
 	p := make([]byte, 4096)
 	for off := int64(0); off+4096 <= int64(len(b)); off += 4096 {
 		if _, err := r.ReadAt(p, off); err != nil || !bytes.Equal(p, b[off:off+4096]) {
@@ -177,7 +184,7 @@ func TestOpenLocal(t *testing.T) {
 	if gzID == id || !strings.HasPrefix(gzID, "local-") || len(gzID) != len("local-")+16 {
 		t.Fatalf("gzip id %q (raw's %q)", gzID, id)
 	}
-	r := newBlobReaderAt(newBlob(gz, ""), int64(len(gz)), blobCacheChunks)
+	r := newBlobReaderAt(newBlob(gz, ""), int64(len(gz)), newChunkCache(blobCacheChunks))
 	img, err := imgio.OpenAt(context.Background(), r, int64(len(gz)), "basic.img.gz", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +247,7 @@ func BenchmarkOpenLocal(b *testing.B) {
 	var fetches, files int
 	var m runtime.MemStats
 	for b.Loop() {
-		r := newBlobReaderAt(blob, size, blobCacheChunks)
+		r := newBlobReaderAt(blob, size, newChunkCache(blobCacheChunks))
 		if _, err := imgio.Fingerprint(r, size); err != nil {
 			b.Fatal(err)
 		}
