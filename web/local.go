@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/zrviz/zrviz/templates"
 )
 
@@ -38,7 +40,7 @@ func isLocalID(id string) bool {
 // localMissing answers a request for a local image this worker does not hold: the permalink
 // outlived the page that opened the file (a reload, another browser), and only the user's computer
 // has the image. The page asks for the same file again; its script reloads the permalink when the
-// file's fingerprint matches. The image routes call it in the static site for an unknown id that
+// file's fingerprint matches. localGate calls it, in the static site, for an unknown id that
 // isLocalID accepts; the status is 404, as for any image not loaded.
 func (s *Server) localMissing(w http.ResponseWriter, r *http.Request, id string) {
 	p := templates.LocalMissingPage{
@@ -47,4 +49,18 @@ func (s *Server) localMissing(w http.ResponseWriter, r *http.Request, id string)
 		Fingerprint: strings.TrimPrefix(id, localPrefix),
 	}
 	s.render(w, r, http.StatusNotFound, templates.LocalMissing(p))
+}
+
+// localGate answers the pages of a local image this worker does not hold with localMissing, before
+// their handlers say "no such image": the static site's image page routes (/images/{id}/…) use it.
+// An image that is loaded, and any id that does not name a local image, go on to next.
+func (s *Server) localGate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := chi.URLParam(r, "id")
+		if _, ok := s.LocalImage(id); !ok && isLocalID(id) {
+			s.localMissing(w, r, id)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/go-chi/chi/v5"
 
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/testutil"
@@ -117,6 +118,43 @@ func TestImagesPageStatic(t *testing.T) {
 		}
 		if row := doc.Find(testid("image-item")).Text(); !strings.Contains(row, "this computer") {
 			t.Errorf("local image's row %q does not say it came from this computer", row)
+		}
+	}
+}
+
+// TestLocalGate routes image pages through localGate as the static site does: an unknown local id
+// gets the page that asks for the file again, a loaded one and any other id reach the handler.
+func TestLocalGate(t *testing.T) {
+	s, err := NewServer(Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	img, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, "../imgio/testdata/basic.img.gz"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddImage("local-00112233445566ff", "basic.img", img); err != nil {
+		t.Fatal(err)
+	}
+	r := chi.NewRouter()
+	r.Route("/images/{id}", func(r chi.Router) {
+		r.Use(s.localGate)
+		r.Get("/*", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("handler")) })
+	})
+	for path, missing := range map[string]bool{
+		"/images/local-0123456789abcdef/":                true,
+		"/images/local-0123456789abcdef/run?path=/a":     true,
+		"/images/local-00112233445566ff/":                false, // loaded
+		"/images/demo/":                                  false,
+		"/images/local-notafingerprint/files/a":          false,
+		"/images/local-0123456789abcdef/blocks/4096?x=1": true,
+	} {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		gotMissing := strings.Contains(w.Body.String(), `data-testid="local-missing"`)
+		if gotMissing != missing || (missing && w.Code != http.StatusNotFound) || (!missing && w.Body.String() != "handler") {
+			t.Errorf("%s: status %d, asks for the file %v; want %v", path, w.Code, gotMissing, missing)
 		}
 	}
 }
