@@ -185,6 +185,9 @@ export function initLocalOpen(doc, how) {
     zone.classList.remove('over');
     start(/** @type {DragEvent} */ (e).dataTransfer?.files);
   });
+  // A file picked while this module was still loading (the worker serves it, which takes a moment
+  // on a cold start) fired its change event before the listener: open it now.
+  if (input.files?.length) start(input.files);
 }
 
 /**

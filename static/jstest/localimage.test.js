@@ -179,3 +179,17 @@ test('initLocalMissing reloads on the same file and links the other one otherwis
     }
   }
 });
+
+test('initLocalOpen opens a file picked before the module was wired', async () => {
+  const doc = new FakeDocument();
+  const input = /** @type {any} */ (doc.getElementById('local-input'));
+  input.files = [gzFile('early.img')];
+  /** @type {string[]} */
+  const opened = [];
+  initLocalOpen(/** @type {any} */ (doc), {
+    open: async (f) => ({ id: 'local-0123456789abcdef', name: f.name }),
+    opened: (img) => { opened.push(img.name); },
+  });
+  await settle();
+  assert.deepEqual(opened, ['early.img']);
+});
