@@ -119,7 +119,7 @@ func newSparseReaderAt(ctx context.Context, r io.ReaderAt, size int64, opt *Opti
 		return nil, simgErr(0, "file header", err.Error(), nil)
 	}
 	switch {
-	case h.Magic != 0xed26ff3a:
+	case h.Magic != binary.LittleEndian.Uint32(magicSimg):
 		return nil, simgErr(0, "file header", "bad magic", fmt.Sprintf("0x%08x", h.Magic))
 	case h.MajorVersion != simgMajorVersion:
 		return nil, simgErr(0x04, "file header", "unsupported major version", h.MajorVersion)
