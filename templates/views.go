@@ -41,6 +41,7 @@ type ImageItem struct {
 	Added  string // upload time, UTC, "2006-01-02 15:04:05"
 	Demo   bool
 	Upload bool // stored upload: the page offers to delete it
+	Local  bool // opened from the user's computer in the static site
 }
 
 // Link is a labelled link with a line of explanation.
@@ -56,6 +57,8 @@ type ImagesPage struct {
 	Images    []ImageItem
 	MaxUpload int64
 	Tour      []Link // a guided demo on the demo image; empty without it
+	// Static is the static site (no server): images are opened from this computer, not uploaded.
+	Static bool
 }
 
 // KV is one labelled value in a summary table.

@@ -90,6 +90,7 @@ func (s *Server) handleImagesPage(w http.ResponseWriter, r *http.Request) {
 		p.Images = append(p.Images, templates.ImageItem{
 			ID: si.ID, Name: si.Name, Size: si.Size, Format: string(si.Format),
 			Added: si.Added.UTC().Format("2006-01-02 15:04:05"), Demo: si.ID == DemoID, Upload: si.Upload,
+			Local: isLocalID(si.ID),
 		})
 	}
 	p.Tour = s.tour()

@@ -1,7 +1,10 @@
 // The images page: drag-and-drop or picker upload with a progress bar
-// that covers both the transfer and the server's expansion of the image.
+// that covers both the transfer and the server's expansion of the image. In the static site there
+// is no server to upload to: the page opens an image from this computer instead (localimage.js).
 import { bytes, approxBytes } from './fmt.js';
 import { imagePage, apiImage, uploadURL, uploadProgressURL } from './links.js';
+import { contract } from './contract.js';
+import { isStatic, initLocalOpen, openInWorker } from './localimage.js';
 
 const POLL_MS = 250;
 
@@ -10,6 +13,10 @@ const POLL_MS = 250;
  * @param {Document} doc
  */
 export function initImages(doc) {
+  if (isStatic(contract())) {
+    initLocal(doc);
+    return;
+  }
   const zone = /** @type {HTMLElement} */ (doc.getElementById('dropzone'));
   const input = /** @type {HTMLInputElement} */ (doc.getElementById('file-input'));
   if (!zone || !input) return;
@@ -49,6 +56,28 @@ export function initImages(doc) {
     e.preventDefault();
     zone.classList.remove('over');
     start(e.dataTransfer?.files?.[0]);
+  });
+}
+
+/**
+ * Wires "open an image from this computer" (the static site): the worker opens the file, and its
+ * row joins the list as the worker's /api/images describes it.
+ * @param {Document} doc
+ */
+function initLocal(doc) {
+  initLocalOpen(doc, {
+    open: (file) => openInWorker(file, navigator.serviceWorker),
+    async opened(img, say) {
+      say('ok', `Opened ${img.name} as`, { href: imagePage(img.id), text: img.id });
+      /** @type {{id: string, name: string, size: number, format: string, added: string}} */
+      let info = { ...img, size: 0, format: '', added: '' };
+      try {
+        const r = await fetch('/api/images');
+        const all = r.ok ? await r.json() : [];
+        info = all.find((/** @type {{id: string}} */ x) => x.id === img.id) || info;
+      } catch { /* the row shows what the worker's answer holds */ }
+      addRow(doc, info, true);
+    },
   });
 }
 
@@ -170,8 +199,9 @@ function utc(iso) {
  * Adds (or keeps) the uploaded image's row in the list.
  * @param {Document} doc
  * @param {{id: string, name: string, size: number, format: string, added: string}} img
+ * @param {boolean} [local] opened from this computer (the static site): no time, no delete
  */
-function addRow(doc, img) {
+function addRow(doc, img, local = false) {
   const tbody = doc.getElementById('image-rows');
   if (!tbody || tbody.querySelector(`tr[data-id="${CSS.escape(img.id)}"]`)) return;
   const tr = doc.createElement('tr');
@@ -180,8 +210,14 @@ function addRow(doc, img) {
   const href = imagePage(img.id);
   const cells = [
     () => { const a = doc.createElement('a'); a.href = href; a.textContent = img.name; a.dataset.testid = 'image-link'; return a; },
-    () => img.id, () => img.format, () => bytes(img.size),
+    () => img.id, () => img.format, () => (img.size ? bytes(img.size) : '–'),
     () => {
+      if (local) {
+        const m = doc.createElement('span');
+        m.className = 'muted';
+        m.textContent = 'this computer';
+        return m;
+      }
       const t = doc.createElement('time');
       t.dateTime = img.added;
       t.dataset.testid = 'image-added';
@@ -189,7 +225,7 @@ function addRow(doc, img) {
       return t;
     },
     () => { const a = doc.createElement('a'); a.href = href; a.textContent = 'inspect ▸'; return a; },
-    () => deleteButton(doc, img),
+    () => (local ? '' : deleteButton(doc, img)),
   ];
   const cls = ['', 'mono', '', 'num', 'small', 'small', 'small'];
   cells.forEach((mk, i) => {

@@ -53,6 +53,10 @@ export class FakeElement {
 
   setAttribute(k, v) { this.attrs.set(k, String(v)); }
 
+  removeAttribute(k) { this.attrs.delete(k); }
+
+  click() { this.dispatch('click'); }
+
   addEventListener(type, fn) { this.listeners.set(type, [...(this.listeners.get(type) || []), fn]); }
 
   /**
