@@ -20,16 +20,12 @@ import (
 //     chunk's pattern, zeros for a don't-care chunk. A CRC32 chunk is not verified (that would read
 //     every byte). A corrupt chunk table is a *FormatError carrying the input offset;
 //   - gzip, xz, zstd: expanded with every check of [ExpandContext] into memory, keeping only the
-//     non-zero blocks, bounded by the memory limit (a compressed stream cannot be read in place).
+//     non-zero blocks, bounded by opt.MaxMemory ([LoadMemory]; a compressed stream cannot be read in
+//     place).
 //
 // [Image.Close] closes nothing: r belongs to the caller. ctx bounds the expansion and the walk over
 // the sparse chunk table.
 func OpenAt(ctx context.Context, r io.ReaderAt, size int64, name string, opt *Options) (*Image, error) {
-	return openAt(ctx, r, size, name, opt, defaultLocalMemory)
-}
-
-// openAt is OpenAt with the bound on an expanded image's non-zero blocks in memory (tests set it low).
-func openAt(ctx context.Context, r io.ReaderAt, size int64, name string, opt *Options, maxMem int64) (*Image, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("%s: imgio: negative image size %d", name, size)
 	}
@@ -58,7 +54,7 @@ func openAt(ctx context.Context, r io.ReaderAt, size int64, name string, opt *Op
 			img, err = NewImage(sp, sp.size)
 		}
 	default:
-		return loadMemoryBounded(ctx, io.NewSectionReader(r, 0, size), name, opt, maxMem)
+		return LoadMemory(ctx, io.NewSectionReader(r, 0, size), name, opt)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -39,7 +39,7 @@ func openAtFile(t *testing.T, name string, maxMem int64) (*Image, *countingAt, i
 		t.Fatal(err)
 	}
 	c := &countingAt{r: f}
-	img, err := openAt(context.Background(), c, st.Size(), filepath.Base(name), nil, maxMem)
+	img, err := OpenAt(context.Background(), c, st.Size(), filepath.Base(name), &Options{MaxMemory: maxMem})
 	return img, c, st.Size(), err
 }
 
@@ -75,7 +75,7 @@ func TestOpenAtFormats(t *testing.T) {
 				t.Fatalf("OpenFileContext: %v", err)
 			}
 			defer want.Close()
-			got, counted, inSize, err := openAtFile(t, c.path, defaultLocalMemory)
+			got, counted, inSize, err := openAtFile(t, c.path, DefaultMaxMemory)
 			if err != nil {
 				t.Fatalf("OpenAt: %v", err)
 			}
@@ -266,7 +266,7 @@ func TestOpenAtMemoryBound(t *testing.T) {
 			runtime.ReadMemStats(&before)
 			_, _, _, err := openAtFile(t, packed, limit)
 			runtime.ReadMemStats(&after)
-			var me *memLimitError
+			var me *MemoryError
 			if !errors.As(err, &me) || me.Limit != limit || me.Off <= 0 || me.Off >= 256<<20 {
 				t.Fatalf("OpenAt = %v; want a memory bound error at %d bytes", err, limit)
 			}

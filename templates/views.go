@@ -57,8 +57,6 @@ type ImagesPage struct {
 	Images    []ImageItem
 	MaxUpload int64
 	Tour      []Link // a guided demo on the demo image; empty without it
-	// Static is the static site (no server): images are opened from this computer, not uploaded.
-	Static bool
 }
 
 // KV is one labelled value in a summary table.

@@ -58,8 +58,8 @@ func TestBrowserLocalOpen(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.Handle("/", s.Handler())
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		p := templates.ImagesPage{Layout: s.layout("Images", "js/images.js", templates.Crumb{Label: "images"}), Static: true}
-		p.Contract = workerContract(t)
+		p := templates.ImagesPage{Layout: s.layout("Images", "js/images.js", templates.Crumb{Label: "images"})}
+		p.Static, p.Contract = true, workerContract(t)
 		s.render(w, r, http.StatusOK, templates.Images(p))
 	})
 	mux.HandleFunc("GET /sw.js", func(w http.ResponseWriter, r *http.Request) {

@@ -98,7 +98,8 @@ func TestImagesPageStatic(t *testing.T) {
 	}
 	for _, static := range []bool{false, true} {
 		var b strings.Builder
-		p := templates.ImagesPage{Layout: s.layout("Images", "js/images.js"), Static: static}
+		p := templates.ImagesPage{Layout: s.layout("Images", "js/images.js")}
+		p.Static = static
 		for _, si := range s.images() {
 			p.Images = append(p.Images, templates.ImageItem{ID: si.ID, Name: si.Name, Local: isLocalID(si.ID)})
 		}

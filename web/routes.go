@@ -55,6 +55,11 @@ func (s *Server) Handler() http.Handler {
 		// (web/images.go holdImage), so --max-store never evicts it under a reader.
 		r.Get("/", s.handleImagesPage)
 		r.Route("/images/{id}", func(r chi.Router) {
+			if s.cfg.Static {
+				// A permalink to an image opened on this machine that the worker no longer holds
+				// (a reload, a new browser) asks for the file again (web/local.go).
+				r.Use(s.localGate)
+			}
 			r.Use(s.holdImage)
 			r.Get("/", s.handleImagePage)
 			r.Get("/file", s.handleFilePage)

@@ -31,6 +31,7 @@ func main() {
 	if err != nil {
 		zrviz.Set("error", "the demo image: "+err.Error())
 	}
+	registerLocal(srv, zrviz)
 	h := srv.Handler()
 	zrviz.Set("serve", js.FuncOf(func(_ js.Value, args []js.Value) any { return serve(h, args[0]) }))
 	zrviz.Set("connect", js.FuncOf(func(_ js.Value, args []js.Value) any {
