@@ -40,7 +40,7 @@ func sideButtons() templ.Component {
 }
 
 // sidePanels are the two panels, hidden until opened.
-func sidePanels() templ.Component {
+func sidePanels(static bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -57,7 +57,22 @@ func sidePanels() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<section class=\"panel sidep acheck\" id=\"ac-panel\" data-testid=\"ac-panel\" aria-labelledby=\"ac-heading\" hidden><div class=\"sidehead\"><h2 id=\"ac-heading\" tabindex=\"-1\">after-image check</h2><button type=\"button\" class=\"side-close\" data-close=\"ac\" aria-label=\"close the after-image check\" title=\"Close: back to the tour\">✕</button></div><form class=\"ac-form\" id=\"ac-form\" data-testid=\"ac-form\"><label for=\"ac-pick\">image</label> <select id=\"ac-pick\" data-testid=\"ac-pick\"><option value=\"\">a stored image…</option></select> <button type=\"submit\" class=\"primary\" id=\"ac-go\" data-testid=\"ac-go\">check</button> <span class=\"k\">or</span> <button type=\"button\" id=\"ac-upload\" data-testid=\"ac-upload\" title=\"Upload the image the kernel left (raw, sparse or compressed), then check it\">upload…</button> <input type=\"file\" id=\"ac-file\" data-testid=\"ac-file\" aria-label=\"after-image file\" hidden></form><p class=\"ac-status\" id=\"ac-status\" data-testid=\"ac-status\" role=\"status\"></p><div class=\"sidebody\" id=\"ac-body\" data-testid=\"ac-body\" tabindex=\"0\" role=\"region\" aria-label=\"the check's verdict, differences and explanations\"><p class=\"ac-verdict\" id=\"ac-verdict\" data-testid=\"ac-verdict\"></p><p class=\"ac-marked\" id=\"ac-marked\" data-testid=\"ac-marked\"></p><h3 id=\"ac-diff-h\" hidden>differences</h3><ol class=\"ac-diffs\" id=\"ac-diffs\" data-testid=\"ac-diffs\" aria-labelledby=\"ac-diff-h\"></ol><h3 id=\"ac-exp-h\" hidden>explained: what the kernel did after the call</h3><ol class=\"ac-explained\" id=\"ac-explained\" data-testid=\"ac-explained\" aria-labelledby=\"ac-exp-h\"></ol></div></section><section class=\"panel sidep wback\" id=\"wb-panel\" data-testid=\"wb-panel\" aria-labelledby=\"wb-heading\" hidden><div class=\"sidehead\"><h2 id=\"wb-heading\" tabindex=\"-1\">writeback</h2><span class=\"sideaside\" id=\"wb-aside\" data-testid=\"wb-aside\"></span> <button type=\"button\" class=\"side-close\" data-close=\"wb\" aria-label=\"close writeback\" title=\"Close: back to the tour\">✕</button></div><div class=\"sidebody\" tabindex=\"0\" role=\"region\" aria-label=\"writeback events\"><p class=\"wb-status\" id=\"wb-status\" data-testid=\"wb-status\" role=\"status\"></p><ol class=\"wb-list\" id=\"wb-list\" data-testid=\"wb-list\"></ol></div></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<section class=\"panel sidep acheck\" id=\"ac-panel\" data-testid=\"ac-panel\" aria-labelledby=\"ac-heading\" hidden><div class=\"sidehead\"><h2 id=\"ac-heading\" tabindex=\"-1\">after-image check</h2><button type=\"button\" class=\"side-close\" data-close=\"ac\" aria-label=\"close the after-image check\" title=\"Close: back to the tour\">✕</button></div><form class=\"ac-form\" id=\"ac-form\" data-testid=\"ac-form\"><label for=\"ac-pick\">image</label> <select id=\"ac-pick\" data-testid=\"ac-pick\"><option value=\"\">a stored image…</option></select> <button type=\"submit\" class=\"primary\" id=\"ac-go\" data-testid=\"ac-go\">check</button> <span class=\"k\">or</span> ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if static {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<button type=\"button\" id=\"ac-upload\" data-testid=\"ac-upload\" title=\"Open the image the kernel left from this computer (raw, sparse or compressed): it stays on this machine\">open…</button> ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		} else {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "<button type=\"button\" id=\"ac-upload\" data-testid=\"ac-upload\" title=\"Upload the image the kernel left (raw, sparse or compressed), then check it\">upload…</button> ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<input type=\"file\" id=\"ac-file\" data-testid=\"ac-file\" aria-label=\"after-image file\" hidden></form><p class=\"ac-status\" id=\"ac-status\" data-testid=\"ac-status\" role=\"status\"></p><div class=\"sidebody\" id=\"ac-body\" data-testid=\"ac-body\" tabindex=\"0\" role=\"region\" aria-label=\"the check's verdict, differences and explanations\"><p class=\"ac-verdict\" id=\"ac-verdict\" data-testid=\"ac-verdict\"></p><p class=\"ac-marked\" id=\"ac-marked\" data-testid=\"ac-marked\"></p><h3 id=\"ac-diff-h\" hidden>differences</h3><ol class=\"ac-diffs\" id=\"ac-diffs\" data-testid=\"ac-diffs\" aria-labelledby=\"ac-diff-h\"></ol><h3 id=\"ac-exp-h\" hidden>explained: what the kernel did after the call</h3><ol class=\"ac-explained\" id=\"ac-explained\" data-testid=\"ac-explained\" aria-labelledby=\"ac-exp-h\"></ol></div></section><section class=\"panel sidep wback\" id=\"wb-panel\" data-testid=\"wb-panel\" aria-labelledby=\"wb-heading\" hidden><div class=\"sidehead\"><h2 id=\"wb-heading\" tabindex=\"-1\">writeback</h2><span class=\"sideaside\" id=\"wb-aside\" data-testid=\"wb-aside\"></span> <button type=\"button\" class=\"side-close\" data-close=\"wb\" aria-label=\"close writeback\" title=\"Close: back to the tour\">✕</button></div><div class=\"sidebody\" tabindex=\"0\" role=\"region\" aria-label=\"writeback events\"><p class=\"wb-status\" id=\"wb-status\" data-testid=\"wb-status\" role=\"status\"></p><ol class=\"wb-list\" id=\"wb-list\" data-testid=\"wb-list\"></ol></div></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -84,7 +99,7 @@ func writebackWords() templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<p id=\"narr-wb\" class=\"kernel-words\" hidden><span class=\"who\">writeback</span><span class=\"text\" id=\"narr-wb-text\" data-testid=\"narr-writeback\"></span></p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<p id=\"narr-wb\" class=\"kernel-words\" hidden><span class=\"who\">writeback</span><span class=\"text\" id=\"narr-wb-text\" data-testid=\"narr-writeback\"></span></p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

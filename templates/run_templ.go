@@ -458,7 +458,7 @@ func Run(p RunPage) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if p.ID != "" {
-				templ_7745c5c3_Err = sidePanels().Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = sidePanels(p.Layout.Static).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -26,10 +27,11 @@ import (
 var (
 	siteOnce sync.Once
 	siteDir  string
+	siteCLI  string // the zrviz binary that wrote it
 	siteErr  error
 )
 
-// builtSite runs `zrviz site` once for the test binary and returns DIR.
+// builtSite builds zrviz and runs `zrviz site` once for the test binary; it returns DIR.
 func builtSite(t testing.TB) string {
 	t.Helper()
 	testutil.NeedTool(t, "go")
@@ -39,17 +41,18 @@ func builtSite(t testing.TB) string {
 			siteErr = err
 			return
 		}
-		siteDir = filepath.Join(dir, "site")
-		cmd := exec.Command("go", "run", "./cmd/zrviz", "site", siteDir)
-		cmd.Dir = ".."
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			siteErr = err
-			siteDir = string(out)
+		siteDir, siteCLI = filepath.Join(dir, "site"), filepath.Join(dir, "zrviz")
+		for _, c := range [][]string{{"go", "build", "-o", siteCLI, "./cmd/zrviz"}, {siteCLI, "site", siteDir}} {
+			cmd := exec.Command(c[0], c[1:]...)
+			cmd.Dir = ".."
+			if out, err := cmd.CombinedOutput(); err != nil {
+				siteErr = fmt.Errorf("%v: %w\n%s", c, err, out)
+				return
+			}
 		}
 	})
 	if siteErr != nil {
-		t.Fatalf("zrviz site: %v\n%s", siteErr, siteDir)
+		t.Fatal(siteErr)
 	}
 	return siteDir
 }
@@ -208,6 +211,122 @@ func TestSitePages(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != float64(http.StatusNotImplemented) || got[1] != string(ESERVERONLY) {
 		t.Errorf("POST /api/images in the site answers %v, want 501 %s", got, ESERVERONLY)
+	}
+	host.checkOnlyFiles(t)
+}
+
+// TestSiteLocalImage opens an image from this computer in the built site, through the images
+// page's file input and the real worker: a gzip made with mkfs.f2fs and sload.f2fs. A zero played
+// on one of its files gives the calls `zrviz run --json` gives; the after-check opens a second
+// image the same way; a fresh browser's permalink to the image asks for the file again, refuses
+// another file, and reloads the permalink on the same one. Every request the host got was a GET of
+// a file in DIR: the image went nowhere.
+func TestSiteLocalImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the site and drives a browser")
+	}
+	src := axeSource(t)
+	dir := builtSite(t)
+	gz := makeGzImage(t)
+	other := testutil.RawImage(t, "../imgio/testdata/basic.img.gz")
+	host, base := serveSite(t, dir)
+
+	// What the CLI says of the same zero.
+	out, err := exec.Command(siteCLI, "run", "--image", gz, "--json", "/hello/world.txt").Output()
+	if err != nil {
+		t.Fatalf("zrviz run --json: %v", err)
+	}
+	var cli struct {
+		Results []struct {
+			Mode  string     `json:"mode"`
+			Errno string     `json:"errno"`
+			Calls [][]uint32 `json:"calls"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(out, &cli); err != nil || len(cli.Results) != 2 {
+		t.Fatalf("zrviz run --json: %v\n%s", err, out)
+	}
+
+	tab := browser(t)
+	ctx := siteTab(t, tab, base)
+	if n := js[int](t, ctx, `document.querySelectorAll('[data-testid="upload"]').length`); n != 0 {
+		t.Errorf("the site's images page shows %d upload forms", n)
+	}
+	if got := text(t, ctx, "local-privacy"); !strings.Contains(got, "stays on this machine") {
+		t.Errorf("the privacy sentence reads %q", got)
+	}
+	// A file that is no image: refused with the reader's words, what and where.
+	bad := filepath.Join(t.TempDir(), "bad.img")
+	if err := os.WriteFile(bad, []byte("an image's bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, chromedp.SetUploadFiles(chromedp.CSS(testid("local-input")), []string{bad}))
+	waitJS(t, ctx, `document.getElementById('local-msg').classList.contains('error')`, time.Minute)
+	if got := text(t, ctx, "local-message"); got != "Could not open bad.img: bad.img: imgio: not an F2FS image: no magic 0xF2F52010 at byte 0x400 or 0x1400 (16-byte input)" {
+		t.Errorf("after a refusal: %q", got)
+	}
+	axeCheck(t, ctx, src, "site images page after a refusal")
+	do(t, ctx, chromedp.SetUploadFiles(chromedp.CSS(testid("local-input")), []string{gz}))
+	waitJS(t, ctx, `document.querySelector('[data-testid="local-link"]') !== null`, time.Minute)
+	id := strings.TrimPrefix(js[string](t, ctx, `document.querySelector('[data-testid="local-link"]').getAttribute('href')`), "/images/")
+	if !isLocalID(id) {
+		t.Fatalf("the opened image's link names %q", id)
+	}
+	waitJS(t, ctx, fmt.Sprintf(`[...document.querySelectorAll('[data-testid="image-item"]')].some((tr) => tr.dataset.id === %q && tr.textContent.includes('gzip'))`, id), 30*time.Second)
+	axeCheck(t, ctx, src, "site images page with a local image")
+	shot(t, ctx, "site-local-open")
+
+	// Its tree, then a zero of /hello/world.txt played to the end in both modes.
+	do(t, ctx, chromedp.Navigate(base+"/images/"+id))
+	waitJS(t, ctx, `!!document.querySelector('[data-testid="file-entry"][data-path="/hello/world.txt"]')`, time.Minute)
+	do(t, ctx, chromedp.Navigate(base+"/images/"+id+"/run?"+url.Values{"path": {"/hello/world.txt"}, "mode": {"both"}}.Encode()))
+	waitStatus(t, ctx, time.Minute, "paused")
+	playFull(t, ctx)
+	waitStatus(t, ctx, time.Minute, "done")
+	playedToEnd(t, ctx)
+	for i, stat := range []string{"stat-calls-per-block", "stat-calls-batched"} {
+		if got, want := count(t, ctx, stat), fmt.Sprint(len(cli.Results[i].Calls)); got != want {
+			t.Errorf("%s: %s = %s in the site, %s in zrviz run --json", cli.Results[i].Mode, stat, got, want)
+		}
+	}
+	shot(t, ctx, "site-local-run")
+
+	// The after-check opens an after-image from this computer too (basic.img: another volume, which
+	// the check refuses as such), without a request to the host.
+	do(t, ctx, chromedp.Click(chromedp.CSS(testid("ac-open"))))
+	if got := text(t, ctx, "ac-upload"); got != "open…" {
+		t.Errorf("the after-check's file button reads %q in the site", got)
+	}
+	do(t, ctx, chromedp.SetUploadFiles(chromedp.CSS(testid("ac-file")), []string{other}))
+	waitJS(t, ctx, `(() => { const s = document.querySelector('[data-testid="ac-status"]').textContent; return s !== '' && !s.startsWith('opening') && !s.startsWith('holding'); })()`, time.Minute)
+	if got := text(t, ctx, "ac-status") + text(t, ctx, "ac-verdict"); got == "" {
+		t.Error("the after-check said nothing about the opened image")
+	}
+
+	// A fresh browser (no worker, no image): the permalink installs the site, then asks for the file.
+	fresh := browser(t)
+	ctx2 := siteTab(t, fresh, base)
+	permalink := base + "/images/" + id + "/run?path=%2Fhello%2Fworld.txt&mode=both&step=2"
+	do(t, ctx2, chromedp.Navigate(permalink))
+	waitJS(t, ctx2, `!!document.querySelector('[data-testid="local-fingerprint"]')`, time.Minute)
+	if got := text(t, ctx2, "local-fingerprint"); !strings.HasSuffix(id, got) {
+		t.Errorf("the permalink page names fingerprint %q for %s", got, id)
+	}
+	axeCheck(t, ctx2, src, "site local permalink")
+	shot(t, ctx2, "site-local-missing")
+	do(t, ctx2, chromedp.SetUploadFiles(chromedp.CSS(testid("local-input")), []string{other}))
+	waitJS(t, ctx2, `document.getElementById('local-msg').classList.contains('error')`, time.Minute)
+	if got := text(t, ctx2, "local-message"); !strings.Contains(got, "different file") {
+		t.Errorf("another file on the permalink: %q", got)
+	}
+	do(t, ctx2, chromedp.SetUploadFiles(chromedp.CSS(testid("local-input")), []string{gz}))
+	waitStatus(t, ctx2, time.Minute, "paused")
+	// The run page writes the range it resolved into the URL; the rest is the permalink's.
+	if got := js[string](t, ctx2, `location.pathname + location.search`); !strings.HasPrefix(got, strings.TrimPrefix(permalink, base)) {
+		t.Errorf("after opening the same file the page is %s, want the permalink", got)
+	}
+	if got := text(t, ctx2, "step"); got != "2" {
+		t.Errorf("the permalink's player shows step %s, want 2", got)
 	}
 	host.checkOnlyFiles(t)
 }

@@ -9,6 +9,8 @@
 
 import { int, bytes, approxBytes } from './fmt.js';
 import { apiImage, uploadURL, fileSlotURL } from './links.js';
+import { isStatic, openInWorker } from './localimage.js';
+import { contract } from './contract.js';
 import { runQuery, SidePanels } from './sidepanel.js';
 
 /** Marks drawn on a panel at most: the rest are listed, not marked. */
@@ -354,6 +356,10 @@ export class AfterCheckUI {
    * @param {File} f
    */
   upload(f) {
+    if (isStatic(contract())) {
+      this.openHere(f);
+      return;
+    }
     const token = Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, '0')).join('');
     this.say(`uploading ${f.name} (${bytes(f.size)})…`, false);
     const xhr = new XMLHttpRequest();
@@ -377,6 +383,26 @@ export class AfterCheckUI {
     xhr.open('POST', uploadURL(token, f.name));
     xhr.setRequestHeader('Content-Type', 'application/octet-stream');
     xhr.send(f);
+  }
+
+  /**
+   * Opens an after-image in the static site: read in this browser by its worker, never uploaded
+   * (localimage.js), then checks it.
+   * @param {File} f
+   */
+  async openHere(f) {
+    this.say(`opening ${f.name} (${bytes(f.size)}) in this browser; it stays on this machine…`, false);
+    let img;
+    try {
+      img = await openInWorker(f, navigator.serviceWorker);
+    } catch (e) {
+      this.say(`${f.name}: ${e instanceof Error ? e.message : e}`, true);
+      return;
+    }
+    await this.fillPicker();
+    const sel = /** @type {HTMLSelectElement|null} */ (this.$('ac-pick'));
+    if (sel) sel.value = img.id;
+    this.check(img.id);
   }
 
   /**
