@@ -79,6 +79,7 @@ func TestEveryCommandTakesTheDemoByName(t *testing.T) {
 	}{
 		"serve":    {},                                                              // below: it serves, it prints no result
 		"sandbox":  {noImage: "a slot list typed by hand runs on a synthetic file"}, // no image to name
+		"site":     {noImage: "it writes the static site, which carries the demo in its WebAssembly"},
 		"inspect":  {args: func(img string) []string { return []string{"--image", img} }},
 		"map":      {args: func(img string) []string { return []string{"--image", img, "/seed/bench64.bin"} }},
 		"run":      {args: func(img string) []string { return []string{"--image", img, "--length", "64KiB", "/cases/prealloc.bin"} }},

@@ -13,6 +13,9 @@ const SITE_FILES = new Set(['/sw.js', '/zrviz.wasm', '/wasm_exec.js', '/index.ht
 /** @type {Promise<any>|null} the running server (self.zrviz), started once per worker */
 let server = null;
 
+/** @type {WebAssembly.Memory|null} the server's linear memory: what the worker holds for it */
+let memory = null;
+
 /** Starts the WebAssembly server, or returns the one running. */
 function start() {
   if (server) return server;
@@ -27,6 +30,7 @@ function start() {
       const bytes = await (await fetch(url)).arrayBuffer();
       inst = (await WebAssembly.instantiate(bytes, go.importObject)).instance;
     }
+    memory = /** @type {WebAssembly.Memory} */ (inst.exports.mem);
     go.run(inst);
     const z = /** @type {any} */ (self).zrviz;
     if (!z) throw new Error('zrviz.wasm did not start');
@@ -101,6 +105,9 @@ self.addEventListener('message', (ev) => {
       .then((z) => z.openLocal(m.file))
       .then((r) => port.postMessage({ ok: true, id: r.id, name: r.name }),
         (e) => port.postMessage({ ok: false, error: String(e && e.message ? e.message : e) })));
+  } else if (m.type === 'zrviz-stats' && port) {
+    // The worker's memory for the server (docs/performance.md states it for an 8 GiB image).
+    port.postMessage({ wasmMemory: memory ? memory.buffer.byteLength : 0 });
   }
   // {type: 'zrviz-ping'}: a page keeps the worker (and the images it holds) alive.
 });
