@@ -103,3 +103,15 @@ func (m *memImage) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, nil
 }
+
+// HeldInMemory is the bytes of blocks an image [LoadMemory] made holds (0 for an image read in
+// place): what the static site counts against its bound on unpacked images.
+func (img *Image) HeldInMemory() int64 {
+	m, ok := img.r.(*memImage)
+	if !ok {
+		return 0
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.used
+}

@@ -289,3 +289,29 @@ func gunzipTo(dst, src string) error {
 	}
 	return out.Close()
 }
+
+// TestUnpackedBound: compressed images share one bound; a reservation is taken at once (two opens
+// cannot both have all of it), settled to what the image holds, and past the bound an open is
+// refused saying why.
+func TestUnpackedBound(t *testing.T) {
+	var u unpacked
+	a, err := u.reserve()
+	if err != nil || a != min(maxUnpacked, imgio.DefaultMaxMemory) {
+		t.Fatalf("first reservation %d, %v", a, err)
+	}
+	b, err := u.reserve()
+	if err != nil || a+b > maxUnpacked {
+		t.Fatalf("second reservation %d (first %d), %v: over the bound %d", b, a, err, maxUnpacked)
+	}
+	if _, err := u.reserve(); err == nil || !strings.Contains(err.Error(), "raw or Android sparse") {
+		t.Fatalf("third reservation with nothing left: %v", err)
+	}
+	u.settle(a, 10<<20) // the first image holds 10 MiB
+	u.settle(b, 0)      // the second failed
+	if u.held != 10<<20 {
+		t.Fatalf("held %d after settling, want %d", u.held, 10<<20)
+	}
+	if c, err := u.reserve(); err != nil || c != min(maxUnpacked-10<<20, imgio.DefaultMaxMemory) {
+		t.Fatalf("reservation after settling %d, %v", c, err)
+	}
+}
