@@ -396,16 +396,20 @@ func TestSiteSize(t *testing.T) {
 // BenchmarkSite measures issue 31's budgets on the built site, served by a plain file server, in
 // headless Chromium; nothing is asserted about time, the figures go to docs/performance.md with the
 // load average logged beside them:
+//
 //   - the site's bytes, brotli-compressed at quality 11 (br-bytes);
+//
 //   - a fresh browser (no worker, nothing cached) from its first request, /, until the demo's
 //     images page is ready (first-ms), and until the bench64 player is ready (interactive-ms);
+//
 //   - an 8 GiB image made with mkfs.f2fs and sload.f2fs, opened from disk through the file input,
 //     until its tree is listed (open8g-ms), and the worker's memory for the server then
 //     (wasm-MiB: the WebAssembly instance's linear memory, which only grows);
+//
 //   - bench64 played in both modes at the default pace, in the site and from the server in the
 //     same run: the player's 95th-percentile draw time (reportFrames).
 //
-//	go test ./web -run '^$' -bench BenchmarkSite -benchtime 1x
+//     go test ./web -run '^$' -bench BenchmarkSite -benchtime 1x
 func BenchmarkSite(b *testing.B) {
 	dir := builtSite(b)
 	_, base := serveSite(b, dir)
