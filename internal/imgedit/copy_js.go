@@ -7,13 +7,15 @@ import (
 	"io"
 	"os"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // copyData copies in to out (size bytes, out already that long) under WebAssembly (GOOS=js), which
 // has neither SEEK_DATA nor copy_file_range: block by block, skipping all-zero blocks so the copy
 // stays as sparse as the image.
 func copyData(tb testing.TB, src string, in, out *os.File, size int64) {
-	buf, zero := make([]byte, 1<<20), make([]byte, 4096)
+	buf, zero := make([]byte, 1<<20), make([]byte, f2fs.BlockSize)
 	for off := int64(0); off < size; {
 		n, err := in.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
 		if err != nil && err != io.EOF {
@@ -22,8 +24,8 @@ func copyData(tb testing.TB, src string, in, out *os.File, size int64) {
 		if n == 0 {
 			tb.Fatalf("copy %s: no progress at %d", src, off)
 		}
-		for b := 0; b < n; b += 4096 {
-			p := buf[b:min(b+4096, n)]
+		for b := 0; b < n; b += f2fs.BlockSize {
+			p := buf[b:min(b+f2fs.BlockSize, n)]
 			if bytes.Equal(p, zero[:len(p)]) {
 				continue
 			}
