@@ -416,9 +416,9 @@ func (q *Seq) applyMoves(moves []gc.Move) error {
 			next.Inode.Dirty = nil
 		}
 		q.files[ino] = next
-		if len(dirty) == 0 {
-			q.order = slices.DeleteFunc(q.order, func(i uint32) bool { return i == ino })
-		}
+		// move_data_page dirties the page it moves (set_page_dirty: I_DIRTY_PAGES), so the file
+		// joins the dirty inode list here if it was clean, in the order of the moves.
+		q.dirtied(ino)
 	}
 	for _, no := range touched {
 		if !slices.Contains(q.touched, no) {

@@ -26,7 +26,14 @@ type Seq struct {
 	mode  Mode
 	vol   *Input           // after the last operation; nil before the first
 	files map[uint32]Input // by inode number
-	order []uint32         // files with dirty pages, in the order they were first dirtied
+	// order is the mount's dirty inode list (the bdi's b_dirty): the files an operation dirtied
+	// since the last sync, in the order they first were, the order sync's writeback takes them.
+	// A file joins when __mark_inode_dirty first finds it clean — its pages dirtied, or its inode
+	// (f2fs_mark_inode_dirty_sync: a zero, punch or truncate that ran, a write, a gc move) — and
+	// keeps its place until the flusher cleans it (__writeback_single_inode, at a sync): writing
+	// its pages back in a zero's filemap_write_and_wait_range, an fsync or a gc move clears no
+	// VFS dirty state (kernel-seq w3, w5, w6).
+	order []uint32
 	// Touched lists every segment an operation changed, in first-touch order.
 	touched []uint32
 	ipu     *uint32 // ipu_policy as tuned
@@ -82,16 +89,22 @@ func (q *Seq) File(f Input) Input {
 func (q *Seq) done(next Input, touched []uint32) {
 	q.vol = &next
 	q.files[next.Inode.Ino] = next
-	if len(next.Inode.Dirty) > 0 && !slices.Contains(q.order, next.Inode.Ino) {
-		q.order = append(q.order, next.Inode.Ino)
-	}
-	if len(next.Inode.Dirty) == 0 {
-		q.order = slices.DeleteFunc(q.order, func(i uint32) bool { return i == next.Inode.Ino })
+	if len(next.Inode.Dirty) > 0 {
+		q.dirtied(next.Inode.Ino) // I_DIRTY_PAGES
 	}
 	for _, no := range touched {
 		if !slices.Contains(q.touched, no) {
 			q.touched = append(q.touched, no)
 		}
+	}
+}
+
+// dirtied puts file ino at the end of the dirty inode list unless it is on it: __mark_inode_dirty
+// (fs/fs-writeback.c) sets dirtied_when and moves the inode to b_dirty only when it was clean, and
+// sync's writeback (wb_writeback → queue_io → move_expired_inodes) takes the oldest first.
+func (q *Seq) dirtied(ino uint32) {
+	if !slices.Contains(q.order, ino) {
+		q.order = append(q.order, ino)
 	}
 }
 
@@ -240,6 +253,9 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 		segs = append(segs, s.Segno)
 	}
 	q.done(res.NextInput(), segs)
+	if walkDirtied(res) {
+		q.dirtied(in.Inode.Ino)
+	}
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesAlloc + 1
 	if err := q.feedCalls(&in.Volume, res); err != nil {
 		return nil, in, nil, err
@@ -274,6 +290,9 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 		touched = append(touched, v.HotDataSegno, w.HotDataSegno)
 	}
 	q.done(next, touched)
+	if res.Written > 0 || res.Reserved > 0 || res.SizeAfter != in.Inode.Size {
+		q.dirtied(in.Inode.Ino) // f2fs_i_blocks_write, f2fs_i_size_write
+	}
 	q.dirtyMeta += dnodesSpanned(uint64(off)>>12, uint64(off+max(length, 1)-1)>>12) + 2*res.NodesAlloc + 1
 	if err := q.feedEnd(touched); err != nil {
 		return nil, err
@@ -354,9 +373,15 @@ func (q *Seq) Unmount() (*WriteResult, error) {
 	return res, err
 }
 
+// flushAll is sync's writeback: the dirty inode list, oldest first, each file's dirty pages; the
+// flusher leaves every inode clean, so the list starts empty again.
 func (q *Seq) flushAll(res *WriteResult) error {
 	for _, ino := range slices.Clone(q.order) {
-		in := q.vol.WithFile(q.files[ino])
+		f, ok := q.files[ino]
+		if !ok || len(f.Inode.Dirty) == 0 {
+			continue // only the inode is dirty: f2fs_write_inode writes no data block
+		}
+		in := q.vol.WithFile(f)
 		sm := q.wbSM()
 		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sm: sm, metaSecs: q.wbMetaSecs(in, 0, ^uint64(0))})
 		if err != nil {
@@ -367,6 +392,7 @@ func (q *Seq) flushAll(res *WriteResult) error {
 			return err
 		}
 	}
+	q.order = nil
 	return nil
 }
 
@@ -528,6 +554,11 @@ func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 		next.Slots = u.DnodeSource
 	}
 	q.done(next, segs)
+	// A punch at or past i_size returns 0 before f2fs_fallocate's f2fs_mark_inode_dirty_sync
+	// (file.c:2069, goto out): the inode stays clean.
+	if walkDirtied(res) && (req.Op != OpPunch || req.Offset < in.Inode.Size) {
+		q.dirtied(in.Inode.Ino)
+	}
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesFreed + 1
 	if err := q.feedCalls(&in.Volume, res); err != nil {
 		return nil, in, err
@@ -547,6 +578,14 @@ func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 		}
 	}
 	return res, in, nil
+}
+
+// walkDirtied reports whether a zero, punch or truncate dirtied its inode
+// (f2fs_mark_inode_dirty_sync): every one that succeeded (f2fs_fallocate's mtime and ctime,
+// f2fs_setattr), and one that failed after it changed a slot, i_blocks or i_size
+// (f2fs_i_blocks_write, f2fs_i_size_write). Its dirty pages count besides ([Seq.done]).
+func walkDirtied(res *Result) bool {
+	return res.Errno == "" || res.Calls.Len() > 0 || res.BlocksAfter != res.BlocksBefore || res.SizeAfter != res.SizeBefore
 }
 
 // nodesWritten records that the dirty nodes of file ino (of every file, with all) were written
