@@ -133,12 +133,19 @@ func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
 	if err != nil {
 		return in, nil, err
 	}
-	if e.argCheck() != "" || len(in.Inode.Dirty) == 0 {
+	if e.argCheck() != "" {
 		return in, nil, nil
 	}
 	lo, hi := uint64(req.Offset)>>12, uint64(req.Offset+req.Length-1)>>12
+	gcing, err := q.markedOf(in.Inode.Ino)
+	if err != nil {
+		return in, nil, err
+	}
+	if len(in.Inode.Dirty) == 0 && len(gcing) == 0 {
+		return in, nil, nil
+	}
 	sm := q.wbSM()
-	next, pages, err := writeback(in, lo, hi, wbMode{ctx: q.ctx, sync: true, sm: sm, metaSecs: q.wbMetaSecs(in, lo, hi)})
+	next, pages, err := writeback(in, lo, hi, wbMode{ctx: q.ctx, sync: true, sm: sm, metaSecs: q.wbMetaSecs(in, gcing, lo, hi), gcing: gcing})
 	if err != nil {
 		return in, nil, err
 	}
@@ -168,9 +175,9 @@ func dnodesSpanned(lo, hi uint64) uint64 {
 
 // wbMetaSecs is [Seq.metaSecs] for a write-back of in's dirty pages in [lo, hi]: the node pages
 // those pages' out-of-place writes may dirty are counted from its start.
-func (q *Seq) wbMetaSecs(in Input, lo, hi uint64) uint32 {
+func (q *Seq) wbMetaSecs(in Input, gcing []uint64, lo, hi uint64) uint32 {
 	var ps []PageWrite
-	for _, p := range in.Inode.Dirty {
+	for _, p := range dirtyPages(in, gcing) {
 		if p >= lo && p <= hi {
 			ps = append(ps, PageWrite{Index: p, How: WroteOutPlace})
 		}
@@ -320,16 +327,22 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 	case in.Volume.CheckpointError:
 		res.Errno = "EIO"
 	}
+	var gcing []uint64
 	if res.Errno == "" {
+		var err error
+		if gcing, err = q.markedOf(in.Inode.Ino); err != nil {
+			return nil, err
+		}
 		// f2fs_do_sync_file writes the file's dirty dnodes (f2fs_fsync_node_pages) after its data.
 		defer q.nodesWritten(in.Inode.Ino, false)
 	}
-	if res.Errno != "" || len(in.Inode.Dirty) == 0 {
+	all := dirtyPages(in, gcing)
+	if res.Errno != "" || len(all) == 0 {
 		res.SizeAfter, res.BlocksAfter = in.Inode.Size, in.Inode.Blocks
 		return res, nil
 	}
 	sm := q.wbSM()
-	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sync: true, needIPU: len(in.Inode.Dirty) <= minFsyncBlocks, sm: sm, metaSecs: q.wbMetaSecs(in, 0, ^uint64(0))})
+	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sync: true, needIPU: len(all) <= minFsyncBlocks, sm: sm, metaSecs: q.wbMetaSecs(in, gcing, 0, ^uint64(0)), gcing: gcing})
 	if err != nil {
 		return nil, err
 	}
@@ -377,13 +390,24 @@ func (q *Seq) Unmount() (*WriteResult, error) {
 // flusher leaves every inode clean, so the list starts empty again.
 func (q *Seq) flushAll(res *WriteResult) error {
 	for _, ino := range slices.Clone(q.order) {
+		gcing, err := q.markedOf(ino)
+		if err != nil {
+			return err
+		}
 		f, ok := q.files[ino]
-		if !ok || len(f.Inode.Dirty) == 0 {
+		if !ok && len(gcing) > 0 {
+			// Known only by the blocks background gc marked (Owners.File).
+			if f, err = q.owners.File(ino); err != nil {
+				return err
+			}
+			ok = true
+		}
+		if !ok || len(f.Inode.Dirty)+len(gcing) == 0 {
 			continue // only the inode is dirty: f2fs_write_inode writes no data block
 		}
 		in := q.vol.WithFile(f)
 		sm := q.wbSM()
-		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sm: sm, metaSecs: q.wbMetaSecs(in, 0, ^uint64(0))})
+		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sm: sm, metaSecs: q.wbMetaSecs(in, gcing, 0, ^uint64(0)), gcing: gcing})
 		if err != nil {
 			return err
 		}
