@@ -288,3 +288,90 @@ func checkInStep(t *testing.T, q *Seq, what string) {
 			v.HotDataSegno, v.HotDataBlkoff, v.WarmDataSegno, v.WarmDataBlkoff, v.ColdDataSegno, v.ColdDataBlkoff, cur)
 	}
 }
+
+// TestSeqMarkedPagesWrittenWithTheFile: the pages a background gc call marks are dirty pages of
+// their file (move_data_page, gc.c:1518), so an fsync of the file writes them — out of place, to
+// the cold data log — and a zero's writeback writes those of its range before the walk, which
+// then invalidates the blocks they went to; a sync then has nothing of them left to move.
+// Kernel-seq w9 holds the sync's order against the kernel.
+func TestSeqMarkedPagesWrittenWithTheFile(t *testing.T) {
+	const first = 4096 + 20*512 // segment 20
+	slots := make([]uint32, 100)
+	for i := range slots {
+		slots[i] = first + uint32(i)
+	}
+	st := newState(slots, 100)
+	in := st.input()
+	v := &in.Volume
+	v.HotDataSegno, v.WarmDataSegno, v.ColdDataSegno = 1, 2, 3
+	v.HotDataBlkoff, v.WarmDataBlkoff, v.ColdDataBlkoff = 0, 0, 0
+	v.CurrentSegments = []uint32{1, 2, 3, 113, 114, 115}
+	own := &memOwners{in: in, index: map[uint32]uint64{}}
+	for i, a := range slots {
+		own.index[a] = uint64(i)
+	}
+	gv := gc.Volume{SegsPerSec: 1, Segments: make([]gc.Segment, v.MainSegments), ElapsedTime: 1000}
+	for no := range v.MainSegments {
+		valid, bm, _ := st.sit.SegmentValidMap(no)
+		gv.Segments[no] = gc.Segment{Valid: valid, Map: bm, Type: gc.WarmData}
+	}
+	for log, no := range v.CurrentSegments {
+		gv.Segments[no].Type = log
+	}
+	gv.Current = [gc.NumLogs]gc.CurSeg{{Segno: 1}, {Segno: 2}, {Segno: 3}, {Segno: 113}, {Segno: 114}, {Segno: 115}}
+	cold := func(p PageWrite) bool { return p.How == WroteOutPlace && p.Log == "cold-data" && p.Segno == 3 }
+	for _, mode := range Modes {
+		mount := func() *Seq {
+			q := NewSeq(mode)
+			if err := q.MountGC(*v, st.sit, gv, own); err != nil {
+				t.Fatal(err)
+			}
+			q.SetNow(100)
+			g, err := q.GC(0)
+			if err != nil || g.GC == nil || g.GC.Victim == nil || *g.GC.Victim != 20 || g.GC.Marked != 100 {
+				t.Fatalf("%s: gc 0: %v %+v", mode, err, g)
+			}
+			return q
+		}
+
+		q := mount()
+		f, err := q.Fsync(in)
+		if err != nil || len(f.Pages) != 100 {
+			t.Fatalf("%s: fsync: %v, %d pages", mode, err, len(f.Pages))
+		}
+		for k, p := range f.Pages {
+			if !cold(p) || p.Index != uint64(k) || p.Old != first+uint32(k) || p.New != 4096+3*512+uint32(k) {
+				t.Fatalf("%s: fsync page %d: %+v, want page %d moved to the cold log's block %d", mode, k, p, k, k)
+			}
+		}
+		if n := len(q.GCState().Pending()); n != 0 {
+			t.Errorf("%s: %d blocks still marked after the fsync wrote them", mode, n)
+		}
+		if s, err := q.Sync(); err != nil || len(s.Pages) != 0 || s.Moved != 0 {
+			t.Errorf("%s: sync after the fsync: %v, %d pages, %d moved", mode, err, len(s.Pages), s.Moved)
+		}
+
+		q = mount()
+		r, _, pages, err := q.Zero(in, Request{Offset: 0, Length: 50 * 4096})
+		if err != nil || len(pages) != 50 {
+			t.Fatalf("%s: zero: %v, %d pages written back", mode, err, len(pages))
+		}
+		for _, p := range pages {
+			if !cold(p) {
+				t.Fatalf("%s: the zero's writeback: %+v", mode, p)
+			}
+		}
+		var calls []uint32
+		for c := range r.Calls.All() {
+			for k := range c.Len {
+				calls = append(calls, c.Start+k)
+			}
+		}
+		if len(calls) != 50 || calls[0] != 4096+3*512 || calls[49] != 4096+3*512+49 {
+			t.Errorf("%s: the walk invalidated %v; want the 50 cold-log blocks the writeback wrote", mode, calls)
+		}
+		if n := len(q.GCState().Pending()); n != 50 {
+			t.Errorf("%s: %d blocks marked after the zero, want the other 50", mode, n)
+		}
+	}
+}
