@@ -131,6 +131,9 @@ func (q *Seq) Checkpoint() (*WriteResult, error) {
 	if err := q.applyMoves(moves); err != nil {
 		return nil, err
 	}
+	if err := q.metaCheckpoint(); err != nil {
+		return nil, err
+	}
 	if err := q.ssrCheck(); err != nil {
 		return nil, err
 	}
@@ -174,6 +177,12 @@ func (q *Seq) GC(sync int) (*WriteResult, error) {
 		}
 		for _, m := range ms {
 			q.dirtied(m.owner.ino)
+		}
+	}
+	if len(p.Checkpoints) > 0 {
+		// f2fs_gc checkpointed inside the call (§14.3).
+		if err := q.metaCheckpoint(); err != nil {
+			return nil, err
 		}
 	}
 	if err := q.ssrCheck(); err != nil {
@@ -342,6 +351,11 @@ func (q *Seq) balanceFS(chunks uint64) error {
 	if err := q.applyMoves(p.Moves); err != nil {
 		return err
 	}
+	if len(p.Checkpoints) > 0 {
+		if err := q.metaCheckpoint(); err != nil {
+			return err
+		}
+	}
 	q.balance = &p
 	return nil
 }
@@ -428,6 +442,14 @@ func (q *Seq) applyMoves(moves []gc.Move) error {
 			next.Inode.Dirty = nil
 		}
 		q.files[ino] = next
+		// Each moved block updates the file's extents (f2fs_update_data_blkaddr).
+		var pws []PageWrite
+		for _, m := range byIno[ino] {
+			pws = append(pws, PageWrite{Index: m.index, How: WroteOutPlace, Old: m.from, New: m.to})
+		}
+		if err := q.metaPages(q.vol.WithFile(next), pws); err != nil {
+			return err
+		}
 		// move_data_page dirties the page it moves (set_page_dirty: I_DIRTY_PAGES), so the file
 		// joins the dirty inode list here if it was clean, in the order of the moves.
 		q.dirtied(ino)

@@ -34,6 +34,13 @@ type Seq struct {
 	// its pages back in a zero's filemap_write_and_wait_range, an fsync or a gc move clears no
 	// VFS dirty state (kernel-seq w3, w5, w6).
 	order []uint32
+	// meta, metaOrder, metaLate, uncertain and largest follow f2fs's dirty inode-meta list and
+	// what checkpoints do to order (inodemeta.go).
+	meta      map[uint32]bool
+	metaOrder []uint32
+	metaLate  []uint32
+	uncertain map[uint32]bool
+	largest   map[uint32]largestExt
 	// Touched lists every segment an operation changed, in first-touch order.
 	touched []uint32
 	ipu     *uint32 // ipu_policy as tuned
@@ -214,6 +221,9 @@ func wbDirtied(pages []PageWrite) uint64 {
 func (q *Seq) doneWriteback(next Input, pages []PageWrite, sm *gc.State) error {
 	t := touchedOf(next, pages)
 	q.done(next, t)
+	if err := q.metaPages(next, pages); err != nil {
+		return err
+	}
 	q.dirtyMeta += wbDirtied(pages)
 	if sm != nil {
 		q.sm = sm
@@ -263,6 +273,7 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 	if walkDirtied(res) {
 		q.dirtied(in.Inode.Ino)
 	}
+	q.metaWalk(in, uint64(req.Offset)>>12, uint64(max(req.Offset+req.Length-1, req.Offset))>>12, res)
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesAlloc + 1
 	if err := q.feedCalls(&in.Volume, res); err != nil {
 		return nil, in, nil, err
@@ -300,6 +311,9 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 	if res.Written > 0 || res.Reserved > 0 || res.SizeAfter != in.Inode.Size {
 		q.dirtied(in.Inode.Ino) // f2fs_i_blocks_write, f2fs_i_size_write
 	}
+	if res.Reserved > 0 || res.SizeAfter != in.Inode.Size {
+		q.metaOn(in.Inode.Ino)
+	}
 	q.dirtyMeta += dnodesSpanned(uint64(off)>>12, uint64(off+max(length, 1)-1)>>12) + 2*res.NodesAlloc + 1
 	if err := q.feedEnd(touched); err != nil {
 		return nil, err
@@ -333,8 +347,10 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 		if gcing, err = q.markedOf(in.Inode.Ino); err != nil {
 			return nil, err
 		}
-		// f2fs_do_sync_file writes the file's dirty dnodes (f2fs_fsync_node_pages) after its data.
+		// f2fs_do_sync_file writes the file's dirty dnodes (f2fs_fsync_node_pages) after its
+		// data, and perhaps its inode.
 		defer q.nodesWritten(in.Inode.Ino, false)
+		defer q.metaFsync(in.Inode.Ino)
 	}
 	all := dirtyPages(in, gcing)
 	if res.Errno != "" || len(all) == 0 {
@@ -389,6 +405,11 @@ func (q *Seq) Unmount() (*WriteResult, error) {
 // flushAll is sync's writeback: the dirty inode list, oldest first, each file's dirty pages; the
 // flusher leaves every inode clean, so the list starts empty again.
 func (q *Seq) flushAll(res *WriteResult) error {
+	wrote := map[uint32]map[string]bool{} // per file, the logs it wrote out of place to
+	var before []uint32
+	if q.vol != nil {
+		before = slices.Clone(q.vol.Volume.CurrentSegments)
+	}
 	for _, ino := range slices.Clone(q.order) {
 		gcing, err := q.markedOf(ino)
 		if err != nil {
@@ -412,11 +433,23 @@ func (q *Seq) flushAll(res *WriteResult) error {
 			return err
 		}
 		res.Pages = append(res.Pages, pages...)
+		for _, p := range pages {
+			if p.How == WroteOutPlace {
+				if wrote[ino] == nil {
+					wrote[ino] = map[string]bool{}
+				}
+				wrote[ino][p.Log] = true
+			}
+		}
 		if err := q.doneWriteback(next, pages, sm); err != nil {
 			return err
 		}
 	}
-	q.order = nil
+	// Refused after the fact: a refused operation ends the sequence.
+	if err := q.checkSyncOrder(wrote, q.vol != nil && !slices.Equal(before, q.vol.Volume.CurrentSegments)); err != nil {
+		return err
+	}
+	q.syncDone()
 	return nil
 }
 
@@ -583,6 +616,11 @@ func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 	if walkDirtied(res) && (req.Op != OpPunch || req.Offset < in.Inode.Size) {
 		q.dirtied(in.Inode.Ino)
 	}
+	lo, hi := uint64(req.Offset)>>12, ^uint64(0) // truncate: everything from the size on
+	if req.Op == OpPunch {
+		hi = uint64(max(req.Offset+req.Length-1, req.Offset)) >> 12
+	}
+	q.metaWalk(in, lo, hi, res)
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesFreed + 1
 	if err := q.feedCalls(&in.Volume, res); err != nil {
 		return nil, in, err

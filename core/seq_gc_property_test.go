@@ -375,3 +375,95 @@ func TestSeqMarkedPagesWrittenWithTheFile(t *testing.T) {
 		}
 	}
 }
+
+// filesOwners is Owners for several hand-built files.
+type filesOwners struct {
+	files map[uint32]Input
+	by    map[uint32]blockOwner
+}
+
+func (o *filesOwners) Owner(addr uint32) (uint32, uint64, bool, error) {
+	b, ok := o.by[addr]
+	return b.ino, b.index, ok, nil
+}
+
+func (o *filesOwners) File(ino uint32) (Input, error) {
+	f, ok := o.files[ino]
+	if !ok {
+		return Input{}, fmt.Errorf("no inode %d", ino)
+	}
+	return f, nil
+}
+
+// TestSeqCheckpointReordersTheDirtyList: a checkpoint's f2fs_sync_inode_meta takes a file whose
+// inode metadata changed (here: a zero inside its largest read extent, i_ext, which drops it) and
+// that has no dirty page off the dirty inode list, so its next dirtying queues it last; a file
+// whose extent change the model cannot decide (no i_ext: the cache's pieces decide) keeps an
+// unknown place, and a sync whose result depends on it is refused. Kernel-seq w10 is the kernel's
+// run of the first rule.
+func TestSeqCheckpointReordersTheDirtyList(t *testing.T) {
+	const a0, b0 = 4096 + 20*512, 4096 + 21*512 // segments 20 and 21
+	vol := refVolume()
+	vol.HotDataSegno, vol.WarmDataSegno, vol.ColdDataSegno = 1, 2, 3
+	vol.HotDataBlkoff, vol.WarmDataBlkoff, vol.ColdDataBlkoff = 0, 0, 0
+	vol.CurrentSegments = []uint32{1, 2, 3, 113, 114, 115}
+	sit := newMemSIT()
+	file := func(path string, ino uint32, first uint32, ext uint32) Input {
+		f := newMemFile(873, first, first+1, first+2, first+3, NullAddr, NullAddr)
+		sit.set(&vol, first, first+1, first+2, first+3)
+		return Input{Path: path, Volume: vol, Inode: Inode{Ino: ino, Type: "file", Size: 6 * 4096, Blocks: 5,
+			AddrsPerInode: 873, SlotsEnd: f.n, ReadExt: ReadExtent{Fofs: 0, Len: ext}}, Slots: f, SIT: sit}
+	}
+	run := func(t *testing.T, extA, extB uint32) (*WriteResult, error) {
+		inA, inB := file("/a", 10, a0, extA), file("/b", 11, b0, extB)
+		own := &filesOwners{files: map[uint32]Input{10: inA, 11: inB}, by: map[uint32]blockOwner{}}
+		for k := range uint32(4) {
+			own.by[a0+k] = blockOwner{10, uint64(k)}
+			own.by[b0+k] = blockOwner{11, uint64(k)}
+		}
+		gv := gc.Volume{SegsPerSec: 1, Segments: make([]gc.Segment, vol.MainSegments), ElapsedTime: 1000}
+		for no := range vol.MainSegments {
+			valid, bm, _ := sit.SegmentValidMap(no)
+			gv.Segments[no] = gc.Segment{Valid: valid, Map: bm, Type: gc.WarmData}
+		}
+		for log, no := range vol.CurrentSegments {
+			gv.Segments[no].Type = log
+		}
+		gv.Current = [gc.NumLogs]gc.CurSeg{{Segno: 1}, {Segno: 2}, {Segno: 3}, {Segno: 113}, {Segno: 114}, {Segno: 115}}
+		q := NewSeq(PerBlock)
+		if err := q.MountGC(vol, sit, gv, own); err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range []func() error{
+			func() error { _, _, _, err := q.Zero(inA, Request{Offset: 0, Length: 4096}); return err },
+			func() error { _, _, _, err := q.Zero(inB, Request{Offset: 0, Length: 4096}); return err },
+			func() error { _, err := q.Checkpoint(); return err },
+			func() error { _, err := q.Write(inB, 4*4096, 2*4096); return err }, // pages 4-5: holes
+			func() error { _, err := q.Write(inA, 4*4096, 2*4096); return err },
+		} {
+			if err := step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return q.Sync()
+	}
+	// Both zeros drop their file's largest extent: both files leave the list at the checkpoint,
+	// so the writes queue b before a.
+	s, err := run(t, 4, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range s.Pages {
+		if len(got) == 0 || got[len(got)-1] != p.Path {
+			got = append(got, p.Path)
+		}
+	}
+	if !slices.Equal(got, []string{"/b", "/a"}) {
+		t.Errorf("sync wrote %+v; want b's pages before a's", s.Pages)
+	}
+	// Without i_ext the model cannot tell whether the zeros marked the inodes: refused.
+	if _, err := run(t, 0, 0); !errors.Is(err, ErrUnmodelled) {
+		t.Errorf("sync with both places unknown: %v, want ErrUnmodelled", err)
+	}
+}
