@@ -72,10 +72,23 @@ func (q *Seq) metaPerhaps(ino uint32) {
 	}
 }
 
+// wholePages is the range of whole pages in bytes [from, to): the pages a walk updates (partial
+// pages go through fill_zero, which updates no slot); lo > hi when there is none.
+func wholePages(from, to int64) wholeRange {
+	end := uint64(max(to, 0)) >> 12
+	if end == 0 {
+		return wholeRange{1, 0}
+	}
+	return wholeRange{uint64(max(from, 0)+4095) >> 12, end - 1}
+}
+
+type wholeRange struct{ lo, hi uint64 }
+
 // metaWalk records a zero's, punch's or truncate's effect: i_blocks or i_size changed, or the
-// slots of pages lo..hi that held blocks were updated (f2fs_update_data_blkaddr → the extent
-// cache's drop rule; NEW and NULL slots insert no extent).
-func (q *Seq) metaWalk(in Input, lo, hi uint64, res *Result) {
+// slots of whole pages r that held blocks were updated (f2fs_update_data_blkaddr → the extent
+// cache's drop rule; NEW and NULL slots insert no extent). A walk that stopped early (an errno)
+// updated only some of r: it marks the inode perhaps.
+func (q *Seq) metaWalk(in Input, r wholeRange, res *Result) {
 	ino := in.Inode.Ino
 	if res.BlocksAfter != res.BlocksBefore || res.SizeAfter != res.SizeBefore {
 		q.metaOn(ino)
@@ -84,6 +97,7 @@ func (q *Seq) metaWalk(in Input, lo, hi uint64, res *Result) {
 		return
 	}
 	l := q.largestOf(in)
+	overlap := r.lo <= r.hi && r.lo < uint64(l.fofs)+uint64(l.len) && r.hi >= uint64(l.fofs)
 	switch {
 	case !l.known:
 		q.metaPerhaps(ino)
@@ -91,8 +105,11 @@ func (q *Seq) metaWalk(in Input, lo, hi uint64, res *Result) {
 		// Cached extents split into pieces, any of which would become the largest.
 		q.metaPerhaps(ino)
 		q.setLargest(ino, largestExt{})
-	case lo < uint64(l.fofs)+uint64(l.len) && hi >= uint64(l.fofs):
+	case overlap && res.Errno == "":
 		q.metaOn(ino) // __drop_largest_extent; the pieces left decide the next largest
+		q.setLargest(ino, largestExt{})
+	case overlap:
+		q.metaPerhaps(ino)
 		q.setLargest(ino, largestExt{})
 	default:
 		// Outside the largest: pieces of cached extents are no longer than it.

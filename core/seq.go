@@ -273,7 +273,7 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 	if walkDirtied(res) {
 		q.dirtied(in.Inode.Ino)
 	}
-	q.metaWalk(in, uint64(req.Offset)>>12, uint64(max(req.Offset+req.Length-1, req.Offset))>>12, res)
+	q.metaWalk(in, wholePages(req.Offset, req.Offset+req.Length), res)
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesAlloc + 1
 	if err := q.feedCalls(&in.Volume, res); err != nil {
 		return nil, in, nil, err
@@ -616,11 +616,11 @@ func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 	if walkDirtied(res) && (req.Op != OpPunch || req.Offset < in.Inode.Size) {
 		q.dirtied(in.Inode.Ino)
 	}
-	lo, hi := uint64(req.Offset)>>12, ^uint64(0) // truncate: everything from the size on
 	if req.Op == OpPunch {
-		hi = uint64(max(req.Offset+req.Length-1, req.Offset)) >> 12
+		q.metaWalk(in, wholePages(req.Offset, req.Offset+req.Length), res)
+	} else {
+		q.metaWalk(in, wholePages(req.Offset, maxBytes), res) // truncate: every page past the size
 	}
-	q.metaWalk(in, lo, hi, res)
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesFreed + 1
 	if err := q.feedCalls(&in.Volume, res); err != nil {
 		return nil, in, err
