@@ -343,6 +343,13 @@ func copyFile(t *testing.T, name string) string {
 // kernel's clock (clock.txt, show.txt's mounted_time_sec), a `now SECONDS` before every op: the
 // seconds since mount the kernel's op started at.
 func seqModelOps(t *testing.T, dir, sfx string) string {
+	text, _ := seqModelOpsAt(t, dir, sfx)
+	return text
+}
+
+// seqModelOpsAt is seqModelOps and, for each operation of the kernel's run (1-based, the
+// guest-only lines counted), its number in the model's text (the clock's now lines counted).
+func seqModelOpsAt(t *testing.T, dir, sfx string) (string, map[int]int) {
 	t.Helper()
 	clock := map[int]uint64{}
 	if sb, err := os.ReadFile(filepath.Join(dir, "show"+sfx+".txt")); err == nil {
@@ -367,6 +374,7 @@ func seqModelOps(t *testing.T, dir, sfx string) string {
 		}
 	}
 	n := 0
+	at := map[int]int{}
 	for _, l := range strings.Split(readOps(t, filepath.Join(dir, "ops")), "\n") {
 		if i := strings.Index(l, "#"); i >= 0 {
 			l = l[:i]
@@ -386,8 +394,9 @@ func seqModelOps(t *testing.T, dir, sfx string) string {
 			out = append(out, fmt.Sprintf("now %d", c))
 		}
 		out = append(out, strings.Join(strings.Fields(l), " ")) // as model-ops.py writes it
+		at[n] = len(out)
 	}
-	return strings.Join(out, "\n")
+	return strings.Join(out, "\n"), at
 }
 
 // TestKernelSeqAfterImages: every kernel-written sequence (core/testdata/kernel-seq/*: the demo or
@@ -416,7 +425,7 @@ func TestKernelSeqAfterImages(t *testing.T) {
 				if mode == core.Batched {
 					suffix, sfx = "after.batched.img.zst", ".batched"
 				}
-				text := seqModelOps(t, dir, sfx)
+				text, opAt := seqModelOpsAt(t, dir, sfx)
 				// A case with the kernel's clock commits the model's ops too (model.ops,
 				// model.batched.ops, what zrviz run --ops runs): they must be these.
 				if b, err := os.ReadFile(filepath.Join(dir, "model"+sfx+".ops")); err == nil {
@@ -435,6 +444,8 @@ func TestKernelSeqAfterImages(t *testing.T) {
 					st, err := afterck.ModelSeq(context.Background(), before, text, mode)
 					if r, ok := testutil.KernelSeqRefusal(t, dir); ok {
 						// The model refuses an operation of the case rather than guess: no state.
+						// Its number in the model's text counts the clock's now lines.
+						r.Op = opAt[r.Op]
 						if !r.Refused(err, func(err error) bool { return errors.Is(err, core.ErrUnmodelled) }) {
 							t.Fatalf("want operation %d refused naming %s, got %v", r.Op, r.Function, err)
 						}

@@ -131,6 +131,9 @@ func (q *Seq) Checkpoint() (*WriteResult, error) {
 	if err := q.applyMoves(moves); err != nil {
 		return nil, err
 	}
+	if err := q.metaCheckpoint(); err != nil {
+		return nil, err
+	}
 	if err := q.ssrCheck(); err != nil {
 		return nil, err
 	}
@@ -160,9 +163,27 @@ func (q *Seq) GC(sync int) (*WriteResult, error) {
 		q.nodesWritten(0, true)
 	}
 	q.sm.DirtyMetaSecs = q.metaSecs()
+	before := len(q.sm.Pending())
 	p := q.sm.GC(kind)
 	if err := q.applyMoves(p.Moves); err != nil {
 		return nil, err
+	}
+	if len(q.sm.Pending()) != before {
+		// The pages a background call marked are dirtied (set_page_dirty): their files join
+		// the dirty inode list, in the order they were marked.
+		ms, err := q.marked()
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			q.dirtied(m.owner.ino)
+		}
+	}
+	if len(p.Checkpoints) > 0 {
+		// f2fs_gc checkpointed inside the call (§14.3).
+		if err := q.metaCheckpoint(); err != nil {
+			return nil, err
+		}
 	}
 	if err := q.ssrCheck(); err != nil {
 		return nil, err
@@ -330,6 +351,11 @@ func (q *Seq) balanceFS(chunks uint64) error {
 	if err := q.applyMoves(p.Moves); err != nil {
 		return err
 	}
+	if len(p.Checkpoints) > 0 {
+		if err := q.metaCheckpoint(); err != nil {
+			return err
+		}
+	}
 	q.balance = &p
 	return nil
 }
@@ -416,9 +442,17 @@ func (q *Seq) applyMoves(moves []gc.Move) error {
 			next.Inode.Dirty = nil
 		}
 		q.files[ino] = next
-		if len(dirty) == 0 {
-			q.order = slices.DeleteFunc(q.order, func(i uint32) bool { return i == ino })
+		// Each moved block updates the file's extents (f2fs_update_data_blkaddr).
+		var pws []PageWrite
+		for _, m := range byIno[ino] {
+			pws = append(pws, PageWrite{Index: m.index, How: WroteOutPlace, Old: m.from, New: m.to})
 		}
+		if err := q.metaPages(q.vol.WithFile(next), pws); err != nil {
+			return err
+		}
+		// move_data_page dirties the page it moves (set_page_dirty: I_DIRTY_PAGES), so the file
+		// joins the dirty inode list here if it was clean, in the order of the moves.
+		q.dirtied(ino)
 	}
 	for _, no := range touched {
 		if !slices.Contains(q.touched, no) {
@@ -443,4 +477,60 @@ func (q *Seq) rebase() {
 	v.ColdDataSegno, v.ColdDataBlkoff = cur[gc.ColdData].Segno, cur[gc.ColdData].Blkoff
 	v.Prefree = s.PrefreeSegments()
 	q.vol.SIT = s
+}
+
+// markedPage is a data block background gc marked (move_data_page, gc.c:1518: set_page_dirty and
+// set_page_private_gcing) and its owner's page.
+type markedPage struct {
+	block gc.Block
+	owner blockOwner
+}
+
+// marked lists the data blocks background gc marked that have not moved yet, with their owners,
+// in the order they were marked.
+func (q *Seq) marked() ([]markedPage, error) {
+	if q.sm == nil || q.vol == nil {
+		return nil, nil
+	}
+	var out []markedPage
+	main := q.vol.Volume.MainBlkaddr
+	for _, b := range q.sm.Pending() {
+		se := q.sm.Segment(b.Segno)
+		if se.Type > gc.ColdData || se.Map[b.Blkoff/8]&(0x80>>(b.Blkoff%8)) == 0 {
+			continue // a node block (moved at a checkpoint), or no longer valid
+		}
+		addr := f2fs.SegBlock(main, b.Segno) + b.Blkoff
+		o, ok := q.placed[addr]
+		if !ok {
+			ino, idx, found, err := q.owners.Owner(addr)
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				return nil, fmt.Errorf("%w: background gc marked block %d, which no file's slot holds", ErrUnmodelled, addr)
+			}
+			o = blockOwner{ino, idx}
+		}
+		out = append(out, markedPage{b, o})
+	}
+	return out, nil
+}
+
+// markedOf lists the pages of file ino whose blocks background gc marked and that have not moved,
+// in index order: dirty pages of the file (gc.c:1518), which any writeback of it writes with its
+// others — out of place (f2fs_should_update_outplace, data.c:2687) to the cold data log
+// (__get_segment_type_6, segment.c:3581) — and counts for FI_HOT_DATA (data.c:3082).
+func (q *Seq) markedOf(ino uint32) ([]uint64, error) {
+	ms, err := q.marked()
+	if err != nil {
+		return nil, err
+	}
+	var out []uint64
+	for _, m := range ms {
+		if m.owner.ino == ino {
+			out = append(out, m.owner.index)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
 }

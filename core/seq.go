@@ -26,7 +26,21 @@ type Seq struct {
 	mode  Mode
 	vol   *Input           // after the last operation; nil before the first
 	files map[uint32]Input // by inode number
-	order []uint32         // files with dirty pages, in the order they were first dirtied
+	// order is the mount's dirty inode list (the bdi's b_dirty): the files an operation dirtied
+	// since the last sync, in the order they first were, the order sync's writeback takes them.
+	// A file joins when __mark_inode_dirty first finds it clean — its pages dirtied, or its inode
+	// (f2fs_mark_inode_dirty_sync: a zero, punch or truncate that ran, a write, a gc move) — and
+	// keeps its place until the flusher cleans it (__writeback_single_inode, at a sync): writing
+	// its pages back in a zero's filemap_write_and_wait_range, an fsync or a gc move clears no
+	// VFS dirty state (kernel-seq w3, w5, w6).
+	order []uint32
+	// meta, metaOrder, metaLate, uncertain and largest follow f2fs's dirty inode-meta list and
+	// what checkpoints do to order (inodemeta.go).
+	meta      map[uint32]bool
+	metaOrder []uint32
+	metaLate  []uint32
+	uncertain map[uint32]bool
+	largest   map[uint32]largestExt
 	// Touched lists every segment an operation changed, in first-touch order.
 	touched []uint32
 	ipu     *uint32 // ipu_policy as tuned
@@ -82,16 +96,22 @@ func (q *Seq) File(f Input) Input {
 func (q *Seq) done(next Input, touched []uint32) {
 	q.vol = &next
 	q.files[next.Inode.Ino] = next
-	if len(next.Inode.Dirty) > 0 && !slices.Contains(q.order, next.Inode.Ino) {
-		q.order = append(q.order, next.Inode.Ino)
-	}
-	if len(next.Inode.Dirty) == 0 {
-		q.order = slices.DeleteFunc(q.order, func(i uint32) bool { return i == next.Inode.Ino })
+	if len(next.Inode.Dirty) > 0 {
+		q.dirtied(next.Inode.Ino) // I_DIRTY_PAGES
 	}
 	for _, no := range touched {
 		if !slices.Contains(q.touched, no) {
 			q.touched = append(q.touched, no)
 		}
+	}
+}
+
+// dirtied puts file ino at the end of the dirty inode list unless it is on it: __mark_inode_dirty
+// (fs/fs-writeback.c) sets dirtied_when and moves the inode to b_dirty only when it was clean, and
+// sync's writeback (wb_writeback → queue_io → move_expired_inodes) takes the oldest first.
+func (q *Seq) dirtied(ino uint32) {
+	if !slices.Contains(q.order, ino) {
+		q.order = append(q.order, ino)
 	}
 }
 
@@ -120,12 +140,19 @@ func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
 	if err != nil {
 		return in, nil, err
 	}
-	if e.argCheck() != "" || len(in.Inode.Dirty) == 0 {
+	if e.argCheck() != "" {
 		return in, nil, nil
 	}
 	lo, hi := uint64(req.Offset)>>12, uint64(req.Offset+req.Length-1)>>12
+	gcing, err := q.markedOf(in.Inode.Ino)
+	if err != nil {
+		return in, nil, err
+	}
+	if len(in.Inode.Dirty) == 0 && len(gcing) == 0 {
+		return in, nil, nil
+	}
 	sm := q.wbSM()
-	next, pages, err := writeback(in, lo, hi, wbMode{ctx: q.ctx, sync: true, sm: sm, metaSecs: q.wbMetaSecs(in, lo, hi)})
+	next, pages, err := writeback(in, lo, hi, wbMode{ctx: q.ctx, sync: true, sm: sm, metaSecs: q.wbMetaSecs(in, gcing, lo, hi), gcing: gcing})
 	if err != nil {
 		return in, nil, err
 	}
@@ -155,9 +182,9 @@ func dnodesSpanned(lo, hi uint64) uint64 {
 
 // wbMetaSecs is [Seq.metaSecs] for a write-back of in's dirty pages in [lo, hi]: the node pages
 // those pages' out-of-place writes may dirty are counted from its start.
-func (q *Seq) wbMetaSecs(in Input, lo, hi uint64) uint32 {
+func (q *Seq) wbMetaSecs(in Input, gcing []uint64, lo, hi uint64) uint32 {
 	var ps []PageWrite
-	for _, p := range in.Inode.Dirty {
+	for _, p := range dirtyPages(in, gcing) {
 		if p >= lo && p <= hi {
 			ps = append(ps, PageWrite{Index: p, How: WroteOutPlace})
 		}
@@ -194,6 +221,9 @@ func wbDirtied(pages []PageWrite) uint64 {
 func (q *Seq) doneWriteback(next Input, pages []PageWrite, sm *gc.State) error {
 	t := touchedOf(next, pages)
 	q.done(next, t)
+	if err := q.metaPages(next, pages); err != nil {
+		return err
+	}
 	q.dirtyMeta += wbDirtied(pages)
 	if sm != nil {
 		q.sm = sm
@@ -240,6 +270,10 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 		segs = append(segs, s.Segno)
 	}
 	q.done(res.NextInput(), segs)
+	if walkDirtied(res) {
+		q.dirtied(in.Inode.Ino)
+	}
+	q.metaWalk(in, wholePages(req.Offset, req.Offset+req.Length), res)
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesAlloc + 1
 	if err := q.feedCalls(&in.Volume, res); err != nil {
 		return nil, in, nil, err
@@ -274,6 +308,12 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 		touched = append(touched, v.HotDataSegno, w.HotDataSegno)
 	}
 	q.done(next, touched)
+	if res.Written > 0 || res.Reserved > 0 || res.SizeAfter != in.Inode.Size {
+		q.dirtied(in.Inode.Ino) // f2fs_i_blocks_write, f2fs_i_size_write
+	}
+	if res.Reserved > 0 || res.SizeAfter != in.Inode.Size {
+		q.metaOn(in.Inode.Ino)
+	}
 	q.dirtyMeta += dnodesSpanned(uint64(off)>>12, uint64(off+max(length, 1)-1)>>12) + 2*res.NodesAlloc + 1
 	if err := q.feedEnd(touched); err != nil {
 		return nil, err
@@ -301,16 +341,24 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 	case in.Volume.CheckpointError:
 		res.Errno = "EIO"
 	}
+	var gcing []uint64
 	if res.Errno == "" {
-		// f2fs_do_sync_file writes the file's dirty dnodes (f2fs_fsync_node_pages) after its data.
+		var err error
+		if gcing, err = q.markedOf(in.Inode.Ino); err != nil {
+			return nil, err
+		}
+		// f2fs_do_sync_file writes the file's dirty dnodes (f2fs_fsync_node_pages) after its
+		// data, and perhaps its inode.
 		defer q.nodesWritten(in.Inode.Ino, false)
+		defer q.metaFsync(in.Inode.Ino)
 	}
-	if res.Errno != "" || len(in.Inode.Dirty) == 0 {
+	all := dirtyPages(in, gcing)
+	if res.Errno != "" || len(all) == 0 {
 		res.SizeAfter, res.BlocksAfter = in.Inode.Size, in.Inode.Blocks
 		return res, nil
 	}
 	sm := q.wbSM()
-	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sync: true, needIPU: len(in.Inode.Dirty) <= minFsyncBlocks, sm: sm, metaSecs: q.wbMetaSecs(in, 0, ^uint64(0))})
+	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sync: true, needIPU: len(all) <= minFsyncBlocks, sm: sm, metaSecs: q.wbMetaSecs(in, gcing, 0, ^uint64(0)), gcing: gcing})
 	if err != nil {
 		return nil, err
 	}
@@ -354,19 +402,54 @@ func (q *Seq) Unmount() (*WriteResult, error) {
 	return res, err
 }
 
+// flushAll is sync's writeback: the dirty inode list, oldest first, each file's dirty pages; the
+// flusher leaves every inode clean, so the list starts empty again.
 func (q *Seq) flushAll(res *WriteResult) error {
+	wrote := map[uint32]map[string]bool{} // per file, the logs it wrote out of place to
+	var before []uint32
+	if q.vol != nil {
+		before = slices.Clone(q.vol.Volume.CurrentSegments)
+	}
 	for _, ino := range slices.Clone(q.order) {
-		in := q.vol.WithFile(q.files[ino])
+		gcing, err := q.markedOf(ino)
+		if err != nil {
+			return err
+		}
+		f, ok := q.files[ino]
+		if !ok && len(gcing) > 0 {
+			// Known only by the blocks background gc marked (Owners.File).
+			if f, err = q.owners.File(ino); err != nil {
+				return err
+			}
+			ok = true
+		}
+		if !ok || len(f.Inode.Dirty)+len(gcing) == 0 {
+			continue // only the inode is dirty: f2fs_write_inode writes no data block
+		}
+		in := q.vol.WithFile(f)
 		sm := q.wbSM()
-		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sm: sm, metaSecs: q.wbMetaSecs(in, 0, ^uint64(0))})
+		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sm: sm, metaSecs: q.wbMetaSecs(in, gcing, 0, ^uint64(0)), gcing: gcing})
 		if err != nil {
 			return err
 		}
 		res.Pages = append(res.Pages, pages...)
+		for _, p := range pages {
+			if p.How == WroteOutPlace {
+				if wrote[ino] == nil {
+					wrote[ino] = map[string]bool{}
+				}
+				wrote[ino][p.Log] = true
+			}
+		}
 		if err := q.doneWriteback(next, pages, sm); err != nil {
 			return err
 		}
 	}
+	// Refused after the fact: a refused operation ends the sequence.
+	if err := q.checkSyncOrder(wrote, q.vol != nil && !slices.Equal(before, q.vol.Volume.CurrentSegments)); err != nil {
+		return err
+	}
+	q.syncDone()
 	return nil
 }
 
@@ -528,6 +611,16 @@ func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 		next.Slots = u.DnodeSource
 	}
 	q.done(next, segs)
+	// A punch at or past i_size returns 0 before f2fs_fallocate's f2fs_mark_inode_dirty_sync
+	// (file.c:2069, goto out): the inode stays clean.
+	if walkDirtied(res) && (req.Op != OpPunch || req.Offset < in.Inode.Size) {
+		q.dirtied(in.Inode.Ino)
+	}
+	if req.Op == OpPunch {
+		q.metaWalk(in, wholePages(req.Offset, req.Offset+req.Length), res)
+	} else {
+		q.metaWalk(in, wholePages(req.Offset, maxBytes), res) // truncate: every page past the size
+	}
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesFreed + 1
 	if err := q.feedCalls(&in.Volume, res); err != nil {
 		return nil, in, err
@@ -547,6 +640,14 @@ func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 		}
 	}
 	return res, in, nil
+}
+
+// walkDirtied reports whether a zero, punch or truncate dirtied its inode
+// (f2fs_mark_inode_dirty_sync): every one that succeeded (f2fs_fallocate's mtime and ctime,
+// f2fs_setattr), and one that failed after it changed a slot, i_blocks or i_size
+// (f2fs_i_blocks_write, f2fs_i_size_write). Its dirty pages count besides ([Seq.done]).
+func walkDirtied(res *Result) bool {
+	return res.Errno == "" || res.Calls.Len() > 0 || res.BlocksAfter != res.BlocksBefore || res.SizeAfter != res.SizeBefore
 }
 
 // nodesWritten records that the dirty nodes of file ino (of every file, with all) were written

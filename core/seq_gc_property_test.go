@@ -288,3 +288,182 @@ func checkInStep(t *testing.T, q *Seq, what string) {
 			v.HotDataSegno, v.HotDataBlkoff, v.WarmDataSegno, v.WarmDataBlkoff, v.ColdDataSegno, v.ColdDataBlkoff, cur)
 	}
 }
+
+// TestSeqMarkedPagesWrittenWithTheFile: the pages a background gc call marks are dirty pages of
+// their file (move_data_page, gc.c:1518), so an fsync of the file writes them — out of place, to
+// the cold data log — and a zero's writeback writes those of its range before the walk, which
+// then invalidates the blocks they went to; a sync then has nothing of them left to move.
+// Kernel-seq w9 holds the sync's order against the kernel.
+func TestSeqMarkedPagesWrittenWithTheFile(t *testing.T) {
+	const first = 4096 + 20*512 // segment 20
+	slots := make([]uint32, 100)
+	for i := range slots {
+		slots[i] = first + uint32(i)
+	}
+	st := newState(slots, 100)
+	in := st.input()
+	v := &in.Volume
+	v.HotDataSegno, v.WarmDataSegno, v.ColdDataSegno = 1, 2, 3
+	v.HotDataBlkoff, v.WarmDataBlkoff, v.ColdDataBlkoff = 0, 0, 0
+	v.CurrentSegments = []uint32{1, 2, 3, 113, 114, 115}
+	own := &memOwners{in: in, index: map[uint32]uint64{}}
+	for i, a := range slots {
+		own.index[a] = uint64(i)
+	}
+	gv := gc.Volume{SegsPerSec: 1, Segments: make([]gc.Segment, v.MainSegments), ElapsedTime: 1000}
+	for no := range v.MainSegments {
+		valid, bm, _ := st.sit.SegmentValidMap(no)
+		gv.Segments[no] = gc.Segment{Valid: valid, Map: bm, Type: gc.WarmData}
+	}
+	for log, no := range v.CurrentSegments {
+		gv.Segments[no].Type = log
+	}
+	gv.Current = [gc.NumLogs]gc.CurSeg{{Segno: 1}, {Segno: 2}, {Segno: 3}, {Segno: 113}, {Segno: 114}, {Segno: 115}}
+	cold := func(p PageWrite) bool { return p.How == WroteOutPlace && p.Log == "cold-data" && p.Segno == 3 }
+	for _, mode := range Modes {
+		mount := func() *Seq {
+			q := NewSeq(mode)
+			if err := q.MountGC(*v, st.sit, gv, own); err != nil {
+				t.Fatal(err)
+			}
+			q.SetNow(100)
+			g, err := q.GC(0)
+			if err != nil || g.GC == nil || g.GC.Victim == nil || *g.GC.Victim != 20 || g.GC.Marked != 100 {
+				t.Fatalf("%s: gc 0: %v %+v", mode, err, g)
+			}
+			return q
+		}
+
+		q := mount()
+		f, err := q.Fsync(in)
+		if err != nil || len(f.Pages) != 100 {
+			t.Fatalf("%s: fsync: %v, %d pages", mode, err, len(f.Pages))
+		}
+		for k, p := range f.Pages {
+			if !cold(p) || p.Index != uint64(k) || p.Old != first+uint32(k) || p.New != 4096+3*512+uint32(k) {
+				t.Fatalf("%s: fsync page %d: %+v, want page %d moved to the cold log's block %d", mode, k, p, k, k)
+			}
+		}
+		if n := len(q.GCState().Pending()); n != 0 {
+			t.Errorf("%s: %d blocks still marked after the fsync wrote them", mode, n)
+		}
+		if s, err := q.Sync(); err != nil || len(s.Pages) != 0 || s.Moved != 0 {
+			t.Errorf("%s: sync after the fsync: %v, %d pages, %d moved", mode, err, len(s.Pages), s.Moved)
+		}
+
+		q = mount()
+		r, _, pages, err := q.Zero(in, Request{Offset: 0, Length: 50 * 4096})
+		if err != nil || len(pages) != 50 {
+			t.Fatalf("%s: zero: %v, %d pages written back", mode, err, len(pages))
+		}
+		for _, p := range pages {
+			if !cold(p) {
+				t.Fatalf("%s: the zero's writeback: %+v", mode, p)
+			}
+		}
+		var calls []uint32
+		for c := range r.Calls.All() {
+			for k := range c.Len {
+				calls = append(calls, c.Start+k)
+			}
+		}
+		if len(calls) != 50 || calls[0] != 4096+3*512 || calls[49] != 4096+3*512+49 {
+			t.Errorf("%s: the walk invalidated %v; want the 50 cold-log blocks the writeback wrote", mode, calls)
+		}
+		if n := len(q.GCState().Pending()); n != 50 {
+			t.Errorf("%s: %d blocks marked after the zero, want the other 50", mode, n)
+		}
+	}
+}
+
+// filesOwners is Owners for several hand-built files.
+type filesOwners struct {
+	files map[uint32]Input
+	by    map[uint32]blockOwner
+}
+
+func (o *filesOwners) Owner(addr uint32) (uint32, uint64, bool, error) {
+	b, ok := o.by[addr]
+	return b.ino, b.index, ok, nil
+}
+
+func (o *filesOwners) File(ino uint32) (Input, error) {
+	f, ok := o.files[ino]
+	if !ok {
+		return Input{}, fmt.Errorf("no inode %d", ino)
+	}
+	return f, nil
+}
+
+// TestSeqCheckpointReordersTheDirtyList: a checkpoint's f2fs_sync_inode_meta takes a file whose
+// inode metadata changed (here: a zero inside its largest read extent, i_ext, which drops it) and
+// that has no dirty page off the dirty inode list, so its next dirtying queues it last; a file
+// whose extent change the model cannot decide (no i_ext: the cache's pieces decide) keeps an
+// unknown place, and a sync whose result depends on it is refused. Kernel-seq w10 is the kernel's
+// run of the first rule.
+func TestSeqCheckpointReordersTheDirtyList(t *testing.T) {
+	const a0, b0 = 4096 + 20*512, 4096 + 21*512 // segments 20 and 21
+	vol := refVolume()
+	vol.HotDataSegno, vol.WarmDataSegno, vol.ColdDataSegno = 1, 2, 3
+	vol.HotDataBlkoff, vol.WarmDataBlkoff, vol.ColdDataBlkoff = 0, 0, 0
+	vol.CurrentSegments = []uint32{1, 2, 3, 113, 114, 115}
+	sit := newMemSIT()
+	file := func(path string, ino uint32, first uint32, ext uint32) Input {
+		f := newMemFile(873, first, first+1, first+2, first+3, NullAddr, NullAddr)
+		sit.set(&vol, first, first+1, first+2, first+3)
+		return Input{Path: path, Volume: vol, Inode: Inode{Ino: ino, Type: "file", Size: 6 * 4096, Blocks: 5,
+			AddrsPerInode: 873, SlotsEnd: f.n, ReadExt: ReadExtent{Fofs: 0, Len: ext}}, Slots: f, SIT: sit}
+	}
+	run := func(t *testing.T, extA, extB uint32) (*WriteResult, error) {
+		inA, inB := file("/a", 10, a0, extA), file("/b", 11, b0, extB)
+		own := &filesOwners{files: map[uint32]Input{10: inA, 11: inB}, by: map[uint32]blockOwner{}}
+		for k := range uint32(4) {
+			own.by[a0+k] = blockOwner{10, uint64(k)}
+			own.by[b0+k] = blockOwner{11, uint64(k)}
+		}
+		gv := gc.Volume{SegsPerSec: 1, Segments: make([]gc.Segment, vol.MainSegments), ElapsedTime: 1000}
+		for no := range vol.MainSegments {
+			valid, bm, _ := sit.SegmentValidMap(no)
+			gv.Segments[no] = gc.Segment{Valid: valid, Map: bm, Type: gc.WarmData}
+		}
+		for log, no := range vol.CurrentSegments {
+			gv.Segments[no].Type = log
+		}
+		gv.Current = [gc.NumLogs]gc.CurSeg{{Segno: 1}, {Segno: 2}, {Segno: 3}, {Segno: 113}, {Segno: 114}, {Segno: 115}}
+		q := NewSeq(PerBlock)
+		if err := q.MountGC(vol, sit, gv, own); err != nil {
+			t.Fatal(err)
+		}
+		for _, step := range []func() error{
+			func() error { _, _, _, err := q.Zero(inA, Request{Offset: 0, Length: 4096}); return err },
+			func() error { _, _, _, err := q.Zero(inB, Request{Offset: 0, Length: 4096}); return err },
+			func() error { _, err := q.Checkpoint(); return err },
+			func() error { _, err := q.Write(inB, 4*4096, 2*4096); return err }, // pages 4-5: holes
+			func() error { _, err := q.Write(inA, 4*4096, 2*4096); return err },
+		} {
+			if err := step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return q.Sync()
+	}
+	// Both zeros drop their file's largest extent: both files leave the list at the checkpoint,
+	// so the writes queue b before a.
+	s, err := run(t, 4, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range s.Pages {
+		if len(got) == 0 || got[len(got)-1] != p.Path {
+			got = append(got, p.Path)
+		}
+	}
+	if !slices.Equal(got, []string{"/b", "/a"}) {
+		t.Errorf("sync wrote %+v; want b's pages before a's", s.Pages)
+	}
+	// Without i_ext the model cannot tell whether the zeros marked the inodes: refused.
+	if _, err := run(t, 0, 0); !errors.Is(err, ErrUnmodelled) {
+		t.Errorf("sync with both places unknown: %v, want ErrUnmodelled", err)
+	}
+}

@@ -265,3 +265,72 @@ func TestSeqWriteInline(t *testing.T) {
 		t.Errorf("after conversion: inline %#x, dirty %v, slots %v (slot 0 want %d)", f.Inode.Inline, f.Inode.Dirty, ext, hot)
 	}
 }
+
+// TestSeqSyncOrder: sync writes the files back in the order they joined the dirty inode list
+// (b_dirty, oldest first): a file joins when it is first dirtied — its pages, or its inode by a
+// zero or punch that ran — and keeps its place until a sync cleans it, also when a zero's
+// writeback or an fsync wrote its pages in between. A punch at or past i_size dirties nothing.
+// Kernel-seq w3, w5 and w6 are the kernel's runs of the same rule.
+func TestSeqSyncOrder(t *testing.T) {
+	const a0, b0 = 7200, 9000
+	vol := refVolume()
+	sit := newMemSIT()
+	sit.set(&vol, a0, b0)
+	file := func(path string, ino uint32, first uint32) Input {
+		f := newMemFile(873, first, NullAddr, NullAddr, NullAddr)
+		return Input{Path: path, Volume: vol, Inode: Inode{Ino: ino, Type: "file", Size: 4 * 4096, Blocks: 2,
+			AddrsPerInode: 873, SlotsEnd: f.n}, Slots: f, SIT: sit}
+	}
+	inA, inB := file("/a", 10, a0), file("/b", 11, b0)
+	type step func(q *Seq) error
+	write := func(in Input) step {
+		return func(q *Seq) error {
+			w, err := q.Write(in, 4096, 2*4096) // pages 1-2: holes, reserved NEW
+			if err == nil && w.Errno != "" {
+				err = errors.New(w.Errno)
+			}
+			return err
+		}
+	}
+	zero := func(in Input) step { // page 0 whole: its block invalidated, no page dirtied
+		return func(q *Seq) error { _, _, _, err := q.Zero(in, Request{Offset: 0, Length: 4096}); return err }
+	}
+	fsync := func(in Input) step { return func(q *Seq) error { _, err := q.Fsync(in); return err } }
+	sync := func(q *Seq) error { _, err := q.Sync(); return err }
+	punchPastEOF := func(in Input) step {
+		return func(q *Seq) error { _, _, err := q.Punch(in, 8*4096, 4096); return err }
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+		want  []string // the files the final sync wrote, in order
+	}{
+		{"pages", []step{write(inA), write(inB)}, []string{"/a", "/b"}},
+		{"inode dirtied first", []step{zero(inB), write(inA), write(inB)}, []string{"/b", "/a"}},
+		{"place kept after fsync", []step{write(inA), fsync(inA), write(inB), write(inA)}, []string{"/a", "/b"}},
+		{"punch past EOF", []step{punchPastEOF(inB), write(inA), write(inB)}, []string{"/a", "/b"}},
+		{"cleaned by sync", []step{zero(inB), sync, write(inA), write(inB)}, []string{"/a", "/b"}},
+	} {
+		for _, mode := range Modes {
+			q := NewSeq(mode)
+			for i, s := range tc.steps {
+				if err := s(q); err != nil {
+					t.Fatalf("%s: %s: step %d: %v", tc.name, mode, i+1, err)
+				}
+			}
+			s, err := q.Sync()
+			if err != nil {
+				t.Fatalf("%s: %s: sync: %v", tc.name, mode, err)
+			}
+			var got []string
+			for _, p := range s.Pages {
+				if len(got) == 0 || got[len(got)-1] != p.Path {
+					got = append(got, p.Path)
+				}
+			}
+			if !slices.Equal(got, tc.want) || len(s.Pages) != 4 {
+				t.Errorf("%s: %s: sync wrote %+v; want the files in the order %v", tc.name, mode, s.Pages, tc.want)
+			}
+		}
+	}
+}

@@ -223,7 +223,13 @@ type Inode struct {
 	// Dirty lists, in index order, the file's pages dirty in the page cache (fill_zero's partial
 	// pages, buffered writes): what writeback will write. Never modified in place.
 	Dirty []uint64 `json:"dirty,omitempty"`
+	// ReadExt is i_ext, the largest extent of the read extent cache as the inode block holds it
+	// (f2fs_init_read_extent_tree starts the cache from it); Len 0: none.
+	ReadExt ReadExtent `json:"-"`
 }
+
+// ReadExtent is an extent of the read extent cache: Len pages from file page Fofs.
+type ReadExtent struct{ Fofs, Len uint32 }
 
 // Input is everything a run reads.
 type Input struct {

@@ -80,6 +80,9 @@ type wbMode struct {
 	// opens new segments only (no whole SIT to search for SSR).
 	sm       *gc.State
 	metaSecs uint32
+	// gcing are the file's pages background gc marked (sorted indexes, [Seq.markedOf]): dirty too,
+	// written out of place to the cold data log, counted for FI_HOT_DATA. They need sm.
+	gcing []uint64
 }
 
 // writeback writes in's dirty pages with index in [lo, hi] as f2fs_write_cache_pages does, in
@@ -87,8 +90,9 @@ type wbMode struct {
 // out of place (f2fs_allocate_data_block: update_sit_entry(new, +1), update_sit_entry(old, −1),
 // locate_dirty_segment; no f2fs_invalidate_blocks call). It returns the state after.
 func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
+	all := dirtyPages(in, m.gcing)
 	var pages []uint64
-	for _, p := range in.Inode.Dirty {
+	for _, p := range all {
 		if p >= lo && p <= hi {
 			pages = append(pages, p)
 		}
@@ -96,9 +100,12 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 	if len(pages) == 0 {
 		return in, nil, nil
 	}
-	// f2fs_write_cache_pages: a file with few dirty pages (all of its pages, not the range's) is
-	// written to the hot data log.
-	m.hot = len(in.Inode.Dirty) <= minHotBlocks
+	if len(m.gcing) > 0 && m.sm == nil {
+		return in, nil, fmt.Errorf("%w: writeback of pages background gc marked without the segment manager", ErrInput)
+	}
+	// f2fs_write_cache_pages: a file with few dirty pages (all of its pages, not the range's,
+	// those background gc marked included) is written to the hot data log.
+	m.hot = len(all) <= minHotBlocks
 	e, err := newEngine(in, Request{}, PerBlock)
 	if err != nil {
 		return in, nil, err
@@ -133,6 +140,7 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 			out = append(out, pw)
 			continue
 		}
+		_, gcing := slices.BinarySearch(m.gcing, idx)
 		if isBlock(old) {
 			act, err := e.validate(old)
 			if err != nil {
@@ -142,9 +150,12 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 				// f2fs_do_write_data_page: -EFSCORRUPTED; the page is not written.
 				return in, nil, fmt.Errorf("%w: writeback of page %d: block %d fails f2fs_is_valid_blkaddr", ErrUnmodelled, idx, old)
 			}
-			ipu, err := e.inPlace(m)
-			if err != nil {
-				return in, nil, err
+			// A page background gc marked always goes out of place (data.c:2687).
+			ipu := false
+			if !gcing {
+				if ipu, err = e.inPlace(m); err != nil {
+					return in, nil, err
+				}
 			}
 			if ipu {
 				pw.How, pw.New = WroteInPlace, old
@@ -153,6 +164,9 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 			}
 		}
 		log := e.dataLog(m)
+		if gcing {
+			log = logColdData // __get_segment_type_6: page_private_gcing (segment.c:3581)
+		}
 		var a, segno uint32
 		if m.sm != nil {
 			a, segno, err = e.allocSM(m, log, old)
@@ -178,6 +192,17 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 		next.Inode.Dirty = nil
 	}
 	return next, out, nil
+}
+
+// dirtyPages is every dirty page of in, those background gc marked (gcing, sorted) included, in
+// index order: what get_dirty_pages counts.
+func dirtyPages(in Input, gcing []uint64) []uint64 {
+	if len(gcing) == 0 {
+		return in.Inode.Dirty
+	}
+	all := append(slices.Clone(in.Inode.Dirty), gcing...)
+	slices.Sort(all)
+	return slices.Compact(all)
 }
 
 // inPlace is need_inplace_update for a page whose old block is valid: f2fs_should_update_outplace

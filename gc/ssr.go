@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 )
 
 // Slack space recycling (SSR, issue 29). When a log's segment is full, Linux 6.12's
@@ -356,6 +357,11 @@ func (s *State) Alloc(log int, old *Block, metaSecs uint32) (Block, error) {
 	}
 	if old != nil {
 		s.locateDirtySegment(old.Segno)
+		// A page background gc marked, written by core's write-back (to the cold data log), is
+		// no longer waiting for a sync.
+		if i := slices.Index(s.pending, *old); i >= 0 {
+			s.pending = slices.Delete(s.pending, i, i+1)
+		}
 	}
 	s.locateDirtySegment(to.Segno)
 	return to, nil

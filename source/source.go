@@ -80,7 +80,8 @@ func Inode(i imgio.Inode) core.Inode {
 	}
 	return core.Inode{Ino: i.Ino, Type: t, Size: i.Size, Blocks: i.Blocks, AddrsPerInode: i.AddrsPerInode,
 		AddrsPerBlock: i.AddrsPerBlock, Inline: i.Inline, Advise: i.Advise, Flags: i.Flags,
-		ClusterSize: i.ClusterSize, ComprBlocks: i.ComprBlocks}
+		ClusterSize: i.ClusterSize, ComprBlocks: i.ComprBlocks,
+		ReadExt: core.ReadExtent{Fofs: i.Ext.Fofs, Len: i.Ext.Len}}
 }
 
 // slotsEnd is one past the file's last non-NULL slot, found from its last
