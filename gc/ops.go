@@ -101,6 +101,18 @@ func (s *State) Write(to Block, old *Block) error {
 	if to.Segno >= s.mainSegs || to.Blkoff >= BlocksPerSeg || (old != nil && (old.Segno >= s.mainSegs || old.Blkoff >= BlocksPerSeg)) {
 		return fmt.Errorf("gc: write to segment %d block %d: outside the main area", to.Segno, to.Blkoff)
 	}
+	s.updateSIT(to, old)
+	if old != nil {
+		s.locateDirtySegment(old.Segno)
+	}
+	s.locateDirtySegment(to.Segno)
+	return nil
+}
+
+// updateSIT is f2fs_allocate_data_block's SIT part for a block written to to, old its block before
+// (nil: a new block): update_segment_mtime on old then new, update_sit_entry +1 at to (its segment
+// in use) and −1 at old. locate_dirty_segment comes after, when the caller has placed its log.
+func (s *State) updateSIT(to Block, old *Block) {
 	if old != nil {
 		s.updateSegmentMtime(old.Segno)
 	}
@@ -113,10 +125,7 @@ func (s *State) Write(to Block, old *Block) error {
 			clearMap(&os.Map, old.Blkoff)
 			os.Valid--
 		}
-		s.locateDirtySegment(old.Segno)
 	}
-	s.locateDirtySegment(to.Segno)
-	return nil
 }
 
 // SetCurrent makes c the current segment and next block of log, as the caller's allocator left

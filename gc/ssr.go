@@ -337,19 +337,7 @@ func (s *State) Alloc(log int, old *Block, metaSecs uint32) (Block, error) {
 	}
 	to := Block{c.Segno, c.Blkoff}
 	full := s.advance(log)
-	if old != nil {
-		s.updateSegmentMtime(old.Segno)
-	}
-	s.updateSegmentMtime(to.Segno)
-	s.setValid(to.Segno, to.Blkoff)
-	s.setInuse(to.Segno)
-	if old != nil {
-		os := &s.segs[old.Segno]
-		if testMap(&os.Map, old.Blkoff) {
-			clearMap(&os.Map, old.Blkoff)
-			os.Valid--
-		}
-	}
+	s.updateSIT(to, old)
 	if full {
 		if err := s.replaceFull(log, metaSecs); err != nil {
 			return Block{}, err

@@ -540,28 +540,7 @@ func TestBrowser(t *testing.T) {
 // holding /hello/world.txt, and gzips it.
 func makeGzImage(t *testing.T) string {
 	t.Helper()
-	mkfs := testutil.NeedAnyTool(t, "mkfs.f2fs")
-	sload := testutil.NeedAnyTool(t, "sload.f2fs")
-	dir := t.TempDir()
-	src := filepath.Join(dir, "src")
-	if err := os.MkdirAll(filepath.Join(src, "hello"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(src, "hello", "world.txt"), []byte(strings.Repeat("zrviz\n", 2000)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	raw := filepath.Join(dir, "small.img")
-	if err := os.WriteFile(raw, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(raw, 64<<20); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range [][]string{{mkfs, "-q", "-f", raw}, {sload, "-f", src, raw}} {
-		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", c, err, out)
-		}
-	}
+	raw := makeF2FS(t, 64<<20, map[string][]byte{"hello/world.txt": []byte(strings.Repeat("zrviz\n", 2000))})
 	gz := raw + ".gz"
 	in, err := os.Open(raw)
 	if err != nil {
@@ -583,6 +562,39 @@ func makeGzImage(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return gz
+}
+
+// makeF2FS makes a sparse raw image of size bytes in a temporary directory: mkfs.f2fs (with
+// mkfsArgs), then sload.f2fs of files (path under the root → content).
+func makeF2FS(tb testing.TB, size int64, files map[string][]byte, mkfsArgs ...string) string {
+	tb.Helper()
+	mkfs := testutil.NeedAnyTool(tb, "mkfs.f2fs")
+	sload := testutil.NeedAnyTool(tb, "sload.f2fs")
+	dir := tb.TempDir()
+	src := filepath.Join(dir, "src")
+	for name, b := range files {
+		p := filepath.Join(src, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	raw := filepath.Join(dir, "f2fs.img")
+	if err := os.WriteFile(raw, nil, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Truncate(raw, size); err != nil {
+		tb.Fatal(err)
+	}
+	mk := append(append([]string{mkfs, "-q", "-f"}, mkfsArgs...), raw)
+	for _, c := range [][]string{mk, {sload, "-f", src, raw}} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			tb.Fatalf("%v: %v\n%s", c, err, out)
+		}
+	}
+	return raw
 }
 
 // loadAverage returns the 1-, 5- and 15-minute load averages, for the figures' context.

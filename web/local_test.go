@@ -8,11 +8,9 @@ import (
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/go-chi/chi/v5"
 
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/testutil"
-	"github.com/zrviz/zrviz/templates"
 )
 
 func TestIsLocalID(t *testing.T) {
@@ -74,15 +72,18 @@ func TestLocalMissing(t *testing.T) {
 	}
 }
 
-// TestImagesPageStatic renders the images page as the static site does (Static) and as the server
-// does: "open an image from this computer" replaces the upload form, and a local image's row says
-// where it came from.
-func TestImagesPageStatic(t *testing.T) {
-	s, err := NewServer(Config{DataDir: t.TempDir()})
+// serverWithLocal returns a server (static or not) holding basic.img as a local image, local-00112233445566ff.
+func serverWithLocal(t *testing.T, static bool) *Server {
+	t.Helper()
+	cfg := Config{Static: static}
+	if !static {
+		cfg.DataDir = t.TempDir()
+	}
+	s, err := NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	img, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, "../imgio/testdata/basic.img.gz"), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -90,23 +91,24 @@ func TestImagesPageStatic(t *testing.T) {
 	if _, err := s.AddImage("local-00112233445566ff", "basic.img", img); err != nil {
 		t.Fatal(err)
 	}
-	if name, ok := s.LocalImage("local-00112233445566ff"); !ok || name != "basic.img" {
-		t.Errorf("LocalImage = %q, %v", name, ok)
-	}
-	if _, ok := s.LocalImage("local-ffffffffffffffff"); ok {
-		t.Error("LocalImage found an image never added")
-	}
+	return s
+}
+
+// TestImagesPageStatic gets the images page from the static site's server and from the server:
+// "open an image from this computer" replaces the upload form in the site, and a local image's row
+// says where it came from.
+func TestImagesPageStatic(t *testing.T) {
 	for _, static := range []bool{false, true} {
-		var b strings.Builder
-		p := templates.ImagesPage{Layout: s.layout("Images", "js/images.js")}
-		p.Static = static
-		for _, si := range s.images() {
-			p.Images = append(p.Images, templates.ImageItem{ID: si.ID, Name: si.Name, Local: isLocalID(si.ID)})
+		s := serverWithLocal(t, static)
+		if name, ok := s.LocalImage("local-00112233445566ff"); !ok || name != "basic.img" {
+			t.Errorf("LocalImage = %q, %v", name, ok)
 		}
-		if err := templates.Images(p).Render(context.Background(), &b); err != nil {
-			t.Fatal(err)
+		if _, ok := s.LocalImage("local-ffffffffffffffff"); ok {
+			t.Error("LocalImage found an image never added")
 		}
-		doc, err := goquery.NewDocumentFromReader(strings.NewReader(b.String()))
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://localhost/", nil))
+		doc, err := goquery.NewDocumentFromReader(w.Body)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,44 +119,28 @@ func TestImagesPageStatic(t *testing.T) {
 		if !static && (up != 1 || local != 0) {
 			t.Errorf("server: %d upload forms, %d local sections", up, local)
 		}
-		if row := doc.Find(testid("image-item")).Text(); !strings.Contains(row, "this computer") {
+		if row := doc.Find(testid("image-item") + `[data-id="local-00112233445566ff"]`).Text(); !strings.Contains(row, "this computer") {
 			t.Errorf("local image's row %q does not say it came from this computer", row)
 		}
 	}
 }
 
-// TestLocalGate routes image pages through localGate as the static site does: an unknown local id
-// gets the page that asks for the file again, a loaded one and any other id reach the handler.
+// TestLocalGate gets image pages from the static site's server: an unknown local id gets the page
+// that asks for the file again (404), a loaded one and any other id reach their handlers.
 func TestLocalGate(t *testing.T) {
-	s, err := NewServer(Config{DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	img, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, "../imgio/testdata/basic.img.gz"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.AddImage("local-00112233445566ff", "basic.img", img); err != nil {
-		t.Fatal(err)
-	}
-	r := chi.NewRouter()
-	r.Route("/images/{id}", func(r chi.Router) {
-		r.Use(s.localGate)
-		r.Get("/*", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("handler")) })
-	})
+	h := serverWithLocal(t, true).Handler()
 	for path, missing := range map[string]bool{
 		"/images/local-0123456789abcdef/":                true,
 		"/images/local-0123456789abcdef/run?path=/a":     true,
 		"/images/local-00112233445566ff/":                false, // loaded
-		"/images/demo/":                                  false,
-		"/images/local-notafingerprint/files/a":          false,
+		"/images/demo/":                                  false, // not loaded here: the ordinary 404
+		"/images/local-notafingerprint/":                 false,
 		"/images/local-0123456789abcdef/blocks/4096?x=1": true,
 	} {
 		w := httptest.NewRecorder()
-		r.ServeHTTP(w, httptest.NewRequest(http.MethodGet, path, nil))
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://localhost"+path, nil))
 		gotMissing := strings.Contains(w.Body.String(), `data-testid="local-missing"`)
-		if gotMissing != missing || (missing && w.Code != http.StatusNotFound) || (!missing && w.Body.String() != "handler") {
+		if gotMissing != missing || (missing && w.Code != http.StatusNotFound) {
 			t.Errorf("%s: status %d, asks for the file %v; want %v", path, w.Code, gotMissing, missing)
 		}
 	}

@@ -486,31 +486,9 @@ func evalOr[T any](tb testing.TB, ctx context.Context, expr string, opts ...chro
 // sload.f2fs), in a temporary directory.
 func make8GiB(tb testing.TB) string {
 	tb.Helper()
-	mkfs := testutil.NeedAnyTool(tb, "mkfs.f2fs")
-	sload := testutil.NeedAnyTool(tb, "sload.f2fs")
-	dir := tb.TempDir()
-	src := filepath.Join(dir, "src", "a")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		tb.Fatal(err)
-	}
 	data := make([]byte, 64<<20)
 	for i := range data {
 		data[i] = byte(i*2654435761>>13) ^ byte(i>>20)
 	}
-	if err := os.WriteFile(filepath.Join(src, "random.bin"), data, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	img := filepath.Join(dir, "8g.img")
-	if err := os.WriteFile(img, nil, 0o644); err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.Truncate(img, 8<<30); err != nil {
-		tb.Fatal(err)
-	}
-	for _, c := range [][]string{{mkfs, "-q", "-f", img}, {sload, "-f", filepath.Join(dir, "src"), img}} {
-		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-			tb.Fatalf("%v: %v\n%s", c, err, out)
-		}
-	}
-	return img
+	return makeF2FS(tb, 8<<30, map[string][]byte{"a/random.bin": data})
 }

@@ -5,11 +5,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"github.com/zrviz/zrviz/internal/testutil"
 	"net/url"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -726,28 +723,8 @@ func checkPageContrast(t *testing.T, ctx context.Context, where string) {
 // ZERO_RANGE on the file all the same.
 func addCompressedImage(t *testing.T, ts *testServer) string {
 	t.Helper()
-	mkfs := testutil.NeedAnyTool(t, "mkfs.f2fs")
-	sload := testutil.NeedAnyTool(t, "sload.f2fs")
-	dir := t.TempDir()
-	src := filepath.Join(dir, "src", "c")
-	if err := os.MkdirAll(src, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(src, "z.bin"), bytes.Repeat([]byte("zrviz compressed\n"), 64*4096/17+1)[:64*4096], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	raw := filepath.Join(dir, "compressed.img")
-	if err := os.WriteFile(raw, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(raw, 64<<20); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range [][]string{{mkfs, "-q", "-f", "-O", "extra_attr,compression", raw}, {sload, "-f", filepath.Join(dir, "src"), raw}} {
-		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", c, err, out)
-		}
-	}
+	raw := makeF2FS(t, 64<<20, map[string][]byte{"c/z.bin": bytes.Repeat([]byte("zrviz compressed\n"), 64*4096/17+1)[:64*4096]},
+		"-O", "extra_attr,compression")
 	im, err := imgio.OpenFileContext(context.Background(), raw, nil)
 	if err != nil {
 		t.Fatal(err)

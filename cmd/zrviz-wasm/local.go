@@ -118,25 +118,3 @@ func openLocal(ctx context.Context, srv *web.Server, cache *chunkCache, mem *unp
 	mem.settle(room, img.HeldInMemory())
 	return id, name, nil
 }
-
-// newPromise returns a JavaScript Promise settled by work, run on a goroutine of its own so that
-// it may block on other Promises (a js.Func callback must return before the event loop runs them).
-func newPromise(work func() (any, error)) js.Value {
-	var executor js.Func
-	executor = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		resolve, reject := args[0], args[1]
-		go func() {
-			v, err := work()
-			if err != nil {
-				reject.Invoke(js.Global().Get("Error").New(err.Error()))
-				return
-			}
-			resolve.Invoke(v)
-		}()
-		return nil
-	})
-	// The executor runs synchronously inside the constructor; it is not needed after.
-	p := js.Global().Get("Promise").New(executor)
-	executor.Release()
-	return p
-}

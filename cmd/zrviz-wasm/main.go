@@ -76,10 +76,10 @@ func serve(h http.Handler, req js.Value) js.Value {
 			headers = append(headers, [2]string{hs.Index(i).Index(0).String(), hs.Index(i).Index(1).String()})
 		}
 	}
-	return promise(func() (js.Value, error) {
+	return newPromise(func() (any, error) {
 		r, err := newRequest(context.Background(), method, target, bytes.NewReader(body))
 		if err != nil {
-			return js.Value{}, err
+			return nil, err
 		}
 		for _, kv := range headers {
 			r.Header.Add(kv[0], kv[1])
@@ -101,32 +101,4 @@ func serve(h http.Handler, req js.Value) js.Value {
 		res.Set("body", arr)
 		return res, nil
 	})
-}
-
-// promise runs f on a goroutine and returns a Promise of its result.
-func promise(f func() (js.Value, error)) js.Value {
-	var executor js.Func
-	executor = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		resolve, reject := args[0], args[1]
-		go func() {
-			defer executor.Release()
-			var v js.Value
-			err := func() (err error) {
-				defer func() {
-					if p := recover(); p != nil {
-						err = fmt.Errorf("zrviz-wasm: internal error: %v", p)
-					}
-				}()
-				v, err = f()
-				return err
-			}()
-			if err != nil {
-				reject.Invoke(js.Global().Get("Error").New(err.Error()))
-				return
-			}
-			resolve.Invoke(v)
-		}()
-		return nil
-	})
-	return js.Global().Get("Promise").New(executor)
 }
