@@ -10,8 +10,17 @@ import (
 )
 
 // localPrefix starts the id of an image the static site opened from the user's computer
-// (cmd/zrviz-wasm/local.go): "local-" and the first 16 hex digits of its imgio.Fingerprint.
-const localPrefix = "local-"
+// (cmd/zrviz-wasm/local.go): "local-" and the first localDigits hex digits of its imgio.Fingerprint.
+const (
+	localPrefix = "local-"
+	localDigits = 16
+)
+
+// LocalImageID is the id of an image opened from the user's computer whose imgio.Fingerprint is fp:
+// the same file gets the same id, so a permalink names it after a reload.
+func LocalImageID(fp string) string {
+	return localPrefix + fp[:min(len(fp), localDigits)]
+}
 
 // LocalImage reports whether an image of that id is loaded, and its name: the static site's
 // worker asks before opening a file it may already hold.
@@ -26,7 +35,7 @@ func (s *Server) LocalImage(id string) (name string, ok bool) {
 // isLocalID reports whether id names an image opened from the user's computer.
 func isLocalID(id string) bool {
 	fp, ok := strings.CutPrefix(id, localPrefix)
-	if !ok || len(fp) != 16 {
+	if !ok || len(fp) != localDigits {
 		return false
 	}
 	for _, c := range fp {

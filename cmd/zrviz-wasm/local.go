@@ -14,10 +14,6 @@ import (
 	"github.com/zrviz/zrviz/web"
 )
 
-// localPrefix starts the id of an image opened from the user's computer; the rest is the first 16
-// hex digits of its [imgio.Fingerprint], so a permalink names the same file after a reload.
-const localPrefix = "local-"
-
 // maxUnpacked bounds the memory all compressed images opened in one worker hold (their non-zero
 // blocks: a gzip, xz or zstd image cannot be read in place). Images read in place cost their share
 // of the chunk cache only. With the demo's 86 MiB and the Go heap this keeps the worker near 512 MB
@@ -93,7 +89,7 @@ func openLocal(ctx context.Context, srv *web.Server, cache *chunkCache, mem *unp
 	if err != nil {
 		return "", "", err
 	}
-	id = localPrefix + fp[:16]
+	id = web.LocalImageID(fp)
 	if known, ok := srv.LocalImage(id); ok {
 		return id, known, nil
 	}

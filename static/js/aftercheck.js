@@ -9,8 +9,8 @@
 
 import { int, bytes, approxBytes } from './fmt.js';
 import { apiImage, uploadURL, fileSlotURL } from './links.js';
-import { isStatic, openInWorker } from './localimage.js';
-import { contract } from './contract.js';
+import { openInWorker } from './localimage.js';
+import { isStatic } from './contract.js';
 import { runQuery, SidePanels } from './sidepanel.js';
 
 /** Marks drawn on a panel at most: the rest are listed, not marked. */
@@ -356,7 +356,7 @@ export class AfterCheckUI {
    * @param {File} f
    */
   upload(f) {
-    if (isStatic(contract())) {
+    if (isStatic()) {
       this.openHere(f);
       return;
     }

@@ -92,3 +92,14 @@ export function segmentStart(g, segno) {
   const s = contract().segment;
   return g[s.base] + segno * g[s.perSegment];
 }
+
+/**
+ * Whether the page is the static site's (zrviz site), whose server is this origin's service worker:
+ * the contract's transport is "worker" there (web/contract.go transportWorker), "websocket" from the
+ * server.
+ * @param {{transport?: string}} [c] the page contract
+ * @returns {boolean}
+ */
+export function isStatic(c = contract()) {
+  return c?.transport === 'worker';
+}

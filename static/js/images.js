@@ -3,8 +3,8 @@
 // is no server to upload to: the page opens an image from this computer instead (localimage.js).
 import { bytes, approxBytes } from './fmt.js';
 import { imagePage, apiImage, uploadURL, uploadProgressURL } from './links.js';
-import { contract } from './contract.js';
-import { isStatic, initLocalOpen, openInWorker } from './localimage.js';
+import { isStatic } from './contract.js';
+import { initLocalOpen, openInWorker } from './localimage.js';
 
 const POLL_MS = 250;
 
@@ -13,7 +13,7 @@ const POLL_MS = 250;
  * @param {Document} doc
  */
 export function initImages(doc) {
-  if (isStatic(contract())) {
+  if (isStatic()) {
     initLocal(doc);
     return;
   }

@@ -62,16 +62,6 @@ export function openingMessage(name, size, format) {
 }
 
 /**
- * Whether the page is the static site's, whose requests a service worker answers: the page contract
- * (web/contract.go) says transport "worker" there.
- * @param {{transport?: string}} c the page contract
- * @returns {boolean}
- */
-export function isStatic(c) {
-  return c?.transport === 'worker';
-}
-
-/**
  * The file a drop or a picker offers, or why none can be opened.
  * @param {ArrayLike<{name: string, size: number}>|null|undefined} files
  * @returns {{file: any, error?: undefined}|{file?: undefined, error: string}}

@@ -1,7 +1,7 @@
 // The player's websocket: connects to /ws/run, reconnects with backoff and
 // resumes at the step last shown (docs/protocol.md, version 2).
 import { setRunQuery } from './links.js';
-import { contract } from './contract.js';
+import { contract, isStatic } from './contract.js';
 import { PortSocket, OPEN } from './portsocket.js';
 
 export const PROTOCOL_VERSION = 2;
@@ -128,7 +128,7 @@ export class RunSocket {
     if (this.stopped) return;
     this.on.status('connecting');
     // The static site has no websocket: its server is this origin's service worker (portsocket.js).
-    const ws = contract().transport === 'worker'
+    const ws = isStatic()
       ? new PortSocket(this.path(), navigator.serviceWorker ? navigator.serviceWorker.controller : null)
       : new WebSocket(this.url());
     this.ws = ws;

@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { FakeDocument } from './fakedom.js';
+import { isStatic } from '../js/contract.js';
 import {
-  detectFormat, formatNote, openingMessage, isStatic, pickFile, reopenOutcome, openInWorker,
+  detectFormat, formatNote, openingMessage, pickFile, reopenOutcome, openInWorker,
   initLocalOpen, initLocalMissing, HEADER_SIZE,
 } from '../js/localimage.js';
 
