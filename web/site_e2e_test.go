@@ -159,6 +159,21 @@ func TestSitePlaysBench64(t *testing.T) {
 // siteDiffers are the sweep's pages the static build renders differently from the server's.
 var siteDiffers = map[string]bool{"images": true, "run": true, "notfound": true}
 
+// TestSiteTruth walks TestBrowserTruth's paths (End, Home, the slider back before the first SIT
+// update, the next call and back, tour stops) through the static site: after each, every panel reads
+// as a fresh load of the page's permalink does in the site; and TestBrowserModeSwitch's (b three
+// times at the end of bench64, a switch mid-run against a reload).
+func TestSiteTruth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the site and drives a browser")
+	}
+	_, base := serveSite(t, builtSite(t))
+	tab := browser(t)
+	siteTab(t, tab, base) // installs the worker, which the paths' fresh tabs share
+	truthPaths(t, tab, base, "bench64", "prealloc", "257 segments")
+	t.Run("mode switch", func(t *testing.T) { modeSwitch(t, tab, base) })
+}
+
 // sitePages are the sweep's pages the static site serves: every one but the room follower's (the
 // site has no rooms) and the diff against a second stored image (the site's images are the demo and
 // the ones the user opens; TestSiteLocalImage opens one).

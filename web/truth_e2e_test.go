@@ -133,8 +133,12 @@ func TestBrowserTruth(t *testing.T) {
 	}
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
-	base := ts.ts.URL
+	truthPaths(t, tab, ts.ts.URL, "bench64", "fragmented", "prealloc", "257 segments")
+}
 
+// truthPaths walks TestBrowserTruth's paths through the named runs of the pages at base (the
+// server's, or the static site's: TestSiteTruth).
+func truthPaths(t *testing.T, tab func(testing.TB) context.Context, base string, names ...string) {
 	for _, c := range []struct {
 		name, url string
 	}{
@@ -143,6 +147,9 @@ func TestBrowserTruth(t *testing.T) {
 		{"prealloc", runURL(base, "/cases/prealloc.bin", url.Values{"mode": {"both"}})},
 		{"257 segments", base + "/sandbox/run?mode=both&slots=" + url.QueryEscape("4096-135679")},
 	} {
+		if !slicesContains(names, c.name) {
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) {
 			ctx := tab(t)
 			do(t, ctx, chromedp.Navigate(c.url))
@@ -199,8 +206,14 @@ func TestBrowserModeSwitch(t *testing.T) {
 	}
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
+	modeSwitch(t, tab, ts.ts.URL)
+}
+
+// modeSwitch is TestBrowserModeSwitch on the pages at base (the server's, or the static site's:
+// TestSiteTruth).
+func modeSwitch(t *testing.T, tab func(testing.TB) context.Context, base string) {
 	ctx := tab(t)
-	do(t, ctx, chromedp.Navigate(runURL(ts.ts.URL, "/seed/bench64.bin", url.Values{"mode": {"both"}, "step": {"65675"}})))
+	do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}, "step": {"65675"}})))
 	settled(t, ctx, 65675)
 	want := []struct {
 		mode string
