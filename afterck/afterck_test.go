@@ -323,7 +323,7 @@ func TestKernelAfterImages(t *testing.T) {
 		}
 	}
 	if found == 0 {
-		t.Skip("no kernel after-image in " + cases + " yet (the oracle's N.after.img.zst)")
+		testutil.NeedFixtures(t, filepath.Join(cases, "*.after.img.zst"))
 	}
 }
 
@@ -407,10 +407,7 @@ func TestKernelSeqAfterImages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: a copy of a 256 MiB image per after-image")
 	}
-	dirs, _ := filepath.Glob("../core/testdata/kernel-seq/*/ops")
-	if len(dirs) == 0 {
-		t.Skip("no kernel-seq fixtures")
-	}
+	dirs := testutil.NeedFixtures(t, "../core/testdata/kernel-seq/*/ops")
 	for _, opsName := range dirs {
 		dir := filepath.Dir(opsName)
 		t.Run(filepath.Base(dir), func(t *testing.T) {

@@ -354,9 +354,7 @@ func TestKernelPicks(t *testing.T) {
 				t.Skip("-short: no 2 GiB image")
 			}
 			img := filepath.Join(dir, kc.image)
-			if _, err := os.Stat(img); err != nil {
-				t.Skipf("fixture %s not made", img)
-			}
+			testutil.NeedFixture(t, img)
 			replay(t, mountImage(t, img, kc.mountSeconds), dir, kc.name, nil)
 		})
 	}
@@ -377,9 +375,7 @@ func TestKernelAfterImage(t *testing.T) {
 				t.Skip("-short: no 2 GiB image")
 			}
 			img := filepath.Join(dir, kc.image)
-			if _, err := os.Stat(img); err != nil {
-				t.Skipf("fixture %s not made", img)
-			}
+			testutil.NeedFixture(t, img)
 			s := mountImage(t, img, kc.mountSeconds)
 			f, err := os.Open(filepath.Join(dir, kc.ops))
 			if err != nil {
@@ -440,9 +436,7 @@ func TestKernelAfterImage(t *testing.T) {
 func TestKernelZeroSeries(t *testing.T) {
 	dir := testdataDir()
 	name := filepath.Join(dir, "a.img.zst")
-	if _, err := os.Stat(name); err != nil {
-		t.Skipf("fixture %s not made", name)
-	}
+	testutil.NeedFixture(t, name)
 	img, err := imgio.OpenFileContext(context.Background(), testutil.RawImage(t, name), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -317,7 +317,7 @@ func TestKernelPairsAgainstDumpF2FS(t *testing.T) {
 	dump := testutil.NeedTool(t, "dump.f2fs")
 	afters := kernelAfterImages(t)
 	if len(afters) == 0 {
-		t.Skip("no kernel after-image yet")
+		testutil.NeedFixtures(t, "../core/testdata/kernel-cases/*.after.img.zst")
 	}
 	befores := map[string][2]any{}
 	pt := t // the before-images live as long as the whole test
@@ -412,9 +412,7 @@ func inlineEither(t *testing.T, a, b string, ino uint32) bool {
 // converts it, so slot 0 goes from none (NULL) to NEW, and i_inline loses inline_data.
 func TestInlineConversion(t *testing.T) {
 	const after = "../core/testdata/kernel-cases/12.after.img.zst"
-	if _, err := os.Stat(after); err != nil {
-		t.Skip("no kernel-cases/12 after-image")
-	}
+	testutil.NeedFixture(t, after)
 	d := compare(t, imgedit.Copy(t, demo), imgedit.Copy(t, after))
 	var n *imgdiff.NodeChange
 	for i := range d.Nodes {

@@ -3,7 +3,6 @@ package imgio
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 
 	"github.com/zrviz/zrviz/internal/testutil"
@@ -43,7 +42,7 @@ func checkBlockInfo(t *testing.T, img *Image, b BlockInfo) {
 // blockSeeds packs the fixtures' metadata with their SSA blocks and a few data blocks, and pairs each
 // with addresses of every area.
 func blockSeeds(f *testing.F) {
-	paths, _ := filepath.Glob("testdata/*.img.gz")
+	paths := testutil.NeedFixtures(f, "testdata/*.img.gz")
 	add := func(img *Image) {
 		v := img.Volume()
 		blocks := metadataBlocks(f, img, 60)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"testing"
 
 	"github.com/zrviz/zrviz/internal/testutil"
@@ -170,7 +169,7 @@ func metadataBlocks(tb testing.TB, img *Image, maxFiles int) []uint32 {
 
 // fuzzSeeds packs the committed fixtures (and the demo) for f.Add.
 func fuzzSeeds(f *testing.F) {
-	paths, _ := filepath.Glob("testdata/*.img.gz")
+	paths := testutil.NeedFixtures(f, "testdata/*.img.gz")
 	for _, p := range paths {
 		img, err := OpenFileContext(context.Background(), testutil.RawImage(f, p), nil)
 		if err != nil {

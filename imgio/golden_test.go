@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -88,7 +90,7 @@ func dumpImage(t *testing.T, img *Image) []byte {
 }
 
 func TestGolden(t *testing.T) {
-	paths, _ := filepath.Glob("testdata/*.img.gz")
+	paths := testutil.NeedFixtures(t, "testdata/*.img.gz")
 	paths = append(paths, "demo")
 	for _, p := range paths {
 		name := strings.TrimSuffix(filepath.Base(p), ".img.gz")

@@ -163,10 +163,7 @@ func slotAt(ext []core.Extent, index uint64) string {
 // file the after-image lists and the SIT (valid count and map) of every data segment it lists.
 // Node segments are not compared: node writes (checkpoint, fsync) are not modelled.
 func TestKernelSeq(t *testing.T) {
-	dirs, _ := filepath.Glob(filepath.Join(seqDir, "*", "result"))
-	if len(dirs) == 0 {
-		t.Skip("no kernel-seq fixtures")
-	}
+	dirs := testutil.NeedFixtures(t, filepath.Join(seqDir, "*", "result"))
 	demo := openDemo(t)
 	for _, res := range dirs {
 		dir := filepath.Dir(res)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/zrviz/zrviz/internal/testutil"
 	"github.com/zrviz/zrviz/ktrace"
 	"github.com/zrviz/zrviz/request"
 )
@@ -349,7 +350,7 @@ func TestRunWithTrace(t *testing.T) {
 		}
 		return ans.ID
 	}
-	files, _ := filepath.Glob(filepath.Join(kernelCasesDir, "*.ops"))
+	files := testutil.NeedFixtures(t, filepath.Join(kernelCasesDir, "*.ops"))
 	for _, f := range files {
 		n := strings.TrimSuffix(filepath.Base(f), ".ops")
 		for _, x := range []struct{ mode, log, calls string }{{"per-block", ".ftrace", ".trace"}, {"batched", ".ftrace.batched", ".trace.batched"}} {

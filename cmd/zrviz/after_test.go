@@ -102,10 +102,7 @@ func TestRunAfterKernelSeq(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: reads a 256 MiB after-image per sequence and mode")
 	}
-	opsFiles, _ := filepath.Glob(filepath.Join("..", "..", "core", "testdata", "kernel-seq", "*", "ops"))
-	if len(opsFiles) == 0 {
-		t.Skip("no kernel-seq fixtures")
-	}
+	opsFiles := testutil.NeedFixtures(t, filepath.Join("..", "..", "core", "testdata", "kernel-seq", "*", "ops"))
 	demo := testutil.DemoImage(t)
 	for _, ops := range opsFiles {
 		dir := filepath.Dir(ops)

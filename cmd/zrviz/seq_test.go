@@ -125,7 +125,7 @@ func TestRunTracePunchTruncate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every punch and truncate case through the CLI twice")
 	}
-	cases, _ := filepath.Glob(filepath.Join(seqDir, "*", "ops"))
+	cases := testutil.NeedFixtures(t, filepath.Join(seqDir, "*", "ops"))
 	n := 0
 	for _, ops := range cases {
 		text, err := os.ReadFile(ops)

@@ -48,7 +48,11 @@ func NeedAnyTool(tb testing.TB, names ...string) string {
 func missing(tb testing.TB, name string, err error) {
 	tb.Helper()
 	if os.Getenv("CI") == "true" {
-		tb.Fatalf("%s is required (CI=true; scripts/test installs it): %v", name, err)
+		how := "scripts/test installs it"
+		if strings.HasPrefix(name, "fixture") {
+			how = "it is committed: a clone without it is broken"
+		}
+		tb.Fatalf("%s is required (CI=true; %s): %v", name, how, err)
 	}
 	tb.Skipf("%s not found (%v); skipping — set CI=true to make this a failure", name, err)
 }
@@ -99,4 +103,29 @@ func KernelSeqRefusal(t testing.TB, dir string) (r Refusal, ok bool) {
 func (r Refusal) Refused(err error, is func(error) bool) bool {
 	return err != nil && is(err) && strings.Contains(err.Error(), r.Function) &&
 		(!strings.Contains(err.Error(), "operation ") || strings.Contains(err.Error(), fmt.Sprintf("operation %d ", r.Op)))
+}
+
+// NeedFixture fails the test when the committed fixture file name is missing and CI=true (a clone
+// that lost a fixture is a broken run, not a reason to skip), and skips it otherwise, as NeedTool
+// does for programs. It returns name.
+func NeedFixture(tb testing.TB, name string) string {
+	tb.Helper()
+	if _, err := os.Stat(name); err != nil {
+		missing(tb, "fixture "+name, err)
+	}
+	return name
+}
+
+// NeedFixtures returns the committed fixture files matching the glob pattern, sorted. None found
+// fails the test under CI=true and skips it elsewhere, as NeedFixture does for one.
+func NeedFixtures(tb testing.TB, pattern string) []string {
+	tb.Helper()
+	names, err := filepath.Glob(pattern)
+	if err == nil && len(names) == 0 {
+		err = os.ErrNotExist
+	}
+	if err != nil {
+		missing(tb, "fixtures "+pattern, err)
+	}
+	return names
 }
