@@ -2,6 +2,7 @@
 package zrviz_test
 
 import (
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -91,4 +92,101 @@ func TestTestSupportStaysOutOfTheProduct(t *testing.T) {
 			t.Errorf("the zrviz binary depends on %s, which is for tests only", d)
 		}
 	}
+}
+
+// TestArchitecturePicture holds docs/architecture.md's dependency picture to the code: its first
+// fenced block lists every package of the product with the module's packages it imports directly,
+// higher layers first. A package missing from the picture or listed but gone, an import the picture
+// lacks or names wrongly, and an import of a package listed above the importer (an arrow pointing
+// up) fail it.
+func TestArchitecturePicture(t *testing.T) {
+	doc, err := os.ReadFile("docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	picture := firstFence(t, string(doc))
+	const module = "github.com/zrviz/zrviz/"
+	drawn := map[string][]string{}
+	var order []string
+	for _, line := range strings.Split(picture, "\n") {
+		pkg, imports, ok := strings.Cut(line, "──►")
+		if !ok {
+			if strings.TrimSpace(line) != "" {
+				t.Errorf("picture line %q has no ──►", line)
+			}
+			continue
+		}
+		pkg = strings.TrimSpace(pkg)
+		order = append(order, pkg)
+		drawn[pkg] = nil
+		if s := strings.TrimSpace(imports); s != "(nothing of zrviz)" {
+			for _, imp := range strings.Split(s, ",") {
+				drawn[pkg] = append(drawn[pkg], strings.TrimSpace(imp))
+			}
+		}
+	}
+	// The real imports: every package but the test-only ones, the WebAssembly command under GOOS=js.
+	real := map[string][]string{}
+	list := func(env []string, pkgs ...string) {
+		cmd := exec.Command("go", append([]string{"list", "-f", "{{.ImportPath}}:{{join .Imports \" \"}}"}, pkgs...)...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list: %v", err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			pkg, imports, _ := strings.Cut(line, ":")
+			pkg = strings.TrimPrefix(pkg, module)
+			if !strings.HasPrefix(pkg, "github.com/") && !strings.HasPrefix(pkg, "internal/testutil") && !strings.HasPrefix(pkg, "internal/imgedit") && pkg != "reliability" {
+				real[pkg] = nil
+				for _, imp := range strings.Fields(imports) {
+					if strings.HasPrefix(imp, module) {
+						real[pkg] = append(real[pkg], strings.TrimPrefix(imp, module))
+					}
+				}
+			}
+		}
+	}
+	list(nil, "./...")
+	list([]string{"GOOS=js", "GOARCH=wasm"}, "./cmd/zrviz-wasm")
+	delete(real, "github.com/zrviz/zrviz") // the module root holds only these checks
+	for pkg, imports := range real {
+		want, ok := drawn[pkg]
+		if !ok {
+			t.Errorf("%s is not in the picture (it imports %v)", pkg, imports)
+			continue
+		}
+		slices.Sort(imports)
+		got := slices.Sorted(slices.Values(want))
+		if !slices.Equal(got, imports) {
+			t.Errorf("%s: the picture says it imports %v, the code %v", pkg, got, imports)
+		}
+	}
+	for _, pkg := range order {
+		if _, ok := real[pkg]; !ok {
+			t.Errorf("the picture lists %s, which is not a package of the product", pkg)
+		}
+	}
+	// Downwards: every import is listed below its importer.
+	for i, pkg := range order {
+		for _, imp := range drawn[pkg] {
+			if j := slices.Index(order, imp); j >= 0 && j <= i {
+				t.Errorf("%s imports %s, which the picture lists above it: an arrow pointing up", pkg, imp)
+			}
+		}
+	}
+}
+
+// firstFence returns the text inside a markdown document's first ``` fence.
+func firstFence(t *testing.T, doc string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(doc, "```\n")
+	if !ok {
+		t.Fatal("no fenced block")
+	}
+	block, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("an unclosed fenced block")
+	}
+	return block
 }

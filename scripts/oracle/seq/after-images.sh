@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 K=$(realpath "$1"); shift
 [ $# -gt 0 ] || set -- 1 2 3 4 5 6 7 8 9 10 11 12
 W=${ZR_SEQ_WORK:-/tmp/zr-seq}/kc; mkdir -p "$W"
-[ -f "$W/demo.img" ] || zstd -qdf "${ZR_DEMO_IMG:-/work/shared/fixtures/demo.img.zst}" -o "$W/demo.img"
+[ -f "$W/demo.img" ] || zstd -qdf "${ZR_DEMO_IMG:-$here/demo.img.zst}" -o "$W/demo.img"
 export ZR_KPROBE='p:zr f2fs_invalidate_blocks addr=%si:u32 len=%dx:u32' ZR_EVENTS=
 KO=${ZR_BATCHED_KO:-$here/build/f2fs-batched/fs/f2fs/f2fs.ko}
 for n in "$@"; do

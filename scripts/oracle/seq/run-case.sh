@@ -7,7 +7,7 @@
 # after.batched.txt (and dmesg.txt, dmesg.batched.txt: the f2fs lines of dmesg,
 # with ZR_SEQ_DMESG=1).
 # The base image: CASEDIR/before.img.zst, or CASEDIR/base naming `demo`
-# ($ZR_DEMO_IMG, default /work/shared/fixtures/demo.img.zst).
+# ($ZR_DEMO_IMG, default the demo image scripts/oracle/prepare copied beside seq/).
 # Work files go to $ZR_SEQ_WORK (default /tmp/zr-seq)/<case>-{stock,batched}.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +20,7 @@ if [ -f "$c/before.img.zst" ]; then
 else
 	base=$(awk '{print $1; exit}' "$c/base")
 	[ "$base" = demo ] || { echo "unknown base $base" >&2; exit 2; }
-	zstd -qdf "${ZR_DEMO_IMG:-/work/shared/fixtures/demo.img.zst}" -o "$W/$name.before.img"
+	zstd -qdf "${ZR_DEMO_IMG:-$here/demo.img.zst}" -o "$W/$name.before.img"
 fi
 # punch and truncate (issue 28): which dnode ranges and node blocks each op freed
 TRUNC_EVENTS='f2fs_truncate f2fs_truncate_blocks_enter f2fs_truncate_blocks_exit f2fs_truncate_data_blocks_range f2fs_truncate_inode_blocks_enter f2fs_truncate_inode_blocks_exit f2fs_truncate_nodes_enter f2fs_truncate_nodes_exit f2fs_truncate_node f2fs_truncate_partial_nodes'
