@@ -233,3 +233,44 @@ func TestCitedDocumentsExist(t *testing.T) {
 	}
 	t.Logf("%d citations followed", cites)
 }
+
+// machinePath is an absolute path into one machine's folders: the session machines' /work/…, a home.
+var machinePath = regexp.MustCompile(`(?:^|[\s("'=` + "`" + `])(/work/|/root/|/home/)[\w.-]`)
+
+// TestFixturesRebuildFromAClone: the commands that rebuild the kernel-written fixtures (the fixture
+// folders' READMEs, scripts/oracle) name no absolute path of the machine that made them, so anyone
+// can run them as written from a clone (scripts/oracle/prepare finds the shared oracle beside it).
+func TestFixturesRebuildFromAClone(t *testing.T) {
+	var files []string
+	for _, root := range []string{"scripts/oracle", "core/testdata", "gc/testdata", "imgio/testdata"} {
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if strings.HasSuffix(p, ".md") || strings.HasSuffix(p, ".sh") || strings.HasSuffix(p, ".py") || strings.HasSuffix(p, ".ops") || filepath.Ext(p) == "" && !strings.Contains(filepath.Base(p), ".") && isScript(p) {
+				files = append(files, p)
+			}
+			return nil
+		})
+	}
+	if len(files) < 10 {
+		t.Fatalf("found %d fixture scripts and READMEs; the walk is broken", len(files))
+	}
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := machinePath.FindString(line); m != "" {
+				t.Errorf("%s:%d names a machine's path (%q): use ../shared/oracle, the script's own folder or an env var", p, i+1, strings.TrimSpace(m))
+			}
+		}
+	}
+}
+
+// isScript is a file that starts with #!.
+func isScript(p string) bool {
+	b, err := os.ReadFile(p)
+	return err == nil && strings.HasPrefix(string(b), "#!")
+}
