@@ -145,14 +145,15 @@ func manySlots200Zstd(t *testing.T) []byte {
 // TestStalledRunAnswersBinary (issue 19): 22 GETs of the run API's 5 MB answer (the 206,509-slot file,
 // both modes: 27 MiB reserved each) that read only the status line, under --max-memory 256MiB. Those
 // past the budget get 503 with Retry-After; the stalled ones hold their reservations only while their
-// requests last: the same request is admitted again once the write deadline (60 s) has ended them, and
+// requests last: the same request is admitted again once the write deadline (--request-timeout, 15 s
+// here, and 5 s of grace) has ended them, and
 // at once when the clients close. Before: 2,005 of 2,048 MiB held for 150 s.
 func TestStalledRunAnswersBinary(t *testing.T) {
 	if testing.Short() {
-		t.Skip("slow: a many-slots upload and a 60 s write deadline")
+		t.Skip("slow: a many-slots upload and a 20 s write deadline")
 	}
 	z := manySlots200Zstd(t)
-	s := startBinServer(t, "-max-memory", fmt.Sprintf("%dMiB", budgetMiB))
+	s := startBinServer(t, "-max-memory", fmt.Sprintf("%dMiB", budgetMiB), "-request-timeout", "15s")
 	up := uploadTo(t, s.base, "many.img.zst", z)
 	path := "/api/images/" + up.ID + "/run?path=" + manySlotsPath + "&mode=both"
 	probe := func() int {
@@ -194,12 +195,12 @@ func TestStalledRunAnswersBinary(t *testing.T) {
 	// The clients stay, reading nothing: the write deadline ends their requests.
 	t0 := time.Now()
 	for probe() != http.StatusOK {
-		if time.Since(t0) > 90*time.Second {
+		if time.Since(t0) > 45*time.Second {
 			t.Fatalf("the stalled answers still hold the budget %v after their requests", time.Since(t0))
 		}
-		time.Sleep(2 * time.Second) // polling the server's own 60 s timer
+		time.Sleep(time.Second) // polling the server's own timer (20 s)
 	}
-	t.Logf("admitted again %v after the stalled GETs (write deadline 60 s after each request)", time.Since(t0).Round(time.Second))
+	t.Logf("admitted again %v after the stalled GETs (write deadline 20 s after each request)", time.Since(t0).Round(time.Second))
 	for _, c := range conns {
 		c.Close()
 	}

@@ -8,10 +8,11 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 )
 
-// requestTimeout bounds ordinary page and API requests. Uploads and the
+// DefaultRequestTimeout bounds ordinary page and API requests (Config.RequestTimeout, the
+// --request-timeout flag). Uploads and the
 // websocket are outside it: an 8 GiB upload legitimately takes minutes and
 // middleware.Timeout would write a 504 into a hijacked connection.
-const requestTimeout = 60 * time.Second
+const DefaultRequestTimeout = 60 * time.Second
 
 // writeGrace is how long after requestTimeout an answer may still be written: the 503 or 504 of
 // work the deadline cut.
@@ -49,7 +50,7 @@ func (s *Server) Handler() http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.writeDeadline)
-		r.Use(middleware.Timeout(requestTimeout))
+		r.Use(middleware.Timeout(s.requestTimeout()))
 
 		// Pages (web/pages.go). Every route under {id} holds the image while it runs
 		// (web/images.go holdImage), so --max-store never evicts it under a reader.
@@ -111,6 +112,14 @@ func (s *Server) Handler() http.Handler {
 	return r
 }
 
+// requestTimeout is Config.RequestTimeout or its default.
+func (s *Server) requestTimeout() time.Duration {
+	if s.cfg.RequestTimeout > 0 {
+		return s.cfg.RequestTimeout
+	}
+	return DefaultRequestTimeout
+}
+
 // writeDeadline gives every answer a write deadline requestTimeout after the request came: a client that reads
 // only the status line cannot hold the handler, and what it reserved from the budget, past it
 // (middleware.Timeout cancels the context, but a Write blocked on a full socket does not look at
@@ -119,7 +128,7 @@ func (s *Server) writeDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The deadline comes writeGrace after the context's (middleware.Timeout), so that work
 		// cut at the context's deadline can still answer with a status instead of an empty reply.
-		d := requestTimeout + writeGrace
+		d := s.requestTimeout() + writeGrace
 		if s.requestTimeoutFor > 0 {
 			d = s.requestTimeoutFor
 		}

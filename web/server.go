@@ -70,6 +70,10 @@ type Config struct {
 	// MaxMemory is the memory budget of the work the server holds for clients (players, outlines,
 	// large answers): past it new work gets 503 with Retry-After. 0 = DefaultMaxMemory; < 0 = none.
 	MaxMemory int64
+	// RequestTimeout bounds an ordinary page or API request: its context ends then, and its answer
+	// must be written by writeGrace later, so a client that reads nothing cannot hold the handler and
+	// its reservation longer. Uploads and websockets have their own bounds. 0 = DefaultRequestTimeout.
+	RequestTimeout time.Duration
 	// Static is the server of the static site (`zrviz site`, cmd/zrviz-wasm): it runs as
 	// WebAssembly in the browser's service worker, with no file system and no other client. It has
 	// no data dir, takes no uploads (images are opened from the user's machine and held in memory)

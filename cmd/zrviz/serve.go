@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/units"
@@ -35,10 +36,12 @@ type serveConfig struct {
 	// uploadMinRate is the slowest accepted upload, bytes a second; 0 means no minimum.
 	uploadMinRate int64
 	// maxMemory is the memory budget of viewers, outlines and large answers; 0 means no bound.
-	maxMemory    int64
-	allowedHosts []string
-	images       []string
-	quiet        bool
+	maxMemory int64
+	// requestTimeout bounds a page or API request, its answer included (web.Config.RequestTimeout).
+	requestTimeout time.Duration
+	allowedHosts   []string
+	images         []string
+	quiet          bool
 }
 
 // stringsFlag is a repeatable string flag.
@@ -54,7 +57,7 @@ func (f *stringsFlag) Set(s string) error {
 }
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--data-dir DIR] [--max-store SIZE] [--max-upload SIZE] [--max-expanded SIZE] [--max-memory SIZE] [--allowed-host NAME]... [--quiet] [IMG ...]", stderr)
+	fs := newFlagSet("serve", "serve [--addr HOST:PORT] [--data-dir DIR] [--max-store SIZE] [--max-upload SIZE] [--max-expanded SIZE] [--max-memory SIZE] [--request-timeout DURATION] [--allowed-host NAME]... [--quiet] [IMG ...]", stderr)
 	var cfg serveConfig
 	fs.StringVar(&cfg.addr, "addr", web.DefaultAddr, "listen `HOST:PORT`; binding beyond loopback exposes uploads to the network")
 	maxUpload := sizeFlag{n: web.DefaultMaxUpload, nonNegative: true}
@@ -70,6 +73,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Var(&minRate, "upload-min-rate", "slowest accepted upload, `SIZE` per second over 30 s of waiting (default 32KiB; 0 = no minimum)")
 	maxMemory := sizeFlag{n: defaultMaxMemory(), nonNegative: true}
 	fs.Var(&maxMemory, "max-memory", fmt.Sprintf("memory `SIZE` the server may hold for viewers, outlines and large answers; past it new work gets 503 with Retry-After (default %s: a quarter of this machine's memory, at most 2GiB; 0 = no bound)", units.Bytes(maxMemory.n)))
+	fs.DurationVar(&cfg.requestTimeout, "request-timeout", web.DefaultRequestTimeout, "how long a page or API request may take, its answer included (`DURATION`, e.g. 30s); a client that reads nothing holds its work and memory no longer. Uploads and websockets have their own bounds")
 	fs.Var((*stringsFlag)(&cfg.allowedHosts), "allowed-host", "also answer requests for host `NAME` (or NAME:PORT): a reverse proxy's or the machine's name; repeatable. Other names get 421")
 	fs.BoolVar(&cfg.quiet, "quiet", false, "log warnings and errors only")
 	if err := parseFlags(fs, args); err != nil {
@@ -77,6 +81,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg.maxUpload, cfg.maxExpanded, cfg.maxStore, cfg.uploadMinRate = maxUpload.n, maxExpanded.n, maxStore.n, minRate.n
 	cfg.maxMemory = maxMemory.n
+	if cfg.requestTimeout <= 0 {
+		return usageError{"--request-timeout must be positive"}
+	}
 	if cfg.maxUploads < 1 || cfg.maxUploadsPerClient < 1 {
 		return usageError{"--max-uploads and --max-uploads-per-client must be at least 1"}
 	}
@@ -103,7 +110,7 @@ func serve(ctx context.Context, cfg serveConfig, stdout, stderr io.Writer) error
 	}
 	wc := web.Config{Addr: cfg.addr, MaxUpload: cfg.maxUpload, DataDir: cfg.dataDir, MaxExpanded: cfg.maxExpanded,
 		MaxStore: cfg.maxStore, MaxUploads: cfg.maxUploads, MaxUploadsPerClient: cfg.maxUploadsPerClient,
-		UploadMinRate: cfg.uploadMinRate, AllowedHosts: cfg.allowedHosts, MaxMemory: cfg.maxMemory, Logger: logger}
+		UploadMinRate: cfg.uploadMinRate, AllowedHosts: cfg.allowedHosts, MaxMemory: cfg.maxMemory, RequestTimeout: cfg.requestTimeout, Logger: logger}
 	if wc.MaxStore == 0 {
 		wc.MaxStore = -1 // the flag's 0 is "no bound"; web's 0 is its default
 	}
