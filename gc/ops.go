@@ -2,7 +2,6 @@ package gc
 
 import (
 	"fmt"
-	"math/bits"
 )
 
 // An Op is an operation of zrviz's ops language that the segment manager runs alone: checkpoint,
@@ -64,12 +63,11 @@ func (s *State) Invalidate(segno, blkoff uint32) error {
 		return fmt.Errorf("gc: invalidate segment %d block %d: outside the main area", segno, blkoff)
 	}
 	se := &s.segs[segno]
-	if !testMap(&se.Map, blkoff) {
+	if !se.Test(blkoff) {
 		return fmt.Errorf("gc: invalidate segment %d block %d: not valid", segno, blkoff)
 	}
 	s.updateSegmentMtime(segno)
-	clearMap(&se.Map, blkoff)
-	se.Valid--
+	se.Invalidate(blkoff, 1)
 	s.locateDirtySegment(segno)
 	return nil
 }
@@ -83,13 +81,7 @@ func (s *State) InvalidateRange(segno, blkoff, n uint32) error {
 		return fmt.Errorf("gc: invalidate segment %d blocks %d+%d: outside the main area", segno, blkoff, n)
 	}
 	s.updateSegmentMtime(segno)
-	se := &s.segs[segno]
-	for k := blkoff; k < blkoff+n; k++ {
-		if testMap(&se.Map, k) {
-			clearMap(&se.Map, k)
-			se.Valid--
-		}
-	}
+	s.segs[segno].Invalidate(blkoff, n)
 	s.locateDirtySegment(segno)
 	return nil
 }
@@ -120,11 +112,7 @@ func (s *State) updateSIT(to Block, old *Block) {
 	s.setValid(to.Segno, to.Blkoff)
 	s.setInuse(to.Segno)
 	if old != nil {
-		os := &s.segs[old.Segno]
-		if testMap(&os.Map, old.Blkoff) {
-			clearMap(&os.Map, old.Blkoff)
-			os.Valid--
-		}
+		s.segs[old.Segno].Invalidate(old.Blkoff, 1)
 	}
 }
 
@@ -155,7 +143,7 @@ func (s *State) SetCurrent(log int, c CurSeg) error {
 	if s.large() {
 		s.dirtySec.clear(c.Segno / s.segsPerSec)
 	}
-	s.segs[c.Segno].Type = log
+	s.segs[c.Segno].SetType(log)
 	s.allocSSR[log] = false // new_curseg: LFS allocation
 	s.locateDirtySegment(old.Segno)
 	return nil
@@ -169,16 +157,8 @@ func (s *State) SetSegment(segno uint32, bitmap [64]byte) error {
 		return fmt.Errorf("gc: segment %d: outside the main area", segno)
 	}
 	se := &s.segs[segno]
-	se.Map = bitmap
-	for i, b := range bitmap { // a block written since the checkpoint is checkpointed for SSR
-		s.ckpt[segno][i] |= b
-	}
-	n := uint32(0)
-	for _, b := range bitmap {
-		n += uint32(bits.OnesCount8(b))
-	}
-	se.Valid = n
-	if n > 0 {
+	se.SetMap(bitmap) // a block written since the checkpoint is checkpointed for SSR
+	if se.Valid() > 0 {
 		s.setInuse(segno)
 	}
 	s.locateDirtySegment(segno)

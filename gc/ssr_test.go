@@ -194,7 +194,8 @@ func TestSetCurrentSSR(t *testing.T) {
 	if err := s.SetSegment(4, func() [64]byte { m := s.Segment(4).Map; setMap(&m, 100); return m }()); err != nil {
 		t.Fatal(err)
 	}
-	s.ckpt[4][101/8] |= 0x80 >> (101 % 8) // block 101 checkpointed, not valid
+	s.segs[4].SetValid(101) // block 101 written, then invalidated: checkpointed, not valid
+	s.segs[4].Invalidate(101, 1)
 	if err := s.SetCurrent(WarmData, CurSeg{Segno: 4, Blkoff: 101}); err != nil {
 		t.Fatal(err)
 	}
