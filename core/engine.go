@@ -425,7 +425,7 @@ func (e *engine) validate(a uint32) (Action, error) {
 	if err != nil {
 		return ActNone, err
 	}
-	if !testBit(&st.cur, f2fs.SegOff(a, v.Segment0Blkaddr)) {
+	if !st.Test(f2fs.SegOff(a, v.Segment0Blkaddr)) {
 		return ActSITBit, nil
 	}
 	return ActNone, nil
@@ -517,7 +517,7 @@ func (e *engine) step(ev *Event) bool {
 				return false
 			}
 			from := k
-			for k < blocksPerSeg && testBit(&st.cur, k) {
+			for k < blocksPerSeg && st.Test(k) {
 				k++
 			}
 			if k >= blocksPerSeg {
@@ -526,10 +526,8 @@ func (e *engine) step(ev *Event) bool {
 			}
 			a := f2fs.SegBlock(v.MainBlkaddr, segno) + k
 			e.sit.modify(segno, st)
-			setBit(&st.cur, k)
-			setBit(&st.disc, k)
-			st.valid++
-			st.class = classify(st.valid, st.class == SegCurrent)
+			st.SetValid(k)
+			st.class = classify(st.Count(), st.class == SegCurrent)
 			if cn.advise&AdviseCold != 0 {
 				cn.coldBlkoff = k + 1
 			} else {
@@ -777,8 +775,9 @@ func (e *engine) statesOf(t []uint32) []SegmentState {
 	out := make([]SegmentState, 0, len(t))
 	for _, no := range t {
 		st := e.sit.segs[no]
-		out = append(out, SegmentState{Segno: no, ValidBefore: st.origValid, Valid: st.valid,
-			MapBefore: hex.EncodeToString(st.orig[:]), Map: hex.EncodeToString(st.cur[:]),
+		m := st.Map()
+		out = append(out, SegmentState{Segno: no, ValidBefore: st.origValid, Valid: st.Count(),
+			MapBefore: hex.EncodeToString(st.orig[:]), Map: hex.EncodeToString(m[:]),
 			ClassBefore: st.origClass, Class: st.class})
 	}
 	return out

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"unsafe"
+
+	"github.com/zrviz/zrviz/gc"
 )
 
 // slotRun is a compressed stretch of slots: n slots holding addr, addr+1, …
@@ -308,11 +310,11 @@ func (c SegClass) String() string {
 // MarshalText encodes the class by name.
 func (c SegClass) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
-// segState is the engine's in-memory seg_entry for one segment.
+// segState is the engine's in-memory seg_entry for one segment: the SIT entry itself (valid count,
+// maps; gc.Entry, whose methods are the only writers of them), the segment's class in the segment
+// manager's lists, and its entry as the image held it (the before picture, never changed).
 type segState struct {
-	valid     int32
-	cur       [64]byte // cur_valid_map
-	disc      [64]byte // discard_map
+	gc.Entry
 	origValid uint32
 	orig      [64]byte
 	class     SegClass
@@ -326,12 +328,10 @@ type segState struct {
 // run that touches thousands of segments per chunk stays small.
 type sitUndo struct {
 	segno   uint32
-	valid   int32
 	gen     int32
 	class   SegClass
 	touched bool
-	cur     [64]byte
-	disc    [64]byte
+	entry   gc.Entry
 }
 
 // SITUndoBytes is the size of one entry of a Run's SIT undo log, for estimating a player's memory.
@@ -396,15 +396,8 @@ func (s *sitOverlay) load(segno uint32) (*segState, error) {
 		if err != nil {
 			return nil, &SourceError{Op: "SegmentValidMap", Index: uint64(segno), Err: err}
 		}
-		st = &segState{valid: int32(v), cur: bm, origValid: v, orig: bm, gen: -1}
-		if s.trimmed {
-			for i := range st.disc {
-				st.disc[i] = 0xFF
-			}
-		} else {
-			st.disc = bm
-		}
-		st.class = classify(st.valid, s.isCurrent(segno))
+		st = &segState{Entry: gc.ReadEntry(v, bm, s.trimmed), origValid: v, orig: bm, gen: -1}
+		st.class = classify(st.Count(), s.isCurrent(segno))
 		if st.class == SegFree && slices.Contains(s.prefree, segno) {
 			st.class = SegPrefree
 		}
@@ -427,8 +420,8 @@ func (s *sitOverlay) modify(segno uint32, st *segState) {
 //go:noinline
 func (s *sitOverlay) firstChange(segno uint32, st *segState) {
 	if s.journal && st.gen != s.gen {
-		s.log = append(s.log, sitUndo{segno: segno, valid: st.valid, gen: st.gen, class: st.class,
-			touched: st.touched, cur: st.cur, disc: st.disc})
+		s.log = append(s.log, sitUndo{segno: segno, gen: st.gen, class: st.class,
+			touched: st.touched, entry: st.Entry})
 		st.gen = s.gen
 	}
 	if !st.touched {
@@ -441,7 +434,7 @@ func (s *sitOverlay) undo(logLen, touchedLen int) {
 	for i := len(s.log) - 1; i >= logLen; i-- {
 		u := &s.log[i]
 		st := s.segs[u.segno]
-		st.valid, st.gen, st.class, st.touched, st.cur, st.disc = u.valid, u.gen, u.class, u.touched, u.cur, u.disc
+		st.Entry, st.gen, st.class, st.touched = u.entry, u.gen, u.class, u.touched
 	}
 	s.log = s.log[:logLen]
 	s.touched = s.touched[:touchedLen]
@@ -450,11 +443,7 @@ func (s *sitOverlay) undo(logLen, touchedLen int) {
 // SegmentValidMap makes a frozen overlay a SITSource for the next request.
 func (s *sitOverlay) SegmentValidMap(segno uint32) (uint32, [64]byte, error) {
 	if st := s.segs[segno]; st != nil {
-		v := st.valid
-		if v < 0 {
-			v = 0
-		}
-		return uint32(v), st.cur, nil
+		return st.Valid(), st.Map(), nil
 	}
 	return s.src.SegmentValidMap(segno)
 }
@@ -481,8 +470,6 @@ func (s *sitOverlay) prefreeNow() []uint32 {
 }
 
 func testBit(m *[64]byte, k uint32) bool { return m[k>>3]&(0x80>>(k&7)) != 0 }
-func setBit(m *[64]byte, k uint32)       { m[k>>3] |= 0x80 >> (k & 7) }
-func clearBit(m *[64]byte, k uint32)     { m[k>>3] &^= 0x80 >> (k & 7) }
 
 // UnmarshalText is the inverse of [SegClass.MarshalText].
 func (c *SegClass) UnmarshalText(b []byte) error {

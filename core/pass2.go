@@ -290,34 +290,24 @@ func (e *engine) sitPiece(k *sink) bool {
 		return false
 	}
 	e.sit.modify(segno, st)
-	before, cb := st.valid, st.class
-	wrong, blk := uint32(0), uint32(0)
-	for k := off; k < off+cnt; k++ {
-		m, b := &st.cur[k>>3], byte(0x80>>(k&7))
-		if *m&b != 0 {
-			*m &^= b
-		} else {
-			// "Bitmap was wrongly cleared": the kernel gives the block back to the count and
-			// goes on (production f2fs_bug_on).
-			if wrong == 0 {
-				blk = f2fs.SegBlock(v.MainBlkaddr, segno) + k
-			}
-			wrong++
-		}
-		if d := &st.disc[k>>3]; *d&b != 0 {
-			*d &^= b
-			s.stats.DiscardBlocks++
-		}
+	before, cb := st.Count(), st.class
+	// "Bitmap was wrongly cleared": the kernel gives the block back to the count and goes on
+	// (production f2fs_bug_on); the entry counts those blocks in wrong.
+	wrong, first, disc := st.Invalidate(off, cnt)
+	blk := uint32(0)
+	if wrong > 0 {
+		blk = f2fs.SegBlock(v.MainBlkaddr, segno) + first
 	}
-	st.valid -= int32(cnt - wrong)
+	s.stats.DiscardBlocks += uint64(disc)
+	after := st.Count()
 	if st.class != SegCurrent {
 		switch {
-		case st.valid <= 0:
+		case after <= 0:
 			if st.class != SegPrefree {
 				s.stats.SegmentsPrefree++
 			}
 			st.class = SegPrefree
-		case st.valid < blocksPerSeg:
+		case after < blocksPerSeg:
 			st.class = SegDirty
 		default:
 			st.class = SegFull
@@ -331,7 +321,7 @@ func (e *engine) sitPiece(k *sink) bool {
 		e.at(ev, c.slot)
 		ev.Kind, ev.Action, ev.State = EvSITUpdate, ActNone, StateNull
 		ev.Segno, ev.Addr, ev.Len, ev.Count, ev.Blk = segno, a0, cnt, uint64(wrong), blk
-		ev.Before, ev.After = uint64(max(before, 0)), uint64(max(st.valid, 0))
+		ev.Before, ev.After = uint64(max(before, 0)), uint64(max(after, 0))
 		ev.SegBefore, ev.SegAfter = cb, st.class
 	}
 	c.next = a0 + cnt

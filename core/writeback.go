@@ -284,7 +284,7 @@ func (e *engine) allocData(log uint8) (uint32, uint32, error) {
 		return 0, 0, err
 	}
 	k := *offp
-	for k < blocksPerSeg && testBit(&st.cur, k) {
+	for k < blocksPerSeg && st.Test(k) {
 		k++
 	}
 	if k >= blocksPerSeg {
@@ -292,9 +292,7 @@ func (e *engine) allocData(log uint8) (uint32, uint32, error) {
 	}
 	a := f2fs.SegBlock(v.MainBlkaddr, segno) + k
 	e.sit.modify(segno, st)
-	setBit(&st.cur, k)
-	setBit(&st.disc, k)
-	st.valid++
+	st.SetValid(k)
 	*offp = k + 1
 	if *offp >= blocksPerSeg {
 		if err := e.newCurseg(log, segp, offp); err != nil {
@@ -331,11 +329,7 @@ func (e *engine) allocSM(m wbMode, log uint8, old uint32) (uint32, uint32, error
 		return 0, 0, err
 	}
 	e.sit.modify(to.Segno, st)
-	if !testBit(&st.cur, to.Blkoff) {
-		setBit(&st.cur, to.Blkoff)
-		st.valid++
-	}
-	setBit(&st.disc, to.Blkoff)
+	st.SetValid(to.Blkoff)
 	segp, offp := e.logPos(log)
 	now := m.sm.Current()[log]
 	if now.Segno != before {
@@ -368,7 +362,7 @@ func (e *engine) moveLog(old, no uint32) error {
 		return err
 	}
 	e.sit.modify(old, ost)
-	ost.class = classify(ost.valid, false)
+	ost.class = classify(ost.Count(), false)
 	return nil
 }
 
@@ -425,7 +419,7 @@ func (f *overlayFree) SegFree(segno uint32) bool {
 		}
 		return false
 	}
-	return st.valid == 0 && st.class != SegPrefree
+	return st.Count() == 0 && st.class != SegPrefree
 }
 
 // SecFree reports whether every segment of section secno is free.
@@ -449,13 +443,11 @@ func (e *engine) releaseBlock(a uint32) error {
 		return err
 	}
 	e.sit.modify(segno, st)
-	k := f2fs.SegOff(a, v.Segment0Blkaddr)
-	clearBit(&st.cur, k)
-	clearBit(&st.disc, k)
-	st.valid--
+	// writeback validated the old block (its bit is set): one block off the count.
+	st.Invalidate(f2fs.SegOff(a, v.Segment0Blkaddr), 1)
 	if st.class != SegCurrent {
-		st.class = classify(st.valid, false)
-		if st.valid <= 0 {
+		st.class = classify(st.Count(), false)
+		if st.Count() <= 0 {
 			st.class = SegPrefree
 		}
 	}
