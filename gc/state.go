@@ -99,13 +99,13 @@ type State struct {
 	secsPerZone                    uint32
 	// segs is every main-area segment's SIT entry (gc/sit.go: the one writer of valid counts,
 	// maps and mtimes).
-	segs                           []Entry
-	cur                            [NumLogs]CurSeg
-	elapsed                        uint64
-	minMtime, maxMtime             uint64
-	lastVictim                     [2]uint32
-	curVictimSec                   uint32
-	rsvSegs                        uint32
+	segs               []Entry
+	cur                [NumLogs]CurSeg
+	elapsed            uint64
+	minMtime, maxMtime uint64
+	lastVictim         [2]uint32
+	curVictimSec       uint32
+	rsvSegs            uint32
 	// cpError is the checkpoint error f2fs_stop_checkpoint(STOP_CP_REASON_NO_SEGMENT) sets when
 	// get_new_segment finds no free section (segment.c:2806): the file system is shut down.
 	cpError bool
@@ -143,11 +143,11 @@ type Block struct {
 
 type bitset []uint64
 
-func newBitset(n uint32) bitset          { return make(bitset, (n+63)/64) }
-func (b bitset) test(i uint32) bool      { return b[i/64]&(1<<(i%64)) != 0 }
-func (b bitset) set(i uint32)            { b[i/64] |= 1 << (i % 64) }
-func (b bitset) clear(i uint32)          { b[i/64] &^= 1 << (i % 64) }
-func (b bitset) clone() bitset           { return append(bitset(nil), b...) }
+func newBitset(n uint32) bitset     { return make(bitset, (n+63)/64) }
+func (b bitset) test(i uint32) bool { return b[i/64]&(1<<(i%64)) != 0 }
+func (b bitset) set(i uint32)       { b[i/64] |= 1 << (i % 64) }
+func (b bitset) clear(i uint32)     { b[i/64] &^= 1 << (i % 64) }
+func (b bitset) clone() bitset      { return append(bitset(nil), b...) }
 
 // next is find_next_bit: the first set bit in [from, n), or n.
 func (b bitset) next(from, n uint32) uint32 {
