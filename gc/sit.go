@@ -16,12 +16,12 @@ type Entry struct {
 	// valid is valid_blocks. A lazily read entry of a corrupt image may hold a count its map does
 	// not back, and the walk's releases may then take it below zero (core's "Bitmap was wrongly
 	// cleared" accounting keeps the two apart); [Entry.Valid] reads it as 0 there.
-	valid int32
-	cur   [64]byte // cur_valid_map: bit k = byte k/8, mask 0x80>>(k%8), as f2fs_test_bit reads it
-	ckpt  [64]byte // ckpt_valid_map: valid at the last checkpoint, or written since
-	disc  [64]byte // discard_map: set = not discardable
-	mtime uint64
-	typ   int8 // CURSEG_*
+	valid   int32
+	curMap  [64]byte // cur_valid_map: bit k = byte k/8, mask 0x80>>(k%8), as f2fs_test_bit reads it
+	ckptMap [64]byte // ckpt_valid_map: valid at the last checkpoint, or written since
+	discMap [64]byte // discard_map: set = not discardable
+	mtime   uint64
+	typ     int8 // CURSEG_*
 }
 
 // ReadEntry is the entry build_sit_entries makes of a segment's SIT record (seg_info_from_raw_sit,
@@ -29,10 +29,10 @@ type Entry struct {
 // map the valid map — or all set on a volume whose free space was trimmed at mount (trimmed: no
 // block is discardable).
 func ReadEntry(valid uint32, m [64]byte, trimmed bool) Entry {
-	e := Entry{valid: int32(valid), cur: m, ckpt: m, disc: m}
+	e := Entry{valid: int32(valid), curMap: m, ckptMap: m, discMap: m}
 	if trimmed {
-		for i := range e.disc {
-			e.disc[i] = 0xFF
+		for i := range e.discMap {
+			e.discMap[i] = 0xFF
 		}
 	}
 	return e
@@ -40,12 +40,12 @@ func ReadEntry(valid uint32, m [64]byte, trimmed bool) Entry {
 
 // entryOf is the entry Mount makes of a segment the volume gives whole.
 func entryOf(sg Segment) Entry {
-	return Entry{valid: int32(sg.Valid), cur: sg.Map, ckpt: sg.Map, disc: sg.Map, mtime: sg.Mtime, typ: int8(sg.Type)}
+	return Entry{valid: int32(sg.Valid), curMap: sg.Map, ckptMap: sg.Map, discMap: sg.Map, mtime: sg.Mtime, typ: int8(sg.Type)}
 }
 
 // Segment is the entry as a [Segment] (a copy).
 func (e *Entry) Segment() Segment {
-	return Segment{Valid: e.Valid(), Map: e.cur, Mtime: e.mtime, Type: int(e.typ)}
+	return Segment{Valid: e.Valid(), Map: e.curMap, Mtime: e.mtime, Type: int(e.typ)}
 }
 
 // Valid is valid_blocks, 0 where a corrupt count went below it.
@@ -55,18 +55,18 @@ func (e *Entry) Valid() uint32 { return uint32(max(e.valid, 0)) }
 func (e *Entry) Count() int32 { return e.valid }
 
 // Map is cur_valid_map.
-func (e *Entry) Map() [64]byte { return e.cur }
+func (e *Entry) Map() [64]byte { return e.curMap }
 
 // Test reports whether block k's bit is set in cur_valid_map.
-func (e *Entry) Test(k uint32) bool { return e.cur[k>>3]&(0x80>>(k&7)) != 0 }
+func (e *Entry) Test(k uint32) bool { return e.curMap[k>>3]&(0x80>>(k&7)) != 0 }
 
 // TestCkpt reports whether block k's bit is set in ckpt_valid_map.
-func (e *Entry) TestCkpt(k uint32) bool { return e.ckpt[k>>3]&(0x80>>(k&7)) != 0 }
+func (e *Entry) TestCkpt(k uint32) bool { return e.ckptMap[k>>3]&(0x80>>(k&7)) != 0 }
 
 // CkptValid is ckpt_valid_blocks: the bits of ckpt_valid_map.
 func (e *Entry) CkptValid() uint32 {
 	n := 0
-	for _, b := range e.ckpt {
+	for _, b := range e.ckptMap {
 		n += bits.OnesCount8(b)
 	}
 	return uint32(n)
@@ -86,7 +86,7 @@ func (e *Entry) Type() int { return int(e.typ) }
 // set: __set_sit_entry's discard_map). The caller keeps off+n within the segment.
 func (e *Entry) Invalidate(off, n uint32) (wrong, first, discarded uint32) {
 	for k := off; k < off+n; k++ {
-		m, b := &e.cur[k>>3], byte(0x80>>(k&7))
+		m, b := &e.curMap[k>>3], byte(0x80>>(k&7))
 		if *m&b != 0 {
 			*m &^= b
 		} else {
@@ -95,7 +95,7 @@ func (e *Entry) Invalidate(off, n uint32) (wrong, first, discarded uint32) {
 			}
 			wrong++
 		}
-		if d := &e.disc[k>>3]; *d&b != 0 {
+		if d := &e.discMap[k>>3]; *d&b != 0 {
 			*d &^= b
 			discarded++
 		}
@@ -108,22 +108,22 @@ func (e *Entry) Invalidate(off, n uint32) (wrong, first, discarded uint32) {
 // set in ckpt_valid_map ("SSR should never reuse block which is checkpointed or newly
 // invalidated", segment.c:2490) and in discard_map.
 func (e *Entry) SetValid(k uint32) {
-	m, b := &e.cur[k>>3], byte(0x80>>(k&7))
+	m, b := &e.curMap[k>>3], byte(0x80>>(k&7))
 	if *m&b == 0 {
 		*m |= b
 		e.valid++
 	}
-	e.ckpt[k>>3] |= b
-	e.disc[k>>3] |= b
+	e.ckptMap[k>>3] |= b
+	e.discMap[k>>3] |= b
 }
 
 // SetMap replaces cur_valid_map by m and valid_blocks by its bits; the blocks it sets are
 // checkpointed for SSR's sake (a block written since the checkpoint). The mtime is left alone.
 func (e *Entry) SetMap(m [64]byte) {
-	e.cur = m
+	e.curMap = m
 	n := 0
 	for i, b := range m {
-		e.ckpt[i] |= b
+		e.ckptMap[i] |= b
 		n += bits.OnesCount8(b)
 	}
 	e.valid = int32(n)
@@ -131,7 +131,7 @@ func (e *Entry) SetMap(m [64]byte) {
 
 // Checkpointed is seg_info_to_raw_sit (segment.h:410) at a checkpoint: ckpt_valid_map becomes
 // cur_valid_map.
-func (e *Entry) Checkpointed() { e.ckpt = e.cur }
+func (e *Entry) Checkpointed() { e.ckptMap = e.curMap }
 
 // UpdateMtime is update_segment_mtime's entry part (segment.c:2419) at time ctime: the first
 // mtime is ctime, later ones the mean weighted by the valid blocks before.
