@@ -337,9 +337,35 @@ type sitUndo struct {
 // SITUndoBytes is the size of one entry of a Run's SIT undo log, for estimating a player's memory.
 const SITUndoBytes = int64(unsafe.Sizeof(sitUndo{})) + 8
 
+// entrySource is a SIT source that may hold whole entries (mtime, type, checkpointed map): the
+// segment manager of a mounted sequence (gc.State), or an overlay over it. whole is false where the
+// source holds only counts and maps (an image's SIT, an overlay over one).
+type entrySource interface {
+	SITEntry(segno uint32) (e gc.Entry, whole bool, err error)
+}
+
+// stampedSIT is a mounted sequence's SIT source for one operation: the walk stamps each segment
+// piece's mtime with now (update_segment_mtime in f2fs_invalidate_blocks), on entries read from
+// the segment manager, which takes them back after the operation (gc.State.Adopt).
+type stampedSIT struct {
+	SITSource
+	now uint64
+}
+
+// SITEntry passes the source's whole entries on.
+func (s stampedSIT) SITEntry(segno uint32) (gc.Entry, bool, error) {
+	if es, ok := s.SITSource.(entrySource); ok {
+		return es.SITEntry(segno)
+	}
+	return gc.Entry{}, false, nil
+}
+
 // sitOverlay holds every segment the run has read, loaded lazily.
 type sitOverlay struct {
 	src     SITSource
+	// stamp: update_segment_mtime runs at now (a mounted sequence's walk, stampedSIT).
+	stamp   bool
+	now     uint64
 	mainSeg uint32
 	current []uint32
 	prefree []uint32 // Volume.Prefree
@@ -354,8 +380,12 @@ type sitOverlay struct {
 }
 
 func newSITOverlay(src SITSource, v *Volume) *sitOverlay {
-	return &sitOverlay{src: src, mainSeg: v.MainSegments, current: v.CurrentSegments,
+	o := &sitOverlay{src: src, mainSeg: v.MainSegments, current: v.CurrentSegments,
 		prefree: v.Prefree, trimmed: v.Trimmed, segs: map[uint32]*segState{}, lastNo: nullSegno}
+	if st, ok := src.(stampedSIT); ok {
+		o.src, o.stamp, o.now = st.SITSource, true, st.now
+	}
+	return o
 }
 
 func (s *sitOverlay) isCurrent(segno uint32) bool {
@@ -392,11 +422,23 @@ func (s *sitOverlay) get(segno uint32) (*segState, error) {
 func (s *sitOverlay) load(segno uint32) (*segState, error) {
 	st := s.segs[segno]
 	if st == nil {
-		v, bm, err := s.src.SegmentValidMap(segno)
-		if err != nil {
-			return nil, &SourceError{Op: "SegmentValidMap", Index: uint64(segno), Err: err}
+		ent, whole, origValid := gc.Entry{}, false, uint32(0)
+		if es, ok := s.src.(entrySource); ok {
+			var err error
+			if ent, whole, err = es.SITEntry(segno); err != nil {
+				return nil, &SourceError{Op: "SegmentValidMap", Index: uint64(segno), Err: err}
+			}
+			ent.Reload(s.trimmed)
+			origValid = ent.Valid()
 		}
-		st = &segState{Entry: gc.ReadEntry(v, bm, s.trimmed), origValid: v, orig: bm, gen: -1}
+		if !whole {
+			v, bm, err := s.src.SegmentValidMap(segno)
+			if err != nil {
+				return nil, &SourceError{Op: "SegmentValidMap", Index: uint64(segno), Err: err}
+			}
+			ent, origValid = gc.ReadEntry(v, bm, s.trimmed), v
+		}
+		st = &segState{Entry: ent, origValid: origValid, orig: ent.Map(), gen: -1}
 		st.class = classify(st.Count(), s.isCurrent(segno))
 		if st.class == SegFree && slices.Contains(s.prefree, segno) {
 			st.class = SegPrefree
@@ -406,6 +448,22 @@ func (s *sitOverlay) load(segno uint32) (*segState, error) {
 	}
 	s.lastNo, s.last = segno, st
 	return st, nil
+}
+
+// reread takes segment segno's entry from the segment manager sm, which changed it (an allocation
+// the engine asked it for): the overlay keeps no count or map of its own making.
+func (s *sitOverlay) reread(segno uint32, sm *gc.State) error {
+	st, err := s.get(segno)
+	if err != nil {
+		return err
+	}
+	ent, _, err := sm.SITEntry(segno)
+	if err != nil {
+		return &SourceError{Op: "SegmentValidMap", Index: uint64(segno), Err: err}
+	}
+	s.modify(segno, st)
+	st.Entry = ent
+	return nil
 }
 
 // modify journals st's state before its first change in this generation.
@@ -446,6 +504,24 @@ func (s *sitOverlay) SegmentValidMap(segno uint32) (uint32, [64]byte, error) {
 		return st.Valid(), st.Map(), nil
 	}
 	return s.src.SegmentValidMap(segno)
+}
+
+// SITEntry makes a frozen overlay an entrySource for the next request: the entry of a segment it
+// holds, else its source's.
+func (s *sitOverlay) SITEntry(segno uint32) (gc.Entry, bool, error) {
+	if st := s.segs[segno]; st != nil {
+		if es, ok := s.src.(entrySource); ok {
+			if _, whole, err := es.SITEntry(segno); err != nil || !whole {
+				return gc.Entry{}, false, err
+			}
+			return st.Entry, true, nil
+		}
+		return gc.Entry{}, false, nil
+	}
+	if es, ok := s.src.(entrySource); ok {
+		return es.SITEntry(segno)
+	}
+	return gc.Entry{}, false, nil
 }
 
 func (s *sitOverlay) frozen() *sitOverlay {

@@ -272,7 +272,8 @@ func (e *engine) invoke(k *sink) bool {
 
 // sitPiece applies the next segment piece of the call and describes it in ev: blocks [a0, a0+cnt)
 // of one segment are released — update_sit_entry(−cnt) and locate_dirty_segment
-// (update_segment_mtime is not modelled: no clock). After the last piece the call returns:
+// (update_segment_mtime only in a mounted sequence, whose segment manager has the clock: stampedSIT).
+// After the last piece the call returns:
 // per-block, its slot becomes NEW_ADDR and the loop goes on; a discontiguous flush returns to the
 // slot that forced it; the flush after the loop leaves the chunk. It returns emit's answer, or
 // false when a source failed (e.err).
@@ -291,6 +292,9 @@ func (e *engine) sitPiece(k *sink) bool {
 	}
 	e.sit.modify(segno, st)
 	before, cb := st.Count(), st.class
+	if e.sit.stamp {
+		st.UpdateMtime(e.sit.now) // update_segment_mtime(sbi, blkaddr, 0), before the count changes
+	}
 	// "Bitmap was wrongly cleared": the kernel gives the block back to the count and goes on
 	// (production f2fs_bug_on); the entry counts those blocks in wrong.
 	wrong, first, disc := st.Invalidate(off, cnt)

@@ -177,7 +177,7 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 			return in, nil, err
 		}
 		if isBlock(old) {
-			if err := e.releaseBlock(old); err != nil {
+			if err := e.releaseBlock(old, m.sm != nil); err != nil {
 				return in, nil, err
 			}
 		}
@@ -324,12 +324,16 @@ func (e *engine) allocSM(m wbMode, log uint8, old uint32) (uint32, uint32, error
 	case err != nil:
 		return 0, 0, fmt.Errorf("%w: %w", ErrInput, err)
 	}
-	st, err := e.sit.get(to.Segno)
-	if err != nil {
+	// The segment manager wrote the block and released the old one (its entries are the SIT):
+	// the overlay reads both entries back.
+	if err := e.sit.reread(to.Segno, m.sm); err != nil {
 		return 0, 0, err
 	}
-	e.sit.modify(to.Segno, st)
-	st.SetValid(to.Blkoff)
+	if from != nil {
+		if err := e.sit.reread(from.Segno, m.sm); err != nil {
+			return 0, 0, err
+		}
+	}
 	segp, offp := e.logPos(log)
 	now := m.sm.Current()[log]
 	if now.Segno != before {
@@ -434,8 +438,9 @@ func (f *overlayFree) SecFree(secno uint32) bool {
 }
 
 // releaseBlock is update_sit_entry(old, −1) and locate_dirty_segment(old's segment) inside the
-// allocator: the old block of a page written out of place.
-func (e *engine) releaseBlock(a uint32) error {
+// allocator: the old block of a page written out of place. told: the segment manager released it
+// (allocSM read its entry back), so only the segment's class follows.
+func (e *engine) releaseBlock(a uint32, told bool) error {
 	v := &e.in.Volume
 	segno := segnoOf(v, a)
 	st, err := e.sit.get(segno)
@@ -443,8 +448,10 @@ func (e *engine) releaseBlock(a uint32) error {
 		return err
 	}
 	e.sit.modify(segno, st)
-	// writeback validated the old block (its bit is set): one block off the count.
-	st.Invalidate(f2fs.SegOff(a, v.Segment0Blkaddr), 1)
+	if !told {
+		// writeback validated the old block (its bit is set): one block off the count.
+		st.Invalidate(f2fs.SegOff(a, v.Segment0Blkaddr), 1)
+	}
 	if st.class != SegCurrent {
 		st.class = classify(st.Count(), false)
 		if st.Count() <= 0 {

@@ -165,6 +165,41 @@ func (s *State) SetSegment(segno uint32, bitmap [64]byte) error {
 	return nil
 }
 
+// SITEntry returns segment segno's whole entry (ok true: the segment manager holds mtimes, types
+// and checkpointed maps), so a State is the SIT source of core's walks in a mounted sequence: a
+// walk reads its entries here and hands back what it changed ([State.Adopt]).
+func (s *State) SITEntry(segno uint32) (Entry, bool, error) {
+	if segno >= s.mainSegs {
+		return Entry{}, false, fmt.Errorf("gc: segment %d: %w (main area has %d)", segno, ErrVolume, s.mainSegs)
+	}
+	return s.segs[segno], true, nil
+}
+
+// MtimeNow is get_mtime(sbi, false): the time update_segment_mtime stamps now.
+func (s *State) MtimeNow() uint64 { return s.mtimeNow() }
+
+// Adopt takes segment segno's entry as a walk or a write the caller ran on the segment manager's
+// entries left it (core's f2fs_invalidate_blocks pieces, each after update_segment_mtime at
+// [State.MtimeNow], or an inline conversion's block): its valid count, map and mtime ([Entry]'s
+// take), then __set_inuse for a segment with valid blocks and locate_dirty_segment. stamped says the
+// walk stamped mtimes (max_mtime follows). The caller's entry must have been read from this State's
+// ([State.SITEntry]) and changed only by [Entry]'s methods: the State does not replay the change.
+func (s *State) Adopt(segno uint32, e Entry, stamped bool) error {
+	if segno >= s.mainSegs {
+		return fmt.Errorf("gc: segment %d: outside the main area", segno)
+	}
+	se := &s.segs[segno]
+	se.take(&e)
+	if se.Valid() > 0 {
+		s.setInuse(segno)
+	}
+	if now := s.mtimeNow(); stamped && now > s.maxMtime {
+		s.maxMtime = now
+	}
+	s.locateDirtySegment(segno)
+	return nil
+}
+
 // PrefreeSegments lists the prefree segments (dirty_segmap[PRE]) in order.
 func (s *State) PrefreeSegments() []uint32 {
 	var out []uint32

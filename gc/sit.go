@@ -146,3 +146,27 @@ func (e *Entry) UpdateMtime(ctime uint64) {
 
 // SetType is __set_sit_entry_type: the segment is now log's (reset_curseg).
 func (e *Entry) SetType(log int) { e.typ = int8(log) }
+
+// Reload is the entry as a new walk reads it from the one before: a count below 0 (a corrupt
+// image's) read as 0, as a SIT source gives it, and the discard map rebuilt from the valid map, or
+// all set on a trimmed volume (trimmed), as build_sit_entries would.
+func (e *Entry) Reload(trimmed bool) {
+	e.valid = max(e.valid, 0)
+	e.discMap = e.curMap
+	if trimmed {
+		for i := range e.discMap {
+			e.discMap[i] = 0xFF
+		}
+	}
+}
+
+// take is what the segment manager takes of an entry a walk or a write changed on its behalf
+// ([State.Adopt]): the valid count, the valid map (its blocks checkpointed for SSR, as
+// [Entry.SetValid] marks them) and the mtime. The type and the checkpointed map stay the
+// manager's.
+func (e *Entry) take(o *Entry) {
+	e.valid, e.curMap, e.mtime = o.valid, o.curMap, o.mtime
+	for i, b := range o.curMap {
+		e.ckptMap[i] |= b
+	}
+}
