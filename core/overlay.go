@@ -362,7 +362,7 @@ func (s stampedSIT) SITEntry(segno uint32) (gc.Entry, bool, error) {
 
 // sitOverlay holds every segment the run has read, loaded lazily.
 type sitOverlay struct {
-	src     SITSource
+	src SITSource
 	// stamp: update_segment_mtime runs at now (a mounted sequence's walk, stampedSIT).
 	stamp   bool
 	now     uint64
