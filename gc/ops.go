@@ -86,21 +86,6 @@ func (s *State) InvalidateRange(segno, blkoff, n uint32) error {
 	return nil
 }
 
-// Write is f2fs_allocate_data_block (segment.c:3675) for a page written out of place to block to,
-// which the caller's allocator chose (core's writeback): update_segment_mtime on the old address
-// (if any) and the new one, update_sit_entry +1 there and −1 at old, locate_dirty_segment on both.
-func (s *State) Write(to Block, old *Block) error {
-	if to.Segno >= s.mainSegs || to.Blkoff >= BlocksPerSeg || (old != nil && (old.Segno >= s.mainSegs || old.Blkoff >= BlocksPerSeg)) {
-		return fmt.Errorf("gc: write to segment %d block %d: outside the main area", to.Segno, to.Blkoff)
-	}
-	s.updateSIT(to, old)
-	if old != nil {
-		s.locateDirtySegment(old.Segno)
-	}
-	s.locateDirtySegment(to.Segno)
-	return nil
-}
-
 // updateSIT is f2fs_allocate_data_block's SIT part for a block written to to, old its block before
 // (nil: a new block): update_segment_mtime on old then new, update_sit_entry +1 at to (its segment
 // in use) and −1 at old. locate_dirty_segment comes after, when the caller has placed its log.
@@ -146,22 +131,6 @@ func (s *State) SetCurrent(log int, c CurSeg) error {
 	s.segs[c.Segno].SetType(log)
 	s.allocSSR[log] = false // new_curseg: LFS allocation
 	s.locateDirtySegment(old.Segno)
-	return nil
-}
-
-// SetSegment replaces segment segno's valid map (and count) by what the caller's model holds,
-// for a change the caller made that no other method describes (an inline conversion's block);
-// the mtime is left alone.
-func (s *State) SetSegment(segno uint32, bitmap [64]byte) error {
-	if segno >= s.mainSegs {
-		return fmt.Errorf("gc: segment %d: outside the main area", segno)
-	}
-	se := &s.segs[segno]
-	se.SetMap(bitmap) // a block written since the checkpoint is checkpointed for SSR
-	if se.Valid() > 0 {
-		s.setInuse(segno)
-	}
-	s.locateDirtySegment(segno)
 	return nil
 }
 
