@@ -10,14 +10,14 @@ import (
 
 // The segment manager of a sequence. Package gc models what the kernel's segment manager keeps in
 // memory for a whole volume (every segment's SIT entry with its mtime, the six logs, the dirty,
-// prefree and free maps, victim selection); core models files and the zero-range walk on lazily
-// read overlays. A Seq mounted with [Seq.MountGC] holds a gc.State beside its own state and keeps
-// the two in step: every SIT change an operation makes (f2fs_invalidate_blocks calls, writeback's
-// allocations, logs opened) is fed to the gc.State in the kernel's order, so its mtimes are the
-// kernel's; a checkpoint or a garbage collection runs on the gc.State, and core then takes its SIT
-// and logs back (the gc.State is the SIT source from then on) and moves the data slots of the
-// files whose blocks moved. gc knows nothing of core: the data it moves is named by block, and
-// the Seq finds each block's owner through [Owners].
+// prefree and free maps, victim selection) and owns the SIT: gc.Entry (gc/sit.go) is the only
+// writer of a valid count, map or mtime. A Seq mounted with [Seq.MountGC] keeps no SIT of its own:
+// the gc.State is its SIT source, each walk reads its entries from it and stamps them with its clock
+// ([Seq.stamped]), and [Seq.feedEnd] hands the changed entries back (gc.State.Adopt); a write-back
+// allocates on it (gc.State.Alloc) and reads the entries back. A checkpoint or a garbage collection
+// runs on the gc.State, and core then takes a snapshot of it as the next walk's source and moves the
+// data slots of the files whose blocks moved. gc knows nothing of core: the data it moves is named
+// by block, and the Seq finds each block's owner through [Owners].
 
 // Owners finds, on the image a sequence started from, the file whose data slot holds a block, and
 // a file's input by inode number. source.Owners implements it with the image's summary blocks.

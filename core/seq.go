@@ -216,8 +216,7 @@ func wbDirtied(pages []PageWrite) uint64 {
 }
 
 // doneWriteback records what a writeback of one file left. sm is the segment manager the
-// writeback allocated on ([Seq.wbSM]): it becomes the sequence's; without one the pages are fed to
-// the segment manager here.
+// writeback allocated on ([Seq.wbSM]): it becomes the sequence's (nil: the sequence has none).
 func (q *Seq) doneWriteback(next Input, pages []PageWrite, sm *gc.State) error {
 	t := touchedOf(next, pages)
 	q.done(next, t)
