@@ -511,22 +511,17 @@ func (e *engine) step(ev *Event) bool {
 			if cn.advise&AdviseCold != 0 {
 				segno, k = v.ColdDataSegno, cn.coldBlkoff
 			}
-			st, err := e.sit.get(segno)
+			from := k
+			k, st, err := e.takeBlock(segno, from)
 			if err != nil {
 				e.err = err
 				return false
-			}
-			from := k
-			for k < blocksPerSeg && st.Test(k) {
-				k++
 			}
 			if k >= blocksPerSeg {
 				e.err = fmt.Errorf("%w: data log segment %d has no free block at or after %d", ErrInput, segno, from)
 				return false
 			}
 			a := f2fs.SegBlock(v.MainBlkaddr, segno) + k
-			e.sit.modify(segno, st)
-			st.SetValid(k)
 			st.class = classify(st.Count(), st.class == SegCurrent)
 			if cn.advise&AdviseCold != 0 {
 				cn.coldBlkoff = k + 1

@@ -279,20 +279,14 @@ func (e *engine) allocData(log uint8) (uint32, uint32, error) {
 	v := &e.in.Volume
 	segp, offp := e.logPos(log)
 	segno := *segp
-	st, err := e.sit.get(segno)
+	k, _, err := e.takeBlock(segno, *offp)
 	if err != nil {
 		return 0, 0, err
-	}
-	k := *offp
-	for k < blocksPerSeg && st.Test(k) {
-		k++
 	}
 	if k >= blocksPerSeg {
 		return 0, 0, fmt.Errorf("%w: %s log segment %d has no free block at or after %d", ErrInput, f2fs.LogName(int(log)), segno, *offp)
 	}
 	a := f2fs.SegBlock(v.MainBlkaddr, segno) + k
-	e.sit.modify(segno, st)
-	st.SetValid(k)
 	*offp = k + 1
 	if *offp >= blocksPerSeg {
 		if err := e.newCurseg(log, segp, offp); err != nil {
@@ -300,6 +294,25 @@ func (e *engine) allocData(log uint8) (uint32, uint32, error) {
 		}
 	}
 	return a, segno, nil
+}
+
+// takeBlock is the engine's own block allocation (f2fs_allocate_data_block in LFS allocation, where
+// the sequence has no segment manager, and an inline conversion's block): the first block of segment
+// segno at or after from whose valid bit is clear, made valid (update_sit_entry +1). k is
+// blocksPerSeg when the segment has none (nothing changed).
+func (e *engine) takeBlock(segno, from uint32) (k uint32, st *segState, err error) {
+	if st, err = e.sit.get(segno); err != nil {
+		return 0, nil, err
+	}
+	k = from
+	for k < blocksPerSeg && st.Test(k) {
+		k++
+	}
+	if k < blocksPerSeg {
+		e.sit.modify(segno, st)
+		st.SetValid(k)
+	}
+	return k, st, nil
 }
 
 // allocSM is f2fs_allocate_data_block for a data page of log whose block was old, on the
