@@ -211,3 +211,138 @@ func checkSITOwner(t *testing.T, q *Seq, in Input, what string) {
 		}
 	}
 }
+
+// TestSITOwnerStampsAsReplayed holds the mounted sequence's one-owner path (a walk stamps
+// update_segment_mtime on the segment manager's entries, gc.State.Adopt takes them back) to the
+// path it replaced, which replayed every f2fs_invalidate_blocks call piece into a second copy
+// (gc.State.InvalidateRange: update_segment_mtime, the bits, locate_dirty_segment). Random zeros,
+// punches and truncates with clock changes between them, both modes: after every operation that
+// wrote no page back and collected nothing, each segment's entry (count, map, mtime, type,
+// checkpointed blocks), its class and min/max mtime equal the replay's on a copy of the manager
+// taken before the operation.
+func TestSITOwnerStampsAsReplayed(t *testing.T) {
+	iters := 40
+	if testing.Short() {
+		iters = 10
+	}
+	compared := 0
+	for seed := range uint64(iters) {
+		for _, mode := range Modes {
+			r := rand.New(rand.NewPCG(seed, 3636))
+			q, in := mountedSITSeq(t, r, mode)
+			v := &in.Volume
+			n := int64(in.Inode.Size / 4096)
+			for k := range 12 {
+				q.SetNow(uint64(k*7 + r.IntN(50)))
+				ref := q.GCState()
+				off, length := int64(r.IntN(int(n)*4096+8192)), int64(1+r.IntN(96*4096))
+				var res *Result
+				var pages []PageWrite
+				var err error
+				switch r.IntN(3) {
+				case 0:
+					res, _, pages, err = q.Zero(in, Request{Offset: off, Length: length, KeepSize: true})
+				case 1:
+					res, _, err = q.Punch(in, off, length)
+				default:
+					res, _, err = q.Truncate(in, off+length)
+				}
+				what := fmt.Sprintf("seed %d %s op %d", seed, mode, k)
+				if err != nil {
+					if errors.Is(err, ErrUnmodelled) {
+						break
+					}
+					t.Fatalf("%s: %v", what, err)
+				}
+				if len(pages) > 0 || q.BalanceGC() != nil {
+					continue // the manager allocated or collected: nothing to replay
+				}
+				for c := range res.Calls.All() {
+					a, left := c.Start, c.Len
+					if !isBlock(a) {
+						continue
+					}
+					for left > 0 {
+						segno, off := segnoOf(v, a), (a-v.MainBlkaddr)%512
+						cnt := min(left, 512-off)
+						if err := ref.InvalidateRange(segno, off, cnt); err != nil {
+							t.Fatalf("%s: replay: %v", what, err)
+						}
+						a, left = a+cnt, left-cnt
+					}
+				}
+				got := q.GCState()
+				for no := range v.MainSegments {
+					ge, re := got.Entry(no), ref.Entry(no)
+					if ge.Segment() != re.Segment() || ge.CkptValid() != re.CkptValid() || got.Class(no) != ref.Class(no) {
+						t.Fatalf("%s: segment %d: owner %+v %s, replay %+v %s", what, no, ge.Segment(), got.Class(no), re.Segment(), ref.Class(no))
+					}
+				}
+				gmin, gmax := got.MinMaxMtime()
+				rmin, rmax := ref.MinMaxMtime()
+				if gmin != rmin || gmax != rmax {
+					t.Fatalf("%s: min/max mtime %d/%d, replay %d/%d", what, gmin, gmax, rmin, rmax)
+				}
+				compared++
+			}
+		}
+	}
+	if compared < iters {
+		t.Fatalf("only %d operations compared", compared)
+	}
+	t.Logf("%d operations compared with the replay", compared)
+}
+
+// mountedSITSeq is a mounted sequence over one file of random runs holding every valid block, the
+// segments' mtimes random.
+func mountedSITSeq(t *testing.T, r *rand.Rand, mode Mode) (*Seq, Input) {
+	t.Helper()
+	n := 1 + r.IntN(3000)
+	slots := make([]uint32, n)
+	next := uint32(8192 + r.IntN(20000))
+	for i := range slots {
+		switch p := r.IntN(100); {
+		case p < 10:
+			slots[i] = NullAddr
+		case p < 15:
+			slots[i] = NewAddr
+		default:
+			if r.IntN(20) == 0 {
+				next += uint32(1 + r.IntN(1000))
+			}
+			if next >= 60000 {
+				break
+			}
+			slots[i] = next
+			next++
+		}
+	}
+	st := newState(slots, int64(n))
+	in := st.input()
+	v := &in.Volume
+	v.HotDataSegno, v.WarmDataSegno, v.ColdDataSegno = 1, 2, 3
+	v.CurrentSegments = []uint32{1, 2, 3, 113, 114, 115}
+	own := &memOwners{in: in, index: map[uint32]uint64{}}
+	for i, a := range slots {
+		if isBlock(a) {
+			own.index[a] = uint64(i)
+		}
+	}
+	gv := gc.Volume{SegsPerSec: 1, Segments: make([]gc.Segment, v.MainSegments), ElapsedTime: 1000}
+	for no := range v.MainSegments {
+		valid, bm, _ := st.sit.SegmentValidMap(no)
+		gv.Segments[no] = gc.Segment{Valid: valid, Map: bm, Type: gc.WarmData}
+		if valid > 0 {
+			gv.Segments[no].Mtime = uint64(r.IntN(1000))
+		}
+	}
+	for log, no := range v.CurrentSegments {
+		gv.Segments[no].Type = log
+	}
+	gv.Current = [gc.NumLogs]gc.CurSeg{{Segno: 1}, {Segno: 2}, {Segno: 3}, {Segno: 113}, {Segno: 114}, {Segno: 115}}
+	q := NewSeq(mode)
+	if err := q.MountGC(*v, st.sit, gv, own); err != nil {
+		t.Fatal(err)
+	}
+	return q, in
+}
