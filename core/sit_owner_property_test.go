@@ -219,7 +219,8 @@ func checkSITOwner(t *testing.T, q *Seq, in Input, what string) {
 // punches and truncates with clock changes between them, both modes: after every operation that
 // wrote no page back and collected nothing, each segment's entry (count, map, mtime, type,
 // checkpointed blocks), its class and min/max mtime equal the replay's on a copy of the manager
-// taken before the operation.
+// taken before the operation, and the class the walk's result shows for each segment it touched is
+// the manager's.
 func TestSITOwnerStampsAsReplayed(t *testing.T) {
 	iters := 40
 	if testing.Short() {
@@ -272,6 +273,12 @@ func TestSITOwnerStampsAsReplayed(t *testing.T) {
 					}
 				}
 				got := q.GCState()
+				// The walk's classes (what a result shows) are the manager's lists, not a second opinion.
+				for _, sg := range res.Segments {
+					if sg.Class.String() != got.Class(sg.Segno) {
+						t.Fatalf("%s: segment %d: the walk leaves it %s, the segment manager %s", what, sg.Segno, sg.Class, got.Class(sg.Segno))
+					}
+				}
 				for no := range v.MainSegments {
 					ge, re := got.Entry(no), ref.Entry(no)
 					if ge.Segment() != re.Segment() || ge.CkptValid() != re.CkptValid() || got.Class(no) != ref.Class(no) {
