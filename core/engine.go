@@ -425,7 +425,7 @@ func (e *engine) validate(a uint32) (Action, error) {
 	if err != nil {
 		return ActNone, err
 	}
-	if !testBit(&st.cur, f2fs.SegOff(a, v.Segment0Blkaddr)) {
+	if !st.Test(f2fs.SegOff(a, v.Segment0Blkaddr)) {
 		return ActSITBit, nil
 	}
 	return ActNone, nil
@@ -511,25 +511,18 @@ func (e *engine) step(ev *Event) bool {
 			if cn.advise&AdviseCold != 0 {
 				segno, k = v.ColdDataSegno, cn.coldBlkoff
 			}
-			st, err := e.sit.get(segno)
+			from := k
+			k, st, err := e.takeBlock(segno, from)
 			if err != nil {
 				e.err = err
 				return false
-			}
-			from := k
-			for k < blocksPerSeg && testBit(&st.cur, k) {
-				k++
 			}
 			if k >= blocksPerSeg {
 				e.err = fmt.Errorf("%w: data log segment %d has no free block at or after %d", ErrInput, segno, from)
 				return false
 			}
 			a := f2fs.SegBlock(v.MainBlkaddr, segno) + k
-			e.sit.modify(segno, st)
-			setBit(&st.cur, k)
-			setBit(&st.disc, k)
-			st.valid++
-			st.class = classify(st.valid, st.class == SegCurrent)
+			st.class = classify(st.Count(), st.class == SegCurrent)
 			if cn.advise&AdviseCold != 0 {
 				cn.coldBlkoff = k + 1
 			} else {
@@ -777,8 +770,9 @@ func (e *engine) statesOf(t []uint32) []SegmentState {
 	out := make([]SegmentState, 0, len(t))
 	for _, no := range t {
 		st := e.sit.segs[no]
-		out = append(out, SegmentState{Segno: no, ValidBefore: st.origValid, Valid: st.valid,
-			MapBefore: hex.EncodeToString(st.orig[:]), Map: hex.EncodeToString(st.cur[:]),
+		m := st.Map()
+		out = append(out, SegmentState{Segno: no, ValidBefore: st.origValid, Valid: st.Count(),
+			MapBefore: hex.EncodeToString(st.orig[:]), Map: hex.EncodeToString(m[:]),
 			ClassBefore: st.origClass, Class: st.class})
 	}
 	return out

@@ -10,14 +10,14 @@ import (
 
 // The segment manager of a sequence. Package gc models what the kernel's segment manager keeps in
 // memory for a whole volume (every segment's SIT entry with its mtime, the six logs, the dirty,
-// prefree and free maps, victim selection); core models files and the zero-range walk on lazily
-// read overlays. A Seq mounted with [Seq.MountGC] holds a gc.State beside its own state and keeps
-// the two in step: every SIT change an operation makes (f2fs_invalidate_blocks calls, writeback's
-// allocations, logs opened) is fed to the gc.State in the kernel's order, so its mtimes are the
-// kernel's; a checkpoint or a garbage collection runs on the gc.State, and core then takes its SIT
-// and logs back (the gc.State is the SIT source from then on) and moves the data slots of the
-// files whose blocks moved. gc knows nothing of core: the data it moves is named by block, and
-// the Seq finds each block's owner through [Owners].
+// prefree and free maps, victim selection) and owns the SIT: gc.Entry (gc/sit.go) is the only
+// writer of a valid count, map or mtime. A Seq mounted with [Seq.MountGC] keeps no SIT of its own:
+// the gc.State is its SIT source, each walk reads its entries from it and stamps them with its clock
+// ([Seq.stamped]), and [Seq.feedEnd] hands the changed entries back (gc.State.Adopt); a write-back
+// allocates on it (gc.State.Alloc) and reads the entries back. A checkpoint or a garbage collection
+// runs on the gc.State, and core then takes a snapshot of it as the next walk's source and moves the
+// data slots of the files whose blocks moved. gc knows nothing of core: the data it moves is named
+// by block, and the Seq finds each block's owner through [Owners].
 
 // Owners finds, on the image a sequence started from, the file whose data slot holds a block, and
 // a file's input by inode number. source.Owners implements it with the image's summary blocks.
@@ -60,7 +60,9 @@ func (q *Seq) MountGC(vol Volume, sit SITSource, v gc.Volume, o Owners) error {
 		s.PostRead = func(b gc.Block) (bool, error) { return q.postRead(f2fs.SegBlock(main, b.Segno) + b.Blkoff) }
 	}
 	q.tune(&vol)
-	q.vol = &Input{Volume: vol, SIT: sit}
+	// From the mount on the segment manager is the sequence's SIT: every walk reads its entries
+	// from it (a snapshot, so a result keeps what it saw) and hands back what it changed.
+	q.vol = &Input{Volume: vol, SIT: s.Clone()}
 	return nil
 }
 
@@ -195,68 +197,62 @@ func (q *Seq) GC(sync int) (*WriteResult, error) {
 	return res, nil
 }
 
-// feedCalls gives the segment manager a zero's f2fs_invalidate_blocks calls, piece by piece.
-func (q *Seq) feedCalls(v *Volume, res *Result) error {
-	if q.sm == nil {
-		return nil
+// stamped gives an operation's walk its SIT source in a mounted sequence: the sequence's, whose
+// entries the segment manager holds, stamped with the manager's clock (update_segment_mtime). Without
+// a segment manager the source is left as it is.
+func (q *Seq) stamped(in Input) Input {
+	if q.sm != nil {
+		in.SIT = stampedSIT{SITSource: in.SIT, now: q.sm.MtimeNow()}
 	}
-	for c := range res.Calls.All() {
-		a, n := c.Start, c.Len
-		if !isBlock(a) {
-			continue // NEW_ADDR or COMPRESS_ADDR: f2fs_invalidate_blocks returned at once
-		}
-		for n > 0 {
-			if a < v.MainBlkaddr {
-				return fmt.Errorf("%w: call at block %d below the main area", ErrInput, a)
-			}
-			segno, off := f2fs.SegNo(a, v.MainBlkaddr), f2fs.SegOff(a, v.MainBlkaddr)
-			k := min(n, blocksPerSeg-off)
-			if err := q.sm.InvalidateRange(segno, off, k); err != nil {
-				return err
-			}
-			a, n = a+k, n-k
-		}
-	}
-	return nil
+	return in
 }
 
-// feedPages gives the segment manager the pages writeback wrote out of place (unless feed is
-// false: the writeback allocated them there itself), and records who owns each new block.
-func (q *Seq) feedPages(v *Volume, ino uint32, pages []PageWrite, feed bool) error {
+// notePages records who owns each block writeback wrote out of place (the segment manager
+// allocated it: [engine.allocSM]).
+func (q *Seq) notePages(v *Volume, ino uint32, pages []PageWrite) {
 	if q.sm == nil {
-		return nil
+		return
 	}
 	for _, p := range pages {
 		if p.How != WroteOutPlace {
 			continue
 		}
-		to := blockOf(v, p.New)
-		var old *gc.Block
 		if isBlock(p.Old) {
-			b := blockOf(v, p.Old)
-			old = &b
 			delete(q.placed, p.Old)
-		}
-		if feed {
-			if err := q.sm.Write(to, old); err != nil {
-				return err
-			}
 		}
 		q.placed[p.New] = blockOwner{ino, p.Index}
 	}
-	return nil
 }
 
 func blockOf(v *Volume, a uint32) gc.Block {
 	return gc.Block{Segno: f2fs.SegNo(a, v.MainBlkaddr), Blkoff: f2fs.SegOff(a, v.MainBlkaddr)}
 }
 
-// feedEnd brings the segment manager's logs and the touched segments' maps to what the operation
-// left: a log core opened a segment for, a change no call or page write describes (the block an
-// inline conversion wrote).
-func (q *Seq) feedEnd(touched []uint32) error {
+// feedEnd hands the segment manager what an operation left: the entries of the segments it
+// touched (read from the manager, changed by the walk's f2fs_invalidate_blocks pieces, each stamped
+// with the manager's clock when stamped, or by an inline conversion's block; gc.State.Adopt takes
+// them and places each segment in its lists), then a log core moved (a data log's next block, past a
+// block the operation wrote itself). The entries are the manager's own: the manager replays nothing.
+func (q *Seq) feedEnd(touched []uint32, stamped bool) error {
 	if q.sm == nil || q.vol == nil {
 		return nil
+	}
+	es, ok := q.vol.SIT.(entrySource)
+	for _, no := range touched {
+		var ent gc.Entry
+		whole := false
+		if ok {
+			var err error
+			if ent, whole, err = es.SITEntry(no); err != nil {
+				return err
+			}
+		}
+		if !whole {
+			return fmt.Errorf("%w: segment %d: the sequence's SIT is not its segment manager's", ErrInput, no)
+		}
+		if err := q.sm.Adopt(no, ent, stamped); err != nil {
+			return err
+		}
 	}
 	v := &q.vol.Volume
 	cur := q.sm.Current()
@@ -275,17 +271,6 @@ func (q *Seq) feedEnd(touched []uint32) error {
 	// take): the volume's logs follow them.
 	cur = q.sm.Current()
 	v.HotDataBlkoff, v.WarmDataBlkoff, v.ColdDataBlkoff = cur[gc.HotData].Blkoff, cur[gc.WarmData].Blkoff, cur[gc.ColdData].Blkoff
-	for _, no := range touched {
-		_, m, err := q.vol.SIT.SegmentValidMap(no)
-		if err != nil {
-			return err
-		}
-		if q.sm.Segment(no).Map != m {
-			if err := q.sm.SetSegment(no, m); err != nil {
-				return err
-			}
-		}
-	}
 	return nil
 }
 

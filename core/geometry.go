@@ -52,4 +52,4 @@ func NodeBlocks(end uint64, addrsPerInode int) uint64 {
 
 // SetValidBit sets block k's bit in a segment's SIT valid map, in the on-disk order (f2fs_set_bit:
 // byte k/8, the most significant bit first).
-func SetValidBit(m *[64]byte, k uint32) { setBit(m, k) }
+func SetValidBit(m *[64]byte, k uint32) { m[k>>3] |= 0x80 >> (k & 7) }

@@ -190,3 +190,7 @@ func (e Extent) String() string {
 	}
 	return fmt.Sprintf("%d+%d:%s", e.Index, e.Count, e.State)
 }
+
+// setBit and clearBit build an image's valid map for a test's memSIT (input, not the model's SIT).
+func setBit(m *[64]byte, k uint32)   { m[k>>3] |= 0x80 >> (k & 7) }
+func clearBit(m *[64]byte, k uint32) { m[k>>3] &^= 0x80 >> (k & 7) }

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"unsafe"
+
+	"github.com/zrviz/zrviz/gc"
 )
 
 // slotRun is a compressed stretch of slots: n slots holding addr, addr+1, …
@@ -308,11 +310,11 @@ func (c SegClass) String() string {
 // MarshalText encodes the class by name.
 func (c SegClass) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
-// segState is the engine's in-memory seg_entry for one segment.
+// segState is the engine's in-memory seg_entry for one segment: the SIT entry itself (valid count,
+// maps; gc.Entry, whose methods are the only writers of them), the segment's class in the segment
+// manager's lists, and its entry as the image held it (the before picture, never changed).
 type segState struct {
-	valid     int32
-	cur       [64]byte // cur_valid_map
-	disc      [64]byte // discard_map
+	gc.Entry
 	origValid uint32
 	orig      [64]byte
 	class     SegClass
@@ -326,20 +328,44 @@ type segState struct {
 // run that touches thousands of segments per chunk stays small.
 type sitUndo struct {
 	segno   uint32
-	valid   int32
 	gen     int32
 	class   SegClass
 	touched bool
-	cur     [64]byte
-	disc    [64]byte
+	entry   gc.Entry
 }
 
 // SITUndoBytes is the size of one entry of a Run's SIT undo log, for estimating a player's memory.
 const SITUndoBytes = int64(unsafe.Sizeof(sitUndo{})) + 8
 
+// entrySource is a SIT source that may hold whole entries (mtime, type, checkpointed map): the
+// segment manager of a mounted sequence (gc.State), or an overlay over it. whole is false where the
+// source holds only counts and maps (an image's SIT, an overlay over one).
+type entrySource interface {
+	SITEntry(segno uint32) (e gc.Entry, whole bool, err error)
+}
+
+// stampedSIT is a mounted sequence's SIT source for one operation: the walk stamps each segment
+// piece's mtime with now (update_segment_mtime in f2fs_invalidate_blocks), on entries read from
+// the segment manager, which takes them back after the operation (gc.State.Adopt).
+type stampedSIT struct {
+	SITSource
+	now uint64
+}
+
+// SITEntry passes the source's whole entries on.
+func (s stampedSIT) SITEntry(segno uint32) (gc.Entry, bool, error) {
+	if es, ok := s.SITSource.(entrySource); ok {
+		return es.SITEntry(segno)
+	}
+	return gc.Entry{}, false, nil
+}
+
 // sitOverlay holds every segment the run has read, loaded lazily.
 type sitOverlay struct {
-	src     SITSource
+	src SITSource
+	// stamp: update_segment_mtime runs at now (a mounted sequence's walk, stampedSIT).
+	stamp   bool
+	now     uint64
 	mainSeg uint32
 	current []uint32
 	prefree []uint32 // Volume.Prefree
@@ -354,8 +380,12 @@ type sitOverlay struct {
 }
 
 func newSITOverlay(src SITSource, v *Volume) *sitOverlay {
-	return &sitOverlay{src: src, mainSeg: v.MainSegments, current: v.CurrentSegments,
+	o := &sitOverlay{src: src, mainSeg: v.MainSegments, current: v.CurrentSegments,
 		prefree: v.Prefree, trimmed: v.Trimmed, segs: map[uint32]*segState{}, lastNo: nullSegno}
+	if st, ok := src.(stampedSIT); ok {
+		o.src, o.stamp, o.now = st.SITSource, true, st.now
+	}
+	return o
 }
 
 func (s *sitOverlay) isCurrent(segno uint32) bool {
@@ -392,19 +422,24 @@ func (s *sitOverlay) get(segno uint32) (*segState, error) {
 func (s *sitOverlay) load(segno uint32) (*segState, error) {
 	st := s.segs[segno]
 	if st == nil {
-		v, bm, err := s.src.SegmentValidMap(segno)
-		if err != nil {
-			return nil, &SourceError{Op: "SegmentValidMap", Index: uint64(segno), Err: err}
-		}
-		st = &segState{valid: int32(v), cur: bm, origValid: v, orig: bm, gen: -1}
-		if s.trimmed {
-			for i := range st.disc {
-				st.disc[i] = 0xFF
+		ent, whole, origValid := gc.Entry{}, false, uint32(0)
+		if es, ok := s.src.(entrySource); ok {
+			var err error
+			if ent, whole, err = es.SITEntry(segno); err != nil {
+				return nil, &SourceError{Op: "SegmentValidMap", Index: uint64(segno), Err: err}
 			}
-		} else {
-			st.disc = bm
+			ent.Reload(s.trimmed)
+			origValid = ent.Valid()
 		}
-		st.class = classify(st.valid, s.isCurrent(segno))
+		if !whole {
+			v, bm, err := s.src.SegmentValidMap(segno)
+			if err != nil {
+				return nil, &SourceError{Op: "SegmentValidMap", Index: uint64(segno), Err: err}
+			}
+			ent, origValid = gc.ReadEntry(v, bm, s.trimmed), v
+		}
+		st = &segState{Entry: ent, origValid: origValid, orig: ent.Map(), gen: -1}
+		st.class = classify(st.Count(), s.isCurrent(segno))
 		if st.class == SegFree && slices.Contains(s.prefree, segno) {
 			st.class = SegPrefree
 		}
@@ -413,6 +448,22 @@ func (s *sitOverlay) load(segno uint32) (*segState, error) {
 	}
 	s.lastNo, s.last = segno, st
 	return st, nil
+}
+
+// reread takes segment segno's entry from the segment manager sm, which changed it (an allocation
+// the engine asked it for): the overlay keeps no count or map of its own making.
+func (s *sitOverlay) reread(segno uint32, sm *gc.State) error {
+	st, err := s.get(segno)
+	if err != nil {
+		return err
+	}
+	ent, _, err := sm.SITEntry(segno)
+	if err != nil {
+		return &SourceError{Op: "SegmentValidMap", Index: uint64(segno), Err: err}
+	}
+	s.modify(segno, st)
+	st.Entry = ent
+	return nil
 }
 
 // modify journals st's state before its first change in this generation.
@@ -427,8 +478,8 @@ func (s *sitOverlay) modify(segno uint32, st *segState) {
 //go:noinline
 func (s *sitOverlay) firstChange(segno uint32, st *segState) {
 	if s.journal && st.gen != s.gen {
-		s.log = append(s.log, sitUndo{segno: segno, valid: st.valid, gen: st.gen, class: st.class,
-			touched: st.touched, cur: st.cur, disc: st.disc})
+		s.log = append(s.log, sitUndo{segno: segno, gen: st.gen, class: st.class,
+			touched: st.touched, entry: st.Entry})
 		st.gen = s.gen
 	}
 	if !st.touched {
@@ -441,7 +492,7 @@ func (s *sitOverlay) undo(logLen, touchedLen int) {
 	for i := len(s.log) - 1; i >= logLen; i-- {
 		u := &s.log[i]
 		st := s.segs[u.segno]
-		st.valid, st.gen, st.class, st.touched, st.cur, st.disc = u.valid, u.gen, u.class, u.touched, u.cur, u.disc
+		st.Entry, st.gen, st.class, st.touched = u.entry, u.gen, u.class, u.touched
 	}
 	s.log = s.log[:logLen]
 	s.touched = s.touched[:touchedLen]
@@ -450,13 +501,27 @@ func (s *sitOverlay) undo(logLen, touchedLen int) {
 // SegmentValidMap makes a frozen overlay a SITSource for the next request.
 func (s *sitOverlay) SegmentValidMap(segno uint32) (uint32, [64]byte, error) {
 	if st := s.segs[segno]; st != nil {
-		v := st.valid
-		if v < 0 {
-			v = 0
-		}
-		return uint32(v), st.cur, nil
+		return st.Valid(), st.Map(), nil
 	}
 	return s.src.SegmentValidMap(segno)
+}
+
+// SITEntry makes a frozen overlay an entrySource for the next request: the entry of a segment it
+// holds, else its source's.
+func (s *sitOverlay) SITEntry(segno uint32) (gc.Entry, bool, error) {
+	if st := s.segs[segno]; st != nil {
+		if es, ok := s.src.(entrySource); ok {
+			if _, whole, err := es.SITEntry(segno); err != nil || !whole {
+				return gc.Entry{}, false, err
+			}
+			return st.Entry, true, nil
+		}
+		return gc.Entry{}, false, nil
+	}
+	if es, ok := s.src.(entrySource); ok {
+		return es.SITEntry(segno)
+	}
+	return gc.Entry{}, false, nil
 }
 
 func (s *sitOverlay) frozen() *sitOverlay {
@@ -481,8 +546,6 @@ func (s *sitOverlay) prefreeNow() []uint32 {
 }
 
 func testBit(m *[64]byte, k uint32) bool { return m[k>>3]&(0x80>>(k&7)) != 0 }
-func setBit(m *[64]byte, k uint32)       { m[k>>3] |= 0x80 >> (k & 7) }
-func clearBit(m *[64]byte, k uint32)     { m[k>>3] &^= 0x80 >> (k & 7) }
 
 // UnmarshalText is the inverse of [SegClass.MarshalText].
 func (c *SegClass) UnmarshalText(b []byte) error {

@@ -272,7 +272,8 @@ func (e *engine) invoke(k *sink) bool {
 
 // sitPiece applies the next segment piece of the call and describes it in ev: blocks [a0, a0+cnt)
 // of one segment are released — update_sit_entry(−cnt) and locate_dirty_segment
-// (update_segment_mtime is not modelled: no clock). After the last piece the call returns:
+// (update_segment_mtime only in a mounted sequence, whose segment manager has the clock: stampedSIT).
+// After the last piece the call returns:
 // per-block, its slot becomes NEW_ADDR and the loop goes on; a discontiguous flush returns to the
 // slot that forced it; the flush after the loop leaves the chunk. It returns emit's answer, or
 // false when a source failed (e.err).
@@ -290,34 +291,27 @@ func (e *engine) sitPiece(k *sink) bool {
 		return false
 	}
 	e.sit.modify(segno, st)
-	before, cb := st.valid, st.class
-	wrong, blk := uint32(0), uint32(0)
-	for k := off; k < off+cnt; k++ {
-		m, b := &st.cur[k>>3], byte(0x80>>(k&7))
-		if *m&b != 0 {
-			*m &^= b
-		} else {
-			// "Bitmap was wrongly cleared": the kernel gives the block back to the count and
-			// goes on (production f2fs_bug_on).
-			if wrong == 0 {
-				blk = f2fs.SegBlock(v.MainBlkaddr, segno) + k
-			}
-			wrong++
-		}
-		if d := &st.disc[k>>3]; *d&b != 0 {
-			*d &^= b
-			s.stats.DiscardBlocks++
-		}
+	before, cb := st.Count(), st.class
+	if e.sit.stamp {
+		st.UpdateMtime(e.sit.now) // update_segment_mtime(sbi, blkaddr, 0), before the count changes
 	}
-	st.valid -= int32(cnt - wrong)
+	// "Bitmap was wrongly cleared": the kernel gives the block back to the count and goes on
+	// (production f2fs_bug_on); the entry counts those blocks in wrong.
+	wrong, first, disc := st.Invalidate(off, cnt)
+	blk := uint32(0)
+	if wrong > 0 {
+		blk = f2fs.SegBlock(v.MainBlkaddr, segno) + first
+	}
+	s.stats.DiscardBlocks += uint64(disc)
+	after := st.Count()
 	if st.class != SegCurrent {
 		switch {
-		case st.valid <= 0:
+		case after <= 0:
 			if st.class != SegPrefree {
 				s.stats.SegmentsPrefree++
 			}
 			st.class = SegPrefree
-		case st.valid < blocksPerSeg:
+		case after < blocksPerSeg:
 			st.class = SegDirty
 		default:
 			st.class = SegFull
@@ -331,7 +325,7 @@ func (e *engine) sitPiece(k *sink) bool {
 		e.at(ev, c.slot)
 		ev.Kind, ev.Action, ev.State = EvSITUpdate, ActNone, StateNull
 		ev.Segno, ev.Addr, ev.Len, ev.Count, ev.Blk = segno, a0, cnt, uint64(wrong), blk
-		ev.Before, ev.After = uint64(max(before, 0)), uint64(max(st.valid, 0))
+		ev.Before, ev.After = uint64(max(before, 0)), uint64(max(after, 0))
 		ev.SegBefore, ev.SegAfter = cb, st.class
 	}
 	c.next = a0 + cnt

@@ -410,7 +410,7 @@ func (r *Run) Segment(segno uint32) (s SegmentNow, ok bool) {
 	if st == nil {
 		return SegmentNow{}, false
 	}
-	return SegmentNow{Valid: st.valid, Class: st.class, Map: st.cur}, true
+	return SegmentNow{Valid: st.Count(), Class: st.class, Map: st.Map()}, true
 }
 
 // SITTotals sums the SIT valid counts of the segments the run has touched so far, before the run
@@ -420,7 +420,7 @@ func (r *Run) SITTotals() (before, now uint64, touched int) {
 	for _, no := range r.e.sit.touched {
 		st := r.e.sit.segs[no]
 		before += uint64(st.origValid)
-		now += uint64(max(st.valid, 0))
+		now += uint64(st.Valid())
 	}
 	return before, now, len(r.e.sit.touched)
 }

@@ -216,8 +216,7 @@ func wbDirtied(pages []PageWrite) uint64 {
 }
 
 // doneWriteback records what a writeback of one file left. sm is the segment manager the
-// writeback allocated on ([Seq.wbSM]): it becomes the sequence's; without one the pages are fed to
-// the segment manager here.
+// writeback allocated on ([Seq.wbSM]): it becomes the sequence's (nil: the sequence has none).
 func (q *Seq) doneWriteback(next Input, pages []PageWrite, sm *gc.State) error {
 	t := touchedOf(next, pages)
 	q.done(next, t)
@@ -228,10 +227,8 @@ func (q *Seq) doneWriteback(next Input, pages []PageWrite, sm *gc.State) error {
 	if sm != nil {
 		q.sm = sm
 	}
-	if err := q.feedPages(&next.Volume, next.Inode.Ino, pages, sm == nil); err != nil {
-		return err
-	}
-	return q.feedEnd(t)
+	q.notePages(&next.Volume, next.Inode.Ino, pages)
+	return q.feedEnd(t, false)
 }
 
 // wbSM is the segment manager a writeback allocates on: a copy of the sequence's (nil without
@@ -261,6 +258,7 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 	if err != nil {
 		return nil, in, nil, err
 	}
+	in = q.stamped(in)
 	res, err = SimulateContext(q.ctx, in, req, q.mode)
 	if err != nil {
 		return nil, in, nil, err
@@ -275,10 +273,7 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 	}
 	q.metaWalk(in, wholePages(req.Offset, req.Offset+req.Length), res)
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesAlloc + 1
-	if err := q.feedCalls(&in.Volume, res); err != nil {
-		return nil, in, nil, err
-	}
-	if err := q.feedEnd(segs); err != nil {
+	if err := q.feedEnd(segs, true); err != nil {
 		return nil, in, nil, err
 	}
 	// f2fs_zero_range calls f2fs_balance_fs after each dnode chunk, also after one that failed,
@@ -315,7 +310,7 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 		q.metaOn(in.Inode.Ino)
 	}
 	q.dirtyMeta += dnodesSpanned(uint64(off)>>12, uint64(off+max(length, 1)-1)>>12) + 2*res.NodesAlloc + 1
-	if err := q.feedEnd(touched); err != nil {
+	if err := q.feedEnd(touched, false); err != nil {
 		return nil, err
 	}
 	// f2fs_map_blocks (F2FS_GET_BLOCK_PRE_AIO) calls f2fs_balance_fs after each dnode it reserved in.
@@ -598,6 +593,7 @@ func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 	if q.nodesMoved {
 		in.Slots = unknownNodes{in.Slots}
 	}
+	in = q.stamped(in)
 	res, err := SimulateContext(q.ctx, in, req, q.mode)
 	if err != nil {
 		return nil, in, err
@@ -622,10 +618,7 @@ func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 		q.metaWalk(in, wholePages(req.Offset, maxBytes), res) // truncate: every page past the size
 	}
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesFreed + 1
-	if err := q.feedCalls(&in.Volume, res); err != nil {
-		return nil, in, err
-	}
-	if err := q.feedEnd(segs); err != nil {
+	if err := q.feedEnd(segs, true); err != nil {
 		return nil, in, err
 	}
 	// f2fs_balance_fs: in fill_zero (each partial page) and before f2fs_truncate_hole (punch);

@@ -177,7 +177,7 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 			return in, nil, err
 		}
 		if isBlock(old) {
-			if err := e.releaseBlock(old); err != nil {
+			if err := e.releaseBlock(old, m.sm != nil); err != nil {
 				return in, nil, err
 			}
 		}
@@ -279,22 +279,14 @@ func (e *engine) allocData(log uint8) (uint32, uint32, error) {
 	v := &e.in.Volume
 	segp, offp := e.logPos(log)
 	segno := *segp
-	st, err := e.sit.get(segno)
+	k, _, err := e.takeBlock(segno, *offp)
 	if err != nil {
 		return 0, 0, err
-	}
-	k := *offp
-	for k < blocksPerSeg && testBit(&st.cur, k) {
-		k++
 	}
 	if k >= blocksPerSeg {
 		return 0, 0, fmt.Errorf("%w: %s log segment %d has no free block at or after %d", ErrInput, f2fs.LogName(int(log)), segno, *offp)
 	}
 	a := f2fs.SegBlock(v.MainBlkaddr, segno) + k
-	e.sit.modify(segno, st)
-	setBit(&st.cur, k)
-	setBit(&st.disc, k)
-	st.valid++
 	*offp = k + 1
 	if *offp >= blocksPerSeg {
 		if err := e.newCurseg(log, segp, offp); err != nil {
@@ -302,6 +294,25 @@ func (e *engine) allocData(log uint8) (uint32, uint32, error) {
 		}
 	}
 	return a, segno, nil
+}
+
+// takeBlock is the engine's own block allocation (f2fs_allocate_data_block in LFS allocation, where
+// the sequence has no segment manager, and an inline conversion's block): the first block of segment
+// segno at or after from whose valid bit is clear, made valid (update_sit_entry +1). k is
+// blocksPerSeg when the segment has none (nothing changed).
+func (e *engine) takeBlock(segno, from uint32) (k uint32, st *segState, err error) {
+	if st, err = e.sit.get(segno); err != nil {
+		return 0, nil, err
+	}
+	k = from
+	for k < blocksPerSeg && st.Test(k) {
+		k++
+	}
+	if k < blocksPerSeg {
+		e.sit.modify(segno, st)
+		st.SetValid(k)
+	}
+	return k, st, nil
 }
 
 // allocSM is f2fs_allocate_data_block for a data page of log whose block was old, on the
@@ -326,16 +337,16 @@ func (e *engine) allocSM(m wbMode, log uint8, old uint32) (uint32, uint32, error
 	case err != nil:
 		return 0, 0, fmt.Errorf("%w: %w", ErrInput, err)
 	}
-	st, err := e.sit.get(to.Segno)
-	if err != nil {
+	// The segment manager wrote the block and released the old one (its entries are the SIT):
+	// the overlay reads both entries back.
+	if err := e.sit.reread(to.Segno, m.sm); err != nil {
 		return 0, 0, err
 	}
-	e.sit.modify(to.Segno, st)
-	if !testBit(&st.cur, to.Blkoff) {
-		setBit(&st.cur, to.Blkoff)
-		st.valid++
+	if from != nil {
+		if err := e.sit.reread(from.Segno, m.sm); err != nil {
+			return 0, 0, err
+		}
 	}
-	setBit(&st.disc, to.Blkoff)
 	segp, offp := e.logPos(log)
 	now := m.sm.Current()[log]
 	if now.Segno != before {
@@ -368,7 +379,7 @@ func (e *engine) moveLog(old, no uint32) error {
 		return err
 	}
 	e.sit.modify(old, ost)
-	ost.class = classify(ost.valid, false)
+	ost.class = classify(ost.Count(), false)
 	return nil
 }
 
@@ -425,7 +436,7 @@ func (f *overlayFree) SegFree(segno uint32) bool {
 		}
 		return false
 	}
-	return st.valid == 0 && st.class != SegPrefree
+	return st.Count() == 0 && st.class != SegPrefree
 }
 
 // SecFree reports whether every segment of section secno is free.
@@ -440,8 +451,9 @@ func (f *overlayFree) SecFree(secno uint32) bool {
 }
 
 // releaseBlock is update_sit_entry(old, −1) and locate_dirty_segment(old's segment) inside the
-// allocator: the old block of a page written out of place.
-func (e *engine) releaseBlock(a uint32) error {
+// allocator: the old block of a page written out of place. told: the segment manager released it
+// (allocSM read its entry back), so only the segment's class follows.
+func (e *engine) releaseBlock(a uint32, told bool) error {
 	v := &e.in.Volume
 	segno := segnoOf(v, a)
 	st, err := e.sit.get(segno)
@@ -449,13 +461,13 @@ func (e *engine) releaseBlock(a uint32) error {
 		return err
 	}
 	e.sit.modify(segno, st)
-	k := f2fs.SegOff(a, v.Segment0Blkaddr)
-	clearBit(&st.cur, k)
-	clearBit(&st.disc, k)
-	st.valid--
+	if !told {
+		// writeback validated the old block (its bit is set): one block off the count.
+		st.Invalidate(f2fs.SegOff(a, v.Segment0Blkaddr), 1)
+	}
 	if st.class != SegCurrent {
-		st.class = classify(st.valid, false)
-		if st.valid <= 0 {
+		st.class = classify(st.Count(), false)
+		if st.Count() <= 0 {
 			st.class = SegPrefree
 		}
 	}

@@ -59,9 +59,12 @@
 // [State.MaySSR] refusal.
 //
 // Package gc knows blocks, not files: a data move is a [Move] from one block to another, and the
-// caller (core.Seq) finds the owner and moves its slot. core.Seq feeds its own SIT changes in
-// ([State.InvalidateRange], [State.Write], [State.SetCurrent], [State.SetSegment]), so the
-// segment manager follows zero ranges and writeback with the kernel's mtimes.
+// caller (core.Seq) finds the owner and moves its slot. The State is the one owner of the SIT
+// ([Entry], sit.go: the only writer of valid counts, maps and mtimes): a mounted core.Seq's walks
+// read their entries from it ([State.SITEntry]), stamp update_segment_mtime with its clock
+// ([State.MtimeNow]) and hand the entries back ([State.Adopt]); its write-backs allocate here
+// ([State.Alloc]) and read the entries back; a log core moved within a segment is told by
+// [State.SetCurrent]. Nothing is replayed, so the SIT is never held twice.
 //
 // Left out: zoned devices (blkzoned, zone capacity), pinned files and sections, checkpoint=disable
 // (SBI_CP_DISABLED), gc_urgent and gc_idle modes, age-threshold GC (atgc: not modelled, a mount

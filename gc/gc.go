@@ -240,10 +240,10 @@ func (s *State) collectSection(start uint32, kind Kind, pk *Pick) uint32 {
 			continue // "segment %u is used by log": never a victim
 		}
 		se := &s.segs[segno]
-		if se.Valid != 0 {
-			typ := se.Type
+		if se.Valid() != 0 {
+			typ := se.Type()
 			for off := range uint32(BlocksPerSeg) {
-				if !testMap(&se.Map, off) {
+				if !se.Test(off) {
 					continue
 				}
 				b := Block{segno, off}
@@ -271,7 +271,7 @@ func (s *State) collectSection(start uint32, kind Kind, pk *Pick) uint32 {
 				}
 			}
 		}
-		if kind == Foreground && se.Valid == 0 {
+		if kind == Foreground && se.Valid() == 0 {
 			freed++
 		}
 	}
@@ -315,7 +315,7 @@ func (s *State) isPending(b Block) bool {
 // segment and the state is marked unmodelled ([State.Unmodelled]).
 func (s *State) move(b Block, log int) (Move, bool) {
 	old := &s.segs[b.Segno]
-	if !testMap(&old.Map, b.Blkoff) {
+	if !old.Test(b.Blkoff) {
 		return Move{}, false // already moved or invalidated
 	}
 	c := &s.cur[log]
@@ -327,8 +327,7 @@ func (s *State) move(b Block, log int) (Move, bool) {
 	s.updateSegmentMtime(b.Segno)
 	s.updateSegmentMtime(to.Segno)
 	s.setValid(to.Segno, to.Blkoff)
-	clearMap(&old.Map, b.Blkoff)
-	old.Valid--
+	old.Invalidate(b.Blkoff, 1)
 	if full {
 		if err := s.replaceFull(log, s.DirtyMetaSecs+gcMetaSecs); err != nil && !errors.Is(err, ErrNoSpace) {
 			if s.unmodelled == "" {
@@ -369,6 +368,6 @@ func (s *State) newCurseg(log int) error {
 	s.setInuse(segno)
 	c.Segno, c.Blkoff = segno, 0
 	s.allocSSR[log] = false
-	s.segs[segno].Type = log // reset_curseg → __set_sit_entry_type
+	s.segs[segno].SetType(log) // reset_curseg → __set_sit_entry_type
 	return nil
 }

@@ -2,7 +2,6 @@ package gc
 
 import (
 	"fmt"
-	"math/bits"
 )
 
 // An Op is an operation of zrviz's ops language that the segment manager runs alone: checkpoint,
@@ -64,12 +63,11 @@ func (s *State) Invalidate(segno, blkoff uint32) error {
 		return fmt.Errorf("gc: invalidate segment %d block %d: outside the main area", segno, blkoff)
 	}
 	se := &s.segs[segno]
-	if !testMap(&se.Map, blkoff) {
+	if !se.Test(blkoff) {
 		return fmt.Errorf("gc: invalidate segment %d block %d: not valid", segno, blkoff)
 	}
 	s.updateSegmentMtime(segno)
-	clearMap(&se.Map, blkoff)
-	se.Valid--
+	se.Invalidate(blkoff, 1)
 	s.locateDirtySegment(segno)
 	return nil
 }
@@ -83,29 +81,8 @@ func (s *State) InvalidateRange(segno, blkoff, n uint32) error {
 		return fmt.Errorf("gc: invalidate segment %d blocks %d+%d: outside the main area", segno, blkoff, n)
 	}
 	s.updateSegmentMtime(segno)
-	se := &s.segs[segno]
-	for k := blkoff; k < blkoff+n; k++ {
-		if testMap(&se.Map, k) {
-			clearMap(&se.Map, k)
-			se.Valid--
-		}
-	}
+	s.segs[segno].Invalidate(blkoff, n)
 	s.locateDirtySegment(segno)
-	return nil
-}
-
-// Write is f2fs_allocate_data_block (segment.c:3675) for a page written out of place to block to,
-// which the caller's allocator chose (core's writeback): update_segment_mtime on the old address
-// (if any) and the new one, update_sit_entry +1 there and −1 at old, locate_dirty_segment on both.
-func (s *State) Write(to Block, old *Block) error {
-	if to.Segno >= s.mainSegs || to.Blkoff >= BlocksPerSeg || (old != nil && (old.Segno >= s.mainSegs || old.Blkoff >= BlocksPerSeg)) {
-		return fmt.Errorf("gc: write to segment %d block %d: outside the main area", to.Segno, to.Blkoff)
-	}
-	s.updateSIT(to, old)
-	if old != nil {
-		s.locateDirtySegment(old.Segno)
-	}
-	s.locateDirtySegment(to.Segno)
 	return nil
 }
 
@@ -120,11 +97,7 @@ func (s *State) updateSIT(to Block, old *Block) {
 	s.setValid(to.Segno, to.Blkoff)
 	s.setInuse(to.Segno)
 	if old != nil {
-		os := &s.segs[old.Segno]
-		if testMap(&os.Map, old.Blkoff) {
-			clearMap(&os.Map, old.Blkoff)
-			os.Valid--
-		}
+		s.segs[old.Segno].Invalidate(old.Blkoff, 1)
 	}
 }
 
@@ -155,31 +128,42 @@ func (s *State) SetCurrent(log int, c CurSeg) error {
 	if s.large() {
 		s.dirtySec.clear(c.Segno / s.segsPerSec)
 	}
-	s.segs[c.Segno].Type = log
+	s.segs[c.Segno].SetType(log)
 	s.allocSSR[log] = false // new_curseg: LFS allocation
 	s.locateDirtySegment(old.Segno)
 	return nil
 }
 
-// SetSegment replaces segment segno's valid map (and count) by what the caller's model holds,
-// for a change the caller made that no other method describes (an inline conversion's block);
-// the mtime is left alone.
-func (s *State) SetSegment(segno uint32, bitmap [64]byte) error {
+// SITEntry returns segment segno's whole entry (ok true: the segment manager holds mtimes, types
+// and checkpointed maps), so a State is the SIT source of core's walks in a mounted sequence: a
+// walk reads its entries here and hands back what it changed ([State.Adopt]).
+func (s *State) SITEntry(segno uint32) (Entry, bool, error) {
+	if segno >= s.mainSegs {
+		return Entry{}, false, fmt.Errorf("gc: segment %d: %w (main area has %d)", segno, ErrVolume, s.mainSegs)
+	}
+	return s.segs[segno], true, nil
+}
+
+// MtimeNow is get_mtime(sbi, false): the time update_segment_mtime stamps now.
+func (s *State) MtimeNow() uint64 { return s.mtimeNow() }
+
+// Adopt takes segment segno's entry as a walk or a write the caller ran on the segment manager's
+// entries left it (core's f2fs_invalidate_blocks pieces, each after update_segment_mtime at
+// [State.MtimeNow], or an inline conversion's block): its valid count, map and mtime ([Entry]'s
+// take), then __set_inuse for a segment with valid blocks and locate_dirty_segment. stamped says the
+// walk stamped mtimes (max_mtime follows). The caller's entry must have been read from this State's
+// ([State.SITEntry]) and changed only by [Entry]'s methods: the State does not replay the change.
+func (s *State) Adopt(segno uint32, e Entry, stamped bool) error {
 	if segno >= s.mainSegs {
 		return fmt.Errorf("gc: segment %d: outside the main area", segno)
 	}
 	se := &s.segs[segno]
-	se.Map = bitmap
-	for i, b := range bitmap { // a block written since the checkpoint is checkpointed for SSR
-		s.ckpt[segno][i] |= b
-	}
-	n := uint32(0)
-	for _, b := range bitmap {
-		n += uint32(bits.OnesCount8(b))
-	}
-	se.Valid = n
-	if n > 0 {
+	se.take(&e)
+	if se.Valid() > 0 {
 		s.setInuse(segno)
+	}
+	if now := s.mtimeNow(); stamped && now > s.maxMtime {
+		s.maxMtime = now
 	}
 	s.locateDirtySegment(segno)
 	return nil

@@ -3,7 +3,6 @@ package gc
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"slices"
 )
 
@@ -56,11 +55,7 @@ func (s *State) SSRVictims() []SSRVictim { return append([]SSRVictim(nil), s.ssr
 // a checkpoint copies cur_valid_map over it, seg_info_to_raw_sit, segment.h:410). SSR never reuses
 // such a block (__next_free_blkoff reads ckpt_valid_map | cur_valid_map).
 func (s *State) CkptValid(segno uint32) uint32 {
-	n := uint32(0)
-	for _, b := range s.ckpt[segno] {
-		n += uint32(bits.OnesCount8(b))
-	}
-	return n
+	return s.segs[segno].CkptValid()
 }
 
 // SSRLog reports whether log is in SSR allocation (curseg->alloc_type == SSR): change_curseg moved
@@ -72,7 +67,7 @@ func (s *State) SSRLog(log int) bool { return log >= 0 && log < NumLogs && s.all
 func (s *State) nextFreeBlkoff(segno, start uint32) uint32 {
 	se := &s.segs[segno]
 	for k := start; k < BlocksPerSeg; k++ {
-		if !testMap(&se.Map, k) && !testMap(&s.ckpt[segno], k) {
+		if !se.Test(k) && !se.TestCkpt(k) {
 			return k
 		}
 	}
@@ -82,12 +77,7 @@ func (s *State) nextFreeBlkoff(segno, start uint32) uint32 {
 // setValid is update_sit_entry(+1)'s bitmaps: the block is valid, and checkpointed for SSR's sake
 // ("SSR should never reuse block which is checkpointed or newly invalidated", segment.c:2490).
 func (s *State) setValid(segno, k uint32) {
-	se := &s.segs[segno]
-	if !testMap(&se.Map, k) {
-		setMap(&se.Map, k)
-		se.Valid++
-	}
-	setMap(&s.ckpt[segno], k)
+	s.segs[segno].SetValid(k)
 }
 
 // ssrVictim is f2fs_get_victim(sbi, &segno, BG_GC, typ, SSR, 0, false) (gc.c:779) with
@@ -101,7 +91,7 @@ func (s *State) setValid(segno, k uint32) {
 func (s *State) ssrVictim(typ int) (uint32, uint32, bool) {
 	maxSearch := uint32(0)
 	for segno := range s.mainSegs {
-		if s.dirty.test(segno) && s.segs[segno].Type == typ {
+		if s.dirty.test(segno) && s.segs[segno].Type() == typ {
 			maxSearch++
 		}
 	}
@@ -121,7 +111,7 @@ func (s *State) ssrVictim(typ int) (uint32, uint32, bool) {
 	nsearched := uint32(0)
 	for {
 		segno := offset
-		for segno < lastSegment && !(s.dirty.test(segno) && s.segs[segno].Type == typ) {
+		for segno < lastSegment && !(s.dirty.test(segno) && s.segs[segno].Type() == typ) {
 			segno++
 		}
 		if segno >= lastSegment {
@@ -193,7 +183,7 @@ func (s *State) changeCurseg(log int, segno uint32) {
 	s.removeDirty(segno)
 	c := &s.cur[log]
 	c.Segno = segno
-	s.segs[segno].Type = log // reset_curseg → __set_sit_entry_type
+	s.segs[segno].SetType(log) // reset_curseg → __set_sit_entry_type
 	s.allocSSR[log] = true
 	c.Blkoff = s.nextFreeBlkoff(segno, 0)
 }
@@ -271,7 +261,7 @@ func (s *State) MaySSR(log int, metaSecs uint32) (bool, string) {
 		return false, ""
 	}
 	for segno := range s.mainSegs {
-		if !s.dirty.test(segno) || s.isCurSeg(segno) || isNodeType(s.segs[segno].Type) != isNodeType(log) {
+		if !s.dirty.test(segno) || s.isCurSeg(segno) || isNodeType(s.segs[segno].Type()) != isNodeType(log) {
 			continue
 		}
 		return true, fmt.Sprintf("log %d's segment %d is full with %d free sections ≤ f2fs_need_SSR's %d "+

@@ -191,10 +191,13 @@ func TestSetCurrentSSR(t *testing.T) {
 	if c := s.Current()[WarmData]; c.Blkoff != 100 {
 		t.Fatalf("change_curseg: next block %d, want 100", c.Blkoff)
 	}
-	if err := s.SetSegment(4, func() [64]byte { m := s.Segment(4).Map; setMap(&m, 100); return m }()); err != nil {
+	e := s.Entry(4) // the caller writes block 100 on the manager's entry and hands it back
+	e.SetValid(100)
+	if err := s.Adopt(4, e, false); err != nil {
 		t.Fatal(err)
 	}
-	s.ckpt[4][101/8] |= 0x80 >> (101 % 8) // block 101 checkpointed, not valid
+	s.segs[4].SetValid(101) // block 101 written, then invalidated: checkpointed, not valid
+	s.segs[4].Invalidate(101, 1)
 	if err := s.SetCurrent(WarmData, CurSeg{Segno: 4, Blkoff: 101}); err != nil {
 		t.Fatal(err)
 	}

@@ -97,21 +97,20 @@ type State struct {
 
 	segsPerSec, mainSegs, mainSecs uint32
 	secsPerZone                    uint32
-	segs                           []Segment
-	cur                            [NumLogs]CurSeg
-	elapsed                        uint64
-	minMtime, maxMtime             uint64
-	lastVictim                     [2]uint32
-	curVictimSec                   uint32
-	rsvSegs                        uint32
+	// segs is every main-area segment's SIT entry (gc/sit.go: the one writer of valid counts,
+	// maps and mtimes).
+	segs               []Entry
+	cur                [NumLogs]CurSeg
+	elapsed            uint64
+	minMtime, maxMtime uint64
+	lastVictim         [2]uint32
+	curVictimSec       uint32
+	rsvSegs            uint32
 	// cpError is the checkpoint error f2fs_stop_checkpoint(STOP_CP_REASON_NO_SEGMENT) sets when
 	// get_new_segment finds no free section (segment.c:2806): the file system is shut down.
 	cpError bool
 	// unmodelled says why an allocation the model made may not be the kernel's (gc/ssr.go).
 	unmodelled string
-	// ckpt is every segment's ckpt_valid_map (seg_entry, segment.h:203): the valid map of the last
-	// checkpoint with every block written since set (see [State.CkptValid]).
-	ckpt [][64]byte
 	// allocSSR is each log's curseg->alloc_type == SSR.
 	allocSSR [NumLogs]bool
 	// ssrFound are the SSR victims get_ssr_segment found since the mount, in order.
@@ -144,14 +143,11 @@ type Block struct {
 
 type bitset []uint64
 
-func newBitset(n uint32) bitset          { return make(bitset, (n+63)/64) }
-func (b bitset) test(i uint32) bool      { return b[i/64]&(1<<(i%64)) != 0 }
-func (b bitset) set(i uint32)            { b[i/64] |= 1 << (i % 64) }
-func (b bitset) clear(i uint32)          { b[i/64] &^= 1 << (i % 64) }
-func (b bitset) clone() bitset           { return append(bitset(nil), b...) }
-func testMap(m *[64]byte, k uint32) bool { return m[k/8]&(0x80>>(k%8)) != 0 }
-func setMap(m *[64]byte, k uint32)       { m[k/8] |= 0x80 >> (k % 8) }
-func clearMap(m *[64]byte, k uint32)     { m[k/8] &^= 0x80 >> (k % 8) }
+func newBitset(n uint32) bitset     { return make(bitset, (n+63)/64) }
+func (b bitset) test(i uint32) bool { return b[i/64]&(1<<(i%64)) != 0 }
+func (b bitset) set(i uint32)       { b[i/64] |= 1 << (i % 64) }
+func (b bitset) clear(i uint32)     { b[i/64] &^= 1 << (i % 64) }
+func (b bitset) clone() bitset      { return append(bitset(nil), b...) }
 
 // next is find_next_bit: the first set bit in [from, n), or n.
 func (b bitset) next(from, n uint32) uint32 {
@@ -186,29 +182,26 @@ func Mount(v Volume) (*State, error) {
 	s := &State{
 		MaxVictimSearch: DefMaxVictimSearch,
 		segsPerSec:      v.SegsPerSec, mainSegs: n, mainSecs: n / v.SegsPerSec, secsPerZone: max(v.SecsPerZone, 1),
-		segs: append([]Segment(nil), v.Segments...), cur: v.Current, elapsed: v.ElapsedTime,
+		segs: make([]Entry, n), cur: v.Current, elapsed: v.ElapsedTime,
 		curVictimSec: NullSegno, rsvSegs: v.ReservedSegments, postReadFiles: v.PostReadFiles,
 		allocSSR: v.AllocSSR,
-	}
-	// build_sit_entries (seg_info_from_raw_sit, segment.h:368): the checkpointed map is the SIT's.
-	s.ckpt = make([][64]byte, n)
-	for i, sg := range s.segs {
-		s.ckpt[i] = sg.Map
 	}
 	for t, c := range s.cur {
 		if c.Segno >= n || c.Blkoff > BlocksPerSeg {
 			return nil, fmt.Errorf("%w: log %d at segment %d block %d", ErrVolume, t, c.Segno, c.Blkoff)
 		}
 	}
-	for i, sg := range s.segs {
+	for i, sg := range v.Segments {
 		if sg.Valid > BlocksPerSeg {
 			return nil, fmt.Errorf("%w: segment %d has %d valid blocks", ErrVolume, i, sg.Valid)
 		}
+		// build_sit_entries (seg_info_from_raw_sit, segment.h:368): the checkpointed map is the SIT's.
+		s.segs[i] = entryOf(sg)
 	}
 	s.dirty, s.prefree, s.inuse = newBitset(n), newBitset(n), newBitset(n)
 	s.dirtySec, s.victimSec, s.inuseSec = newBitset(s.mainSecs), newBitset(s.mainSecs), newBitset(s.mainSecs)
 	for segno := range n {
-		if s.segs[segno].Valid > 0 || s.isCurSeg(segno) {
+		if s.segs[segno].Valid() > 0 || s.isCurSeg(segno) {
 			s.setInuse(segno)
 		}
 	}
@@ -216,7 +209,7 @@ func Mount(v Volume) (*State, error) {
 		if !s.inuse.test(segno) {
 			continue
 		}
-		if v := s.segs[segno].Valid; v == BlocksPerSeg || v == 0 {
+		if v := s.segs[segno].Valid(); v == BlocksPerSeg || v == 0 {
 			continue
 		}
 		s.locateDirty(segno) // __locate_dirty_segment(DIRTY)
@@ -242,17 +235,19 @@ func Mount(v Volume) (*State, error) {
 // Clone returns an independent copy of the state.
 func (s *State) Clone() *State {
 	c := *s
-	c.segs = append([]Segment(nil), s.segs...)
+	c.segs = append([]Entry(nil), s.segs...)
 	c.dirty, c.prefree, c.inuse = s.dirty.clone(), s.prefree.clone(), s.inuse.clone()
 	c.dirtySec, c.victimSec, c.inuseSec = s.dirtySec.clone(), s.victimSec.clone(), s.inuseSec.clone()
 	c.pending = append([]Block(nil), s.pending...)
-	c.ckpt = append([][64]byte(nil), s.ckpt...)
 	c.ssrFound = append([]SSRVictim(nil), s.ssrFound...)
 	return &c
 }
 
 // Segment returns segment segno's SIT entry as the model holds it.
-func (s *State) Segment(segno uint32) Segment { return s.segs[segno] }
+func (s *State) Segment(segno uint32) Segment { return s.segs[segno].Segment() }
+
+// Entry returns segment segno's SIT entry (a copy: only the State changes its own).
+func (s *State) Entry(segno uint32) Entry { return s.segs[segno] }
 
 // Segments returns the number of main-area segments.
 func (s *State) Segments() uint32 { return s.mainSegs }
@@ -269,7 +264,7 @@ func (s *State) Class(segno uint32) string {
 		return "prefree"
 	case !s.inuse.test(segno):
 		return "free"
-	case s.segs[segno].Valid < BlocksPerSeg:
+	case s.segs[segno].Valid() < BlocksPerSeg:
 		return "dirty"
 	}
 	return "full"
@@ -318,7 +313,7 @@ func (s *State) secUsageCheck(secno uint32) bool {
 func (s *State) secValid(secno uint32) uint32 {
 	v := uint32(0)
 	for i := range s.segsPerSec {
-		v += s.segs[secno*s.segsPerSec+i].Valid
+		v += s.segs[secno*s.segsPerSec+i].Valid()
 	}
 	return v
 }
@@ -327,7 +322,7 @@ func (s *State) secValid(secno uint32) uint32 {
 func (s *State) secMtime(secno uint32) uint64 {
 	m := uint64(0)
 	for i := range s.segsPerSec {
-		m += s.segs[secno*s.segsPerSec+i].Mtime
+		m += s.segs[secno*s.segsPerSec+i].Mtime()
 	}
 	return m / uint64(s.segsPerSec)
 }
@@ -390,7 +385,7 @@ func (s *State) locateDirtySegment(segno uint32) {
 	if segno == NullSegno || s.isCurSeg(segno) {
 		return
 	}
-	switch v := s.segs[segno].Valid; {
+	switch v := s.segs[segno].Valid(); {
 	case v == 0:
 		s.prefree.set(segno) // __locate_dirty_segment(PRE)
 		s.removeDirty(segno)
@@ -404,12 +399,7 @@ func (s *State) locateDirtySegment(segno uint32) {
 // updateSegmentMtime is update_segment_mtime(sbi, blkaddr, 0) (segment.c:2419).
 func (s *State) updateSegmentMtime(segno uint32) {
 	ctime := s.mtimeNow()
-	se := &s.segs[segno]
-	if se.Mtime == 0 {
-		se.Mtime = ctime
-	} else {
-		se.Mtime = (se.Mtime*uint64(se.Valid) + ctime) / (uint64(se.Valid) + 1)
-	}
+	s.segs[segno].UpdateMtime(ctime)
 	if ctime > s.maxMtime {
 		s.maxMtime = ctime
 	}
@@ -426,8 +416,8 @@ func (s *State) Checkpoint() (freed []uint32, moved []Move) {
 	// move takes each moved block out of s.pending, so walk a copy: ranging over s.pending itself
 	// skipped every other marked block.
 	for _, b := range append([]Block(nil), s.pending...) {
-		if isNodeType(s.segs[b.Segno].Type) {
-			if m, ok := s.move(b, s.segs[b.Segno].Type); ok {
+		if t := s.segs[b.Segno].Type(); isNodeType(t) {
+			if m, ok := s.move(b, t); ok {
 				moved = append(moved, m)
 			}
 			continue
@@ -438,7 +428,7 @@ func (s *State) Checkpoint() (freed []uint32, moved []Move) {
 	// f2fs_flush_sit_entries → seg_info_to_raw_sit (segment.h:410): the checkpointed maps become
 	// the valid ones, so SSR may reuse what was invalidated before this checkpoint.
 	for segno := range s.mainSegs {
-		s.ckpt[segno] = s.segs[segno].Map
+		s.segs[segno].Checkpointed()
 	}
 	for segno := range s.mainSegs {
 		if s.prefree.test(segno) {
@@ -456,7 +446,7 @@ func (s *State) Checkpoint() (freed []uint32, moved []Move) {
 func (s *State) Sync() (freed []uint32, moved []Move) {
 	var keep []Block
 	for _, b := range append([]Block(nil), s.pending...) { // a copy: move takes moved blocks out of s.pending
-		if isNodeType(s.segs[b.Segno].Type) {
+		if isNodeType(s.segs[b.Segno].Type()) {
 			keep = append(keep, b)
 			continue
 		}
@@ -478,7 +468,7 @@ func (s *State) SegmentValidMap(segno uint32) (valid uint32, bitmap [64]byte, er
 	if segno >= s.mainSegs {
 		return 0, bitmap, fmt.Errorf("gc: segment %d: %w (main area has %d)", segno, ErrVolume, s.mainSegs)
 	}
-	return s.segs[segno].Valid, s.segs[segno].Map, nil
+	return s.segs[segno].Valid(), s.segs[segno].Map(), nil
 }
 
 // CheckpointError reports the checkpoint error a log that found no free segment left

@@ -51,7 +51,7 @@ func (s *State) Snap() *Snapshot {
 	v := make([]uint16, s.mainSegs)
 	for segno := range s.mainSegs {
 		b[segno] = classLetter[s.Class(segno)]
-		v[segno] = uint16(s.segs[segno].Valid)
+		v[segno] = uint16(s.segs[segno].Valid())
 	}
 	var marked []uint32
 	for secno := range s.mainSecs {

@@ -64,7 +64,7 @@ func after(t *testing.T, r *rand.Rand, v Volume, now uint64) *State {
 			continue
 		}
 		for off := range uint32(BlocksPerSeg) {
-			if testMap(&s.segs[segno].Map, off) {
+			if s.segs[segno].Test(off) {
 				if err := s.Invalidate(segno, off); err != nil {
 					t.Fatal(err)
 				}
@@ -238,7 +238,7 @@ func TestSyncMovesEveryMarkedBlock(t *testing.T) {
 			if isNodeType(m.Log) {
 				want = m.Log
 			}
-			if m.Log != want || testMap(&s.segs[m.From.Segno].Map, m.From.Blkoff) || !testMap(&s.segs[m.To.Segno].Map, m.To.Blkoff) {
+			if m.Log != want || s.segs[m.From.Segno].Test(m.From.Blkoff) || !s.segs[m.To.Segno].Test(m.To.Blkoff) {
 				t.Fatalf("volume %d move %d: %+v", iter, i, m)
 			}
 		}
