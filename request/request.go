@@ -189,6 +189,9 @@ func (r Run) Request(size int64) core.Request {
 		req.Length = 0
 		return req
 	}
+	if r.Op == core.OpUnlink {
+		return core.Request{Op: core.OpUnlink} // DentryInline: source.UnlinkRequest
+	}
 	if !r.HasLength {
 		req.Length = max(size-r.Offset, 0)
 		if r.Offset < 0 {
