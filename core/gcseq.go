@@ -352,6 +352,7 @@ func (q *Seq) balanceFS(chunks uint64) error {
 		return err
 	}
 	if len(p.Checkpoints) > 0 {
+		q.nodesWritten(0, true) // the collection's checkpoint wrote every dirty node
 		if err := q.metaCheckpoint(); err != nil {
 			return err
 		}
