@@ -93,6 +93,11 @@ func (q *Seq) File(f Input) Input {
 		}
 		f = g
 	}
+	if q.nodesMoved || q.inodesWritten[f.Inode.Ino] {
+		// The inode block was written out of place (f2fs_write_node_page) where the model does
+		// not follow it: its address is not known (an unlink, which frees it, is refused).
+		f.Inode.Blkaddr = 0
+	}
 	return q.vol.WithFile(f)
 }
 
@@ -617,18 +622,8 @@ func (q *Seq) unlinkCheck(in Input, req Request) error {
 	switch {
 	case q.unlinked[in.Inode.Ino]:
 		return errGone
-	case req.Op != OpUnlink:
-		return nil
-	case in.Inode.Type == "symlink" || in.Inode.Type == "other":
-		return errUnmodelled("unlink of a " + in.Inode.Type + " (f2fs_evict_inode of an inode that is not a regular file)")
-	case in.Inode.Type == "dir":
-		return nil // EISDIR
-	case !req.DentryInline:
-		return errUnmodelled("the directory's dentry block that f2fs_delete_entry clears and dirties (and f2fs_truncate_hole frees once empty): a checkpoint's f2fs_sync_dirty_inodes writes it out of place, which the model does not place; only a directory with inline dentries is modelled")
-	case q.nodesMoved || q.inodesWritten[in.Inode.Ino]:
-		return errUnmodelled("where the inode block went: it was written out of place by a checkpoint, an fsync or garbage collection (f2fs_write_node_page), which the model does not place, and f2fs_remove_inode_page → truncate_node frees it at its new address")
 	}
-	return nil
+	return nil // the engine refuses the rest (unlinkRefusal)
 }
 
 // unlinkDone forgets file ino after its unlink: its page cache, its places on the dirty inode

@@ -160,6 +160,9 @@ func (e *engine) startOp() phase {
 	case e.req.Op == OpTruncate && cn.inline&InlineData != 0 && e.req.Offset > maxInlineData(&e.in.Inode):
 		// f2fs_setattr converts before truncate_setsize when the new size does not fit inline.
 		return phInline
+	case e.req.Op == OpUnlink && e.unlinkRefusal() != nil:
+		e.err = e.unlinkRefusal()
+		return phEnd
 	case e.req.Op == OpTruncate || e.req.Op == OpUnlink:
 		// An unlink's f2fs_evict_inode: i_size_write(inode, 0), then f2fs_truncate from 0; an
 		// inline file keeps its data in the inode (f2fs_may_inline_data holds at size 0).
@@ -503,7 +506,7 @@ func (e *engine) nodeCall() bool {
 	if s.tr.node.top < 0 {
 		// An unlink's f2fs_remove_inode_page: truncate_node of the inode, at its NAT address.
 		if e.in.Inode.Blkaddr == 0 {
-			e.err = errUnmodelled("the inode's block address, which f2fs_remove_inode_page → truncate_node frees: the input does not give it")
+			e.err = errUnmodelled("where the inode block is, which f2fs_remove_inode_page → truncate_node frees: a checkpoint, an fsync or garbage collection wrote it out of place (f2fs_write_node_page), which the model does not place, or the input does not give it")
 			s.phase = phEnd
 			return false
 		}
@@ -885,4 +888,15 @@ func (e *engine) unlinkInode() bool {
 	s.tr.node, s.tr.nodeIdx, s.tr.nodeCap = nodeKey{-1, -1, -1}, 0, 0
 	s.phase = phTrNode
 	return true
+}
+
+// unlinkRefusal is what an unlink (past its argument checks) asks that the model does not follow.
+func (e *engine) unlinkRefusal() error {
+	switch {
+	case e.in.Inode.Type != "file":
+		return errUnmodelled("unlink of a " + e.in.Inode.Type + " (f2fs_evict_inode of an inode that is not a regular file)")
+	case !e.req.DentryInline:
+		return errUnmodelled("the directory's dentry block that f2fs_delete_entry clears and dirties (and f2fs_truncate_hole frees once empty): a checkpoint's f2fs_sync_dirty_inodes writes it out of place, which the model does not place; only a directory with inline dentries is modelled")
+	}
+	return nil
 }

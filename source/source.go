@@ -44,15 +44,25 @@ func UnlinkRequest(ctx context.Context, img *imgio.Image, path string) (in core.
 	if err != nil {
 		return core.Input{}, core.Request{}, err
 	}
-	dir, err := img.LookupContext(ctx, parentDir(path))
+	inline, err := DentryInline(ctx, img, path)
 	if err != nil {
 		return core.Input{}, core.Request{}, err
 	}
 	if in, err = FileInput(img, f); err != nil {
 		return core.Input{}, core.Request{}, err
 	}
+	return in, core.Request{Op: core.OpUnlink, DentryInline: inline}, nil
+}
+
+// DentryInline says whether the directory that holds path's last name keeps its dentries in its
+// inode (F2FS_INLINE_DENTRY): what an unlink's f2fs_delete_entry dirties.
+func DentryInline(ctx context.Context, img *imgio.Image, path string) (bool, error) {
+	dir, err := img.LookupContext(ctx, parentDir(path))
+	if err != nil {
+		return false, err
+	}
 	d := dir.Inode()
-	return in, core.Request{Op: core.OpUnlink, DentryInline: d.Type == imgio.TypeDir && d.Inline&core.InlineDentry != 0}, nil
+	return d.Type == imgio.TypeDir && d.Inline&core.InlineDentry != 0, nil
 }
 
 // parentDir is the directory part of an absolute path ("/" for a name in the root).
