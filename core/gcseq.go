@@ -180,7 +180,9 @@ func (q *Seq) GC(sync int) (*WriteResult, error) {
 		}
 	}
 	if len(p.Checkpoints) > 0 {
-		// f2fs_gc checkpointed inside the call (§14.3).
+		// f2fs_gc checkpointed inside the call (§14.3), perhaps after moves that dirtied their
+		// owners' nodes: every dirty node was written.
+		q.nodesWritten(0, true)
 		if err := q.metaCheckpoint(); err != nil {
 			return nil, err
 		}
