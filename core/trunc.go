@@ -538,10 +538,17 @@ func (e *engine) nodeDone(ev *Event) {
 	ev.Before = uint64(cn.validNodes)
 	cn.validNodes--
 	e.decValid(1)
+	if s.tr.node.top < 0 && cn.iBlocks > 1 {
+		// f2fs_remove_inode_page: "inconsistent i_blocks" (neither 0 nor the inode's 8
+		// sectors) sets SBI_NEED_FSCK; the inode goes anyway.
+		cn.needFsck = true
+	}
 	cn.iBlocks -= min(cn.iBlocks, 1)
 	ev.After = uint64(cn.validNodes)
 	if s.tr.node.top < 0 {
-		// The inode (dec_valid_inode_count, f2fs_remove_orphan_inode): the unlink is over.
+		// The inode (dec_valid_inode_count, f2fs_remove_orphan_inode): the unlink is over, and
+		// nothing of the file is left.
+		cn.iBlocks = 0
 		ev.Action = ActUnlink
 		s.stats.NodesFreed++
 		s.phase = phDone
