@@ -506,7 +506,7 @@ func (e *engine) nodeCall() bool {
 	if s.tr.node.top < 0 {
 		// An unlink's f2fs_remove_inode_page: truncate_node of the inode, at its NAT address.
 		if e.in.Inode.Blkaddr == 0 {
-			e.err = errUnmodelled("where the inode block is, which f2fs_remove_inode_page → truncate_node frees: a checkpoint, an fsync or garbage collection wrote it out of place (f2fs_write_node_page), which the model does not place, or the input does not give it")
+			e.err = errInodeAddr
 			s.phase = phEnd
 			return false
 		}
@@ -888,7 +888,7 @@ func (e *engine) unlinkInode() bool {
 	}
 	s.tr.inodeFreed = true
 	if x := e.in.Inode.XattrNid; x != 0 {
-		e.err = errUnmodelled(fmt.Sprintf("the inode's xattr node (nid %d), which f2fs_truncate_xattr_node frees before the inode: the model does not read its block address", x))
+		e.err = errXattrNode(x)
 		s.phase = phEnd
 		return false
 	}
@@ -904,6 +904,35 @@ func (e *engine) unlinkRefusal() error {
 		return errUnmodelled("unlink of a " + e.in.Inode.Type + " (f2fs_evict_inode of an inode that is not a regular file)")
 	case !e.req.DentryInline:
 		return errUnmodelled("the directory's dentry block that f2fs_delete_entry clears and dirties (and f2fs_truncate_hole frees once empty): a checkpoint's f2fs_sync_dirty_inodes writes it out of place, which the model does not place; only a directory with inline dentries is modelled")
+	}
+	return nil
+}
+
+// errInodeAddr refuses an unlink whose inode block the model cannot place.
+var errInodeAddr = errUnmodelled("where the inode block is, which f2fs_remove_inode_page → truncate_node frees: a checkpoint, an fsync or garbage collection wrote it out of place (f2fs_write_node_page), which the model does not place, or the input does not give it")
+
+// errXattrNode refuses an unlink of an inode with an xattr node.
+func errXattrNode(nid uint32) error {
+	return errUnmodelled(fmt.Sprintf("the inode's xattr node (nid %d), which f2fs_truncate_xattr_node frees before the inode: the model does not read its block address", nid))
+}
+
+// CheckUnlink says, before any walk, whether the engine will refuse the unlink req of in (the
+// error it will give, naming the kernel function) — nil when it answers, with 0 or an errno. A
+// page that plays an unlink refuses it up front rather than open a player that cannot build.
+func CheckUnlink(in Input, req Request) error {
+	if req.Op != OpUnlink {
+		return nil
+	}
+	e := &engine{in: in, req: req}
+	switch {
+	case e.opArgCheck() != "":
+		return nil // the kernel's errno
+	case e.unlinkRefusal() != nil:
+		return e.unlinkRefusal()
+	case in.Inode.XattrNid != 0:
+		return errXattrNode(in.Inode.XattrNid)
+	case in.Inode.Blkaddr == 0:
+		return errInodeAddr
 	}
 	return nil
 }

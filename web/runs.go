@@ -234,6 +234,11 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 		if req.DentryInline, err = source.DentryInline(ctx, si.Image, run.Path); err != nil {
 			return nil, err
 		}
+		// What the engine will refuse (a dentry block, a symlink, an inode written out of place)
+		// is refused here, naming the function, before a player opens (422).
+		if err := core.CheckUnlink(in, req); err != nil {
+			return nil, err
+		}
 	}
 	ino := f.Inode()
 	note := compressionNote(ino)
