@@ -902,6 +902,10 @@ func (e *engine) unlinkRefusal() error {
 	switch {
 	case e.in.Inode.Type != "file":
 		return errUnmodelled("unlink of a " + e.in.Inode.Type + " (f2fs_evict_inode of an inode that is not a regular file)")
+	case e.in.Inode.Links == 0:
+		return errUnmodelled("the inode's link count (i_links 0 or not given): f2fs_unlink refuses a zero i_nlink with -EFSCORRUPTED, and f2fs_drop_nlink evicts only at the last link")
+	case e.in.Inode.Links > 1:
+		return errUnmodelled(fmt.Sprintf("an unlink of one of %d links: f2fs_drop_nlink leaves the inode and its blocks (f2fs_release_orphan_inode), dirtying it, which the model does not follow", e.in.Inode.Links))
 	case !e.req.DentryInline:
 		return errUnmodelled("the directory's dentry block that f2fs_delete_entry clears and dirties (and f2fs_truncate_hole frees once empty): a checkpoint's f2fs_sync_dirty_inodes writes it out of place, which the model does not place; only a directory with inline dentries is modelled")
 	}

@@ -231,6 +231,9 @@ type Inode struct {
 	// is refused).
 	Blkaddr  uint32 `json:"-"`
 	XattrNid uint32 `json:"-"`
+	// Links is i_links (0: not known). An unlink evicts the inode only when it removes the last
+	// link; other counts are refused.
+	Links uint32 `json:"-"`
 }
 
 // ReadExtent is an extent of the read extent cache: Len pages from file page Fofs.

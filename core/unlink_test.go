@@ -16,7 +16,7 @@ func TestUnlinkAgainstReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(36, 2))
 	for i := range sweep(300) {
 		st := truncTestState(r, 1+r.IntN(60))
-		st.ino.Blkaddr = nodeBase - 1 - uint32(r.IntN(100))
+		st.ino.Blkaddr, st.ino.Links = nodeBase-1-uint32(r.IntN(100)), 1
 		st.sit.set(&st.vol, st.ino.Blkaddr)
 		req := Request{Op: OpUnlink, DentryInline: true}
 		for _, mode := range Modes {
@@ -60,7 +60,7 @@ func TestUnlinkAgainstReference(t *testing.T) {
 func TestUnlinkRefusals(t *testing.T) {
 	base := func() *state {
 		st := truncTestState(rand.New(rand.NewPCG(36, 3)), 20)
-		st.ino.Blkaddr = nodeBase - 1
+		st.ino.Blkaddr, st.ino.Links = nodeBase-1, 1
 		st.sit.set(&st.vol, st.ino.Blkaddr)
 		return st
 	}
@@ -74,6 +74,8 @@ func TestUnlinkRefusals(t *testing.T) {
 		{"inode address unknown", func(st *state, _ *Request) { st.ino.Blkaddr = 0 }, "f2fs_write_node_page", ""},
 		{"xattr node", func(st *state, _ *Request) { st.ino.XattrNid = 99 }, "f2fs_truncate_xattr_node", ""},
 		{"symlink", func(st *state, _ *Request) { st.ino.Type = "symlink" }, "f2fs_evict_inode", ""},
+		{"hard links", func(st *state, _ *Request) { st.ino.Links = 2 }, "f2fs_drop_nlink", ""},
+		{"no link count", func(st *state, _ *Request) { st.ino.Links = 0 }, "f2fs_unlink", ""},
 		{"directory", func(st *state, _ *Request) { st.ino.Type = "dir" }, "", "EISDIR"},
 		{"immutable", func(st *state, _ *Request) { st.ino.Flags |= FlagImmutable }, "", "EPERM"},
 		{"checkpoint error", func(st *state, _ *Request) { st.vol.CheckpointError = true }, "", "EIO"},

@@ -123,7 +123,7 @@ func Inode(i imgio.Inode) core.Inode {
 		AddrsPerBlock: i.AddrsPerBlock, Inline: i.Inline, Advise: i.Advise, Flags: i.Flags,
 		ClusterSize: i.ClusterSize, ComprBlocks: i.ComprBlocks,
 		ReadExt: core.ReadExtent{Fofs: i.Ext.Fofs, Len: i.Ext.Len},
-		Blkaddr: i.Blkaddr, XattrNid: i.XattrNid}
+		Blkaddr: i.Blkaddr, XattrNid: i.XattrNid, Links: i.Links}
 }
 
 // slotsEnd is one past the file's last non-NULL slot, found from its last
