@@ -18,7 +18,9 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"math/bits"
+	"path"
 	"slices"
 	"strings"
 
@@ -138,6 +140,12 @@ type State struct {
 	// allocated in the mount and freed before it was written.
 	NodesFreed []FreedNode
 	HasCounts  bool // ValidBlocks and ValidNodes are known
+	// Unlinked are the files an unlink removed (by inode): the after-image holds no inode there,
+	// and their NAT entries go to NULL (truncate_node). Dirs are the directories whose inline
+	// dentries an unlink changed (f2fs_delete_entry dirties the directory's inode, which the
+	// unmount's checkpoint writes out of place).
+	Unlinked map[uint32]string
+	Dirs     map[uint32]string
 	// Explained is what the model itself did that the kernel does after the calls (the writeback
 	// of dirty pages, by fsync, sync or the unmount); CheckState reports it first.
 	Explained []Explanation
@@ -221,6 +229,11 @@ func CheckState(ctx context.Context, before, after *imgio.Image, st *State) (*Re
 	for i := range st.Files {
 		if err := c.file(&st.Files[i]); err != nil {
 			return nil, err
+		}
+	}
+	for _, ino := range slices.Sorted(maps.Keys(st.Unlinked)) {
+		if _, err := c.after.File(ino); err == nil {
+			c.differ(Difference{What: "file", File: st.Unlinked[ino], Ino: ino, Model: "unlinked (no inode)", Image: "an inode"})
 		}
 	}
 	if err := c.nodes(st); err != nil {
@@ -435,6 +448,12 @@ func (c *checker) nodes(st *State) error {
 	for _, f := range st.Files {
 		touched[f.Ino] = f.Path
 	}
+	for ino, p := range st.Unlinked {
+		touched[ino] = p
+	}
+	for ino, p := range st.Dirs {
+		touched[ino] = p
+	}
 	// freed: what truncate_node freed, each to explain one NAT entry once.
 	freed := map[FreedNode]int{}
 	for _, n := range st.NodesFreed {
@@ -631,6 +650,18 @@ func ModelSeq(ctx context.Context, img *imgio.Image, text string, mode core.Mode
 	err = source.RunOps(ctx, q, img, ops, func(s *source.Step) error {
 		if s.Victim() != nil {
 			st.GC = true
+		}
+		if s.Op.Kind == request.OpUnlink && s.Walk != nil && s.Walk.Errno == "" {
+			if st.Unlinked == nil {
+				st.Unlinked, st.Dirs = map[uint32]string{}, map[uint32]string{}
+			}
+			st.Unlinked[s.File.Inode.Ino] = s.Op.Path
+			dir := path.Dir(s.Op.Path)
+			d, err := img.LookupContext(ctx, dir)
+			if err != nil {
+				return err
+			}
+			st.Dirs[d.Inode().Ino] = dir
 		}
 		if s.Walk != nil {
 			pages(s.Pages)

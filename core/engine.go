@@ -227,7 +227,8 @@ func (e *engine) keepSize() bool {
 
 // settlePhases are the phases settle may move on from without an event.
 const settlePhases = 1<<phPages | 1<<phReserve | 1<<phSlots | 1<<phFinalFlush | 1<<phOut |
-	1<<phTrPages | 1<<phTrPlan | 1<<phTrNext | 1<<phTrSlots | 1<<phTrFinal | 1<<phTrNode | 1<<phTrPartial
+	1<<phTrPages | 1<<phTrPlan | 1<<phTrNext | 1<<phTrSlots | 1<<phTrFinal | 1<<phTrNode | 1<<phTrPartial |
+	1<<phDone
 
 // settle runs the transitions that emit no event, so the phase names the
 // next event.
@@ -268,6 +269,10 @@ func (e *engine) settle() {
 			return
 		case phTrPages, phTrPlan, phTrNext, phTrSlots, phTrFinal, phTrNode, phTrPartial:
 			if !e.settleTrunc() || e.err != nil {
+				return
+			}
+		case phDone:
+			if !e.unlinkInode() {
 				return
 			}
 		default:

@@ -85,12 +85,16 @@ const (
 	ActDecValid       // EvChunkLeave: dec_valid_block_count(nr_free)
 	ActTruncSize      // EvSize: truncate_setsize
 	ActPartialPage    // EvFillZero: truncate_partial_data_page
+	ActUnlink         // EvStart, EvDone: the call is unlink(2) of the last link; EvSize: evict's i_size 0
 )
 
 // opAction is the action EvStart and EvDone carry for a punch or a truncate.
 func opAction(o Op) Action {
-	if o == OpTruncate {
+	switch o {
+	case OpTruncate:
 		return ActTruncate
+	case OpUnlink:
+		return ActUnlink
 	}
 	return ActPunch
 }
@@ -99,7 +103,7 @@ var actionNames = [...]string{"", "skip-new", "invalidate", "start-run", "extend
 	"per-block", "discontiguous", "end-of-chunk", "after-error", "bad-args", "reserve", "null-slot",
 	"node-alloc", "bounds", "sit-bit", "fill-reserve", "set-size", "keep-size",
 	"punch", "truncate", "skip-null", "skip-bounds", "skip-sit-bit", "clear", "clear-start-run",
-	"clear-extend-run", "run-break", "node-free", "dec-valid", "truncate-size", "partial-page"}
+	"clear-extend-run", "run-break", "node-free", "dec-valid", "truncate-size", "partial-page", "unlink"}
 
 // String returns the action's JSON name ("extend-run", ...).
 func (a Action) String() string {
@@ -294,6 +298,8 @@ func (e Event) Narrate() string {
 			return fmt.Sprintf("fallocate(FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE) for offset %s, length %s: vfs_fallocate checks the arguments, then f2fs_fallocate calls f2fs_punch_hole", units.Group(e.Before), units.Group(e.After))
 		case ActTruncate:
 			return fmt.Sprintf("truncate(2) to %s bytes: f2fs_setattr sets the size, then f2fs_truncate frees what lies past it", units.Group(e.Before))
+		case ActUnlink:
+			return "unlink(2) of the last link: f2fs_unlink → f2fs_delete_entry clears the dentry in the directory's inode, f2fs_drop_nlink puts the inode on the orphan list (f2fs_add_orphan_inode), and the last iput evicts it"
 		}
 		return fmt.Sprintf("fallocate(FALLOC_FL_ZERO_RANGE) for offset %s, length %s: vfs_fallocate checks the arguments before f2fs_fallocate sees them", units.Group(e.Before), units.Group(e.After))
 	case EvError:
@@ -395,8 +401,15 @@ func (e Event) Narrate() string {
 		}
 		return fmt.Sprintf("chunk %d is done: the extent cache drops %s", e.Chunk+1, plural(e.Count, "slot", "slots"))
 	case EvNodeFree:
-		return fmt.Sprintf("truncate_node frees node %s (block %s): dec_valid_node_count (valid_node_count %s → %s), its NAT entry becomes NULL_ADDR", e.Node, slotValue(e.Addr), units.Group(e.Before), units.Group(e.After))
+		s := fmt.Sprintf("truncate_node frees node %s (block %s): dec_valid_node_count (valid_node_count %s → %s), its NAT entry becomes NULL_ADDR", e.Node, slotValue(e.Addr), units.Group(e.Before), units.Group(e.After))
+		if e.Action == ActUnlink {
+			s = "f2fs_remove_inode_page: " + s + "; f2fs_remove_orphan_inode takes it off the orphan list"
+		}
+		return s
 	case EvSize:
+		if e.Action == ActUnlink {
+			return fmt.Sprintf("f2fs_evict_inode: i_nlink is 0, the page cache is dropped (dirty pages too), i_size %s → 0; f2fs_truncate frees every block from 0", units.Group(e.Before))
+		}
 		if e.Action == ActTruncSize {
 			return fmt.Sprintf("truncate_setsize: i_size %s → %s; the page cache past it is dropped, dirty pages too", units.Group(e.Before), units.Group(e.After))
 		}
@@ -411,6 +424,8 @@ func (e Event) Narrate() string {
 			fn, ok = "fallocate(PUNCH_HOLE)", "f2fs_punch_hole"
 		case ActTruncate:
 			fn, ok = "truncate", "f2fs_setattr"
+		case ActUnlink:
+			fn, ok = "unlink", "f2fs_evict_inode"
 		}
 		if e.Errno == "" {
 			return ok + " returns 0"

@@ -182,7 +182,9 @@ func (q *Seq) GC(sync int) (*WriteResult, error) {
 		}
 	}
 	if len(p.Checkpoints) > 0 {
-		// f2fs_gc checkpointed inside the call (§14.3).
+		// f2fs_gc checkpointed inside the call (§14.3), perhaps after moves that dirtied their
+		// owners' nodes: every dirty node was written.
+		q.nodesWritten(0, true)
 		if err := q.metaCheckpoint(); err != nil {
 			return nil, err
 		}
@@ -337,6 +339,7 @@ func (q *Seq) balanceFS(chunks uint64) error {
 		return err
 	}
 	if len(p.Checkpoints) > 0 {
+		q.nodesWritten(0, true) // the collection's checkpoint wrote every dirty node
 		if err := q.metaCheckpoint(); err != nil {
 			return err
 		}

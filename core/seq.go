@@ -55,6 +55,10 @@ type Seq struct {
 	nodesMoved bool
 	// lfs is mode=lfs ([Seq.Mount]); started: an operation other than Mount ran.
 	lfs, started bool
+	// unlinked are the files an unlink removed: an operation naming one again is refused.
+	// inodesWritten are the files whose inode block a checkpoint or an fsync may have written
+	// out of place since the mount (nodesWritten): its address is then not known.
+	unlinked, inodesWritten map[uint32]bool
 	// dirtyMeta bounds the node and inode pages the operations dirtied since the last
 	// checkpoint: every direct node whose slots an operation may have changed (a walk's dnode
 	// chunks, the dnodes a write's or a write-back's pages lie in), each node allocated or freed
@@ -88,6 +92,11 @@ func (q *Seq) File(f Input) Input {
 			g.Path = f.Path
 		}
 		f = g
+	}
+	if q.nodesMoved || q.inodesWritten[f.Inode.Ino] {
+		// The inode block was written out of place (f2fs_write_node_page) where the model does
+		// not follow it: its address is not known (an unlink, which frees it, is refused).
+		f.Inode.Blkaddr = 0
 	}
 	return q.vol.WithFile(f)
 }
@@ -135,6 +144,9 @@ func (q *Seq) State() (Input, []Input, bool) {
 // the argument checks pass, the dirty pages of the byte range are written back
 // (filemap_write_and_wait_range, WB_SYNC_ALL). It returns the input the walk runs on.
 func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
+	if q.unlinked[f.Inode.Ino] {
+		return f, nil, errGone
+	}
 	in := q.File(f)
 	e, err := newEngine(in, req, q.mode)
 	if err != nil {
@@ -291,6 +303,9 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 // Write is a buffered write(2) of length bytes at off on f (no fsync): pages reserved and dirtied.
 func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 	q.balance = nil
+	if q.unlinked[f.Inode.Ino] {
+		return nil, errGone
+	}
 	in := q.File(f)
 	next, res, err := bufferedWrite(q.ctx, in, off, length)
 	if err != nil {
@@ -328,6 +343,9 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 // (need_do_checkpoint is false for a regular file with one link in a checkpointed directory).
 func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 	q.balance = nil
+	if q.unlinked[f.Inode.Ino] {
+		return nil, errGone
+	}
 	in := q.File(f)
 	res := &WriteResult{Op: "fsync", Path: in.Path, Pages: []PageWrite{}}
 	switch {
@@ -578,6 +596,50 @@ func (q *Seq) Punch(f Input, off, length int64) (res *Result, in Input, err erro
 	return q.truncOp(f, Request{Op: OpPunch, Offset: off, Length: length})
 }
 
+// Unlink is unlink(2) of f's last link (f2fs_unlink, then the last iput's f2fs_evict_inode): a
+// truncate of every block from 0, then the inode's own block (f2fs_remove_inode_page). The file
+// leaves the sequence: its dirty pages are dropped unwritten (truncate_inode_pages_final), it
+// leaves the dirty inode lists, and an operation naming it again is refused. dentryInline says
+// the directory that names it keeps inline dentries ([Request.DentryInline]); a dentry block is
+// refused.
+func (q *Seq) Unlink(f Input, dentryInline bool) (res *Result, in Input, err error) {
+	return q.truncOp(f, Request{Op: OpUnlink, DentryInline: dentryInline})
+}
+
+// errGone refuses an operation on a file an unlink removed.
+var errGone = errUnmodelled("an operation on a path unlinked earlier in the sequence (the name is gone: f2fs_lookup gives -ENOENT, or open(O_CREAT) makes a new inode), which the model does not follow")
+
+// Unlinked reports whether an unlink of the sequence removed file ino.
+func (q *Seq) Unlinked(ino uint32) bool { return q.unlinked[ino] }
+
+// unlinkCheck refuses an unlink of in that the model does not follow.
+func (q *Seq) unlinkCheck(in Input, req Request) error {
+	switch {
+	case q.unlinked[in.Inode.Ino]:
+		return errGone
+	}
+	return nil // the engine refuses the rest (unlinkRefusal)
+}
+
+// unlinkDone forgets file ino after its unlink: its page cache, its places on the dirty inode
+// list and the inode-meta list, its extent cache.
+func (q *Seq) unlinkDone(ino uint32) {
+	if q.unlinked == nil {
+		q.unlinked = map[uint32]bool{}
+	}
+	q.unlinked[ino] = true
+	delete(q.files, ino)
+	gone := func(i uint32) bool { return i == ino }
+	q.order = slices.DeleteFunc(q.order, gone)
+	q.metaOrder = slices.DeleteFunc(q.metaOrder, gone)
+	q.metaLate = slices.DeleteFunc(q.metaLate, gone)
+	delete(q.meta, ino)
+	delete(q.uncertain, ino)
+	delete(q.largest, ino)
+	// f2fs_delete_entry: the directory's inode (its inline dentries, mtime) is dirty meta now.
+	q.dirtyMeta += 2
+}
+
 // Truncate is truncate(2) of f to size bytes: f2fs_setattr → f2fs_truncate, data blocks past the
 // size and the nodes that held them freed.
 func (q *Seq) Truncate(f Input, size int64) (res *Result, in Input, err error) {
@@ -587,8 +649,20 @@ func (q *Seq) Truncate(f Input, size int64) (res *Result, in Input, err error) {
 func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 	q.balance = nil
 	in := q.File(f)
+	if req.Op == OpUnlink && in.Inode.Type == "file" && !q.unlinked[in.Inode.Ino] && !in.Volume.CheckpointError &&
+		in.Inode.Flags&(FlagImmutable|FlagAppend) == 0 {
+		// f2fs_unlink calls f2fs_balance_fs(sbi, true) before it deletes the entry: a collection
+		// there moves blocks (perhaps the file's own) before the walk.
+		if err := q.balanceFS(1); err != nil {
+			return nil, in, err
+		}
+		in = q.File(f)
+	}
 	if req.Op == OpTruncate && in.Inode.Type == "symlink" {
 		return nil, in, errUnmodelled("truncate(2) of a symbolic link follows it (do_sys_truncate): name the target's path")
+	}
+	if err := q.unlinkCheck(in, req); err != nil {
+		return nil, in, err
 	}
 	if q.nodesMoved {
 		in.Slots = unknownNodes{in.Slots}
@@ -612,9 +686,12 @@ func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 	if walkDirtied(res) && (req.Op != OpPunch || req.Offset < in.Inode.Size) {
 		q.dirtied(in.Inode.Ino)
 	}
-	if req.Op == OpPunch {
+	switch {
+	case req.Op == OpUnlink && res.Errno == "":
+		q.unlinkDone(in.Inode.Ino)
+	case req.Op == OpPunch:
 		q.metaWalk(in, wholePages(req.Offset, req.Offset+req.Length), res)
-	} else {
+	default:
 		q.metaWalk(in, wholePages(req.Offset, maxBytes), res) // truncate: every page past the size
 	}
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesFreed + 1
@@ -626,6 +703,9 @@ func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 	points := uint64(len(res.FillZero))
 	if req.Op == OpTruncate || res.Stats.DnodeChunks > 0 {
 		points++
+	}
+	if req.Op == OpUnlink {
+		points = 0 // f2fs_unlink's f2fs_balance_fs ran before the walk
 	}
 	if res.Errno == "" && points > 0 {
 		if err := q.balanceFS(points); err != nil {
@@ -648,10 +728,17 @@ func walkDirtied(res *Result) bool {
 // node, f2fs_sync_node_pages). The model does not place node writes, so from then on those
 // nodes' addresses are unknown and a truncate that frees one is refused.
 func (q *Seq) nodesWritten(ino uint32, all bool) {
+	if q.inodesWritten == nil {
+		q.inodesWritten = map[uint32]bool{}
+	}
+	if !all {
+		q.inodesWritten[ino] = true // f2fs_fsync_node_pages writes the inode when it is dirty
+	}
 	for i, f := range q.files {
 		if !all && i != ino {
 			continue
 		}
+		q.inodesWritten[i] = true // f2fs_sync_node_pages: every dirty inode
 		o, ok := f.Slots.(*slotOverlay)
 		if !ok {
 			continue
@@ -680,13 +767,14 @@ func (u unknownNodes) DnodeStarts() ([]uint64, bool) {
 	return nil, false
 }
 
-// Walk runs a walked request on f by its op: [Seq.Zero], [Seq.Punch] or [Seq.Truncate]. pages are
+// Walk runs a walked request on f by its op: [Seq.Zero], [Seq.Punch], [Seq.Truncate] or
+// [Seq.Unlink]. pages are
 // the ones a zero wrote back before its walk (none for the others).
 func (q *Seq) Walk(f Input, req Request) (res *Result, in Input, pages []PageWrite, err error) {
 	switch req.Op {
 	case OpZero:
 		return q.Zero(f, req)
-	case OpPunch, OpTruncate:
+	case OpPunch, OpTruncate, OpUnlink:
 		res, in, err = q.truncOp(f, req)
 		return res, in, nil, err
 	}

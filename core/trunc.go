@@ -52,6 +52,8 @@ type truncState struct {
 	// cluster is stored raw (f2fs_truncate_partial_cluster); second says that pass has begun.
 	from   int64
 	second bool
+	// inodeFreed: an unlink's f2fs_remove_inode_page has begun (the inode's truncate_node).
+	inodeFreed bool
 }
 
 // pageRange is the pages [lo, hi).
@@ -98,6 +100,18 @@ type walkItem struct {
 // opArgCheck is argCheck for punch and truncate.
 func (e *engine) opArgCheck() string {
 	r, ino := &e.req, &e.in.Inode
+	if r.Op == OpUnlink {
+		// f2fs_unlink, and before it the VFS's may_delete (fs/namei.c): a directory is rmdir's.
+		switch {
+		case ino.Type == "dir":
+			return "EISDIR"
+		case ino.Flags&FlagImmutable != 0 || ino.Flags&FlagAppend != 0:
+			return "EPERM"
+		case e.in.Volume.CheckpointError:
+			return "EIO"
+		}
+		return ""
+	}
 	if r.Op == OpTruncate {
 		// do_sys_truncate, vfs_truncate, f2fs_setattr (setattr_prepare → inode_newsize_ok).
 		switch {
@@ -126,7 +140,7 @@ func (e *engine) afterInline() phase {
 	switch e.req.Op {
 	case OpPunch:
 		return phTrPages
-	case OpTruncate:
+	case OpTruncate, OpUnlink:
 		return phTrSize
 	}
 	return phPages
@@ -146,7 +160,12 @@ func (e *engine) startOp() phase {
 	case e.req.Op == OpTruncate && cn.inline&InlineData != 0 && e.req.Offset > maxInlineData(&e.in.Inode):
 		// f2fs_setattr converts before truncate_setsize when the new size does not fit inline.
 		return phInline
-	case e.req.Op == OpTruncate:
+	case e.req.Op == OpUnlink && e.unlinkRefusal() != nil:
+		e.err = e.unlinkRefusal()
+		return phEnd
+	case e.req.Op == OpTruncate || e.req.Op == OpUnlink:
+		// An unlink's f2fs_evict_inode: i_size_write(inode, 0), then f2fs_truncate from 0; an
+		// inline file keeps its data in the inode (f2fs_may_inline_data holds at size 0).
 		return phTrSize
 	}
 	return phTrPages
@@ -256,7 +275,7 @@ func (e *engine) settleTrunc() bool {
 // nextItem moves to the next chunk or node of the walk, or past the walk.
 func (e *engine) nextItem() error {
 	s := &e.s
-	if e.req.Op == OpTruncate {
+	if e.req.Op == OpTruncate || e.req.Op == OpUnlink {
 		if s.tr.plan >= len(e.plan) {
 			s.phase = phTrPartial
 			return nil
@@ -484,6 +503,17 @@ func (e *engine) decValid(n uint64) {
 // nodeCall is truncate_node's f2fs_invalidate_blocks(ni.blk_addr) for the node being freed.
 func (e *engine) nodeCall() bool {
 	s := &e.s
+	if s.tr.node.top < 0 {
+		// An unlink's f2fs_remove_inode_page: truncate_node of the inode, at its NAT address.
+		if e.in.Inode.Blkaddr == 0 {
+			e.err = errInodeAddr
+			s.phase = phEnd
+			return false
+		}
+		s.call = invCall{slot: s.lastSlot, start: e.in.Inode.Blkaddr, len: 1, reason: ActNodeFree, ret: phTrNodeDone}
+		s.phase = phInvCall
+		return true
+	}
 	addr, exists, err := e.slots.NodeAddr(s.tr.nodeIdx, s.tr.node.level())
 	if err != nil {
 		e.err = err
@@ -508,8 +538,22 @@ func (e *engine) nodeDone(ev *Event) {
 	ev.Before = uint64(cn.validNodes)
 	cn.validNodes--
 	e.decValid(1)
+	if s.tr.node.top < 0 && cn.iBlocks > 1 {
+		// f2fs_remove_inode_page: "inconsistent i_blocks" (neither 0 nor the inode's 8
+		// sectors) sets SBI_NEED_FSCK; the inode goes anyway.
+		cn.needFsck = true
+	}
 	cn.iBlocks -= min(cn.iBlocks, 1)
 	ev.After = uint64(cn.validNodes)
+	if s.tr.node.top < 0 {
+		// The inode (dec_valid_inode_count, f2fs_remove_orphan_inode): the unlink is over, and
+		// nothing of the file is left.
+		cn.iBlocks = 0
+		ev.Action = ActUnlink
+		s.stats.NodesFreed++
+		s.phase = phDone
+		return
+	}
 	start := noDnode
 	if s.tr.nodeCap > 0 {
 		start = locate(s.tr.nodeIdx, e.slots.geom).start
@@ -524,11 +568,22 @@ func (e *engine) truncSize(ev *Event) {
 	s := &e.s
 	cn := &s.counters
 	size := e.req.Offset
+	unlink := e.req.Op == OpUnlink
+	if unlink {
+		size = 0 // f2fs_evict_inode: i_size_write(inode, 0)
+	}
 	ev.Kind, ev.Action, ev.Before, ev.After = EvSize, ActTruncSize, uint64(cn.iSize), uint64(size)
+	if unlink {
+		ev.Action = ActUnlink
+	}
 	old := cn.iSize
 	cn.iSize = size
+	// truncate_setsize past the size; an unlink's truncate_inode_pages_final, every page.
 	s.tr.dropRange(uint64(size+blockSize-1)>>12, ^uint64(0))
 	switch {
+	case unlink && cn.iBlocks <= 1:
+		// F2FS_HAS_BLOCKS: nothing but the inode counted in i_blocks, f2fs_truncate is not called.
+		s.phase = phDone
 	case size > old:
 		// f2fs_setattr truncates blocks only when the size does not grow.
 		s.phase = phDone
@@ -536,7 +591,7 @@ func (e *engine) truncSize(ev *Event) {
 		// f2fs_truncate_inline_inode: the data stays in the inode, no block changes.
 		s.phase = phDone
 	case e.in.Inode.Flags&FlagCompressed != 0 && (e.in.Inode.ClusterSize <= 0 || e.in.Inode.ComprBlocks == 0):
-		e.err = errUnmodelled("a truncate of a compressed file whose blocks were released (FI_COMPRESS_RELEASED)")
+		e.err = errUnmodelled("a truncate of a compressed file whose blocks were released (FI_COMPRESS_RELEASED, f2fs_truncate_blocks)")
 		s.phase = phEnd
 	case e.in.Inode.Flags&FlagCompressed != 0:
 		// f2fs_truncate_blocks (file.c:867): blocks go from the size rounded up to a cluster.
@@ -820,4 +875,68 @@ func (e *engine) dropPages(dirty []uint64) []uint64 {
 		}
 		return false
 	})
+}
+
+// unlinkInode is an unlink's f2fs_remove_inode_page after f2fs_truncate: the xattr node
+// (f2fs_truncate_xattr_node), f2fs_truncate_data_blocks_range(dn, 1) over the inode's slot 0 (NULL
+// after the truncate: no call), then truncate_node of the inode. It reports whether it moved the
+// walk on (to the inode's node call).
+func (e *engine) unlinkInode() bool {
+	s := &e.s
+	if e.req.Op != OpUnlink || s.tr.inodeFreed || s.errno != "" {
+		return false
+	}
+	s.tr.inodeFreed = true
+	if x := e.in.Inode.XattrNid; x != 0 {
+		e.err = errXattrNode(x)
+		s.phase = phEnd
+		return false
+	}
+	s.tr.node, s.tr.nodeIdx, s.tr.nodeCap = nodeKey{-1, -1, -1}, 0, 0
+	s.phase = phTrNode
+	return true
+}
+
+// unlinkRefusal is what an unlink (past its argument checks) asks that the model does not follow.
+func (e *engine) unlinkRefusal() error {
+	switch {
+	case e.in.Inode.Type != "file":
+		return errUnmodelled("unlink of a " + e.in.Inode.Type + " (f2fs_evict_inode of an inode that is not a regular file)")
+	case e.in.Inode.Links == 0:
+		return errUnmodelled("the inode's link count (i_links 0 or not given): f2fs_unlink refuses a zero i_nlink with -EFSCORRUPTED, and f2fs_drop_nlink evicts only at the last link")
+	case e.in.Inode.Links > 1:
+		return errUnmodelled(fmt.Sprintf("an unlink of one of %d links: f2fs_drop_nlink leaves the inode and its blocks (f2fs_release_orphan_inode), dirtying it, which the model does not follow", e.in.Inode.Links))
+	case !e.req.DentryInline:
+		return errUnmodelled("the directory's dentry block that f2fs_delete_entry clears and dirties (and f2fs_truncate_hole frees once empty): a checkpoint's f2fs_sync_dirty_inodes writes it out of place, which the model does not place; only a directory with inline dentries is modelled")
+	}
+	return nil
+}
+
+// errInodeAddr refuses an unlink whose inode block the model cannot place.
+var errInodeAddr = errUnmodelled("where the inode block is, which f2fs_remove_inode_page → truncate_node frees: a checkpoint, an fsync or garbage collection wrote it out of place (f2fs_write_node_page), which the model does not place, or the input does not give it")
+
+// errXattrNode refuses an unlink of an inode with an xattr node.
+func errXattrNode(nid uint32) error {
+	return errUnmodelled(fmt.Sprintf("the inode's xattr node (nid %d), which f2fs_truncate_xattr_node frees before the inode: the model does not read its block address", nid))
+}
+
+// CheckUnlink says, before any walk, whether the engine will refuse the unlink req of in (the
+// error it will give, naming the kernel function) — nil when it answers, with 0 or an errno. A
+// page that plays an unlink refuses it up front rather than open a player that cannot build.
+func CheckUnlink(in Input, req Request) error {
+	if req.Op != OpUnlink {
+		return nil
+	}
+	e := &engine{in: in, req: req}
+	switch {
+	case e.opArgCheck() != "":
+		return nil // the kernel's errno
+	case e.unlinkRefusal() != nil:
+		return e.unlinkRefusal()
+	case in.Inode.XattrNid != 0:
+		return errXattrNode(in.Inode.XattrNid)
+	case in.Inode.Blkaddr == 0:
+		return errInodeAddr
+	}
+	return nil
 }

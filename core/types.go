@@ -226,6 +226,14 @@ type Inode struct {
 	// ReadExt is i_ext, the largest extent of the read extent cache as the inode block holds it
 	// (f2fs_init_read_extent_tree starts the cache from it); Len 0: none.
 	ReadExt ReadExtent `json:"-"`
+	// Blkaddr is the block holding the inode (its NAT entry's address) and XattrNid i_xattr_nid:
+	// what an unlink's f2fs_remove_inode_page frees after the truncate. 0: not known (an unlink
+	// is refused).
+	Blkaddr  uint32 `json:"-"`
+	XattrNid uint32 `json:"-"`
+	// Links is i_links (0: not known). An unlink evicts the inode only when it removes the last
+	// link; other counts are refused.
+	Links uint32 `json:"-"`
 }
 
 // ReadExtent is an extent of the read extent cache: Len pages from file page Fofs.
@@ -253,11 +261,16 @@ const (
 	// OpTruncate is truncate(2) to Offset bytes (Length unused): f2fs_setattr → f2fs_truncate →
 	// f2fs_do_truncate_blocks → f2fs_truncate_data_blocks_range and f2fs_truncate_inode_blocks.
 	OpTruncate
+	// OpUnlink is unlink(2) of the file's last link (Offset and Length unused): f2fs_unlink →
+	// f2fs_delete_entry → f2fs_drop_nlink (f2fs_add_orphan_inode), then the last iput's
+	// f2fs_evict_inode → f2fs_truncate → f2fs_truncate_blocks(inode, 0) — the walk of a truncate
+	// to 0 — and f2fs_remove_inode_page → truncate_node of the inode (f2fs_remove_orphan_inode).
+	OpUnlink
 )
 
-var opNames = [...]string{"zero", "punch", "truncate"}
+var opNames = [...]string{"zero", "punch", "truncate", "unlink"}
 
-// String returns "zero", "punch" or "truncate".
+// String returns "zero", "punch", "truncate" or "unlink".
 func (o Op) String() string {
 	if int(o) < len(opNames) {
 		return opNames[o]
@@ -290,6 +303,11 @@ type Request struct {
 	// ExtraFlags are other FALLOC_FL_* bits ORed into the mode, to show the
 	// argument checks (normally 0).
 	ExtraFlags uint32 `json:"extraFlags,omitempty"`
+	// DentryInline (an unlink) says the directory that names the file keeps its dentries in its
+	// inode (F2FS_INLINE_DENTRY): f2fs_delete_entry then dirties that inode, not a dentry block.
+	// False: a dentry block, or not known; the model refuses the unlink (source.UnlinkRequest
+	// looks the directory up).
+	DentryInline bool `json:"-"`
 }
 
 // ErrInput reports an Input the engine cannot model (geometry it does not

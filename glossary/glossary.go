@@ -164,6 +164,16 @@ func All() []Entry {
 			OnDisk: "the node block's SIT bit cleared; the NAT entry's block_addr set to NULL_ADDR; valid_node_count (checkpoint) one less.",
 			Source: "fs/f2fs/node.c truncate_node(), from truncate_dnode() and truncate_nodes() in f2fs_truncate_inode_blocks().",
 			Match:  []string{"truncate_node"}, See: []string{"dnode", "direct-node", "f2fs-invalidate-blocks"}},
+		{Slug: "orphan-inode", Term: "orphan inode", Group: GroupRuns,
+			Text:   "An inode whose last link is gone but whose blocks are not freed yet: unlink puts it on the orphan list (f2fs_add_orphan_inode) before the last iput evicts it, and it comes off when its inode block is freed (f2fs_remove_orphan_inode). A checkpoint taken in between records it, so that mount can finish the eviction after a crash.",
+			OnDisk: "the orphan blocks of the checkpoint pack (struct f2fs_orphan_block, CP_ORPHAN_PRESENT_FLAG) — none when the checkpoint finds the list empty.",
+			Source: "fs/f2fs/checkpoint.c f2fs_add_orphan_inode(), f2fs_remove_orphan_inode(); from f2fs_drop_nlink() (dir.c) and truncate_node() of the inode (node.c).",
+			Match:  []string{"orphan list", "orphan inode"}, See: []string{"inode", "f2fs-remove-inode-page", "checkpoint"}},
+		{Slug: "f2fs-remove-inode-page", Term: "f2fs_remove_inode_page", Group: GroupRuns,
+			Text:   "The last step of an unlink: after f2fs_truncate has freed every data block and node, it frees the xattr node, if any, then the inode's own block with truncate_node — one f2fs_invalidate_blocks call in both modes — and takes the inode off the orphan list.",
+			OnDisk: "the inode block's SIT bit cleared; its NAT entry's block_addr set to NULL_ADDR; valid_node_count and valid_inode_count one less.",
+			Source: "fs/f2fs/node.c f2fs_remove_inode_page(), from f2fs_evict_inode() (inode.c).",
+			Match:  []string{"f2fs_remove_inode_page"}, See: []string{"truncate-node", "orphan-inode", "inode"}},
 
 		// The SIT and segments.
 		{Slug: "sit", Term: "SIT", Group: GroupSIT,

@@ -15,6 +15,8 @@ var required = []string{
 	"keep-size", "fill-zero", "eopnotsupp", "enospc", "efscorrupted",
 	// issue 28: punch hole and truncate
 	"f2fs-truncate-data-blocks-range", "f2fs-is-valid-blkaddr", "truncate-node", "wrongly-cleared",
+	// issue 36: unlink
+	"orphan-inode", "f2fs-remove-inode-page",
 }
 
 func TestEntries(t *testing.T) {

@@ -116,6 +116,7 @@ type Inode struct {
 	// "lzo-rle", or "algorithm N" for a value f2fs does not define; "" when not compressed.
 	CompressAlgorithm string    `json:"compressAlgorithm,omitempty"`
 	Nids              [5]uint32 `json:"nids"`
+	XattrNid          uint32    `json:"xattrNid,omitempty"` // i_xattr_nid: the node holding the xattrs that do not fit inline (0: none)
 	Ext               struct {
 		Fofs    uint32 `json:"fofs"`
 		Blkaddr uint32 `json:"blkaddr"`
@@ -138,7 +139,7 @@ func (img *Image) decodeInode(ino uint32, blk []byte, addr uint32) (Inode, error
 	}
 	in := Inode{
 		Ino: ino, Mode: r.Mode, Type: modeType(r.Mode), Size: int64(r.Size), Blocks: r.Blocks, Links: r.Links,
-		Inline: r.Inline, Advise: r.Advise, Flags: r.Flags, Generation: r.Generation, Blkaddr: addr, Pino: r.Pino,
+		Inline: r.Inline, Advise: r.Advise, Flags: r.Flags, Generation: r.Generation, Blkaddr: addr, Pino: r.Pino, XattrNid: r.XattrNid,
 		Mtime: time.Unix(int64(r.Mtime), int64(r.MtimeNsec%1e9)).UTC(),
 	}
 	if int64(r.Size) < 0 {

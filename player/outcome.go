@@ -42,7 +42,7 @@ func (o *Outline) Outcome() Outcome {
 	}
 	var out Outcome
 	refuses := refusesCompressed(req.Op)
-	if compressed && req.Op != core.OpTruncate { // truncate(2) takes a compressed file
+	if compressed && req.Op != core.OpTruncate && req.Op != core.OpUnlink { // truncate(2) and unlink(2) take a compressed file
 		out.Ahead = "This file is " + note + ": " + refuses + ", so the first step is EOPNOTSUPP."
 	}
 	errno, msg := "", ""

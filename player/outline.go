@@ -314,10 +314,14 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 // use it, so they agree on what the run really walks. A truncate (whose request has no length)
 // walks from the page its new size falls in (truncate_partial_data_page) to the end of the dnode
 // of the file's last slot or page: f2fs_truncate_blocks frees everything past the size; a size past
-// the end walks nothing.
+// the end walks nothing. An unlink walks as a truncate to 0.
 func PagesOf(spec Spec) Range {
-	if req := spec.Request; req.Op == core.OpTruncate {
+	if req := spec.Request; req.Op == core.OpTruncate || req.Op == core.OpUnlink {
+		// An unlink walks as a truncate to 0 does (f2fs_evict_inode → f2fs_truncate).
 		in := &spec.Input.Inode
+		if req.Op == core.OpUnlink {
+			req.Offset = 0
+		}
 		if req.Offset < 0 {
 			return Range{}
 		}

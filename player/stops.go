@@ -431,6 +431,9 @@ func errorText(ev core.Event, op core.Op) string {
 		if op == core.OpTruncate {
 			return truncArgsText(ev.Errno)
 		}
+		if op == core.OpUnlink {
+			return unlinkArgsText(ev.Errno)
+		}
 		if op == core.OpPunch && ev.Errno == "EOPNOTSUPP" {
 			return "f2fs_fallocate refuses FALLOC_FL_PUNCH_HOLE on a compressed or pinned file with -EOPNOTSUPP, before touching anything."
 		}

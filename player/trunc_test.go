@@ -39,6 +39,12 @@ func truncSpecs(t *testing.T) map[string]Spec {
 		s.Request = core.Request{Op: core.OpTruncate, Offset: size}
 		return s
 	}
+	// The demo's /cases keeps its dentries inline (source.DentryInline).
+	unlink := func(path string) Spec {
+		s := demoSpec(t, path, both...)
+		s.Request = core.Request{Op: core.OpUnlink, DentryInline: true}
+		return s
+	}
 	specs := map[string]Spec{
 		"punch contiguous unaligned": punch("/cases/contiguous.bin", 100<<12+123, 3<<20),
 		"punch holes":                punch("/cases/holes.bin", 0, 8<<20),
@@ -46,6 +52,9 @@ func truncSpecs(t *testing.T) map[string]Spec {
 		"truncate indirect 1MiB":     trunc("/cases/indirect.bin", 1<<20),
 		"truncate holes unaligned":   trunc("/cases/holes.bin", 1<<20+100),
 		"truncate fragmented to 0":   trunc("/cases/fragmented.bin", 0),
+		"unlink indirect":            unlink("/cases/indirect.bin"),
+		"unlink prealloc":            unlink("/cases/prealloc.bin"),
+		"unlink inline":              unlink("/cases/tiny.txt"),
 	}
 	// A punch after a zero of the same range: every slot NEW_ADDR, each its own call.
 	seq := demoSpec(t, "/cases/contiguous.bin", both...)
@@ -189,8 +198,11 @@ func TestTruncTexts(t *testing.T) {
 	for name, spec := range truncSpecs(t) {
 		o := build(t, spec)
 		call := "FALLOC_FL_PUNCH_HOLE"
-		if spec.Request.Op == core.OpTruncate {
+		switch spec.Request.Op {
+		case core.OpTruncate:
 			call = "truncate("
+		case core.OpUnlink:
+			call = "unlink("
 		}
 		if !strings.Contains(o.Stops[0].Text, call) {
 			t.Errorf("%s: the start stop does not name %s: %q", name, call, o.Stops[0].Text)
@@ -289,6 +301,38 @@ func TestTruncRefused(t *testing.T) {
 		}
 		if got := o.Outcome().Returns; got != c.returns {
 			t.Errorf("%+v: outcome %q, want %q", c.req, got, c.returns)
+		}
+	}
+}
+
+// TestUnlinkTour: an unlink's tour ends with the inode's own block freed (f2fs_remove_inode_page),
+// after every dnode and indirect node, and its quiz asks the node counts the engine gives.
+func TestUnlinkTour(t *testing.T) {
+	specs := truncSpecs(t)
+	for _, name := range []string{"unlink indirect", "unlink inline"} {
+		o := build(t, specs[name])
+		in := specs[name].Input
+		for i, f := range o.Final {
+			if f.Errno != "" || f.ISize != 0 || f.IBlocks != 0 {
+				t.Fatalf("%s: mode %d: errno %q size %d blocks %d", name, i, f.Errno, f.ISize, f.IBlocks)
+			}
+			// The last call frees the inode's block.
+			if n := len(f.LastCalls); n == 0 || f.LastCalls[n-1].Start != in.Inode.Blkaddr || f.LastCalls[n-1].Reason != core.ActNodeFree {
+				t.Errorf("%s: mode %d: last calls %+v, the last not the inode's block %d", name, i, f.LastCalls, in.Inode.Blkaddr)
+			}
+			if f.Event.Kind != core.EvDone || f.Event.Action != core.ActUnlink {
+				t.Errorf("%s: mode %d: last event %+v", name, i, f.Event)
+			}
+		}
+		if l := o.Outcome().Line; !strings.HasPrefix(l, "f2fs_unlink returns 0") {
+			t.Errorf("%s: outcome %q", name, l)
+		}
+		node := false
+		for _, s := range o.Stops {
+			node = node || s.Kind == StopNodeFree && s.Question != nil
+		}
+		if !node {
+			t.Errorf("%s: no node-free stop with its question", name)
 		}
 	}
 }

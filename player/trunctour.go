@@ -35,6 +35,8 @@ func walkFn(op core.Op) (outer, perDnode string) {
 		return "f2fs_truncate_hole", "f2fs_truncate_data_blocks_range"
 	case core.OpTruncate:
 		return "f2fs_truncate_inode_blocks", "f2fs_truncate_data_blocks_range"
+	case core.OpUnlink:
+		return "f2fs_evict_inode's f2fs_truncate", "f2fs_truncate_data_blocks_range"
 	}
 	return "f2fs_zero_range", "f2fs_do_zero_range"
 }
@@ -46,6 +48,8 @@ func callWords(req core.Request, path string) string {
 		return fmt.Sprintf("fallocate(fd, FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE, %s, %s) on %s", units.Group(req.Offset), units.Group(req.Length), path)
 	case core.OpTruncate:
 		return fmt.Sprintf("truncate(%s, %s)", path, units.Group(req.Offset))
+	case core.OpUnlink:
+		return fmt.Sprintf("unlink(%s), its last link", path)
 	}
 	return fmt.Sprintf("fallocate(fd, FALLOC_FL_ZERO_RANGE%s, %s, %s) on %s",
 		map[bool]string{true: "|FALLOC_FL_KEEP_SIZE"}[req.KeepSize], units.Group(req.Offset), units.Group(req.Length), path)
@@ -55,16 +59,22 @@ func callWords(req core.Request, path string) string {
 func startTruncText(o *Outline) string {
 	n := len(o.Chunks)
 	if n == 0 {
-		if o.spec.Request.Op == core.OpTruncate {
+		switch o.spec.Request.Op {
+		case core.OpTruncate:
 			return "No slot lies past the new size, so no dnode is walked."
+		case core.OpUnlink:
+			return "The file has no data block (inline data, or nothing written), so f2fs_evict_inode walks no dnode: f2fs_remove_inode_page frees the inode's own block, truncate_node's one call."
 		}
 		return "No whole page is punched, so no dnode is walked."
 	}
 	outer, per := walkFn(o.spec.Request.Op)
 	s := fmt.Sprintf("The walk covers %s in %s: %s calls %s once per dnode, which sets every slot to NULL_ADDR and frees what it held with f2fs_invalidate_blocks — once per block in 6.12, once per physical run with 6.14's batching, where a NULL slot or an address that fails validation ends the run.",
 		plural(o.prefix[n], "slot", "slots"), plural(uint64(n), "dnode chunk", "dnode chunks"), outer, per)
-	if o.spec.Request.Op == core.OpTruncate {
+	switch o.spec.Request.Op {
+	case core.OpTruncate:
 		s += " A dnode left empty is freed too: truncate_node releases its block."
+	case core.OpUnlink:
+		s += " The unlink removed the name and put the inode on the orphan list (f2fs_add_orphan_inode); its last iput evicts it: i_size 0, the page cache dropped (dirty pages too), every block from 0 freed, every dnode and indirect node freed (truncate_node), and last f2fs_remove_inode_page frees the inode's own block and takes it off the orphan list."
 	}
 	return s
 }
@@ -84,8 +94,11 @@ func endOfChunkTruncText(f []string) string {
 
 func endOfRangeTruncText(f []string, op core.Op) string {
 	after := "f2fs_truncate_hole returns, and i_size stays (punch hole always keeps the size)."
-	if op == core.OpTruncate {
+	switch op {
+	case core.OpTruncate:
 		after = "The walk then frees the dnodes left empty, and truncate returns."
+	case core.OpUnlink:
+		after = "The walk then frees every node, and f2fs_remove_inode_page frees the inode's own block: nothing of the file is left."
 	}
 	return fmt.Sprintf("The last dnode of the walk (%s) is done, and the flush after its loop makes the last data call: f2fs_invalidate_blocks(%s, %s). %s", f[2], f[0], f[1], after)
 }
@@ -159,6 +172,11 @@ func returnsFn(in core.Input, req core.Request, ok bool) string {
 			return "f2fs_setattr"
 		}
 		return "truncate"
+	case core.OpUnlink:
+		if ok {
+			return "f2fs_unlink"
+		}
+		return "unlink"
 	}
 	if ok {
 		return "f2fs_zero_range"
@@ -181,6 +199,19 @@ func (o *Outline) wronglyCleared() bool {
 
 // truncArgsText is why truncate(2) is refused before f2fs truncates anything (do_sys_truncate,
 // vfs_truncate, f2fs_setattr's setattr_prepare → inode_newsize_ok; core's opArgCheck).
+// unlinkArgsText is why an unlink is refused before anything changes (may_delete, f2fs_unlink).
+func unlinkArgsText(errno string) string {
+	switch errno {
+	case "EISDIR":
+		return "The path names a directory: unlink(2) fails with -EISDIR (rmdir removes directories)."
+	case "EPERM":
+		return "The inode is immutable or append-only: may_delete refuses the unlink with -EPERM."
+	case "EIO":
+		return "The file system has a checkpoint error (it was shut down): f2fs_unlink returns -EIO at once."
+	}
+	return "The call is refused before anything changes: -" + errno + "."
+}
+
 func truncArgsText(errno string) string {
 	switch errno {
 	case "EINVAL":

@@ -181,7 +181,7 @@ func ParseOp(text string) (Op, error) {
 // OpLine writes the operation as a line of the ops language (a zero's length resolved for a file
 // of size bytes).
 func (o Op) OpLine(size int64) string {
-	if o.Kind == OpZero || o.Kind == OpPunch || o.Kind == OpTruncate || o.Kind == "" {
+	if o.Kind == OpZero || o.Kind == OpPunch || o.Kind == OpTruncate || o.Kind == OpUnlink || o.Kind == "" {
 		return o.Run.OpLine(size)
 	}
 	s, ok := o.Spec()
@@ -194,13 +194,15 @@ func (o Op) OpLine(size int64) string {
 // ZeroOp makes a zero operation of a run.
 func ZeroOp(r Run) Op { return Op{Kind: OpZero, Run: r} }
 
-// RunOp makes the operation of a run by its call: a zero, a punch or a truncate.
+// RunOp makes the operation of a run by its call: a zero, a punch, a truncate or an unlink.
 func RunOp(r Run) Op {
 	switch r.Op {
 	case core.OpPunch:
 		return Op{Kind: OpPunch, Run: r}
 	case core.OpTruncate:
 		return Op{Kind: OpTruncate, Run: r}
+	case core.OpUnlink:
+		return Op{Kind: OpUnlink, Run: r}
 	}
 	return ZeroOp(r)
 }
@@ -213,6 +215,8 @@ func (r Run) OpLine(size int64) string {
 		return OpPunch + " " + r.Path + " " + strconv.FormatInt(req.Offset, 10) + " " + strconv.FormatInt(req.Length, 10)
 	case core.OpTruncate:
 		return OpTruncate + " " + r.Path + " " + strconv.FormatInt(req.Offset, 10)
+	case core.OpUnlink:
+		return OpUnlink + " " + r.Path
 	}
 	s := "zero " + r.Path + " " + strconv.FormatInt(req.Offset, 10) + " " + strconv.FormatInt(req.Length, 10)
 	if r.KeepSize {

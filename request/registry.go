@@ -93,6 +93,7 @@ const (
 	OpZero       = "zero"
 	OpPunch      = "punch"
 	OpTruncate   = "truncate"
+	OpUnlink     = "unlink"
 	OpWrite      = "write"
 	OpFsync      = "fsync"
 	OpSync       = "sync"
@@ -175,6 +176,17 @@ var opTable = sync.OnceValue(func() []OpSpec {
 			},
 			// truncate_partial_data_page's one page; the size it sets.
 			cost:  func(op Op) Cost { return Cost{Dirties: 1, Walks: true, GrowsTo: max(op.Offset, 0)} },
+			walks: true},
+		{Kind: OpUnlink, Args: []Arg{argPath},
+			Help:    "unlink(2) PATH, its last link: every data block, every node block and the inode's own block freed (its directory with inline dentries)",
+			Kernel:  "f2fs_unlink → f2fs_delete_entry (f2fs_add_orphan_inode), f2fs_evict_inode → f2fs_truncate → f2fs_truncate_blocks(inode, 0), f2fs_remove_inode_page (f2fs_remove_orphan_inode)",
+			Effects: NamesFile | Invalidates | MovesBlocks,
+			parse: func(op *Op, w []string) error {
+				op.Run = Run{Op: core.OpUnlink, Path: w[0], Modes: Both()}
+				return checkPath(w[0])
+			},
+			// It dirties no data page (its own are dropped); the walk is a truncate to 0's.
+			cost:  func(Op) Cost { return Cost{Walks: true} },
 			walks: true},
 		{Kind: OpWrite, Args: []Arg{argPath, argOffset, argLength},
 			Help:    "a buffered write(2) of LENGTH bytes at OFFSET (pwrite, no fsync)",

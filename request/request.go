@@ -26,8 +26,8 @@ const (
 // Run is one walked call on one file, in one or both modes: fallocate(FALLOC_FL_ZERO_RANGE) by
 // default, punch hole or truncate by Op.
 type Run struct {
-	// Op is the call: a zero range (the zero value), a punch hole or a truncate (whose size is
-	// Offset).
+	// Op is the call: a zero range (the zero value), a punch hole, a truncate (whose size is
+	// Offset) or an unlink.
 	Op     core.Op
 	Path   string // absolute path inside the image
 	Offset int64
@@ -85,8 +85,17 @@ func Parse(get func(name string) string) (Run, error) {
 			}
 		}
 		return r, nil
+	case OpUnlink:
+		// unlink(2) of the path: no offset, length, size or keepSize.
+		r.Op, r.HasLength = core.OpUnlink, true
+		if v := get(FieldMode); v != "" {
+			if r.Modes, err = ParseModes(v); err != nil {
+				return r, err
+			}
+		}
+		return r, nil
 	default:
-		return r, &FieldError{Field: FieldOp, Value: v, Msg: "want zero, punch or truncate"}
+		return r, &FieldError{Field: FieldOp, Value: v, Msg: "want zero, punch, truncate or unlink"}
 	}
 	if v := get(FieldOffset); v != "" {
 		if r.Offset, err = ParseSize(FieldOffset, v); err != nil {
@@ -188,6 +197,9 @@ func (r Run) Request(size int64) core.Request {
 	if r.Op == core.OpTruncate {
 		req.Length = 0
 		return req
+	}
+	if r.Op == core.OpUnlink {
+		return core.Request{Op: core.OpUnlink} // DentryInline: source.UnlinkRequest
 	}
 	if !r.HasLength {
 		req.Length = max(size-r.Offset, 0)

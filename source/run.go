@@ -21,7 +21,7 @@ type Step struct {
 	// and ktrace.Check takes; otherwise the file as the image holds it (the Seq substitutes its own
 	// state).
 	File core.Input
-	// Request is a walked operation's request (zero, punch, truncate), a zero's length resolved
+	// Request is a walked operation's request (zero, punch, truncate, unlink), a zero's length resolved
 	// for the file's size then.
 	Request core.Request
 	// Walk is a walked operation's walk: its f2fs_invalidate_blocks calls, counters and after-state.
@@ -71,7 +71,15 @@ func RunOps(ctx context.Context, q *core.Seq, img *imgio.Image, ops []request.Op
 			return err
 		}
 		st := &Step{Index: i, Op: op}
-		if op.Path != "" {
+		var unlinkReq core.Request
+		if op.Kind == request.OpUnlink {
+			// The name itself, not what a final symlink points at, and its directory.
+			in, req, err := UnlinkRequest(ctx, img, op.Path)
+			if err != nil {
+				return &OpError{Index: i, Line: op.OpLine(0), Err: err}
+			}
+			st.File, unlinkReq = in, req
+		} else if op.Path != "" {
 			in, ok := files[op.Path]
 			if !ok {
 				f, err := img.ResolveContext(ctx, op.Path)
@@ -89,6 +97,9 @@ func RunOps(ctx context.Context, q *core.Seq, img *imgio.Image, ops []request.Op
 		ssrBefore := len(q.SSRVictims())
 		if op.Walks() {
 			st.Request = op.Request(q.File(st.File).Inode.Size)
+			if op.Kind == request.OpUnlink {
+				st.Request = unlinkReq
+			}
 			st.Walk, st.File, st.Pages, err = q.Walk(st.File, st.Request)
 		} else {
 			st.Other, err = op.ApplyOther(q, st.File)

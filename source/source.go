@@ -5,7 +5,9 @@
 package source
 
 import (
+	"context"
 	"fmt"
+	"strings"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
@@ -32,6 +34,45 @@ func FileInput(img *imgio.Image, f *imgio.File) (core.Input, error) {
 	in.Inode.SlotsEnd = end
 	in.Slots = &fileSlots{File: f, starts: starts}
 	return in, nil
+}
+
+// UnlinkRequest is the request of unlink(2) on path: the name is looked up without following a
+// final symbolic link (an unlink removes the link itself), and the directory holding it says where
+// its dentry lives ([core.Request.DentryInline]). in is the input of the file the name gives.
+func UnlinkRequest(ctx context.Context, img *imgio.Image, path string) (in core.Input, req core.Request, err error) {
+	f, err := img.LookupContext(ctx, path)
+	if err != nil {
+		return core.Input{}, core.Request{}, err
+	}
+	inline, err := DentryInline(ctx, img, path)
+	if err != nil {
+		return core.Input{}, core.Request{}, err
+	}
+	if in, err = FileInput(img, f); err != nil {
+		return core.Input{}, core.Request{}, err
+	}
+	return in, core.Request{Op: core.OpUnlink, DentryInline: inline}, nil
+}
+
+// DentryInline says whether the directory that holds path's last name keeps its dentries in its
+// inode (F2FS_INLINE_DENTRY): what an unlink's f2fs_delete_entry dirties.
+func DentryInline(ctx context.Context, img *imgio.Image, path string) (bool, error) {
+	dir, err := img.LookupContext(ctx, parentDir(path))
+	if err != nil {
+		return false, err
+	}
+	d := dir.Inode()
+	return d.Type == imgio.TypeDir && d.Inline&core.InlineDentry != 0, nil
+}
+
+// parentDir is the directory part of an absolute path ("/" for a name in the root).
+func parentDir(path string) string {
+	p := strings.TrimRight(path, "/")
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
 }
 
 // fileSlots is a file's dnode slots (*imgio.File's DnodeSlots) and the list of its existing
@@ -81,7 +122,8 @@ func Inode(i imgio.Inode) core.Inode {
 	return core.Inode{Ino: i.Ino, Type: t, Size: i.Size, Blocks: i.Blocks, AddrsPerInode: i.AddrsPerInode,
 		AddrsPerBlock: i.AddrsPerBlock, Inline: i.Inline, Advise: i.Advise, Flags: i.Flags,
 		ClusterSize: i.ClusterSize, ComprBlocks: i.ComprBlocks,
-		ReadExt: core.ReadExtent{Fofs: i.Ext.Fofs, Len: i.Ext.Len}}
+		ReadExt: core.ReadExtent{Fofs: i.Ext.Fofs, Len: i.Ext.Len},
+		Blkaddr: i.Blkaddr, XattrNid: i.XattrNid, Links: i.Links}
 }
 
 // slotsEnd is one past the file's last non-NULL slot, found from its last

@@ -40,11 +40,12 @@ const (
 	transportWorker    = "worker"
 )
 
-// contractOps are the walked calls' names (request.OpZero, OpPunch, OpTruncate).
+// contractOps are the walked calls' names (request.OpZero, OpPunch, OpTruncate, OpUnlink).
 type contractOps struct {
 	Zero     string `json:"zero"`
 	Punch    string `json:"punch"`
 	Truncate string `json:"truncate"`
+	Unlink   string `json:"unlink"`
 }
 
 // contractModes are the engines' names: the order the protocol sends them in (core.Modes), and
@@ -119,7 +120,7 @@ func newPageContract() pageContract {
 		Query: contractQuery{Path: request.FieldPath, Offset: request.FieldOffset, Length: request.FieldLength,
 			KeepSize: request.FieldKeepSize, Mode: request.FieldMode, Before: FieldBefore,
 			Op: request.FieldOp, Size: request.FieldSize},
-		Ops:       contractOps{Zero: request.OpZero, Punch: request.OpPunch, Truncate: request.OpTruncate},
+		Ops:       contractOps{Zero: request.OpZero, Punch: request.OpPunch, Truncate: request.OpTruncate, Unlink: request.OpUnlink},
 		Transport: transportWebsocket,
 	}
 	for _, m := range core.Modes {

@@ -513,6 +513,7 @@ func playedWords(t *runTarget, p *templates.RunPage) string {
 		{Value: request.OpZero, Label: "zero range", Range: true, KeepSize: true},
 		{Value: request.OpPunch, Label: "punch hole", Range: true},
 		{Value: request.OpTruncate, Label: "truncate", Size: true},
+		{Value: request.OpUnlink, Label: "unlink"},
 	}
 	for i := range p.Ops {
 		p.Ops[i].Selected = p.Ops[i].Value == p.Op
@@ -525,6 +526,9 @@ func playedWords(t *runTarget, p *templates.RunPage) string {
 		p.TruncSize = req.Offset
 		p.Played = "truncate of " + t.info.Path + " to " + units.Group(req.Offset) + " bytes"
 		return "truncate to " + units.Bytes(req.Offset)
+	case core.OpUnlink:
+		p.Played = "unlink of " + t.info.Path
+		return "unlink"
 	}
 	p.Played = "fallocate(ZERO_RANGE) of " + t.info.Path
 	return "zero range"

@@ -164,6 +164,27 @@ func TestPages(t *testing.T) {
 				}
 			},
 		},
+		{
+			// Issue 36: an unlink's form sends the path alone; the page names the call.
+			name: "run of an unlink", path: "/images/demo/run?path=/cases/indirect.bin&op=unlink", status: 200,
+			want: []string{"player", "op-select", "row-nodes-freed"},
+			check: func(t *testing.T, doc *goquery.Document) {
+				if v, _ := doc.Find(testid("player")).Attr("data-op"); v != "unlink" {
+					t.Errorf("data-op %q", v)
+				}
+				if v, _ := doc.Find(testid("op-select") + " option[selected]").Attr("value"); v != "unlink" {
+					t.Errorf("selected call %q, want unlink", v)
+				}
+				if !doc.Find("#f-offset").Is("[disabled]") || !doc.Find(testid("size-field")).Is("[disabled]") || !doc.Find(testid("keep-size")).Is("[disabled]") {
+					t.Error("an unlink's form sends a range, a size or KEEP_SIZE")
+				}
+				if h1 := doc.Find("h1").Text(); !strings.Contains(h1, "unlink of /cases/indirect.bin") {
+					t.Errorf("h1 %q", h1)
+				}
+			},
+		},
+		// What the model does not follow is refused (422), never played: a symlink's own inode.
+		{name: "run of an unlink of a symlink", path: "/images/demo/run?path=/docs/contiguous.link&op=unlink", status: 422},
 		{name: "run of an op the player does not play", path: "/images/demo/run?path=/cases/holes.bin&op=collapse", status: 400},
 		{name: "directory", path: "/images/demo/file?path=/docs", status: 200, want: []string{"inode-summary", "block-map"}},
 		{name: "inline file", path: "/images/demo/file?path=/cases/tiny.txt", status: 200, want: []string{"inode-summary", "block-map"}},

@@ -48,6 +48,8 @@ func TestRunOpResolves(t *testing.T) {
 	}{
 		{"path=/cases/indirect.bin&op=truncate&size=1MiB", core.Request{Op: core.OpTruncate, Offset: 1 << 20}, "/cases/indirect.bin"},
 		{"path=/cases/holes.bin&op=punch&offset=0&length=8MiB", core.Request{Op: core.OpPunch, Length: 8 << 20}, "/cases/holes.bin"},
+		// /cases keeps inline dentries: the unlink is played.
+		{"path=/cases/indirect.bin&op=unlink", core.Request{Op: core.OpUnlink, DentryInline: true}, "/cases/indirect.bin"},
 	} {
 		res, err := http.Get(ts.ts.URL + "/api/images/demo/run?" + c.query)
 		if err != nil {
@@ -69,7 +71,7 @@ func TestRunOpResolves(t *testing.T) {
 		if err != nil || res.StatusCode != 200 {
 			t.Fatalf("%s: %d %v", c.query, res.StatusCode, err)
 		}
-		want := map[core.Op]string{core.OpPunch: "punch", core.OpTruncate: "truncate"}[c.req.Op]
+		want := map[core.Op]string{core.OpPunch: "punch", core.OpTruncate: "truncate", core.OpUnlink: "unlink"}[c.req.Op]
 		if body.Op != want || body.Offset != c.req.Offset || len(body.Results) != 2 {
 			t.Fatalf("%s: op %q offset %d, %d results", c.query, body.Op, body.Offset, len(body.Results))
 		}

@@ -164,6 +164,11 @@ func (s *Server) resolvePlayerRun(ctx context.Context, q url.Values) (*runTarget
 // resolve builds the engine's input for run on si after the operations before it.
 func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, before []request.Op) (*runTarget, error) {
 	f, err := s.resolvePath(ctx, si, run.Path)
+	if run.Op == core.OpUnlink {
+		// unlink(2) removes the name itself: a final symlink is not followed (the engine refuses
+		// to evict a symlink's inode).
+		f, err = si.Image.LookupContext(ctx, run.Path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +228,18 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 		}
 	}
 	req := run.Request(in.Inode.Size)
+	if run.Op == core.OpUnlink {
+		// Where the name's dentry lives: f2fs_delete_entry's inline dentries, or a dentry block
+		// the model refuses.
+		if req.DentryInline, err = source.DentryInline(ctx, si.Image, run.Path); err != nil {
+			return nil, err
+		}
+		// What the engine will refuse (a dentry block, a symlink, an inode written out of place)
+		// is refused here, naming the function, before a player opens (422).
+		if err := core.CheckUnlink(in, req); err != nil {
+			return nil, err
+		}
+	}
 	ino := f.Inode()
 	note := compressionNote(ino)
 	t := &runTarget{si: si, run: run, before: before, file: f,
@@ -241,7 +258,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 // resolveSandbox builds the run of a sandbox slot list (package sandbox): a synthetic file and
 // volume, the listed slots zeroed — or, with op punch, punched (a list that maps a block twice is
 // issue 28's clearest picture: the batched punch validates before it flushes and frees it twice). A
-// truncate needs node addresses, which the synthetic file has not: refused.
+// truncate or an unlink needs node addresses, which the synthetic file has not: refused.
 func resolveSandbox(list, mode, op string) (*runTarget, error) {
 	l, err := sandbox.Parse(list)
 	if err != nil {
@@ -259,7 +276,9 @@ func resolveSandbox(list, mode, op string) (*runTarget, error) {
 	case request.OpPunch:
 		req.Op, req.KeepSize = core.OpPunch, false
 	default:
-		return nil, badParam(request.FieldOp, "a sandbox list plays a zero or a punch")
+		// A truncate and an unlink free node blocks (and an unlink the inode's): the synthetic
+		// file has no node addresses.
+		return nil, badParam(request.FieldOp, "a sandbox list plays a zero or a punch: a truncate or an unlink frees node blocks, which a slot list has not")
 	}
 	canonical := l.String()
 	run := request.Run{Op: req.Op, Path: in.Path, Offset: req.Offset, Length: req.Length, HasLength: true, Modes: modes}

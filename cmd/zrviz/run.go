@@ -170,7 +170,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	offset := fs.String("offset", "", "byte offset `N` of the range: decimal, 0x hex or with a unit (4096, 0x1000, 1MiB; default 0)")
 	length := fs.String("length", "", "byte length `N` of the range, same syntax (default: to the end of the file; 0 when the offset is at or past it, which the kernel refuses with EINVAL)")
 	keepSize := fs.Bool("keep-size", false, "FALLOC_FL_KEEP_SIZE: do not grow i_size")
-	op := fs.String("op", request.OpZero, "`OP`: zero (fallocate ZERO_RANGE), punch (fallocate PUNCH_HOLE|KEEP_SIZE over --offset and --length) or truncate (truncate(2) to --size)")
+	op := fs.String("op", request.OpZero, "`OP`: zero (fallocate ZERO_RANGE), punch (fallocate PUNCH_HOLE|KEEP_SIZE over --offset and --length) truncate (truncate(2) to --size) or unlink (unlink(2), its last link: every block, every node and the inode freed)")
 	size := fs.String("size", "", "the new size `N` of --op truncate, same syntax as --offset")
 	opsFile := fs.String("ops", "", "run the operations of `FILE` in order, each on the state the previous one left, "+
 		"one a line of the ops language (below; the kernel fixtures' ops files), instead of one PATH")
@@ -207,9 +207,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return usageError{fmt.Sprintf("run takes one PATH inside the image (got %d arguments), e.g. zrviz run /seed/bench64.bin", fs.NArg())}
 		}
 		switch {
+		case *op == request.OpUnlink && (*offset != "" || *length != "" || *keepSize || *size != ""):
+			return usageError{"--op unlink takes PATH alone, not --offset, --length, --size or --keep-size"}
 		case *op == request.OpTruncate && (*offset != "" || *length != "" || *keepSize):
 			return usageError{"--op truncate takes --size, not --offset, --length or --keep-size"}
-		case *op != request.OpTruncate && *size != "":
+		case *op != request.OpTruncate && *op != request.OpUnlink && *size != "":
 			return usageError{"--size is --op truncate's: a zero or a punch takes --offset and --length"}
 		case *op == request.OpPunch && *keepSize:
 			return usageError{"--op punch always carries FALLOC_FL_KEEP_SIZE: no --keep-size"}
@@ -312,11 +314,13 @@ func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
 		fmt.Fprintf(w, "%s: fallocate(PUNCH_HOLE|KEEP_SIZE, offset %s, length %s)", out.Path, units.Group(out.Offset), units.Group(out.Length))
 	case request.OpTruncate:
 		fmt.Fprintf(w, "%s: truncate(%s)", out.Path, units.Group(out.Offset))
+	case request.OpUnlink:
+		fmt.Fprintf(w, "%s: unlink (f2fs_unlink, f2fs_evict_inode)", out.Path)
 	default:
 		fmt.Fprintf(w, "%s: fallocate(ZERO_RANGE%s, offset %s, length %s)", out.Path,
 			map[bool]string{true: "|KEEP_SIZE"}[out.KeepSize], units.Group(out.Offset), units.Group(out.Length))
 	}
-	if out.Op != request.OpTruncate && out.Length > 0 && out.Offset >= 0 && out.Offset <= math.MaxInt64-out.Length {
+	if out.Op != request.OpTruncate && out.Op != request.OpUnlink && out.Length > 0 && out.Offset >= 0 && out.Offset <= math.MaxInt64-out.Length {
 		fmt.Fprintf(w, "  [%s, %s)", units.Bytes(out.Offset), units.Bytes(out.Offset+out.Length))
 	}
 	fmt.Fprintf(w, " of a %s file\n\n", units.Bytes(sizeBefore))
@@ -346,7 +350,7 @@ func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
 		return fmt.Sprintf("%s/%s/%s", units.Group(r.Stats.SlotsAddr), units.Group(r.Stats.SlotsNew), units.Group(r.Stats.SlotsNull))
 	})
 	row("reserved NULL → NEW", func(r *core.Result) string { return units.Group(r.Stats.Reserved) })
-	if out.Op == request.OpPunch || out.Op == request.OpTruncate {
+	if out.Op == request.OpPunch || out.Op == request.OpTruncate || out.Op == request.OpUnlink {
 		row("nodes freed (truncate_node)", func(r *core.Result) string { return units.Group(r.Stats.NodesFreed) })
 		row("addresses skipped (not valid)", func(r *core.Result) string { return units.Group(r.Stats.SlotsSkipped) })
 	}

@@ -13,7 +13,8 @@ import (
 )
 
 // TestRunJSONEqualsAPI (issue 27: one result shape, one encoder): `zrviz run --json` and
-// GET /api/images/demo/run answer the same object for a zero, a punch and a truncate, in each mode.
+// GET /api/images/demo/run answer the same object for a zero, a punch, a truncate and an unlink, in
+// each mode.
 func TestRunJSONEqualsAPI(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -44,6 +45,8 @@ func TestRunJSONEqualsAPI(t *testing.T) {
 			url.Values{"path": {"/cases/holes.bin"}, "op": {"punch"}, "offset": {"5000"}, "length": {"800000"}}},
 		{[]string{"--op", "truncate", "--size", "1000000", "/cases/indirect.bin"},
 			url.Values{"path": {"/cases/indirect.bin"}, "op": {"truncate"}, "size": {"1000000"}}},
+		{[]string{"--op", "unlink", "/cases/indirect.bin"},
+			url.Values{"path": {"/cases/indirect.bin"}, "op": {"unlink"}}},
 	} {
 		for _, mode := range []string{"per-block", "batched", "both"} {
 			out, err := runMain(t, append([]string{"run", "--json", "--mode", mode}, tc.args...)...)

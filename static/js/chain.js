@@ -39,6 +39,7 @@ export function opLine(r) {
   const ops = contract().ops;
   const op = r.op || ops.zero;
   if (op === ops.truncate) return `${op} ${r.path} ${r.offset}`;
+  if (op === ops.unlink) return `${op} ${r.path}`;
   if (op === ops.punch) return `${op} ${r.path} ${r.offset} ${r.length}`;
   return `${op} ${r.path} ${r.offset} ${r.length}${r.keepSize ? ' keep_size' : ''}`;
 }
@@ -88,7 +89,7 @@ export function chainRefusal(run, added = 0) {
  */
 export function isPlayed(kind) {
   const ops = contract().ops;
-  return kind === ops.zero || kind === ops.punch || kind === ops.truncate;
+  return kind === ops.zero || kind === ops.punch || kind === ops.truncate || kind === ops.unlink;
 }
 
 /**
@@ -102,6 +103,7 @@ export function playedNext(line) {
   const w = line.trim().split(/\s+/);
   if (w[0] === ops.punch && w.length === 4) return { op: w[0], offset: w[2], length: w[3], keepSize: false };
   if (w[0] === ops.truncate && w.length === 3) return { op: w[0], offset: w[2], length: '', keepSize: false };
+  if (w[0] === ops.unlink && w.length === 2) return { op: w[0], offset: '0', length: '', keepSize: false };
   return null;
 }
 

@@ -16,8 +16,9 @@
  * @property {{base: string, perSegment: string}} segment the geometry fields of the segment formula
  * @property {{path: string, offset: string, length: string, keepSize: string, mode: string, before: string, op: string, size: string}} query
  *   the run query's field names (op: the played call, size: a truncate's new size)
- * @property {{zero: string, punch: string, truncate: string}} ops the calls a player plays, as the
- *   query's op and the ops language name them (request.OpZero, OpPunch, OpTruncate)
+ * @property {{zero: string, punch: string, truncate: string, unlink: string}} ops the calls a player
+ *   plays, as the query's op and the ops language name them (request.OpZero, OpPunch, OpTruncate,
+ *   OpUnlink)
  * @property {string} transport how the player reaches the server: "websocket", or "worker" in the
  *   static site, whose server is this origin's service worker (portsocket.js)
  */

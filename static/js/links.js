@@ -143,7 +143,10 @@ export function setRunQuery(q, run) {
   const op = run.op || ops.zero;
   q.set(f.path, run.path);
   if (op === ops.zero) q.delete(f.op); else q.set(f.op, op);
-  if (op === ops.truncate) {
+  if (op === ops.unlink) {
+    // unlink PATH: nothing but the path.
+    for (const k of [f.size, f.offset, f.length, f.keepSize]) q.delete(k);
+  } else if (op === ops.truncate) {
     q.set(f.size, String(run.size === undefined || run.size === '' ? run.offset : run.size));
     q.delete(f.offset);
     q.delete(f.length);

@@ -153,7 +153,7 @@ export function updateDOM(doc, st, ui) {
   // Node blocks are freed by a truncate only; addresses are skipped or freed twice only where the
   // tour stops at it (player.StopValidatedFirst, StopFreedTwice): the rows the run has, the same at
   // every step.
-  if (nodesRow) nodesRow.hidden = st.info.op !== contract().ops.truncate;
+  if (nodesRow) nodesRow.hidden = st.info.op !== contract().ops.truncate && st.info.op !== contract().ops.unlink;
   if (skipRow) skipRow.hidden = !trunc || !st.stops.some((s) => s.kind === 'validated-first' || s.kind === 'freed-twice');
   if (trunc) {
     text('c-pb-nodes', pb ? int(pb.counters.nodesFreed || 0) : '–');

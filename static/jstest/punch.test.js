@@ -124,3 +124,12 @@ test('the chain plays a punch or a truncate next, after the run shown', () => {
   assert.deepEqual([v.searchParams.get('op'), v.searchParams.get('size'), v.searchParams.has('offset')], ['truncate', '65536', false]);
   assert.deepEqual(v.searchParams.getAll('before'), ['zero /cases/contiguous.bin 1048576 1048576', 'sync']);
 });
+
+test('unlink: the run query carries op and path only, the chain writes and plays its line', () => {
+  assert.deepEqual(q({ op: 'unlink', path: '/a', offset: '0', length: '', keepSize: true, mode: 'both' }),
+    { path: '/a', op: 'unlink', mode: 'both' }, 'an unlink: no size, range or keepSize');
+  assert.equal(opLine({ op: 'unlink', path: '/cases/tiny.txt', offset: '0', length: '0', keepSize: false }), 'unlink /cases/tiny.txt');
+  assert.ok(isPlayed('unlink'));
+  assert.deepEqual(playedNext('unlink /cases/tiny.txt'), { op: 'unlink', offset: '0', length: '', keepSize: false });
+  assert.equal(playedNext('unlink /a 3'), null, 'unlink takes PATH alone');
+});

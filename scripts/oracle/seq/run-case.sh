@@ -24,8 +24,10 @@ else
 fi
 # punch and truncate (issue 28): which dnode ranges and node blocks each op freed
 TRUNC_EVENTS='f2fs_truncate f2fs_truncate_blocks_enter f2fs_truncate_blocks_exit f2fs_truncate_data_blocks_range f2fs_truncate_inode_blocks_enter f2fs_truncate_inode_blocks_exit f2fs_truncate_nodes_enter f2fs_truncate_nodes_exit f2fs_truncate_node f2fs_truncate_partial_nodes'
+# unlink (issue 36): the name's removal and the inode's eviction
+UNLINK_EVENTS='f2fs_unlink_enter f2fs_unlink_exit f2fs_evict_inode'
 export ZR_KPROBE='p:zr f2fs_invalidate_blocks addr=%si:u32 len=%dx:u32'
-export ZR_EVENTS=${ZR_EVENTS-f2fs_fallocate f2fs_reserve_new_blocks f2fs_sync_file_enter f2fs_sync_file_exit f2fs_writepage f2fs_submit_page_write f2fs_submit_page_bio f2fs_write_checkpoint f2fs_gc_begin f2fs_gc_end f2fs_get_victim f2fs_background_gc $TRUNC_EVENTS}
+export ZR_EVENTS=${ZR_EVENTS-f2fs_fallocate f2fs_reserve_new_blocks f2fs_sync_file_enter f2fs_sync_file_exit f2fs_writepage f2fs_submit_page_write f2fs_submit_page_bio f2fs_write_checkpoint f2fs_gc_begin f2fs_gc_end f2fs_get_victim f2fs_background_gc $TRUNC_EVENTS $UNLINK_EVENTS}
 for mode in ${ZR_MODES:-stock batched}; do
 	o=$W/$name-$mode sfx=; [ $mode = batched ] && sfx=.batched
 	ko=; [ $mode = batched ] && ko=$KO
