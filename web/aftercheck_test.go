@@ -309,3 +309,59 @@ func BenchmarkWriteback(b *testing.B) {
 		}
 	}
 }
+
+// TestAfterCheckPlayedOp (issue 36): the run page's after-check models the op the page plays. The
+// kernel's after-images of a punch (kernel-seq/p3-unaligned) and of a truncate (t5-unaligned),
+// each the one op of its case on the demo, agree in both modes with the after-check of the run
+// that plays that op; the same range played as a zero does not agree with them (a zero leaves the
+// range's blocks allocated where the kernel freed them).
+func TestAfterCheckPlayedOp(t *testing.T) {
+	ts := mustOpenServer(t, Config{})
+	for _, c := range []struct {
+		dir  string
+		q    url.Values // the played op's query
+		zero url.Values // the same range as a zero
+	}{
+		{"p3-unaligned",
+			url.Values{"path": {"/cases/contiguous.bin"}, "op": {"punch"}, "offset": {"5000"}, "length": {"1000000"}},
+			url.Values{"path": {"/cases/contiguous.bin"}, "offset": {"5000"}, "length": {"1000000"}}},
+		{"t5-unaligned",
+			url.Values{"path": {"/cases/contiguous.bin"}, "op": {"truncate"}, "size": {"1000000"}},
+			url.Values{"path": {"/cases/contiguous.bin"}, "offset": {"1000000"}}},
+	} {
+		dir := filepath.Join(kernelSeqDir, c.dir)
+		for _, m := range []struct{ mode, img string }{{"per-block", "after.img.zst"}, {"batched", "after.batched.img.zst"}} {
+			t.Run(c.dir+"/"+m.mode, func(t *testing.T) {
+				id := c.dir + "-" + m.mode
+				addKernelImage(t, ts, id, filepath.Join(dir, m.img), nil)
+				q := cloneValues(c.q)
+				q.Set("mode", m.mode)
+				code, body, msg := afterCheck(t, ts, id, q)
+				if code != http.StatusOK {
+					t.Fatalf("status %d: %s", code, msg)
+				}
+				if want := c.q.Get("op"); len(body.Ops) != 1 || !strings.HasPrefix(body.Ops[0], want+" ") {
+					t.Errorf("ops %q, want the one %s the page plays", body.Ops, want)
+				}
+				if len(body.Modes) != 1 {
+					t.Fatalf("modes %+v, want one report for %s", body.Modes, m.mode)
+				}
+				if rep := body.Modes[0]; !rep.Agree || rep.Total != 0 {
+					t.Errorf("the kernel's after-image of the %s: %d differences, first %+v", c.q.Get("op"), rep.Total, rep.Differences[:min(3, len(rep.Differences))])
+				}
+				z := cloneValues(c.zero)
+				z.Set("mode", m.mode)
+				code, body, msg = afterCheck(t, ts, id, z)
+				if code != http.StatusOK {
+					t.Fatalf("zero: status %d: %s", code, msg)
+				}
+				if len(body.Ops) != 1 || !strings.HasPrefix(body.Ops[0], "zero ") {
+					t.Errorf("zero: ops %q", body.Ops)
+				}
+				if len(body.Modes) != 1 || body.Modes[0].Agree || body.Modes[0].Total == 0 {
+					t.Errorf("the kernel's after-image of the %s agrees with a zero of the same range: %+v", c.q.Get("op"), body.Modes)
+				}
+			})
+		}
+	}
+}
