@@ -45,8 +45,11 @@ type Played struct {
 	// FreesNodes: the call frees node blocks (truncate_node): the pages and the CLI show the count.
 	FreesNodes bool
 	// Skips: the call skips addresses that are not valid (f2fs_truncate_data_blocks_range's
-	// __is_valid_data_blkaddr): the CLI shows the count.
+	// __is_valid_data_blkaddr): the pages and the CLI show the count.
 	Skips bool
+	// PerDnode is the kernel function the call runs once per dnode chunk, as the slots panel
+	// names it.
+	PerDnode string
 }
 
 // RangeRule is how a played operation names its range.

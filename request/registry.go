@@ -140,7 +140,8 @@ var opTable = sync.OnceValue(func() []OpSpec {
 			Kernel:  "f2fs_zero_range → f2fs_do_zero_range",
 			Effects: NamesFile | DirtiesPages | WritesBack | Invalidates | MovesBlocks,
 			Played: &Played{Op: core.OpZero, Range: RangeOffsetLength, KeepSize: true, Label: "zero range",
-				Syscall: "fallocate", Flag: "ZERO_RANGE", FlushesFirst: true, Compare: true, Sandbox: true},
+				Syscall: "fallocate", Flag: "ZERO_RANGE", FlushesFirst: true, Compare: true, Sandbox: true,
+				PerDnode: "f2fs_do_zero_range"},
 			// fill_zero's partial pages at the range's edges; without keep_size i_size grows to
 			// the range's end.
 			cost: func(op Op) Cost {
@@ -155,7 +156,8 @@ var opTable = sync.OnceValue(func() []OpSpec {
 			Kernel:  "f2fs_punch_hole → f2fs_truncate_hole → f2fs_truncate_data_blocks_range",
 			Effects: NamesFile | DirtiesPages | Invalidates | MovesBlocks,
 			Played: &Played{Op: core.OpPunch, Range: RangeOffsetLength, KeepsSize: true, Label: "punch hole",
-				Syscall: "fallocate", Flag: "PUNCH_HOLE", Compare: true, Sandbox: true, FreesNodes: true, Skips: true},
+				Syscall: "fallocate", Flag: "PUNCH_HOLE", Compare: true, Sandbox: true, Skips: true,
+				PerDnode: "f2fs_truncate_data_blocks_range"},
 			// fill_zero's partial pages at the range's edges; i_size never changes.
 			cost: func(Op) Cost { return Cost{Dirties: 2, Walks: true} }}),
 		playedOp(OpSpec{Kind: OpTruncate,
@@ -163,7 +165,7 @@ var opTable = sync.OnceValue(func() []OpSpec {
 			Kernel:  "f2fs_setattr → f2fs_truncate → f2fs_do_truncate_blocks, f2fs_truncate_inode_blocks",
 			Effects: NamesFile | DirtiesPages | Invalidates | MovesBlocks,
 			Played: &Played{Op: core.OpTruncate, Range: RangeToSize, Label: "truncate",
-				Syscall: "truncate", FreesNodes: true, Skips: true},
+				Syscall: "truncate", FreesNodes: true, Skips: true, PerDnode: "f2fs_truncate_data_blocks_range"},
 			// truncate_partial_data_page's one page; the size it sets.
 			cost: func(op Op) Cost { return Cost{Dirties: 1, Walks: true, GrowsTo: max(op.Offset, 0)} }}),
 		{Kind: OpWrite, Args: []Arg{argPath, argOffset, argLength},

@@ -57,8 +57,11 @@ type contractPlayed struct {
 	KeepsSize bool     `json:"keepsSize"` // i_size never changes (FALLOC_FL_KEEP_SIZE always)
 	// FreesNodes: it frees node blocks (the nodes-freed count is shown).
 	FreesNodes bool `json:"freesNodes"`
-	Compare    bool `json:"compare"` // a side of the compare page
-	Sandbox    bool `json:"sandbox"` // the sandbox plays it
+	// Skips: it skips addresses that are not valid (the addresses-skipped count is shown).
+	Skips    bool   `json:"skips"`
+	PerDnode string `json:"perDnode"` // the kernel function it runs once per dnode chunk
+	Compare  bool   `json:"compare"`  // a side of the compare page
+	Sandbox  bool   `json:"sandbox"`  // the sandbox plays it
 }
 
 // contractPlayable is every played call of the registry, for the contract.
@@ -69,7 +72,8 @@ func contractPlayable() (map[string]string, []contractPlayed) {
 		p := s.Played
 		ops[s.Kind] = s.Kind
 		out = append(out, contractPlayed{Kind: s.Kind, Label: p.Label, Range: p.Range.String(), Fields: p.Fields(),
-			KeepSize: p.KeepSize, KeepsSize: p.KeepsSize, FreesNodes: p.FreesNodes, Compare: p.Compare, Sandbox: p.Sandbox})
+			KeepSize: p.KeepSize, KeepsSize: p.KeepsSize, FreesNodes: p.FreesNodes, Skips: p.Skips, PerDnode: p.PerDnode,
+			Compare: p.Compare, Sandbox: p.Sandbox})
 	}
 	return ops, out
 }
