@@ -62,31 +62,46 @@ const (
 	// RangeToSize is SIZE (query field size): the file cut to size bytes, what lies past it
 	// freed; the request's Offset is the size, its Length 0.
 	RangeToSize
+	// RangeFile is no words and no field: the call takes the whole file (an unlink's
+	// f2fs_truncate_blocks(inode, 0)); the request's Offset and Length are 0.
+	RangeFile
 )
 
 // String names the rule as the page contract sends it.
 func (r RangeRule) String() string {
-	if r == RangeToSize {
+	switch r {
+	case RangeToSize:
 		return "size"
+	case RangeFile:
+		return "file"
 	}
 	return "offset-length"
 }
 
 // Args are the rule's words after PATH in the ops language.
 func (r RangeRule) Args() []Arg {
-	if r == RangeToSize {
+	switch r {
+	case RangeToSize:
 		return []Arg{argSize}
+	case RangeFile:
+		return nil
 	}
 	return []Arg{argOffset, argLength}
 }
 
 // Fields are the rule's query fields, in the order of its words.
 func (r RangeRule) Fields() []string {
-	if r == RangeToSize {
+	switch r {
+	case RangeToSize:
 		return []string{FieldSize}
+	case RangeFile:
+		return nil
 	}
 	return []string{FieldOffset, FieldLength}
 }
+
+// RangeRules are the rules, in the order usage lines list them.
+func RangeRules() []RangeRule { return []RangeRule{RangeOffsetLength, RangeToSize, RangeFile} }
 
 // Fields are the query fields of the played operation besides path and mode: its range's, and
 // keepSize where the call takes it.
@@ -169,6 +184,8 @@ func parsePlayed(p Played, op *Op, w []string) error {
 	case RangeToSize:
 		op.Offset, err = ParseSize(FieldSize, w[1])
 		return err
+	case RangeFile:
+		return nil
 	default:
 		if op.Offset, err = ParseSize(FieldOffset, w[1]); err != nil {
 			return err
@@ -197,6 +214,9 @@ func (p Played) parseQuery(r *Run, get func(string) string) error {
 		}
 		r.HasLength = true
 		return nil
+	case RangeFile:
+		r.HasLength = true
+		return nil
 	default:
 		if v := get(FieldOffset); v != "" {
 			if r.Offset, err = ParseSize(FieldOffset, v); err != nil {
@@ -223,6 +243,8 @@ func (p Played) request(r Run, size int64) core.Request {
 	switch p.Range {
 	case RangeToSize:
 		req.Length = 0
+	case RangeFile:
+		req.Offset, req.Length = 0, 0
 	default:
 		if !r.HasLength {
 			req.Length = max(size-r.Offset, 0)
@@ -236,9 +258,12 @@ func (p Played) request(r Run, size int64) core.Request {
 
 // words are the run's words after its kind in the ops language, its range resolved by req.
 func (p Played) words(path string, req core.Request) []string {
-	w := []string{path, strconv.FormatInt(req.Offset, 10)}
-	if p.Range == RangeOffsetLength {
-		w = append(w, strconv.FormatInt(req.Length, 10))
+	w := []string{path}
+	switch p.Range {
+	case RangeOffsetLength:
+		w = append(w, strconv.FormatInt(req.Offset, 10), strconv.FormatInt(req.Length, 10))
+	case RangeToSize:
+		w = append(w, strconv.FormatInt(req.Offset, 10))
 	}
 	if p.KeepSize && req.KeepSize {
 		w = append(w, "keep_size")
@@ -253,6 +278,7 @@ func (p Played) Query(req core.Request, set func(field, value string)) {
 	switch p.Range {
 	case RangeToSize:
 		set(FieldSize, strconv.FormatInt(req.Offset, 10))
+	case RangeFile:
 	default:
 		set(FieldOffset, strconv.FormatInt(req.Offset, 10))
 		set(FieldLength, strconv.FormatInt(req.Length, 10))
@@ -300,9 +326,10 @@ func (p Played) Describe(req core.Request) string {
 		}
 		args = append(args, f)
 	}
-	if p.Range == RangeToSize {
+	switch p.Range {
+	case RangeToSize:
 		args = append(args, units.Group(req.Offset))
-	} else {
+	case RangeOffsetLength:
 		args = append(args, "offset "+units.Group(req.Offset), "length "+units.Group(req.Length))
 	}
 	return p.Syscall + "(" + strings.Join(args, ", ") + ")"

@@ -64,8 +64,9 @@ func asKind(op request.Op, kind string) request.Op {
 	s, _ := request.PlayedSpec(kind)
 	r := op.Run
 	r.Op, r.KeepSize = s.Played.Op, false
-	if op.Run.Played().Range == request.RangeToSize && s.Played.Range == request.RangeOffsetLength {
-		r.HasLength, r.Length = false, 0 // from the size to the end of the file
+	if from := op.Run.Played().Range; from != request.RangeOffsetLength && s.Played.Range == request.RangeOffsetLength {
+		// From the size (0 for the whole file) to the end of the file.
+		r.Offset, r.HasLength, r.Length = op.Request(0).Offset, false, 0
 	}
 	return request.Op{Kind: kind, Run: r}
 }

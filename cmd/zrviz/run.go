@@ -144,10 +144,11 @@ type unmountOutput struct {
 }
 
 // runSynopsis is the run command's usage lines: one per range rule of the played operations
-// (request.Played), the default's (a zero's) first with its --op optional, then --ops.
+// (request.Played) that some op has, the default's (a zero's) first with its --op optional, then
+// --ops.
 func runSynopsis() string {
 	var lines []string
-	for _, rule := range []request.RangeRule{request.RangeOffsetLength, request.RangeToSize} {
+	for _, rule := range request.RangeRules() {
 		var kinds []string
 		var flags []string
 		optional := false

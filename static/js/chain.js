@@ -39,10 +39,20 @@ export function opLine(r) {
   const p = playedOf(r.op);
   const kind = r.op || contract().ops.zero;
   if (!p) return `${kind} ${r.path} ${r.offset} ${r.length}`;
-  const w = [p.kind, r.path, r.offset];
-  if (p.range !== 'size') w.push(r.length);
+  const q = contract().query;
+  // Its range's words in its fields' order: an offset, a length, a size (the hello's offset).
+  const w = [p.kind, r.path, ...rangeFields(p).map((f) => (f === q.length ? r.length : r.offset))];
   if (p.keepSize && r.keepSize) w.push('keep_size');
   return w.join(' ');
+}
+
+/**
+ * The query fields of a played call's range, in the order of its words (its fields but keepSize).
+ * @param {import('./contract.js').Played} p
+ * @returns {string[]}
+ */
+function rangeFields(p) {
+  return p.fields.filter((f) => f !== contract().query.keepSize);
 }
 
 /**
@@ -103,10 +113,13 @@ export function playedNext(line) {
   const w = line.trim().split(/\s+/);
   const p = w[0] === contract().ops.zero ? null : playedOf(w[0]);
   if (!p) return null;
-  if (p.range === 'size') return w.length === 3 ? { op: w[0], offset: w[2], length: '', keepSize: false } : null;
-  if (w.length === 4) return { op: w[0], offset: w[2], length: w[3], keepSize: false };
-  if (w.length === 5 && p.keepSize && w[4] === 'keep_size') return { op: w[0], offset: w[2], length: w[3], keepSize: true };
-  return null;
+  const q = contract().query;
+  const fields = rangeFields(p);
+  const n = 2 + fields.length;
+  const keepSize = p.keepSize && w.length === n + 1 && w[n] === 'keep_size';
+  if (w.length !== n && !keepSize) return null;
+  const at = (/** @type {string} */ f) => { const i = fields.indexOf(f); return i < 0 ? '' : w[2 + i]; };
+  return { op: w[0], offset: at(q.offset) || at(q.size) || '0', length: at(q.length), keepSize };
 }
 
 /**
@@ -217,7 +230,7 @@ export function opWords(op) {
   if (f.length === 4 && f[0] === 'write') return `write ${f[1]} ${groupDigits(f[2])} ${groupDigits(f[3])}`;
   // A played call's numbers (its declaration's range: OFFSET LENGTH or SIZE) grouped.
   const p = playedOf(f[0]);
-  const n = p && p.range === 'size' ? 1 : 2;
+  const n = p ? rangeFields(p).length : 0;
   if (!p || f.length < 2 + n) return op;
   const nums = f.slice(2, 2 + n).map(groupDigits);
   return [f[0], f[1], ...nums, ...(p.keepSize && f[2 + n] === 'keep_size' ? ['keep_size'] : [])].join(' ');
