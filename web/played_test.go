@@ -187,6 +187,9 @@ func TestPlayedViews(t *testing.T) {
 				if !strings.Contains(cmp, `data-op="`+s.Kind+`"`) || !strings.Contains(cmp, html.EscapeString(p.Label)) {
 					t.Errorf("compare: no side for %s", s.Kind)
 				}
+				if i := strings.Index(cmp, "<h1>"); i < 0 || !strings.Contains(strings.ToLower(cmp[i:i+100]), p.Label) {
+					t.Errorf("compare: the heading does not name %q", p.Label)
+				}
 			}
 
 			// The after-check plays the op: the kernel's after-image of it agrees in both modes;
