@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/zrviz/zrviz/core"
@@ -178,13 +177,13 @@ func ParseOp(text string) (Op, error) {
 	return op, nil
 }
 
-// OpLine writes the operation as a line of the ops language (a zero's length resolved for a file
-// of size bytes).
+// OpLine writes the operation as a line of the ops language (a played operation's range resolved
+// for a file of size bytes).
 func (o Op) OpLine(size int64) string {
-	if o.Kind == OpZero || o.Kind == OpPunch || o.Kind == OpTruncate || o.Kind == OpUnlink || o.Kind == "" {
+	s, ok := o.Spec()
+	if o.Kind == "" || ok && s.Played != nil {
 		return o.Run.OpLine(size)
 	}
-	s, ok := o.Spec()
 	if !ok || s.line == nil {
 		return o.Kind
 	}
@@ -194,33 +193,12 @@ func (o Op) OpLine(size int64) string {
 // ZeroOp makes a zero operation of a run.
 func ZeroOp(r Run) Op { return Op{Kind: OpZero, Run: r} }
 
-// RunOp makes the operation of a run by its call: a zero, a punch, a truncate or an unlink.
-func RunOp(r Run) Op {
-	switch r.Op {
-	case core.OpPunch:
-		return Op{Kind: OpPunch, Run: r}
-	case core.OpTruncate:
-		return Op{Kind: OpTruncate, Run: r}
-	case core.OpUnlink:
-		return Op{Kind: OpUnlink, Run: r}
-	}
-	return ZeroOp(r)
-}
+// RunOp makes the operation of a run by its call: the played operation its Op declares.
+func RunOp(r Run) Op { return Op{Kind: r.Kind(), Run: r} }
 
-// OpLine writes r as a line of the ops language (with its length resolved for a file of size bytes).
+// OpLine writes r as a line of the ops language (with its range resolved for a file of size
+// bytes), by its call's declaration.
 func (r Run) OpLine(size int64) string {
-	req := r.Request(size)
-	switch r.Op {
-	case core.OpPunch:
-		return OpPunch + " " + r.Path + " " + strconv.FormatInt(req.Offset, 10) + " " + strconv.FormatInt(req.Length, 10)
-	case core.OpTruncate:
-		return OpTruncate + " " + r.Path + " " + strconv.FormatInt(req.Offset, 10)
-	case core.OpUnlink:
-		return OpUnlink + " " + r.Path
-	}
-	s := "zero " + r.Path + " " + strconv.FormatInt(req.Offset, 10) + " " + strconv.FormatInt(req.Length, 10)
-	if r.KeepSize {
-		s += " keep_size"
-	}
-	return s
+	p := r.Played()
+	return strings.Join(append([]string{r.Kind()}, p.words(r.Path, r.Request(size))...), " ")
 }

@@ -40,6 +40,8 @@ type OpSpec struct {
 	// walks: the operation is an engine walk over the file's slots with a core.Result (zero,
 	// punch, truncate), run by core.Seq.Walk with op.Request; apply is nil.
 	walks bool
+	// Played is the facet of an operation a player plays (request/played.go); nil for the others.
+	Played *Played
 }
 
 // Cost is what an operation can make the engine hold, known before it runs: what a server's
@@ -132,14 +134,15 @@ func Ops() []OpSpec { return slices.Clone(opTable()) }
 // per operation.
 var opTable = sync.OnceValue(func() []OpSpec {
 	return []OpSpec{
-		{Kind: OpZero, Args: []Arg{argPath, argOffset, argLength, {Words: []string{"keep_size"}, Optional: true}},
+		// The played operations (zero, punch, truncate): their form, parse, line and walk come
+		// from their Played facet (request/played.go, playedOp).
+		playedOp(OpSpec{Kind: OpZero,
 			Help:    "fallocate(FALLOC_FL_ZERO_RANGE[|FALLOC_FL_KEEP_SIZE]) on PATH: the played operation",
 			Kernel:  "f2fs_zero_range → f2fs_do_zero_range",
 			Effects: NamesFile | DirtiesPages | WritesBack | Invalidates | MovesBlocks,
-			parse: func(op *Op, w []string) error {
-				op.Run = Run{Path: w[0], Modes: Both(), HasLength: true, KeepSize: len(w) == 4}
-				return parseRange(op, w)
-			},
+			Played: &Played{Op: core.OpZero, Range: RangeOffsetLength, KeepSize: true, Label: "zero range",
+				Syscall: "fallocate", Flag: "ZERO_RANGE", FlushesFirst: true, Compare: true, Sandbox: true,
+				PerDnode: "f2fs_do_zero_range"},
 			// fill_zero's partial pages at the range's edges; without keep_size i_size grows to
 			// the range's end.
 			cost: func(op Op) Cost {
@@ -148,46 +151,32 @@ var opTable = sync.OnceValue(func() []OpSpec {
 					c.GrowsTo = max(op.Offset+op.Length, 0)
 				}
 				return c
-			},
-			walks: true}, // its line is Run.OpLine's (the length resolved for the file)
-		{Kind: OpPunch, Args: []Arg{argPath, argOffset, argLength},
+			}}),
+		playedOp(OpSpec{Kind: OpPunch,
 			Help:    "fallocate(FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE) on PATH: slots cleared to NULL_ADDR, their blocks freed",
 			Kernel:  "f2fs_punch_hole → f2fs_truncate_hole → f2fs_truncate_data_blocks_range",
 			Effects: NamesFile | DirtiesPages | Invalidates | MovesBlocks,
-			parse: func(op *Op, w []string) error {
-				op.Run = Run{Op: core.OpPunch, Path: w[0], Modes: Both(), HasLength: true}
-				return parseRange(op, w)
-			},
+			Played: &Played{Op: core.OpPunch, Range: RangeOffsetLength, KeepsSize: true, Label: "punch hole",
+				Syscall: "fallocate", Flag: "PUNCH_HOLE", Compare: true, Sandbox: true, Skips: true,
+				PerDnode: "f2fs_truncate_data_blocks_range"},
 			// fill_zero's partial pages at the range's edges; i_size never changes.
-			cost:  func(Op) Cost { return Cost{Dirties: 2, Walks: true} },
-			walks: true},
-		{Kind: OpTruncate, Args: []Arg{argPath, argSize},
+			cost: func(Op) Cost { return Cost{Dirties: 2, Walks: true} }}),
+		playedOp(OpSpec{Kind: OpTruncate,
 			Help:    "truncate(2) PATH to SIZE bytes: blocks past it and the nodes that held them freed",
 			Kernel:  "f2fs_setattr → f2fs_truncate → f2fs_do_truncate_blocks, f2fs_truncate_inode_blocks",
 			Effects: NamesFile | DirtiesPages | Invalidates | MovesBlocks,
-			parse: func(op *Op, w []string) error {
-				op.Run = Run{Op: core.OpTruncate, Path: w[0], Modes: Both(), HasLength: true}
-				if err := checkPath(w[0]); err != nil {
-					return err
-				}
-				var err error
-				op.Offset, err = ParseSize(FieldSize, w[1])
-				return err
-			},
+			Played: &Played{Op: core.OpTruncate, Range: RangeToSize, Label: "truncate",
+				Syscall: "truncate", FreesNodes: true, Skips: true, PerDnode: "f2fs_truncate_data_blocks_range"},
 			// truncate_partial_data_page's one page; the size it sets.
-			cost:  func(op Op) Cost { return Cost{Dirties: 1, Walks: true, GrowsTo: max(op.Offset, 0)} },
-			walks: true},
-		{Kind: OpUnlink, Args: []Arg{argPath},
+			cost: func(op Op) Cost { return Cost{Dirties: 1, Walks: true, GrowsTo: max(op.Offset, 0)} }}),
+		playedOp(OpSpec{Kind: OpUnlink,
 			Help:    "unlink(2) PATH, its last link: every data block, every node block and the inode's own block freed (its directory with inline dentries)",
 			Kernel:  "f2fs_unlink → f2fs_delete_entry (f2fs_add_orphan_inode), f2fs_evict_inode → f2fs_truncate → f2fs_truncate_blocks(inode, 0), f2fs_remove_inode_page (f2fs_remove_orphan_inode)",
 			Effects: NamesFile | Invalidates | MovesBlocks,
-			parse: func(op *Op, w []string) error {
-				op.Run = Run{Op: core.OpUnlink, Path: w[0], Modes: Both()}
-				return checkPath(w[0])
-			},
+			Played: &Played{Op: core.OpUnlink, Range: RangeFile, Label: "unlink",
+				Syscall: "unlink", FreesNodes: true, Skips: true, PerDnode: "f2fs_truncate_data_blocks_range"},
 			// It dirties no data page (its own are dropped); the walk is a truncate to 0's.
-			cost:  func(Op) Cost { return Cost{Walks: true} },
-			walks: true},
+			cost: func(Op) Cost { return Cost{Walks: true} }}),
 		{Kind: OpWrite, Args: []Arg{argPath, argOffset, argLength},
 			Help:    "a buffered write(2) of LENGTH bytes at OFFSET (pwrite, no fsync)",
 			Kernel:  "f2fs_file_write_iter",

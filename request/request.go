@@ -20,14 +20,14 @@ const (
 	FieldKeepSize = "keepSize"
 	FieldMode     = "mode"
 	FieldSize     = "size" // truncate's new size
-	FieldOp       = "op"   // zero (the default), punch or truncate
+	FieldOp       = "op"   // the played operation's kind (Playable): zero, the default, punch, truncate
 )
 
 // Run is one walked call on one file, in one or both modes: fallocate(FALLOC_FL_ZERO_RANGE) by
-// default, punch hole or truncate by Op.
+// default, or another played operation ([Playable]) by Op.
 type Run struct {
-	// Op is the call: a zero range (the zero value), a punch hole, a truncate (whose size is
-	// Offset) or an unlink.
+	// Op is the call: a zero range (the zero value) or another played operation; its
+	// declaration's range rule says what Offset and Length are (a truncate's size is Offset).
 	Op     core.Op
 	Path   string // absolute path inside the image
 	Offset int64
@@ -63,64 +63,33 @@ func Parse(get func(name string) string) (Run, error) {
 	if err := checkPath(r.Path); err != nil {
 		return r, err
 	}
-	var err error
-	switch v := get(FieldOp); v {
-	case "", OpZero:
-	case OpPunch:
-		r.Op = core.OpPunch
-	case OpTruncate:
-		// truncate(2) to size bytes: the size is required, offset, length and keepSize unused.
-		r.Op = core.OpTruncate
-		sz := get(FieldSize)
-		if sz == "" {
-			return r, &FieldError{Field: FieldSize, Msg: "missing: truncate needs the new size"}
-		}
-		if r.Offset, err = ParseSize(FieldSize, sz); err != nil {
-			return r, err
-		}
-		r.HasLength = true
-		if v := get(FieldMode); v != "" {
-			if r.Modes, err = ParseModes(v); err != nil {
-				return r, err
-			}
-		}
-		return r, nil
-	case OpUnlink:
-		// unlink(2) of the path: no offset, length, size or keepSize.
-		r.Op, r.HasLength = core.OpUnlink, true
-		if v := get(FieldMode); v != "" {
-			if r.Modes, err = ParseModes(v); err != nil {
-				return r, err
-			}
-		}
-		return r, nil
-	default:
-		return r, &FieldError{Field: FieldOp, Value: v, Msg: "want zero, punch, truncate or unlink"}
+	ps, ok := PlayedSpec(get(FieldOp))
+	if !ok {
+		return r, &FieldError{Field: FieldOp, Value: get(FieldOp), Msg: "want " + playableWords()}
 	}
-	if v := get(FieldOffset); v != "" {
-		if r.Offset, err = ParseSize(FieldOffset, v); err != nil {
-			return r, err
-		}
-	}
-	if v := get(FieldLength); v != "" {
-		if r.Length, err = ParseSize(FieldLength, v); err != nil {
-			return r, err
-		}
-		r.HasLength = true
-	}
-	if r.KeepSize, err = ParseBool(FieldKeepSize, get(FieldKeepSize)); err != nil {
+	r.Op = ps.Played.Op
+	if err := ps.Played.parseQuery(&r, get); err != nil {
 		return r, err
 	}
-	if r.Op == core.OpPunch {
-		// fallocate(PUNCH_HOLE) always carries KEEP_SIZE (vfs_fallocate refuses it without).
-		r.KeepSize = false
-	}
 	if v := get(FieldMode); v != "" {
+		var err error
 		if r.Modes, err = ParseModes(v); err != nil {
 			return r, err
 		}
 	}
 	return r, nil
+}
+
+// playableWords lists the played operations' kinds: "zero, punch or truncate".
+func playableWords() string {
+	var k []string
+	for _, s := range Playable() {
+		k = append(k, s.Kind)
+	}
+	if len(k) < 2 {
+		return strings.Join(k, "")
+	}
+	return strings.Join(k[:len(k)-1], ", ") + " or " + k[len(k)-1]
 }
 
 func checkPath(p string) error {
@@ -189,23 +158,10 @@ func ModesName(ms []core.Mode) string {
 // ModeName is the run's mode list by name.
 func (r Run) ModeName() string { return ModesName(r.Modes) }
 
-// Request is the engine's request for a file of size bytes. Without a length the range runs to the
-// end of the file: size − offset, or 0 when the offset is at or past the end, which the kernel (and
-// so the engine) refuses with EINVAL — zrviz never invents a length the user did not ask for.
+// Request is the engine's request for a file of size bytes, by the range rule of the call's
+// declaration ([Played]). Without a length a range runs to the end of the file: size − offset, or 0
+// when the offset is at or past the end, which the kernel (and so the engine) refuses with EINVAL —
+// zrviz never invents a length the user did not ask for.
 func (r Run) Request(size int64) core.Request {
-	req := core.Request{Op: r.Op, Offset: r.Offset, Length: r.Length, KeepSize: r.KeepSize}
-	if r.Op == core.OpTruncate {
-		req.Length = 0
-		return req
-	}
-	if r.Op == core.OpUnlink {
-		return core.Request{Op: core.OpUnlink} // DentryInline: source.UnlinkRequest
-	}
-	if !r.HasLength {
-		req.Length = max(size-r.Offset, 0)
-		if r.Offset < 0 {
-			req.Length = 0
-		}
-	}
-	return req
+	return r.Played().request(r, size)
 }

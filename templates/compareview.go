@@ -3,6 +3,7 @@ package templates
 import (
 	"net/url"
 	"strconv"
+	"strings"
 )
 
 // CompareURL is the compare page of a range of a file: its zero and its punch side by side.
@@ -30,9 +31,23 @@ type ComparePage struct {
 
 // CompareSide is one side of the compare page: one op, played on its own /ws/run session.
 type CompareSide struct {
-	Op     string // "zero" or "punch" (core.Op's name)
-	Label  string // "zero range", "punch hole"
+	Op     string // the op's kind ("zero", "punch": the played ops whose declaration puts them here)
+	Label  string // its declaration's label ("zero range", "punch hole")
 	Query  string // the side's /ws/run query, without step: its op and the batched mode included
 	RunURL string // the side in the full player
 	Line   string // the side's operation in the ops language ("punch /cases/holes.bin 0 786432")
+}
+
+// compareHeading names the page by its sides' labels (their ops' declarations): "Zero range vs
+// punch hole".
+func compareHeading(sides []CompareSide) string {
+	var l []string
+	for _, sd := range sides {
+		l = append(l, sd.Label)
+	}
+	h := strings.Join(l, " vs ")
+	if h == "" {
+		return h
+	}
+	return strings.ToUpper(h[:1]) + h[1:]
 }

@@ -15,7 +15,7 @@ import (
 
 // The player's after-image check (issue 21, "the same in the web"): the user holds an image the
 // kernel left — uploaded through POST /api/images like any other, or one already stored — against
-// the model's after-state of the run the player shows (the operations before it, the played zero,
+// the model's after-state of the run the player shows (the operations before it, the played op,
 // then the unmount's writeback and checkpoint), as `zrviz run --ops … --after` does: afterck.ModelSeq
 // and afterck.CheckState, in every mode of the run. What the kernel does after the call is
 // explained (each explanation names its kernel function); anything else is a difference, and the
@@ -25,7 +25,7 @@ import (
 const FieldAfter = "after"
 
 // afterCheckBytes is what one after-check reserves of the memory budget per mode besides its
-// sequence's own figure (beforeBytes of the operations and the played zero): the two images' NAT
+// sequence's own figure (beforeBytes of the operations and the played op): the two images' NAT
 // and SIT tables as CheckState reads them, and its report. BenchmarkAfterCheck allocates 8.8 MB in
 // all for both modes of kernel case 6 on the demo; TestAfterCheckReservation measures the worst
 // sequence.
@@ -35,7 +35,7 @@ const afterCheckBytes = 32 << 20
 type afterCheckBody struct {
 	After afterCheckImage `json:"after"`
 	// Ops are the operations modelled, in the ops language: the run's before= lines and the
-	// played zero (the unmount follows them).
+	// played op (a zero, punch or truncate; the unmount follows them).
 	Ops   []string         `json:"ops"`
 	Path  string           `json:"path"`
 	Ino   uint32           `json:"ino"`
@@ -87,7 +87,7 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 		s.afterCheckError(w, r, err)
 		return
 	}
-	// Per mode: the model's sequence, run as `before=` is with the played zero after it, and the
+	// Per mode: the model's sequence, run as `before=` is with the played op after it, and the
 	// tables CheckState reads (web/reservations.go).
 	played := append(append([]request.Op(nil), t.before...), request.RunOp(t.run))
 	perMode := afterCheckBytes + beforeBytes(t.spec.Input.Volume, max(t.spec.Input.Inode.SlotsEnd, player.PagesOf(t.spec).End), played)
@@ -131,15 +131,17 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 }
 
 // afterCheckOps is the run's sequence in the ops language: its before= operations, then the played
-// zero with its length resolved against the file as they left it.
+// op (zero, punch or truncate) with its range resolved against the file as they left it.
 func afterCheckOps(t *runTarget) []string {
 	ops := make([]string, 0, len(t.before)+1)
 	for _, op := range t.before {
 		ops = append(ops, op.OpLine(0))
 	}
+	// The run as played: its op (zero, punch or truncate) with the range the engine walked.
 	req := t.spec.Request
-	played := request.Run{Path: t.run.Path, Offset: req.Offset, Length: req.Length, HasLength: true, KeepSize: req.KeepSize}
-	return append(ops, played.OpLine(t.spec.Input.Inode.Size))
+	played := t.run
+	played.Offset, played.Length, played.HasLength, played.KeepSize = req.Offset, req.Length, true, req.KeepSize
+	return append(ops, request.RunOp(played).OpLine(t.spec.Input.Inode.Size))
 }
 
 // afterCheckError answers a check the images or the model refuse: 422 with what and why (images

@@ -15,6 +15,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/request"
 )
 
 // imageInfo is one row of GET /api/images.
@@ -439,9 +440,9 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req := t.spec.Request
-	body := runBody{Op: req.Op.String(), Path: t.info.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize}
-	if req.Op == core.OpTruncate {
-		body.Size = &req.Offset
+	body := runBody{Op: t.run.Kind(), Path: t.info.Path, Offset: req.Offset, Length: req.Length, KeepSize: req.KeepSize}
+	if t.run.Played().Range == request.RangeToSize {
+		body.Size = &req.Offset // the size the call cuts the file to
 	}
 	head, err := json.Marshal(body)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/internal/units"
@@ -24,21 +25,39 @@ type compareSide struct {
 	label string
 }
 
-// compareSides are the two sides, left to right (a function: no mutable package state).
-func compareSides() [2]compareSide {
-	return [2]compareSide{{core.OpZero, "zero range"}, {core.OpPunch, "punch hole"}}
+// compareSides are the sides, left to right: the played operations whose declaration puts them on
+// the compare page (request.Played's Compare: a zero and a punch), in the registry's order.
+func compareSides() []compareSide {
+	var out []compareSide
+	for _, s := range request.Playable() {
+		if s.Played.Compare {
+			out = append(out, compareSide{s.Played.Op, s.Played.Label})
+		}
+	}
+	return out
 }
 
-// compareQuery returns the run query of one side: the page's fields with its op and the batched
-// mode (whatever the page's query said of either), and nothing of truncate.
+// compareTitle names the page by its sides' kinds: "zero vs punch".
+func compareTitle() string {
+	var k []string
+	for _, sd := range compareSides() {
+		k = append(k, sd.op.String())
+	}
+	return strings.Join(k, " vs ")
+}
+
+// compareQuery returns the run query of one side: the page's path, before= and the fields its op
+// reads (its declaration's), with its op and the batched mode (whatever the page's query said of
+// either).
 func compareQuery(q url.Values, op core.Op) url.Values {
 	side := url.Values{}
-	for _, k := range []string{"image", request.FieldPath, request.FieldOffset, request.FieldLength, request.FieldKeepSize, FieldBefore} {
+	ps := request.Run{Op: op}.Played()
+	for _, k := range append([]string{"image", request.FieldPath, FieldBefore}, ps.Fields()...) {
 		if v, ok := q[k]; ok {
 			side[k] = append([]string(nil), v...)
 		}
 	}
-	side.Set(request.FieldOp, op.String())
+	side.Set(request.FieldOp, request.Run{Op: op}.Kind())
 	side.Set(request.FieldMode, core.Batched.String())
 	return side
 }
@@ -49,8 +68,7 @@ func (s *Server) handleComparePage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p := templates.ComparePage{}
 	for k, side := range compareSides() {
-		op := side.op
-		sq := compareQuery(q, op)
+		sq := compareQuery(q, side.op)
 		t, err := s.resolvePlayerRun(r.Context(), sq)
 		if err != nil {
 			s.pageError(w, r, err)
@@ -62,9 +80,9 @@ func (s *Server) handleComparePage(w http.ResponseWriter, r *http.Request) {
 			p.Offset, p.Length, p.Size = req.Offset, req.Length, t.spec.Input.Inode.Size
 			p.Before = t.info.Before
 			p.FileURL = "/images/" + url.PathEscape(t.si.ID) + "/file?path=" + url.QueryEscape(t.file.Path())
-			p.Layout = s.layout(t.file.Path()+" · zero vs punch", "js/compare.js", imageCrumb(t.si, true),
+			p.Layout = s.layout(t.file.Path()+" · "+compareTitle(), "js/compare.js", imageCrumb(t.si, true),
 				templates.Crumb{Label: t.file.Path(), Href: p.FileURL},
-				templates.Crumb{Label: "zero vs punch"})
+				templates.Crumb{Label: compareTitle()})
 		}
 		run := url.Values{}
 		for f, v := range sq {
@@ -73,11 +91,11 @@ func (s *Server) handleComparePage(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		p.Sides = append(p.Sides, templates.CompareSide{
-			Op:     op.String(),
+			Op:     t.run.Kind(),
 			Label:  side.label,
 			Query:  sq.Encode(),
 			RunURL: "/images/" + url.PathEscape(t.si.ID) + "/run?" + run.Encode(),
-			Line:   request.RunOp(t.run).OpLine(t.spec.Input.Inode.Size),
+			Line:   t.run.OpLine(t.spec.Input.Inode.Size),
 		})
 	}
 	p.LengthText = units.Bytes(p.Length)

@@ -27,8 +27,13 @@ type pageContract struct {
 	Addr         contractAddrs     `json:"addr"`
 	Segment      contractSegment   `json:"segment"`
 	Query        contractQuery     `json:"query"`
-	// Ops names the calls a player plays, as the query's op field and the ops language spell them.
-	Ops contractOps `json:"ops"`
+	// Ops names the calls a player plays by kind, as the query's op field and the ops language
+	// spell them (request.Playable): ops.zero is "zero".
+	Ops map[string]string `json:"ops"`
+	// Played is each call a player plays, its declaration's Played facet (request.Playable), in
+	// the registry's order: the browser's modules build its ops line, its query and its form
+	// from it, so a new playable op reaches them with no JS change.
+	Played []contractPlayed `json:"played"`
 	// Transport is how the player reaches the server: "websocket", or "worker" in the static site,
 	// where the server runs in the page's service worker (web/transport.go, static/js/ws.js).
 	Transport string `json:"transport"`
@@ -40,12 +45,38 @@ const (
 	transportWorker    = "worker"
 )
 
-// contractOps are the walked calls' names (request.OpZero, OpPunch, OpTruncate, OpUnlink).
-type contractOps struct {
-	Zero     string `json:"zero"`
-	Punch    string `json:"punch"`
-	Truncate string `json:"truncate"`
-	Unlink   string `json:"unlink"`
+// contractPlayed is one played call as the page's modules read it (request.Played).
+type contractPlayed struct {
+	Kind  string `json:"kind"`  // the query's op and the ops line's first word
+	Label string `json:"label"` // the pages' words ("punch hole")
+	// Range is the range rule: "offset-length" (OFFSET LENGTH), "size" (SIZE) or "file" (the
+	// whole file: no words, no fields).
+	Range string `json:"range"`
+	// Fields are the query fields it reads besides path and mode, in the order of its words.
+	Fields    []string `json:"fields"`
+	KeepSize  bool     `json:"keepSize"`  // keep_size is a choice
+	KeepsSize bool     `json:"keepsSize"` // i_size never changes (FALLOC_FL_KEEP_SIZE always)
+	// FreesNodes: it frees node blocks (the nodes-freed count is shown).
+	FreesNodes bool `json:"freesNodes"`
+	// Skips: it skips addresses that are not valid (the addresses-skipped count is shown).
+	Skips    bool   `json:"skips"`
+	PerDnode string `json:"perDnode"` // the kernel function it runs once per dnode chunk
+	Compare  bool   `json:"compare"`  // a side of the compare page
+	Sandbox  bool   `json:"sandbox"`  // the sandbox plays it
+}
+
+// contractPlayable is every played call of the registry, for the contract.
+func contractPlayable() (map[string]string, []contractPlayed) {
+	ops := map[string]string{}
+	var out []contractPlayed
+	for _, s := range request.Playable() {
+		p := s.Played
+		ops[s.Kind] = s.Kind
+		out = append(out, contractPlayed{Kind: s.Kind, Label: p.Label, Range: p.Range.String(), Fields: p.Fields(),
+			KeepSize: p.KeepSize, KeepsSize: p.KeepsSize, FreesNodes: p.FreesNodes, Skips: p.Skips, PerDnode: p.PerDnode,
+			Compare: p.Compare, Sandbox: p.Sandbox})
+	}
+	return ops, out
 }
 
 // contractModes are the engines' names: the order the protocol sends them in (core.Modes), and
@@ -91,8 +122,8 @@ type contractQuery struct {
 	KeepSize string `json:"keepSize"`
 	Mode     string `json:"mode"`
 	Before   string `json:"before"`
-	Op       string `json:"op"`   // zero (absent), punch or truncate
-	Size     string `json:"size"` // truncate's new size
+	Op       string `json:"op"`   // the played call's kind (absent: a zero)
+	Size     string `json:"size"` // a size rule's field (truncate's new size)
 }
 
 // logTypeNames names the logs in the pages' words, by gc's log number.
@@ -120,9 +151,9 @@ func newPageContract() pageContract {
 		Query: contractQuery{Path: request.FieldPath, Offset: request.FieldOffset, Length: request.FieldLength,
 			KeepSize: request.FieldKeepSize, Mode: request.FieldMode, Before: FieldBefore,
 			Op: request.FieldOp, Size: request.FieldSize},
-		Ops:       contractOps{Zero: request.OpZero, Punch: request.OpPunch, Truncate: request.OpTruncate, Unlink: request.OpUnlink},
 		Transport: transportWebsocket,
 	}
+	c.Ops, c.Played = contractPlayable()
 	for _, m := range core.Modes {
 		c.Modes.Order = append(c.Modes.Order, m.String())
 	}

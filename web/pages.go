@@ -18,7 +18,6 @@ import (
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/internal/f2fs"
-	"github.com/zrviz/zrviz/internal/units"
 	"github.com/zrviz/zrviz/request"
 	"github.com/zrviz/zrviz/templates"
 )
@@ -484,7 +483,7 @@ func (s *Server) renderRunPage(w http.ResponseWriter, r *http.Request, t *runTar
 		si, f := t.si, t.file
 		// The tab's title names the call too (a punch and a zero of one file are two tabs).
 		title := f.Path() + " · run"
-		if crumb != "zero range" {
+		if t.run.Op != core.OpZero {
 			title = f.Path() + " · " + crumb
 		}
 		p.Layout = s.layout(title, "js/run.js", imageCrumb(si, true),
@@ -492,7 +491,8 @@ func (s *Server) renderRunPage(w http.ResponseWriter, r *http.Request, t *runTar
 			templates.Crumb{Label: crumb})
 		p.ID, p.Name = si.ID, si.Name
 		p.Presets = presets(size, si.Image.Volume().BlockSize)
-		if t.run.Op == core.OpZero {
+		if sides := compareSides(); len(sides) > 0 && t.run.Op == sides[0].op {
+			// The compare page's first side (a zero) links to the others of its range.
 			p.CompareURL = compareURL(si.ID, t.run, t.info.Before)
 		}
 	}
@@ -505,33 +505,22 @@ func (s *Server) renderRunPage(w http.ResponseWriter, r *http.Request, t *runTar
 func playedWords(t *runTarget, p *templates.RunPage) string {
 	req := t.spec.Request
 	size := t.spec.Input.Inode.Size
-	p.Op = request.RunOp(t.run).Kind
+	played := t.run.Played()
+	p.Op = t.run.Kind()
 	// A truncate's size field shows its size; for the other calls it offers half the file, whole
 	// pages, so that switching the form to truncate frees something.
 	p.TruncSize = size / 2 &^ 4095
-	p.Ops = []templates.OpChoice{
-		{Value: request.OpZero, Label: "zero range", Range: true, KeepSize: true},
-		{Value: request.OpPunch, Label: "punch hole", Range: true},
-		{Value: request.OpTruncate, Label: "truncate", Size: true},
-		{Value: request.OpUnlink, Label: "unlink"},
-	}
-	for i := range p.Ops {
-		p.Ops[i].Selected = p.Ops[i].Value == p.Op
-	}
-	switch req.Op {
-	case core.OpPunch:
-		p.Played = "fallocate(PUNCH_HOLE) of " + t.info.Path
-		return "punch hole"
-	case core.OpTruncate:
+	if played.Range == request.RangeToSize {
 		p.TruncSize = req.Offset
-		p.Played = "truncate of " + t.info.Path + " to " + units.Group(req.Offset) + " bytes"
-		return "truncate to " + units.Bytes(req.Offset)
-	case core.OpUnlink:
-		p.Played = "unlink of " + t.info.Path
-		return "unlink"
 	}
-	p.Played = "fallocate(ZERO_RANGE) of " + t.info.Path
-	return "zero range"
+	// The form's choices: every played operation, by its declaration.
+	for _, s := range request.Playable() {
+		f := s.Played
+		p.Ops = append(p.Ops, templates.OpChoice{Value: s.Kind, Label: f.Label, Range: f.Range == request.RangeOffsetLength,
+			Size: f.Range == request.RangeToSize, KeepSize: f.KeepSize, Selected: s.Kind == p.Op})
+	}
+	p.Played = played.Sentence(t.info.Path, req)
+	return played.Crumb(req)
 }
 
 // stepParam reads a view's ?step= (0 when absent).

@@ -216,12 +216,12 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	if err != nil {
 		return nil, err
 	}
-	// What the played zero walks: the file after the operations and after
-	// filemap_write_and_wait_range wrote back the dirty pages of its range.
-	// The state after the operations carries the volume (ipu_policy, logs) and the dirty pages: a
-	// fresh mount of it writes back the same pages. A punch or a truncate walks the file as the
-	// operations left it (core.Seq.Walk: no writeback before its walk).
-	if run.Op == core.OpZero {
+	// What the played call walks: the file after the operations — and for a call that flushes
+	// first (a zero: request.Played's FlushesFirst), after filemap_write_and_wait_range wrote back
+	// the dirty pages of its range. The state after the operations carries the volume
+	// (ipu_policy, logs) and the dirty pages: a fresh mount of it writes back the same pages. The
+	// other calls walk the file as the operations left it (core.Seq.Walk: no writeback before).
+	if run.Played().FlushesFirst {
 		in, _, err = core.NewSeq(core.PerBlock).PrepareZero(in, run.Request(in.Inode.Size))
 		if err != nil {
 			return nil, err
@@ -244,7 +244,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	note := compressionNote(ino)
 	t := &runTarget{si: si, run: run, before: before, file: f,
 		spec: player.Spec{Input: in, Request: req, Modes: run.Modes, Describe: source.NewDescriber(si.Image, f), Compression: note},
-		info: runInfo{Op: request.RunOp(run).Kind, Image: si.ID, Path: f.Path(), Ino: ino.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
+		info: runInfo{Op: run.Kind(), Image: si.ID, Path: f.Path(), Ino: ino.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
 			Length: i64s(req.Length), KeepSize: req.KeepSize, Mode: run.ModeName(), Modes: modeNames(run.Modes),
 			Before: []string{}, Compressed: ino.Flags&core.FlagCompressed != 0, ClusterSize: ino.ClusterSize,
 			Algorithm: ino.CompressAlgorithm, Compression: note},
@@ -271,20 +271,23 @@ func resolveSandbox(list, mode, op string) (*runTarget, error) {
 		}
 	}
 	in, req := l.Input(), l.Request()
-	switch op {
-	case "", request.OpZero:
-	case request.OpPunch:
-		req.Op, req.KeepSize = core.OpPunch, false
-	default:
-		// A truncate and an unlink free node blocks (and an unlink the inode's): the synthetic
-		// file has no node addresses.
-		return nil, badParam(request.FieldOp, "a sandbox list plays a zero or a punch: a truncate or an unlink frees node blocks, which a slot list has not")
+	// The calls the sandbox's file can play: their declarations say (request.Played's Sandbox).
+	ps, ok := request.PlayedSpec(op)
+	if !ok || !ps.Played.Sandbox {
+		var can []string
+		for _, s := range request.Playable() {
+			if s.Played.Sandbox {
+				can = append(can, s.Kind)
+			}
+		}
+		return nil, badParam(request.FieldOp, "a sandbox list plays "+strings.Join(can, " or ")+": the other calls free node blocks, which a slot list has not")
 	}
+	run := request.Run{Op: ps.Played.Op, Path: in.Path, Offset: req.Offset, Length: req.Length, HasLength: true, KeepSize: req.KeepSize, Modes: modes}
+	req = run.Request(in.Inode.Size)
 	canonical := l.String()
-	run := request.Run{Op: req.Op, Path: in.Path, Offset: req.Offset, Length: req.Length, HasLength: true, Modes: modes}
 	return &runTarget{run: run,
 		spec: player.Spec{Input: in, Request: req, Modes: modes},
-		info: runInfo{Op: request.RunOp(run).Kind, Image: "", Path: in.Path, Ino: in.Inode.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
+		info: runInfo{Op: run.Kind(), Image: "", Path: in.Path, Ino: in.Inode.Ino, Size: i64s(in.Inode.Size), Offset: i64s(req.Offset),
 			Length: i64s(req.Length), Mode: request.ModesName(modes), Modes: modeNames(modes), Before: []string{},
 			Sandbox: canonical},
 		geom: geometryOf(in.Volume)}, nil

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 
 	"text/tabwriter"
 
@@ -112,8 +113,8 @@ func (o runOutput) MarshalJSON() ([]byte, error) {
 	}
 	rs.WriteByte(']')
 	var size *int64
-	if o.Op == request.OpTruncate {
-		size = &o.Offset // truncate's new size (its offset says the same), as the API writes it
+	if ps, ok := request.PlayedSpec(o.Op); ok && ps.Played.Range == request.RangeToSize {
+		size = &o.Offset // a truncate's new size (its offset says the same), as the API writes it
 	}
 	return json.Marshal(struct {
 		Op       string          `json:"op"`
@@ -142,9 +143,46 @@ type unmountOutput struct {
 	*core.WriteResult
 }
 
-const runSynopsis = `run [--image IMG] [--json | --csv] [--mode per-block|batched|both] [--op zero|punch] [--offset N] [--length N] [--keep-size] [--trace FILE] [--after AFTER] PATH
-       zrviz run --op truncate --size N [--image IMG] [--json | --csv] [--mode per-block|batched|both] [--trace FILE] [--after AFTER] PATH
-       zrviz run --ops FILE [--image IMG] [--json] [--mode per-block|batched|both] [--trace FILE] [--after AFTER]`
+// runSynopsis is the run command's usage lines: one per range rule of the played operations
+// (request.Played) that some op has, the default's (a zero's) first with its --op optional, then
+// --ops.
+func runSynopsis() string {
+	var lines []string
+	for _, rule := range request.RangeRules() {
+		var kinds []string
+		var flags []string
+		optional := false
+		for _, s := range request.Playable() {
+			if s.Played.Range != rule {
+				continue
+			}
+			kinds = append(kinds, s.Kind)
+			optional = optional || s.Kind == request.OpZero
+			for _, f := range runFlags {
+				if slices.Contains(s.Played.Fields(), f.field) && !slices.Contains(flags, f.flag) {
+					flags = append(flags, f.flag)
+				}
+			}
+		}
+		if len(kinds) == 0 {
+			continue
+		}
+		w := []string{"--op " + strings.Join(kinds, "|")}
+		for _, f := range flags {
+			if f != "--keep-size" {
+				f += " N"
+			}
+			w = append(w, f)
+		}
+		l := strings.Join(w, " ")
+		if optional { // the default's flags are all optional
+			l = "[" + strings.Join(w, "] [") + "]"
+		}
+		lines = append(lines, "run [--image IMG] [--json | --csv] [--mode per-block|batched|both] "+l+" [--trace FILE] [--after AFTER] PATH")
+	}
+	lines = append(lines, "run --ops FILE [--image IMG] [--json] [--mode per-block|batched|both] [--trace FILE] [--after AFTER]")
+	return strings.Join(lines, "\n       zrviz ")
+}
 
 // runOpsHelp lists the ops language, from its one declaration (request.Ops).
 func runOpsHelp() string {
@@ -160,7 +198,7 @@ other error (an unreadable image, a path that does not exist).
 `
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("run", runSynopsis, stderr)
+	fs := newFlagSet("run", runSynopsis(), stderr)
 	usage := fs.Usage
 	fs.Usage = func() { usage(); fmt.Fprint(stderr, runOpsHelp(), runExitStatus) }
 	image := imageFlag(fs)
@@ -170,8 +208,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	offset := fs.String("offset", "", "byte offset `N` of the range: decimal, 0x hex or with a unit (4096, 0x1000, 1MiB; default 0)")
 	length := fs.String("length", "", "byte length `N` of the range, same syntax (default: to the end of the file; 0 when the offset is at or past it, which the kernel refuses with EINVAL)")
 	keepSize := fs.Bool("keep-size", false, "FALLOC_FL_KEEP_SIZE: do not grow i_size")
-	op := fs.String("op", request.OpZero, "`OP`: zero (fallocate ZERO_RANGE), punch (fallocate PUNCH_HOLE|KEEP_SIZE over --offset and --length) truncate (truncate(2) to --size) or unlink (unlink(2), its last link: every block, every node and the inode freed)")
-	size := fs.String("size", "", "the new size `N` of --op truncate, same syntax as --offset")
+	op := fs.String("op", request.OpZero, "`OP`: "+playedUsage())
+	size := fs.String("size", "", "the new size `N` of an --op that cuts the file to a size (truncate), same syntax as --offset")
 	opsFile := fs.String("ops", "", "run the operations of `FILE` in order, each on the state the previous one left, "+
 		"one a line of the ops language (below; the kernel fixtures' ops files), instead of one PATH")
 	traceFile := fs.String("trace", "", "compare the kernel's f2fs_invalidate_blocks calls recorded in `FILE` "+
@@ -206,15 +244,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if fs.NArg() != 1 {
 			return usageError{fmt.Sprintf("run takes one PATH inside the image (got %d arguments), e.g. zrviz run /seed/bench64.bin", fs.NArg())}
 		}
-		switch {
-		case *op == request.OpUnlink && (*offset != "" || *length != "" || *keepSize || *size != ""):
-			return usageError{"--op unlink takes PATH alone, not --offset, --length, --size or --keep-size"}
-		case *op == request.OpTruncate && (*offset != "" || *length != "" || *keepSize):
-			return usageError{"--op truncate takes --size, not --offset, --length or --keep-size"}
-		case *op != request.OpTruncate && *op != request.OpUnlink && *size != "":
-			return usageError{"--size is --op truncate's: a zero or a punch takes --offset and --length"}
-		case *op == request.OpPunch && *keepSize:
-			return usageError{"--op punch always carries FALLOC_FL_KEEP_SIZE: no --keep-size"}
+		given := map[string]bool{request.FieldOffset: *offset != "", request.FieldLength: *length != "",
+			request.FieldKeepSize: *keepSize, request.FieldSize: *size != ""}
+		if err := playedFlags(*op, given); err != nil {
+			return err
 		}
 		fields := map[string]string{request.FieldPath: fs.Arg(0), request.FieldOffset: *offset,
 			request.FieldLength: *length, request.FieldMode: *mode, request.FieldOp: *op, request.FieldSize: *size}
@@ -309,18 +342,13 @@ func writeRuns(w io.Writer, outs []runOutput, unmounts []*core.WriteResult, tr *
 }
 
 func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
-	switch out.Op {
-	case request.OpPunch:
-		fmt.Fprintf(w, "%s: fallocate(PUNCH_HOLE|KEEP_SIZE, offset %s, length %s)", out.Path, units.Group(out.Offset), units.Group(out.Length))
-	case request.OpTruncate:
-		fmt.Fprintf(w, "%s: truncate(%s)", out.Path, units.Group(out.Offset))
-	case request.OpUnlink:
-		fmt.Fprintf(w, "%s: unlink (f2fs_unlink, f2fs_evict_inode)", out.Path)
-	default:
-		fmt.Fprintf(w, "%s: fallocate(ZERO_RANGE%s, offset %s, length %s)", out.Path,
-			map[bool]string{true: "|KEEP_SIZE"}[out.KeepSize], units.Group(out.Offset), units.Group(out.Length))
+	ps, _ := request.PlayedSpec(out.Op)
+	played := request.Played{}
+	if ps.Played != nil {
+		played = *ps.Played
 	}
-	if out.Op != request.OpTruncate && out.Op != request.OpUnlink && out.Length > 0 && out.Offset >= 0 && out.Offset <= math.MaxInt64-out.Length {
+	fmt.Fprintf(w, "%s: %s", out.Path, played.Describe(core.Request{Offset: out.Offset, Length: out.Length, KeepSize: out.KeepSize}))
+	if played.Range == request.RangeOffsetLength && out.Length > 0 && out.Offset >= 0 && out.Offset <= math.MaxInt64-out.Length {
 		fmt.Fprintf(w, "  [%s, %s)", units.Bytes(out.Offset), units.Bytes(out.Offset+out.Length))
 	}
 	fmt.Fprintf(w, " of a %s file\n\n", units.Bytes(sizeBefore))
@@ -350,8 +378,10 @@ func writeRunText(w io.Writer, out runOutput, sizeBefore int64) error {
 		return fmt.Sprintf("%s/%s/%s", units.Group(r.Stats.SlotsAddr), units.Group(r.Stats.SlotsNew), units.Group(r.Stats.SlotsNull))
 	})
 	row("reserved NULL → NEW", func(r *core.Result) string { return units.Group(r.Stats.Reserved) })
-	if out.Op == request.OpPunch || out.Op == request.OpTruncate || out.Op == request.OpUnlink {
+	if played.FreesNodes {
 		row("nodes freed (truncate_node)", func(r *core.Result) string { return units.Group(r.Stats.NodesFreed) })
+	}
+	if played.Skips {
 		row("addresses skipped (not valid)", func(r *core.Result) string { return units.Group(r.Stats.SlotsSkipped) })
 	}
 	row("dnode chunks", func(r *core.Result) string { return units.Group(r.Stats.DnodeChunks) })
@@ -525,4 +555,51 @@ func flagError(err error) error {
 		name = fe.Field
 	}
 	return usageError{(&request.FieldError{Field: name, Value: fe.Value, Msg: fe.Msg}).Error()}
+}
+
+// runFlags are the run command's flags of the run query's fields.
+var runFlags = []struct{ field, flag string }{
+	{request.FieldOffset, "--offset"}, {request.FieldLength, "--length"}, {request.FieldKeepSize, "--keep-size"}, {request.FieldSize, "--size"},
+}
+
+// playedFlags refuses a flag the played operation kind does not read (its declaration's fields,
+// request.Played); an unknown kind is request.Parse's to refuse.
+func playedFlags(kind string, given map[string]bool) error {
+	ps, ok := request.PlayedSpec(kind)
+	if !ok {
+		return nil
+	}
+	p := ps.Played
+	var takes, extra []string
+	for _, f := range runFlags {
+		switch {
+		case slices.Contains(p.Fields(), f.field):
+			takes = append(takes, f.flag)
+		case given[f.field]:
+			if f.field == request.FieldKeepSize && p.KeepsSize {
+				return usageError{fmt.Sprintf("--op %s always carries FALLOC_FL_KEEP_SIZE: no --keep-size", ps.Kind)}
+			}
+			extra = append(extra, f.flag)
+		}
+	}
+	if len(extra) > 0 {
+		return usageError{fmt.Sprintf("--op %s takes %s, not %s", ps.Kind, strings.Join(takes, ", "), strings.Join(extra, ", "))}
+	}
+	return nil
+}
+
+// playedUsage is the --op flag's help: each played operation, its call and its flags.
+func playedUsage() string {
+	var w []string
+	for _, s := range request.Playable() {
+		p := s.Played
+		var flags []string
+		for _, f := range runFlags {
+			if slices.Contains(p.Fields(), f.field) {
+				flags = append(flags, f.flag)
+			}
+		}
+		w = append(w, fmt.Sprintf("%s (%s: %s)", s.Kind, p.Call(), strings.Join(flags, ", ")))
+	}
+	return strings.Join(w, ", ")
 }

@@ -8,7 +8,7 @@
 import { byteCount } from './size.js';
 import { int, groupDigits } from './fmt.js';
 import { imagePage, setRunQuery } from './links.js';
-import { contract } from './contract.js';
+import { contract, playedOf } from './contract.js';
 import { parseForms, formLine, placeholder } from './opsform.js';
 
 /** Operations a query may carry before the played one (request.MaxOps - 1). */
@@ -16,7 +16,7 @@ export const MAX_BEFORE = 63;
 
 /**
  * @typedef {object} RunInfo hello.run
- * @property {string} [op] the played call (contract().ops): "zero" (or absent), "punch" or "truncate"
+ * @property {string} [op] the played call (contract().played): "zero" (or absent), "punch", "truncate"
  * @property {string} image
  * @property {string} path
  * @property {string} offset decimal string (a truncate's new size)
@@ -29,19 +29,30 @@ export const MAX_BEFORE = 63;
  */
 
 /**
- * Writes a run as a line of the ops language, as request.Run.OpLine does: `zero PATH OFFSET LENGTH
- * [keep_size]`, `punch PATH OFFSET LENGTH` (always KEEP_SIZE) or `truncate PATH SIZE` (a
- * truncate's size is its offset, as the hello's run carries it).
+ * Writes a run as a line of the ops language, as request.Run.OpLine does, by the call's declaration
+ * (contract().played): `zero PATH OFFSET LENGTH [keep_size]`, `punch PATH OFFSET LENGTH`,
+ * `truncate PATH SIZE` (a size rule's size is its offset, as the hello's run carries it).
  * @param {{op?: string, path: string, offset: string, length: string, keepSize: boolean}} r
  * @returns {string}
  */
 export function opLine(r) {
-  const ops = contract().ops;
-  const op = r.op || ops.zero;
-  if (op === ops.truncate) return `${op} ${r.path} ${r.offset}`;
-  if (op === ops.unlink) return `${op} ${r.path}`;
-  if (op === ops.punch) return `${op} ${r.path} ${r.offset} ${r.length}`;
-  return `${op} ${r.path} ${r.offset} ${r.length}${r.keepSize ? ' keep_size' : ''}`;
+  const p = playedOf(r.op);
+  const kind = r.op || contract().ops.zero;
+  if (!p) return `${kind} ${r.path} ${r.offset} ${r.length}`;
+  const q = contract().query;
+  // Its range's words in its fields' order: an offset, a length, a size (the hello's offset).
+  const w = [p.kind, r.path, ...rangeFields(p).map((f) => (f === q.length ? r.length : r.offset))];
+  if (p.keepSize && r.keepSize) w.push('keep_size');
+  return w.join(' ');
+}
+
+/**
+ * The query fields of a played call's range, in the order of its words (its fields but keepSize).
+ * @param {import('./contract.js').Played} p
+ * @returns {string[]}
+ */
+function rangeFields(p) {
+  return p.fields.filter((f) => f !== contract().query.keepSize);
 }
 
 /**
@@ -88,23 +99,27 @@ export function chainRefusal(run, added = 0) {
  * @returns {boolean}
  */
 export function isPlayed(kind) {
-  const ops = contract().ops;
-  return kind === ops.zero || kind === ops.punch || kind === ops.truncate || kind === ops.unlink;
+  return !!kind && playedOf(kind) !== null;
 }
 
 /**
- * The next run of a punch or truncate line the chain's form wrote (`punch PATH OFFSET LENGTH`,
- * `truncate PATH SIZE`, decimal), or null for another line.
+ * The next run of a played line other than a zero the chain's form wrote (`punch PATH OFFSET
+ * LENGTH`, `truncate PATH SIZE`, decimal: the words its declaration gives), or null for another
+ * line.
  * @param {string} line
  * @returns {NextRange|null}
  */
 export function playedNext(line) {
-  const ops = contract().ops;
   const w = line.trim().split(/\s+/);
-  if (w[0] === ops.punch && w.length === 4) return { op: w[0], offset: w[2], length: w[3], keepSize: false };
-  if (w[0] === ops.truncate && w.length === 3) return { op: w[0], offset: w[2], length: '', keepSize: false };
-  if (w[0] === ops.unlink && w.length === 2) return { op: w[0], offset: '0', length: '', keepSize: false };
-  return null;
+  const p = w[0] === contract().ops.zero ? null : playedOf(w[0]);
+  if (!p) return null;
+  const q = contract().query;
+  const fields = rangeFields(p);
+  const n = 2 + fields.length;
+  const keepSize = p.keepSize && w.length === n + 1 && w[n] === 'keep_size';
+  if (w.length !== n && !keepSize) return null;
+  const at = (/** @type {string} */ f) => { const i = fields.indexOf(f); return i < 0 ? '' : w[2 + i]; };
+  return { op: w[0], offset: at(q.offset) || at(q.size) || '0', length: at(q.length), keepSize };
 }
 
 /**
@@ -119,12 +134,12 @@ export function playedNext(line) {
  * @returns {{offset: string, length: string}}
  */
 export function nextRange(run) {
-  const ops = contract().ops;
-  const trunc = run.op === ops.truncate;
+  const p = playedOf(run.op);
+  const trunc = !!p && p.range === 'size';
   const off = trunc ? 0n : BigInt(run.offset || '0');
   const len = trunc ? 0n : BigInt(run.length || '0');
   let size = BigInt((trunc ? run.offset : run.size) || '0');
-  if (!run.keepSize && run.op !== ops.punch && !trunc && off + len > size) size = off + len;
+  if (!run.keepSize && !(p && p.keepsSize) && !trunc && off + len > size) size = off + len;
   const page = 4096n;
   if (size === 0n) return { offset: '0', length: String(page) };
   const start = off + len;
@@ -213,10 +228,12 @@ export function opWords(op) {
   // The other operations of the ops language (write, fsync, sync, tune) are shown as written,
   // a write's numbers grouped.
   if (f.length === 4 && f[0] === 'write') return `write ${f[1]} ${groupDigits(f[2])} ${groupDigits(f[3])}`;
-  const ops = contract().ops;
-  if (f.length === 3 && f[0] === ops.truncate) return `${f[0]} ${f[1]} ${groupDigits(f[2])}`;
-  if (f.length < 4 || (f[0] !== ops.zero && f[0] !== ops.punch)) return op;
-  return `${f[0]} ${f[1]} ${groupDigits(f[2])} ${groupDigits(f[3])}${f[4] === 'keep_size' ? ' keep_size' : ''}`;
+  // A played call's numbers (its declaration's range: OFFSET LENGTH or SIZE) grouped.
+  const p = playedOf(f[0]);
+  const n = p ? rangeFields(p).length : 0;
+  if (!p || f.length < 2 + n) return op;
+  const nums = f.slice(2, 2 + n).map(groupDigits);
+  return [f[0], f[1], ...nums, ...(p.keepSize && f[2 + n] === 'keep_size' ? ['keep_size'] : [])].join(' ');
 }
 
 /**

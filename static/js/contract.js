@@ -16,11 +16,27 @@
  * @property {{base: string, perSegment: string}} segment the geometry fields of the segment formula
  * @property {{path: string, offset: string, length: string, keepSize: string, mode: string, before: string, op: string, size: string}} query
  *   the run query's field names (op: the played call, size: a truncate's new size)
- * @property {{zero: string, punch: string, truncate: string, unlink: string}} ops the calls a player
- *   plays, as the query's op and the ops language name them (request.OpZero, OpPunch, OpTruncate,
- *   OpUnlink)
+ * @property {Record<string, string>} ops the calls a player plays by kind, as the query's op and
+ *   the ops language name them (request.Playable): ops.zero is "zero"
+ * @property {Played[]} played each call a player plays, its declaration's facet (request.Played), in
+ *   the registry's order: its ops line, its query and its form are built from it
  * @property {string} transport how the player reaches the server: "websocket", or "worker" in the
  *   static site, whose server is this origin's service worker (portsocket.js)
+ */
+
+/**
+ * @typedef {object} Played one call a player plays (web/contract.go contractPlayed, request.Played)
+ * @property {string} kind the query's op and the ops line's first word
+ * @property {string} label the pages' words ("punch hole")
+ * @property {string} range "offset-length" (OFFSET LENGTH) or "size" (SIZE, the request's offset)
+ * @property {string[]} fields the query fields it reads besides path and mode, in its words' order
+ * @property {boolean} keepSize keep_size is a choice
+ * @property {boolean} keepsSize i_size never changes (FALLOC_FL_KEEP_SIZE always)
+ * @property {boolean} freesNodes it frees node blocks (truncate_node)
+ * @property {boolean} skips it skips addresses that are not valid
+ * @property {string} perDnode the kernel function it runs once per dnode chunk
+ * @property {boolean} compare a side of the compare page
+ * @property {boolean} sandbox the sandbox plays it
  */
 
 /** @type {Contract|null} */
@@ -103,4 +119,15 @@ export function segmentStart(g, segno) {
  */
 export function isStatic(c = contract()) {
   return c?.transport === 'worker';
+}
+
+/**
+ * The declaration of the played call kind (absent or "": a zero, the query's default), or null
+ * when kind is not a played call.
+ * @param {string} [kind]
+ * @returns {Played|null}
+ */
+export function playedOf(kind) {
+  const k = kind || contract().ops.zero;
+  return contract().played.find((p) => p.kind === k) || null;
 }

@@ -4,7 +4,7 @@
 // net/url escapes them. Nothing else calls encodeURIComponent.
 
 import { int } from './fmt.js';
-import { contract } from './contract.js';
+import { contract, playedOf } from './contract.js';
 import { withholds, WITHHOLD } from './quiz.js';
 
 /**
@@ -121,7 +121,7 @@ const NOT_ADDRESSES = new Set(Object.values(contract().addr));
  * @property {string} [mode] absent: left as q has it (the next-state API takes none)
  * @property {boolean} [keepSize]
  * @property {string[]} [before] operations run first, in the ops language
- * @property {string} [op] the played call: "zero" (or absent), "punch" or "truncate" (contract().ops)
+ * @property {string} [op] the played call: "zero" (or absent) or another of contract().played
  * @property {string|number} [size] truncate's new size; absent: offset (a truncate's size is its
  *   request's offset, as the hello's info carries it)
  */
@@ -139,23 +139,21 @@ const NOT_ADDRESSES = new Set(Object.values(contract().addr));
  */
 export function setRunQuery(q, run) {
   const f = contract().query;
-  const ops = contract().ops;
-  const op = run.op || ops.zero;
+  const p = playedOf(run.op);
+  const op = run.op || contract().ops.zero;
   q.set(f.path, run.path);
-  if (op === ops.zero) q.delete(f.op); else q.set(f.op, op);
-  if (op === ops.unlink) {
-    // unlink PATH: nothing but the path.
-    for (const k of [f.size, f.offset, f.length, f.keepSize]) q.delete(k);
-  } else if (op === ops.truncate) {
-    q.set(f.size, String(run.size === undefined || run.size === '' ? run.offset : run.size));
-    q.delete(f.offset);
-    q.delete(f.length);
-    q.delete(f.keepSize);
-  } else {
-    q.delete(f.size);
-    q.set(f.offset, String(run.offset));
-    if (run.length === undefined || run.length === '') q.delete(f.length); else q.set(f.length, String(run.length));
-    if (run.keepSize && op === ops.zero) q.set(f.keepSize, 'true'); else q.delete(f.keepSize);
+  if (op === contract().ops.zero) q.delete(f.op); else q.set(f.op, op);
+  // The fields the call's declaration reads (contract().played): its range's, keepSize where it
+  // is a choice; the others are deleted.
+  const takes = new Set(p ? p.fields : [f.offset, f.length]);
+  const value = {
+    [f.offset]: String(run.offset),
+    [f.length]: run.length === undefined || run.length === '' ? '' : String(run.length),
+    [f.size]: String(run.size === undefined || run.size === '' ? run.offset : run.size),
+    [f.keepSize]: run.keepSize ? 'true' : '',
+  };
+  for (const k of [f.offset, f.length, f.size, f.keepSize]) {
+    if (takes.has(k) && value[k] !== '') q.set(k, value[k]); else q.delete(k);
   }
   if (run.mode) q.set(f.mode, run.mode);
   q.delete(f.before);

@@ -14,7 +14,7 @@ import { VEILED_NARRATION, veiledTitle, questionPlace, choicesOf, withholds, vei
 import {
   plural, cursorLine, sitLine, sitAside, slotsAside, statesText, outcomeText, markersText,
 } from './describe.js';
-import { contract } from './contract.js';
+import { contract, playedOf } from './contract.js';
 import { blockWord } from './state.js';
 
 const { perBlock: PER_BLOCK, batched: BATCHED } = contract().modes;
@@ -146,14 +146,16 @@ export function updateDOM(doc, st, ui) {
     text(`c-pb-${id}`, pb ? int(pb.counters[key]) : '–');
     text(`c-bt-${id}`, bt ? int(bt.counters[key]) : '–');
   }
-  // A punch's or truncate's rows: nodes freed, and addresses skipped · bits found clear.
-  const trunc = !!st.info.op && st.info.op !== contract().ops.zero;
+  // The rows of a call that frees nodes or skips addresses (a truncate, a punch: their
+  // declarations in contract().played): nodes freed, and addresses skipped · bits found clear.
+  const played = playedOf(st.info.op);
+  const trunc = !!played && (played.skips || played.freesNodes);
   const nodesRow = doc.getElementById('c-row-nodes');
   const skipRow = doc.getElementById('c-row-skipped');
-  // Node blocks are freed by a truncate only; addresses are skipped or freed twice only where the
+  // Node blocks are freed by a call that frees them (a truncate); addresses are skipped or freed twice only where the
   // tour stops at it (player.StopValidatedFirst, StopFreedTwice): the rows the run has, the same at
   // every step.
-  if (nodesRow) nodesRow.hidden = st.info.op !== contract().ops.truncate && st.info.op !== contract().ops.unlink;
+  if (nodesRow) nodesRow.hidden = !played || !played.freesNodes;
   if (skipRow) skipRow.hidden = !trunc || !st.stops.some((s) => s.kind === 'validated-first' || s.kind === 'freed-twice');
   if (trunc) {
     text('c-pb-nodes', pb ? int(pb.counters.nodesFreed || 0) : '–');

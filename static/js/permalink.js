@@ -7,7 +7,7 @@ import { contract } from './contract.js';
 /**
  * @typedef {object} PermalinkParams
  * @property {string} path
- * @property {string} [op] the played call (contract().ops): absent or "zero", "punch", "truncate"
+ * @property {string} [op] the played call (contract().played): absent or "zero", "punch", "truncate"
  * @property {string} offset a truncate's new size
  * @property {string} length
  * @property {string} mode

@@ -7,7 +7,7 @@ import { OI, hatch, INK, INK2, INK3, LINE, fillsFor } from './palette.js';
 import { colourIndex, textOn } from './colour.js';
 import { int } from './fmt.js';
 import { columnStart, columnOf } from './columns.js';
-import { contract } from './contract.js';
+import { contract, playedOf } from './contract.js';
 
 const BATCHED = contract().modes.batched;
 
@@ -600,8 +600,9 @@ export class SlotsView {
     ctx.textAlign = 'left';
     ctx.fillStyle = INK3;
     // The title gives up its explanation before it runs into the count on its right (a phone).
-    // A zero calls f2fs_do_zero_range per dnode, a punch or truncate f2fs_truncate_data_blocks_range.
-    const perDnode = !st.info.op || st.info.op === contract().ops.zero ? 'f2fs_do_zero_range' : 'f2fs_truncate_data_blocks_range';
+    // The function the call runs per dnode (its declaration's: f2fs_do_zero_range for a zero,
+    // f2fs_truncate_data_blocks_range for a punch or truncate).
+    const perDnode = (playedOf(st.info.op) || contract().played[0]).perDnode;
     const titles = o.present ? ['dnode chunks'] : [`dnode chunks (one ${perDnode} call each)`, 'dnode chunks (one call each)', 'dnode chunks'];
     // No room for a chunk's strip, no title either (it would be drawn past the canvas's edge).
     if (rows > 0) ctx.fillText(fitText(ctx, titles, w - 4 - countW), 0, rowsY - P(11) / 2 - 4);

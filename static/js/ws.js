@@ -14,7 +14,7 @@ export const MAX_FAILED_STARTS = 4;
  * @typedef {object} RunParams
  * @property {string} image
  * @property {string} path
- * @property {string} [op] the played call: "zero" (absent), "punch" or "truncate" (then offset is the new size)
+ * @property {string} [op] the played call (contract().played): "zero" (absent), "punch", "truncate" (a size rule's offset is the new size)
  * @property {string} offset decimal, as the page gave it: never through Number()
  * @property {string} length decimal, or "" for the rest of the file
  * @property {string} mode

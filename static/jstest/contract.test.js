@@ -57,6 +57,11 @@ test('no module restates the contract', () => {
     { what: 'the segment formula', re: new RegExp(`- *[\\w.]*${c.segment.base}\\) */|/ *[\\w.]*${c.segment.perSegment}\\b`) },
     { what: 'a run query field', re: new RegExp(`\\.(set|append|getAll)\\('(${Object.values(c.query).join('|')})'`) },
     { what: 'a played call\'s name', re: quoted(Object.values(c.ops)) },
+    // A call's words and kernel function are its declaration's (contract().played, request.Played).
+    { what: 'a played call\'s words', re: quoted(c.played.flatMap((p) => [p.label, p.perDnode])) },
+    // The query's default call (ops.zero) is the one a module may name; any other is read from its
+    // declaration's facet (playedOf), not picked by name.
+    { what: 'a played call other than the default, by name', re: /contract\(\)\.ops\.(?!zero\b)\w+|\bops = contract\(\)\.ops/ },
   ];
   /** Lines that look like a restatement and are not, by file and the text they hold. */
   const allowed = [
