@@ -276,14 +276,20 @@ func dirtyPages(in Input, gcing []uint64) []uint64 {
 }
 
 // inPlace is need_inplace_update for a page whose old block is valid: f2fs_should_update_outplace
-// first (data.c:2654: a pinned file is not forced out of place; SBI_NEED_FSCK and mode=lfs are),
-// then f2fs_should_update_inplace (pinned, cold file) and check_inplace_update_policy (data.c): FORCE,
-// SSR and SSR_UTIL (when f2fs_need_SSR, evaluated on the segment manager: an answer its
+// first (data.c:2654: a pinned file is not forced out of place; SBI_NEED_FSCK, mode=lfs and a
+// compressed file are), then f2fs_should_update_inplace (pinned, cold file) and
+// check_inplace_update_policy (data.c): FORCE, SSR and SSR_UTIL (when f2fs_need_SSR, evaluated on the segment manager: an answer its
 // dirty-metadata bound leaves open is refused, and so is any without a segment manager), UTIL,
 // ASYNC, FSYNC. Not modelled: FI_OPU_WRITE (set only by GC and defragmentation).
 func (e *engine) inPlace(m wbMode) (bool, error) {
 	v, ino := &e.in.Volume, &e.in.Inode
 	if ino.Inline&InlinePinFile == 0 && (v.NeedFsck || e.s.counters.needFsck || v.LFS) {
+		return false, nil
+	}
+	if ino.Inline&InlinePinFile == 0 && ino.Flags&FlagCompressed != 0 {
+		// "If IO comes from compressed write path and fallback to raw write, force out-place"
+		// (data.c:2676 in Debian's 6.12.117, a stable backport): every data page of a compressed
+		// file, a raw cluster's too (kernel-seq x11).
 		return false, nil
 	}
 	if ino.Inline&InlinePinFile != 0 || e.s.counters.advise&AdviseCold != 0 {
