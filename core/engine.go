@@ -143,8 +143,6 @@ type engine struct {
 	fbuf  []uint32 // a fill_zero page's dnode slots
 	calls CallList
 	fills []FillZero
-	// clusterDirty is the compressed cluster f2fs_truncate_partial_cluster read and dirtied.
-	clusterDirty pageRange
 	// plan is truncate's walk, listed once its size is set (trunc.go); the scalars say how far it
 	// has gone.
 	plan []walkItem
@@ -955,7 +953,7 @@ func (e *engine) nextInput() Input {
 	// fill_zero's pages are dirty in the page cache until writeback; whole pages of the range
 	// were written back before the walk (filemap_write_and_wait_range) and dropped by it.
 	next.Inode.Dirty = addDirty(e.dropPages(e.in.Inode.Dirty), e.fills)
-	if r := e.clusterDirty; r.lo < r.hi {
+	if r := e.s.tr.cluster; r.lo < r.hi {
 		// f2fs_truncate_partial_cluster's set_cluster_dirty, after truncate_setsize's drop.
 		next.Inode.Dirty = addDirtyRange(next.Inode.Dirty, r.lo, r.hi-1)
 	}

@@ -52,6 +52,8 @@ type truncState struct {
 	// cluster is stored raw (f2fs_truncate_partial_cluster); second says that pass has begun.
 	from   int64
 	second bool
+	// cluster is the compressed cluster's pages f2fs_truncate_partial_cluster read and dirtied.
+	cluster pageRange
 }
 
 // pageRange is the pages [lo, hi).
@@ -577,7 +579,7 @@ func (e *engine) afterPass() phase {
 		return phEnd
 	}
 	if buf[pos.ofs] == CompressAddr {
-		e.clusterDirty = pageRange{start, start + cs}
+		s.tr.cluster = pageRange{start, start + cs}
 		return phDone
 	}
 	s.tr.second, s.tr.from = true, size
