@@ -291,3 +291,55 @@ func slotAt(ext []Extent, i uint64) uint32 {
 	}
 	return NullAddr
 }
+
+// TestTruncGrowDropsPostEOF: a growing truncate first drops the cached pages wholly inside
+// [i_size, size) (f2fs_setattr → f2fs_zero_post_eof_page), dirty ones unwritten, and keeps the page
+// that holds the old i_size. A compressed cluster f2fs_truncate_partial_cluster dirtied loses its
+// pages past the old size that way, and the sync of the rest is refused (f2fs_write_cache_pages
+// reads the cluster again: f2fs_prepare_compress_overwrite).
+func TestTruncGrowDropsPostEOF(t *testing.T) {
+	const a0 = 7200
+	for _, mode := range Modes {
+		st := newState([]uint32{a0, a0 + 1, a0 + 2, a0 + 3}, 4)
+		in := st.input()
+		in.Volume = seqVolume()
+		q := NewSeq(mode)
+		// A keep_size zero past EOF leaves pages 4 and 5 dirty (fill_zero).
+		if _, _, _, err := q.Zero(in, Request{Offset: 4*4096 + 100, Length: 5000, KeepSize: true}); err != nil {
+			t.Fatal(err)
+		}
+		if d := q.File(in).Inode.Dirty; !slices.Equal(d, []uint64{4, 5}) {
+			t.Fatalf("%s: dirty after the zero %v, want [4 5]", mode, d)
+		}
+		// Growing to 10 pages drops both (wholly inside [i_size, size)); before, only
+		// truncate_setsize's drop from the new size applied, which keeps them.
+		if _, _, err := q.Truncate(in, 10*4096); err != nil {
+			t.Fatal(err)
+		}
+		if d := q.File(in).Inode.Dirty; len(d) != 0 {
+			t.Fatalf("%s: dirty after growing to 10 pages: %v, want none", mode, d)
+		}
+	}
+
+	// A compressed cluster (COMPRESS, block, NEW, NEW), cut in its first page, then grown past it.
+	f := compressedFile{cs: 4, slots: []uint32{CompressAddr, 9000, NewAddr, NewAddr}, comprK: []uint64{1}, saved: 3}
+	for _, mode := range Modes {
+		in := f.state().input()
+		q := NewSeq(mode)
+		if _, _, err := q.Truncate(in, 100); err != nil {
+			t.Fatal(err)
+		}
+		if d := q.File(in).Inode.Dirty; !slices.Equal(d, []uint64{0, 1, 2, 3}) {
+			t.Fatalf("%s: dirty after the cut %v, want the cluster", mode, d)
+		}
+		if _, _, err := q.Truncate(in, 8*4096); err != nil {
+			t.Fatal(err)
+		}
+		if d := q.File(in).Inode.Dirty; !slices.Equal(d, []uint64{0}) {
+			t.Fatalf("%s: dirty after growing %v, want [0]", mode, d)
+		}
+		if _, err := q.Sync(); !errors.Is(err, ErrUnmodelled) || !strings.Contains(err.Error(), "f2fs_prepare_compress_overwrite") {
+			t.Fatalf("%s: sync: %v, want refused naming f2fs_prepare_compress_overwrite", mode, err)
+		}
+	}
+}

@@ -529,6 +529,9 @@ func (e *engine) truncSize(ev *Event) {
 	ev.Kind, ev.Action, ev.Before, ev.After = EvSize, ActTruncSize, uint64(cn.iSize), uint64(size)
 	old := cn.iSize
 	cn.iSize = size
+	// f2fs_setattr: a growing size first drops the cached pages wholly inside [i_size, size)
+	// (f2fs_zero_post_eof_page, file.c:1171) — a dirty one never written.
+	s.tr.dropRange(postEOFDrop(old, size))
 	s.tr.dropRange(uint64(size+blockSize-1)>>12, ^uint64(0))
 	switch {
 	case size > old:
