@@ -152,7 +152,7 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 			// f2fs_do_write_data_page: f2fs_i_compr_blocks_update(inode, compr_blocks − 1,
 			// false); nothing once i_compr_blocks is 0.
 			if cn := &e.s.counters; cn.comprBlocks > 0 {
-				cn.comprBlocks -= min(cn.comprBlocks, uint64(e.in.Inode.ClusterSize)-cw.valid)
+				cn.comprBlocks -= min(cn.comprBlocks, uint64(e.in.Inode.ClusterSize)-cw.blocks)
 			}
 		}
 		if isBlock(old) {
@@ -212,10 +212,10 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 // cluster of the page being written, and whether it is a compressed cluster (COMPRESS_ADDR in its
 // first slot) written back raw by f2fs_write_raw_pages, with its compressed blocks' count.
 type clusterWrite struct {
-	start uint64 // first page of the cluster; valid when set
-	set   bool
-	raw   bool
-	valid uint64 // __f2fs_get_cluster_blocks: the cluster's slots holding a block
+	start  uint64 // first page of the cluster; valid when set
+	set    bool
+	raw    bool
+	blocks uint64 // __f2fs_get_cluster_blocks: the cluster's slots holding a block
 }
 
 // clusterWriteOf moves cw to the cluster of page idx of a compressed file. A compressed cluster's
@@ -257,7 +257,7 @@ func (e *engine) clusterWriteOf(cw *clusterWrite, idx uint64, all []uint64, lo, 
 	}
 	for _, a := range buf[pos.ofs : pos.ofs+int(cs)] {
 		if isBlock(a) {
-			cw.valid++
+			cw.blocks++
 		}
 	}
 	cw.raw = true
