@@ -343,3 +343,240 @@ func TestTruncGrowDropsPostEOF(t *testing.T) {
 		}
 	}
 }
+
+// refCompressed is a fresh evaluation of what Linux 6.12.117 does to a compressed file (held in
+// its inode's slots) over truncates and syncs, for TestCompressedSequences.
+type refCompressed struct {
+	cs      uint64
+	slots   []uint32
+	size    int64
+	dirty   map[uint64]bool
+	saved   uint64 // i_compr_blocks
+	blocks  uint64 // i_blocks
+	nextOut uint32 // the cold log's next block
+}
+
+// walk is f2fs_do_truncate_blocks's data part from page from on (every dnode is the inode here):
+// each non-NULL slot a call, a compressed cluster (COMPRESS_ADDR at a cluster start counted from
+// the walk's first slot) giving i_compr_blocks back cs − its blocks.
+func (r *refCompressed) walk(from uint64) (calls []uint32) {
+	compressed, blocks := false, uint64(0)
+	leave := func() {
+		if compressed && r.saved > 0 {
+			r.saved -= min(r.saved, r.cs-blocks)
+		}
+	}
+	for i := from; i < uint64(len(r.slots)); i++ {
+		a := r.slots[i]
+		if (i-from)%r.cs == 0 {
+			leave()
+			compressed, blocks = a == CompressAddr, 0
+		}
+		if a == NullAddr {
+			continue
+		}
+		if isBlock(a) && compressed {
+			blocks++
+		}
+		calls = append(calls, a)
+		r.slots[i] = NullAddr
+		r.blocks--
+	}
+	leave()
+	return calls
+}
+
+func (r *refCompressed) drop(lo, hi uint64) {
+	for p := range r.dirty {
+		if p >= lo && p < hi {
+			delete(r.dirty, p)
+		}
+	}
+}
+
+func (r *refCompressed) truncate(s int64) []uint32 {
+	old := r.size
+	if s > old {
+		r.drop(uint64(old+4095)/4096, uint64(s)/4096) // f2fs_zero_post_eof_page
+	}
+	r.drop(uint64(s+4095)/4096, ^uint64(0)) // truncate_setsize
+	r.size = s
+	if s > old {
+		return nil
+	}
+	pages := uint64(s+4095) / 4096
+	ff := (pages + r.cs - 1) / r.cs * r.cs
+	calls := r.walk(ff)
+	if uint64(s) == ff*4096 {
+		return calls
+	}
+	c := uint64(s) / 4096 / r.cs * r.cs
+	if r.slots[c] == CompressAddr {
+		for p := c; p < c+r.cs; p++ {
+			r.dirty[p] = true
+		}
+		return calls
+	}
+	calls = append(calls, r.walk(pages)...)
+	if p := uint64(s) / 4096; s%4096 != 0 && r.slots[p] != NullAddr {
+		r.dirty[p] = true
+	}
+	return calls
+}
+
+// sync is f2fs_write_cache_pages over the dirty pages; refused names the function where the model
+// must refuse: a compressed cluster dirty only in part (a growing truncate dropped its pages past
+// the old size: f2fs_prepare_compress_overwrite reads them again), or wholly inside i_size
+// (f2fs_compress_pages).
+func (r *refCompressed) sync() (writes []PageWrite, refused string) {
+	var pages []uint64
+	for p := range r.dirty {
+		pages = append(pages, p)
+	}
+	slices.Sort(pages)
+	nr := uint64(r.size+4095) / 4096
+	rewrite := map[uint64]uint64{} // cluster start → its blocks
+	for _, p := range pages {
+		c := p / r.cs * r.cs
+		if _, ok := rewrite[c]; ok || r.slots[c] != CompressAddr {
+			continue
+		}
+		for i := c; i < c+r.cs; i++ {
+			if !r.dirty[i] {
+				return nil, "f2fs_prepare_compress_overwrite"
+			}
+		}
+		if c+r.cs <= nr {
+			return nil, "f2fs_compress_pages"
+		}
+		n := uint64(0)
+		for i := c; i < c+r.cs; i++ {
+			if isBlock(r.slots[i]) {
+				n++
+			}
+		}
+		rewrite[c] = n
+	}
+	for _, p := range pages {
+		c := p / r.cs * r.cs
+		n, rw := rewrite[c]
+		old := r.slots[p]
+		pw := PageWrite{Path: "/f", Index: p, Old: old}
+		switch {
+		case !rw && (p > uint64(r.size)>>12 || (p == uint64(r.size)>>12 && r.size%4096 == 0)):
+			pw.How = DroppedEOF
+		case old == NullAddr:
+			pw.How = DroppedHole
+		default:
+			if rw && old == CompressAddr && r.saved > 0 {
+				r.saved -= min(r.saved, r.cs-n)
+			}
+			pw.How, pw.New, pw.Log, pw.Segno = WroteOutPlace, r.nextOut, "cold-data", 0
+			r.slots[p] = r.nextOut
+			r.nextOut++
+		}
+		writes = append(writes, pw)
+	}
+	clear(r.dirty)
+	return writes, ""
+}
+
+// TestCompressedSequences holds random sequences of truncates (shrinking and growing) and syncs
+// on random compressed files, in both modes, against refCompressed: each op's calls, then the
+// slots, dirty pages, i_size, i_blocks and i_compr_blocks after it, and each sync's page writes;
+// the model refuses exactly where the reference says the kernel reads or compresses a cluster
+// again.
+func TestCompressedSequences(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(36, 3))
+	seen := map[string]int{}
+	for iter := range sweep(200) {
+		f := randomCompressedFile(rnd, iter%5 == 0)
+		n := uint64(len(f.slots))
+		type op struct {
+			sync bool
+			size int64
+		}
+		var ops []op
+		for range 2 + rnd.IntN(5) {
+			if rnd.IntN(3) == 0 {
+				ops = append(ops, op{sync: true})
+				continue
+			}
+			ops = append(ops, op{size: int64(rnd.IntN(int(n*4096) + 1))})
+		}
+		for _, mode := range Modes {
+			st := f.state()
+			in := st.input()
+			q := NewSeq(mode)
+			ref := &refCompressed{cs: f.cs, slots: slices.Clone(f.slots), size: int64(n * 4096), dirty: map[uint64]bool{},
+				saved: f.saved, blocks: st.ino.Blocks, nextOut: in.Volume.MainBlkaddr}
+			for k, o := range ops {
+				name := fmt.Sprintf("iter %d %s cs %d n %d op %d of %+v", iter, mode, f.cs, n, k+1, ops)
+				if o.sync {
+					want, refused := ref.sync()
+					s, err := q.Sync()
+					if refused != "" {
+						if !errors.Is(err, ErrUnmodelled) || !strings.Contains(err.Error(), refused) {
+							t.Fatalf("%s: sync: %v, want refused naming %s", name, err, refused)
+						}
+						seen["refused "+refused]++
+						break
+					}
+					if err != nil {
+						t.Fatalf("%s: sync: %v", name, err)
+					}
+					if !slices.Equal(s.Pages, want) {
+						t.Fatalf("%s: sync wrote %+v\nwant %+v", name, s.Pages, want)
+					}
+					seen["sync"]++
+					if slices.ContainsFunc(want, func(pw PageWrite) bool { return pw.Old == CompressAddr }) {
+						seen["cluster rewritten raw"]++
+					}
+				} else {
+					want := ref.truncate(o.size)
+					res, _, err := q.Truncate(in, o.size)
+					if err != nil || res.Errno != "" {
+						t.Fatalf("%s: truncate: %v %v", name, err, res.Errno)
+					}
+					var got []uint32
+					for call := range res.Calls.All() {
+						for j := range call.Len {
+							a := call.Start
+							if isBlock(a) {
+								a += j
+							}
+							got = append(got, a)
+						}
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("%s: calls %v\nwant %v", name, got, want)
+					}
+					seen["truncate"]++
+				}
+				fin := q.File(in)
+				var dirty []uint64
+				for p := range ref.dirty {
+					dirty = append(dirty, p)
+				}
+				slices.Sort(dirty)
+				if fin.Inode.Size != ref.size || fin.Inode.Blocks != ref.blocks || fin.Inode.ComprBlocks != ref.saved || !slices.Equal(fin.Inode.Dirty, dirty) {
+					t.Fatalf("%s: size %d i_blocks %d i_compr_blocks %d dirty %v; want %d %d %d %v", name,
+						fin.Inode.Size, fin.Inode.Blocks, fin.Inode.ComprBlocks, fin.Inode.Dirty, ref.size, ref.blocks, ref.saved, dirty)
+				}
+				ext, err := SlotMap(fin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range n {
+					if g := slotAt(ext, i); g != ref.slots[i] {
+						t.Fatalf("%s: slot %d = %#x, want %#x", name, i, g, ref.slots[i])
+					}
+				}
+			}
+		}
+	}
+	t.Logf("ops checked: %v", seen)
+	if seen["refused f2fs_compress_pages"] < 2 || seen["refused f2fs_prepare_compress_overwrite"] < 2 || seen["cluster rewritten raw"] < 4 || seen["sync"] < 20 || seen["truncate"] < 50 {
+		t.Errorf("too few of a kind: %v", seen)
+	}
+}
