@@ -43,6 +43,7 @@ const (
 	phTrNodeDone   // dec_valid_node_count
 	phTrPartial    // truncate_partial_data_page, if it has a page (no event before it)
 	phTrPartialPage
+	phTrCluster // f2fs_truncate_partial_cluster on a compressed cluster: read, zeroed, dirtied
 )
 
 // Which partial page a fill_zero is for.
@@ -728,6 +729,8 @@ func (e *engine) step(ev *Event) bool {
 		e.nodeDone(ev)
 	case phTrPartialPage:
 		e.partialPageEvent(ev)
+	case phTrCluster:
+		e.partialClusterEvent(ev)
 	case phDone:
 		// A physical run goes on across chunks (core/runs.go): it is closed here, at the end.
 		e.closeTrack()

@@ -583,10 +583,24 @@ func (e *engine) afterPass() phase {
 	}
 	if buf[pos.ofs] == CompressAddr {
 		s.tr.cluster = pageRange{start, start + cs}
-		return phDone
+		return phTrCluster
 	}
 	s.tr.second, s.tr.from = true, size
 	return phTrPlan
+}
+
+// partialClusterEvent describes f2fs_truncate_partial_cluster on a compressed cluster (afterPass).
+func (e *engine) partialClusterEvent(ev *Event) {
+	s := &e.s
+	size := uint64(e.req.Offset)
+	idx := size >> 12
+	pos, buf, _, _ := e.slots.read(idx, e.fbuf)
+	e.fbuf = buf
+	off := uint32(size & (blockSize - 1))
+	ev.Kind, ev.Action, ev.State = EvFillZero, ActPartialCluster, stateOf(buf[pos.ofs])
+	ev.Addr, ev.Len, ev.Count = off, blockSize-off, idx
+	ev.Before, ev.After = s.tr.cluster.lo, s.tr.cluster.hi
+	s.phase = phDone
 }
 
 // partialPage is truncate_partial_data_page(from): the page holding an unaligned new size is
