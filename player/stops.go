@@ -123,7 +123,12 @@ func (t *tourBuilder) add(ev core.Event, i int, step int64) {
 		if ev.Action == core.ActPartialCluster && t.first(StopFillZero) {
 			stop(StopFillZero, "A compressed cluster is read and dirtied", partialClusterText(ev), "compress-addr", "new-addr")
 		} else if t.first(StopFillZero) {
-			stop(StopFillZero, "A partial page: fill_zero", fillText(ev, t.o.spec.Input.Volume.MainSegments), "fill-zero", "new-addr", "null-addr")
+			text := fillText(ev, t.o.spec.Input.Volume.MainSegments)
+			if t.o.spec.Input.Inode.Flags&core.FlagCompressed != 0 && ev.Action == core.ActPartialPage {
+				// A raw cluster's partial page of a compressed file (only truncate reaches one).
+				text = fmt.Sprintf("The new size falls inside page %s of a cluster stored raw, so truncate_partial_data_page zeroes bytes %s–4,095 of it in the page cache and dirties it. No block is invalidated now. Writeback later writes it out of place to the cold data log, as every page of a compressed file (f2fs_should_update_outplace).", units.Group(ev.Count), units.Group(uint64(ev.Addr)))
+			}
+			stop(StopFillZero, "A partial page: fill_zero", text, "fill-zero", "new-addr", "null-addr")
 		}
 	case core.EvNodeAlloc:
 		if t.first(StopNodeAlloc) {

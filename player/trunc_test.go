@@ -318,6 +318,18 @@ func TestTruncCompressedClusterStop(t *testing.T) {
 			t.Errorf("stop text lacks %q: %s", w, got.Text)
 		}
 	}
+	// Inside raw cluster 1: truncate_partial_data_page's page goes out of place at writeback.
+	spec.Request.Offset = 5*4096 + 4
+	o = build(t, spec)
+	got = nil
+	for i, s := range o.Stops {
+		if s.Kind == StopFillZero {
+			got = &o.Stops[i]
+		}
+	}
+	if got == nil || !strings.Contains(got.Text, "page 5 of a cluster stored raw") || !strings.Contains(got.Text, "out of place to the cold data log") {
+		t.Errorf("raw cluster's partial page: %+v", got)
+	}
 }
 
 // inodeOnly is a fakeFile whose slots all lie in the inode: no node exists (truncate asks).
