@@ -43,6 +43,7 @@ const (
 	phTrNodeDone   // dec_valid_node_count
 	phTrPartial    // truncate_partial_data_page, if it has a page (no event before it)
 	phTrPartialPage
+	phTrCluster // f2fs_truncate_partial_cluster on a compressed cluster: read, zeroed, dirtied
 )
 
 // Which partial page a fill_zero is for.
@@ -733,6 +734,8 @@ func (e *engine) step(ev *Event) bool {
 		e.nodeDone(ev)
 	case phTrPartialPage:
 		e.partialPageEvent(ev)
+	case phTrCluster:
+		e.partialClusterEvent(ev)
 	case phDone:
 		// A physical run goes on across chunks (core/runs.go): it is closed here, at the end.
 		e.closeTrack()
@@ -958,6 +961,10 @@ func (e *engine) nextInput() Input {
 	// fill_zero's pages are dirty in the page cache until writeback; whole pages of the range
 	// were written back before the walk (filemap_write_and_wait_range) and dropped by it.
 	next.Inode.Dirty = addDirty(e.dropPages(e.in.Inode.Dirty), e.fills)
+	if r := e.s.tr.cluster; r.lo < r.hi {
+		// f2fs_truncate_partial_cluster's set_cluster_dirty, after truncate_setsize's drop.
+		next.Inode.Dirty = addDirtyRange(next.Inode.Dirty, r.lo, r.hi-1)
+	}
 	next.Volume.CurrentReservedBlocks = c.curReserved
 	next.Inode.ComprBlocks = c.comprBlocks
 	if segs := e.sit.prefreeNow(); len(segs) > 0 {

@@ -86,6 +86,7 @@ const (
 	ActTruncSize      // EvSize: truncate_setsize
 	ActPartialPage    // EvFillZero: truncate_partial_data_page
 	ActUnlink         // EvStart, EvDone: the call is unlink(2) of the last link; EvSize: evict's i_size 0
+	ActPartialCluster // EvFillZero: f2fs_truncate_partial_cluster read and dirtied a compressed cluster
 )
 
 // opAction is the action EvStart and EvDone carry for a punch or a truncate.
@@ -103,7 +104,8 @@ var actionNames = [...]string{"", "skip-new", "invalidate", "start-run", "extend
 	"per-block", "discontiguous", "end-of-chunk", "after-error", "bad-args", "reserve", "null-slot",
 	"node-alloc", "bounds", "sit-bit", "fill-reserve", "set-size", "keep-size",
 	"punch", "truncate", "skip-null", "skip-bounds", "skip-sit-bit", "clear", "clear-start-run",
-	"clear-extend-run", "run-break", "node-free", "dec-valid", "truncate-size", "partial-page", "unlink"}
+	"clear-extend-run", "run-break", "node-free", "dec-valid", "truncate-size", "partial-page", "unlink",
+	"partial-cluster"}
 
 // String returns the action's JSON name ("extend-run", ...).
 func (a Action) String() string {
@@ -175,7 +177,10 @@ func stateOf(a uint32) SlotState {
 //	                partial page, which come when the walk is past them); Addr = byte offset in
 //	                the page, Len = bytes zeroed; State = the page's slot before; a NULL one is
 //	                reserved: Before, After = valid_block_count (else 0); Action = partial-page
-//	                for truncate_partial_data_page
+//	                for truncate_partial_data_page, partial-cluster for f2fs_truncate_partial_cluster
+//	                on a compressed cluster (Count, Addr, Len: the page holding the new size and
+//	                its bytes zeroed; Before, After = the cluster's pages [Before, After), every one
+//	                read and dirtied, those past the size zeroed whole)
 //	chunk-enter     Slot = the chunk's first slot, Count = its slots; Node names the dnode
 //	node-alloc      Node; Before, After = valid_block_count
 //	reserve         Count = NULL slots in the chunk, Len = how many were reserved (< Count: partial);
@@ -325,6 +330,10 @@ func (e Event) Narrate() string {
 		}
 		return fmt.Sprintf("f2fs_convert_inline_inode writes the inline data out of place to block %s and points slot 0 at it (valid_block_count %s → %s)", units.Group(e.Addr), units.Group(e.Before), units.Group(e.After))
 	case EvFillZero:
+		if e.Action == ActPartialCluster {
+			return fmt.Sprintf("f2fs_truncate_partial_cluster reads compressed cluster %s (pages %s–%s) into the page cache, zeroes bytes %s–4,095 of page %s and every page after it, and dirties the whole cluster: no block, slot or SIT entry changes now; writeback writes the cluster again",
+				units.Group(e.Before/max(e.After-e.Before, 1)), units.Group(e.Before), units.Group(e.After-1), units.Group(e.Addr), units.Group(e.Count))
+		}
 		if e.Action == ActPartialPage {
 			return fmt.Sprintf("truncate_partial_data_page zeroes bytes %s–4,095 of page %s past the new size and dirties it; writeback writes it later", units.Group(e.Addr), units.Group(e.Count))
 		}

@@ -66,6 +66,12 @@ func checkEventFields(t *testing.T, what string, ev Event, seen map[string]bool)
 		t.Fatalf("%s: undocumented event %s: %+v", what, key, ev)
 	}
 	seen[key] = true
+	if ev.Kind == EvFillZero && ev.Action == ActPartialCluster {
+		seen[key+"/partial-cluster"] = true
+		if ev.Before >= ev.After || ev.Count < ev.Before || ev.Count >= ev.After {
+			t.Fatalf("%s: partial-cluster event's page outside its cluster: %+v", what, ev)
+		}
+	}
 	for _, f := range setFields(ev) {
 		if !slices.Contains(strings.Fields(allowed), f) {
 			t.Fatalf("%s: a %s event sets %s, which its kind does not document: %+v", what, key, f, ev)
@@ -131,6 +137,11 @@ func TestEventFields(t *testing.T) {
 		st := truncTestState(tr, 1+tr.IntN(60))
 		runs = append(runs, run{"punch/truncate", st.input(), randomTruncRequest(tr, st)})
 	}
+	// Truncates of compressed files (compress_test.go): f2fs_truncate_partial_cluster's event.
+	for range sweep(40) {
+		f := randomCompressedFile(tr, false)
+		runs = append(runs, run{"compressed truncate", f.state().input(), Request{Op: OpTruncate, Offset: int64(tr.IntN(len(f.slots)*4096 + 1))}})
+	}
 	seen := map[string]bool{}
 	for i, rn := range runs {
 		for _, mode := range Modes {
@@ -164,5 +175,8 @@ func TestEventFields(t *testing.T) {
 		if !seen["error/"+a.String()] {
 			t.Errorf("no error/%s event met", a)
 		}
+	}
+	if !seen["fill-zero/partial-cluster"] {
+		t.Error("no f2fs_truncate_partial_cluster event met")
 	}
 }

@@ -350,7 +350,8 @@ func (q *Seq) balanceFS(chunks uint64) error {
 
 // applyMoves takes the segment manager's SIT and logs back after it moved blocks or freed
 // segments, and moves the data slots of the blocks it moved: each owner's slot gets the new
-// address (a page moved by foreground gc is written, so no longer dirty).
+// address (a page moved by foreground gc's move_data_page is written, so no longer dirty; one
+// move_data_block moved stays dirty).
 func (q *Seq) applyMoves(moves []gc.Move) error {
 	if q.vol == nil {
 		return nil
@@ -409,6 +410,10 @@ func (q *Seq) applyMoves(moves []gc.Move) error {
 			return err
 		}
 		dirty := in.Inode.Dirty
+		// move_data_block (a post-read file: compressed, encrypted, verity) copies the block
+		// through the meta mapping and leaves the file's cached page as it was: a dirty page —
+		// a compressed cluster f2fs_truncate_partial_cluster dirtied — stays dirty (x14).
+		postRead := in.Inode.Flags&(FlagCompressed|FlagVerity) != 0 || in.Inode.Advise&AdviseEncrypt != 0
 		for _, m := range byIno[ino] {
 			pos, buf, _, err := e.slots.read(m.index, e.fbuf)
 			e.fbuf = buf
@@ -420,7 +425,7 @@ func (q *Seq) applyMoves(moves []gc.Move) error {
 			}
 			buf[pos.ofs] = m.to
 			e.slots.store(pos.start, buf)
-			if k, found := slices.BinarySearch(dirty, m.index); found {
+			if k, found := slices.BinarySearch(dirty, m.index); found && !postRead {
 				dirty = slices.Delete(slices.Clone(dirty), k, k+1)
 			}
 		}

@@ -54,6 +54,8 @@ type truncState struct {
 	second bool
 	// inodeFreed: an unlink's f2fs_remove_inode_page has begun (the inode's truncate_node).
 	inodeFreed bool
+	// cluster is the compressed cluster's pages f2fs_truncate_partial_cluster read and dirtied.
+	cluster pageRange
 }
 
 // pageRange is the pages [lo, hi).
@@ -415,8 +417,8 @@ func (e *engine) truncSlot(ev *Event) bool {
 			s.tr.clusterValid++
 		}
 	}
-	// A released file (i_compr_blocks 0) no longer counts its COMPRESS_ADDR slots as blocks.
-	if released := e.in.Inode.ComprBlocks == 0; !released || a != CompressAddr {
+	// A released file (FI_COMPRESS_RELEASED) no longer counts its COMPRESS_ADDR slots as blocks.
+	if released := e.in.Inode.Inline&InlineComprReleased != 0; !released || a != CompressAddr {
 		s.tr.nrFree++
 	}
 	if e.mode == PerBlock {
@@ -578,7 +580,10 @@ func (e *engine) truncSize(ev *Event) {
 	}
 	old := cn.iSize
 	cn.iSize = size
-	// truncate_setsize past the size; an unlink's truncate_inode_pages_final, every page.
+	// f2fs_setattr: a growing size first drops the cached pages wholly inside [i_size, size)
+	// (f2fs_zero_post_eof_page, file.c:1171) — a dirty one never written. Then truncate_setsize past
+	// the size; an unlink's truncate_inode_pages_final, every page.
+	s.tr.dropRange(postEOFDrop(old, size))
 	s.tr.dropRange(uint64(size+blockSize-1)>>12, ^uint64(0))
 	switch {
 	case unlink && cn.iBlocks <= 1:
@@ -590,8 +595,13 @@ func (e *engine) truncSize(ev *Event) {
 	case cn.inline&InlineData != 0:
 		// f2fs_truncate_inline_inode: the data stays in the inode, no block changes.
 		s.phase = phDone
-	case e.in.Inode.Flags&FlagCompressed != 0 && (e.in.Inode.ClusterSize <= 0 || e.in.Inode.ComprBlocks == 0):
-		e.err = errUnmodelled("a truncate of a compressed file whose blocks were released (FI_COMPRESS_RELEASED, f2fs_truncate_blocks)")
+	case e.in.Inode.Flags&FlagCompressed != 0 && e.in.Inode.ClusterSize <= 0:
+		e.err = fmt.Errorf("%w: compressed inode %d without a cluster size", ErrInput, e.in.Inode.Ino)
+		s.phase = phEnd
+	case e.in.Inode.Flags&FlagCompressed != 0 && e.in.Inode.Inline&InlineComprReleased != 0:
+		// A compressed file of incompressible data (i_compr_blocks 0, every cluster raw) is
+		// not released: it goes on below as any compressed file.
+		e.err = errUnmodelled("a truncate of a compressed file whose blocks were released (FI_COMPRESS_RELEASED: f2fs_setattr, f2fs_truncate_blocks)")
 		s.phase = phEnd
 	case e.in.Inode.Flags&FlagCompressed != 0:
 		// f2fs_truncate_blocks (file.c:867): blocks go from the size rounded up to a cluster.
@@ -605,8 +615,13 @@ func (e *engine) truncSize(ev *Event) {
 }
 
 // afterPass is what follows f2fs_do_truncate_blocks: for a compressed file cut inside a cluster,
-// f2fs_truncate_partial_cluster — a raw cluster is truncated again from the size itself; a
-// compressed one is read and rewritten, which the model refuses.
+// f2fs_truncate_partial_cluster (compress.c:1203). A raw cluster is truncated again from the size
+// itself (f2fs_do_truncate_blocks). A compressed one goes through f2fs_prepare_compress_overwrite:
+// its pages are read (decompressed) into the page cache, those from the size on zeroed, and
+// f2fs_compress_write_end → set_cluster_dirty dirties every page of the cluster and marks it
+// page_private_gcing. Nothing else changes at this op: no f2fs_invalidate_blocks call, the
+// slots (COMPRESS_ADDR, the compressed blocks, NEW_ADDR) and the SIT stay as they are, and
+// 6.12 reserves no block here. What those pages become is writeback's ([clusterWrite]).
 func (e *engine) afterPass() phase {
 	s := &e.s
 	size := e.req.Offset
@@ -622,11 +637,25 @@ func (e *engine) afterPass() phase {
 		return phEnd
 	}
 	if buf[pos.ofs] == CompressAddr {
-		e.err = errUnmodelled("a truncate inside a compressed cluster (f2fs_truncate_partial_cluster reads the cluster, zeroes it past the size and rewrites it at writeback)")
-		return phEnd
+		s.tr.cluster = pageRange{start, start + cs}
+		return phTrCluster
 	}
 	s.tr.second, s.tr.from = true, size
 	return phTrPlan
+}
+
+// partialClusterEvent describes f2fs_truncate_partial_cluster on a compressed cluster (afterPass).
+func (e *engine) partialClusterEvent(ev *Event) {
+	s := &e.s
+	size := uint64(e.req.Offset)
+	idx := size >> 12
+	pos, buf, _, _ := e.slots.read(idx, e.fbuf)
+	e.fbuf = buf
+	off := uint32(size & (blockSize - 1))
+	ev.Kind, ev.Action, ev.State = EvFillZero, ActPartialCluster, stateOf(buf[pos.ofs])
+	ev.Addr, ev.Len, ev.Count = off, blockSize-off, idx
+	ev.Before, ev.After = s.tr.cluster.lo, s.tr.cluster.hi
+	s.phase = phDone
 }
 
 // partialPage is truncate_partial_data_page(from): the page holding an unaligned new size is

@@ -37,6 +37,10 @@ const (
 	InlineDentry    uint8 = 0x04 // F2FS_INLINE_DENTRY
 	InlineDataExist uint8 = 0x08 // F2FS_DATA_EXIST
 	InlinePinFile   uint8 = 0x40 // F2FS_PIN_FILE
+	// InlineComprReleased is F2FS_COMPRESS_RELEASED (FI_COMPRESS_RELEASED on the inode):
+	// F2FS_IOC_RELEASE_COMPRESS_BLOCKS gave the compressed clusters' saved blocks back. Not the
+	// same as i_compr_blocks 0, which a compressed file whose clusters did not compress also has.
+	InlineComprReleased uint8 = 0x80
 
 	AdviseCold     uint8 = 0x01 // FADVISE_COLD_BIT in i_advise
 	AdviseEncrypt  uint8 = 0x04 // FADVISE_ENCRYPT_BIT
@@ -211,7 +215,8 @@ type Inode struct {
 	// the cluster size for a compressed inode (1016 for 4-block clusters); 0 means 1018.
 	AddrsPerBlock int `json:"addrsPerBlock,omitempty"`
 	// ClusterSize is the blocks of a compressed cluster (0: not compressed); ComprBlocks is
-	// i_compr_blocks, the blocks its compressed clusters save (0: released, or none).
+	// i_compr_blocks, the blocks its compressed clusters save (0: none compressed — random data is
+	// stored raw — or released: InlineComprReleased tells which).
 	ClusterSize int    `json:"clusterSize,omitempty"`
 	ComprBlocks uint64 `json:"comprBlocks,omitempty"`
 	Inline      uint8  `json:"inline"` // i_inline

@@ -116,6 +116,7 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 	var out []PageWrite
 	size := in.Inode.Size
 	endIndex := uint64(size) >> 12
+	var cw clusterWrite
 	for k, idx := range pages {
 		if k%ctxEvery == 0 && m.ctx != nil {
 			if err := m.ctx.Err(); err != nil {
@@ -123,7 +124,11 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 			}
 		}
 		pw := PageWrite{Path: in.Path, Index: idx}
-		if idx > endIndex || (idx == endIndex && size&4095 == 0) {
+		if err := e.clusterWriteOf(&cw, idx, all, lo, hi); err != nil {
+			return in, nil, err
+		}
+		rewrite := cw.raw && idx >= cw.start && idx < cw.start+uint64(e.in.Inode.ClusterSize)
+		if !rewrite && (idx > endIndex || (idx == endIndex && size&4095 == 0)) {
 			pw.How = DroppedEOF
 			out = append(out, pw)
 			continue
@@ -141,6 +146,15 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 			continue
 		}
 		_, gcing := slices.BinarySearch(m.gcing, idx)
+		// set_cluster_dirty marked the rewritten cluster's pages page_private_gcing.
+		gcing = gcing || rewrite
+		if rewrite && old == CompressAddr {
+			// f2fs_do_write_data_page: f2fs_i_compr_blocks_update(inode, compr_blocks − 1,
+			// false); nothing once i_compr_blocks is 0.
+			if cn := &e.s.counters; cn.comprBlocks > 0 {
+				cn.comprBlocks -= min(cn.comprBlocks, uint64(e.in.Inode.ClusterSize)-cw.blocks)
+			}
+		}
 		if isBlock(old) {
 			act, err := e.validate(old)
 			if err != nil {
@@ -194,6 +208,62 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 	return next, out, nil
 }
 
+// clusterWrite is f2fs_write_cache_pages's view of a compressed file's cluster (compress.c): the
+// cluster of the page being written, and whether it is a compressed cluster (COMPRESS_ADDR in its
+// first slot) written back raw by f2fs_write_raw_pages, with its compressed blocks' count.
+type clusterWrite struct {
+	start  uint64 // first page of the cluster; valid when set
+	set    bool
+	raw    bool
+	blocks uint64 // __f2fs_get_cluster_blocks: the cluster's slots holding a block
+}
+
+// clusterWriteOf moves cw to the cluster of page idx of a compressed file. A compressed cluster's
+// pages are dirty only because f2fs_truncate_partial_cluster dirtied them all (writes to a
+// compressed file are refused), so its i_size lies inside the cluster or before it. Its
+// f2fs_write_multi_pages: cluster_may_compress is false when a page lies at or past
+// DIV_ROUND_UP(i_size, PAGE_SIZE) (cluster_has_invalid_data), and the cluster goes to
+// f2fs_write_raw_pages with compr_blocks = 1 + its blocks: every page is written, past EOF too
+// (f2fs_write_single_data_page writes when compr_blocks), out of place (page_private_gcing) to the
+// cold data log. A cluster wholly inside i_size is compressed again (f2fs_compress_pages), whose
+// outcome the page data decides: refused; so is a cluster written only in part.
+func (e *engine) clusterWriteOf(cw *clusterWrite, idx uint64, all []uint64, lo, hi uint64) error {
+	ino := &e.in.Inode
+	cs := uint64(ino.ClusterSize)
+	if ino.Flags&FlagCompressed == 0 || cs == 0 {
+		return nil
+	}
+	start := idx / cs * cs
+	if cw.set && cw.start == start {
+		return nil
+	}
+	*cw = clusterWrite{start: start, set: true}
+	pos, buf, _, err := e.slots.read(start, e.fbuf)
+	e.fbuf = buf
+	if err != nil {
+		return err
+	}
+	if buf[pos.ofs] != CompressAddr {
+		return nil
+	}
+	for i := start; i < start+cs; i++ {
+		if _, ok := slices.BinarySearch(all, i); !ok || i < lo || i > hi {
+			return errUnmodelled(fmt.Sprintf("writeback of part of compressed cluster %d (pages %d–%d: f2fs_write_cache_pages → f2fs_prepare_compress_overwrite)", start/cs, start, start+cs-1))
+		}
+	}
+	nrPages := (uint64(e.s.counters.iSize) + blockSize - 1) >> 12
+	if start+cs <= nrPages {
+		return errUnmodelled(fmt.Sprintf("writeback of compressed cluster %d (pages %d–%d) inside i_size: f2fs_write_multi_pages → f2fs_compress_pages compresses it again, and the page data decide whether it fits (f2fs_write_compressed_pages) or is written raw", start/cs, start, start+cs-1))
+	}
+	for _, a := range buf[pos.ofs : pos.ofs+int(cs)] {
+		if isBlock(a) {
+			cw.blocks++
+		}
+	}
+	cw.raw = true
+	return nil
+}
+
 // dirtyPages is every dirty page of in, those background gc marked (gcing, sorted) included, in
 // index order: what get_dirty_pages counts.
 func dirtyPages(in Input, gcing []uint64) []uint64 {
@@ -206,14 +276,20 @@ func dirtyPages(in Input, gcing []uint64) []uint64 {
 }
 
 // inPlace is need_inplace_update for a page whose old block is valid: f2fs_should_update_outplace
-// first (data.c:2654: a pinned file is not forced out of place; SBI_NEED_FSCK and mode=lfs are),
-// then f2fs_should_update_inplace (pinned, cold file) and check_inplace_update_policy (data.c): FORCE,
-// SSR and SSR_UTIL (when f2fs_need_SSR, evaluated on the segment manager: an answer its
+// first (data.c:2654: a pinned file is not forced out of place; SBI_NEED_FSCK, mode=lfs and a
+// compressed file are), then f2fs_should_update_inplace (pinned, cold file) and
+// check_inplace_update_policy (data.c): FORCE, SSR and SSR_UTIL (when f2fs_need_SSR, evaluated on the segment manager: an answer its
 // dirty-metadata bound leaves open is refused, and so is any without a segment manager), UTIL,
 // ASYNC, FSYNC. Not modelled: FI_OPU_WRITE (set only by GC and defragmentation).
 func (e *engine) inPlace(m wbMode) (bool, error) {
 	v, ino := &e.in.Volume, &e.in.Inode
 	if ino.Inline&InlinePinFile == 0 && (v.NeedFsck || e.s.counters.needFsck || v.LFS) {
+		return false, nil
+	}
+	if ino.Inline&InlinePinFile == 0 && ino.Flags&FlagCompressed != 0 {
+		// "If IO comes from compressed write path and fallback to raw write, force out-place"
+		// (data.c:2676 in Debian's 6.12.117, a stable backport): every data page of a compressed
+		// file, a raw cluster's too (kernel-seq x11).
 		return false, nil
 	}
 	if ino.Inline&InlinePinFile != 0 || e.s.counters.advise&AdviseCold != 0 {
@@ -253,6 +329,10 @@ func (e *engine) dataLog(m wbMode) uint8 {
 	adv := e.s.counters.advise
 	switch {
 	case adv&AdviseCold != 0:
+		return logColdData
+	case e.in.Inode.Flags&FlagCompressed != 0:
+		// f2fs_need_compress_data: a compressed file under compress_mode=fs (the default; the
+		// image does not record the mount option).
 		return logColdData
 	case adv&adviseHot != 0 || m.hot:
 		return logHotData

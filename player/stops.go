@@ -120,8 +120,15 @@ func (t *tourBuilder) add(ev core.Event, i int, step int64) {
 			stop(StopInline, "Inline data moves out", inlineText(ev), "inline-data", "new-addr", "slot")
 		}
 	case core.EvFillZero:
-		if t.first(StopFillZero) {
-			stop(StopFillZero, "A partial page: fill_zero", fillText(ev, t.o.spec.Input.Volume.MainSegments), "fill-zero", "new-addr", "null-addr")
+		if ev.Action == core.ActPartialCluster && t.first(StopFillZero) {
+			stop(StopFillZero, "A compressed cluster is read and dirtied", partialClusterText(ev), "compress-addr", "new-addr")
+		} else if t.first(StopFillZero) {
+			text := fillText(ev, t.o.spec.Input.Volume.MainSegments)
+			if t.o.spec.Input.Inode.Flags&core.FlagCompressed != 0 && ev.Action == core.ActPartialPage {
+				// A raw cluster's partial page of a compressed file (only truncate reaches one).
+				text = fmt.Sprintf("The new size falls inside page %s of a cluster stored raw, so truncate_partial_data_page zeroes bytes %s–4,095 of it in the page cache and dirties it. No block is invalidated now. Writeback later writes it out of place to the cold data log, as every page of a compressed file (f2fs_should_update_outplace).", units.Group(ev.Count), units.Group(uint64(ev.Addr)))
+			}
+			stop(StopFillZero, "A partial page: fill_zero", text, "fill-zero", "new-addr", "null-addr")
 		}
 	case core.EvNodeAlloc:
 		if t.first(StopNodeAlloc) {
@@ -359,6 +366,13 @@ func inlineText(ev core.Event) string {
 		return "The file keeps its data inline in the inode, but has none: f2fs_convert_inline_inode only clears the inline flag, and slot 0 becomes an ordinary hole."
 	}
 	return fmt.Sprintf("The file's data lives inline in the inode block. f2fs_convert_inline_inode writes it out of place first: slot 0 now points at block %s, written synchronously (valid_block_count %s → %s). That block is then zeroed like any other — the only invalidation here of a block this very call wrote.", units.Group(ev.Addr), units.Group(ev.Before), units.Group(ev.After))
+}
+
+// partialClusterText explains f2fs_truncate_partial_cluster on a compressed cluster (the event's
+// Before, After: the cluster's pages; Count: the page holding the new size).
+func partialClusterText(ev core.Event) string {
+	return fmt.Sprintf("The new size falls inside compressed cluster %s (pages %s–%s), whose blocks cannot be cut one by one: f2fs_truncate_partial_cluster reads and decompresses the whole cluster into the page cache, zeroes page %s from byte %s on and every page after it, and dirties all of its pages. No block, slot or SIT entry changes now. Writeback later writes the cluster raw, every page out of place to the cold data log, when a page lies past the new size; a cluster wholly inside it is compressed again, which depends on the data (zrviz refuses that writeback).",
+		units.Group(ev.Before/max(ev.After-ev.Before, 1)), units.Group(ev.Before), units.Group(ev.After-1), units.Group(ev.Count), units.Group(uint64(ev.Addr)))
 }
 
 func fillText(ev core.Event, mainSegments uint32) string {

@@ -336,3 +336,71 @@ func TestUnlinkTour(t *testing.T) {
 		}
 	}
 }
+
+// TestTruncCompressedClusterStop: a truncate inside a compressed cluster stops at
+// f2fs_truncate_partial_cluster's event, which names the cluster's pages and says no block changes.
+func TestTruncCompressedClusterStop(t *testing.T) {
+	// Clusters of 4: 0 compressed (COMPRESS_ADDR, 1 block, NEW, NEW), 1 raw, 2 compressed.
+	slots := []uint32{core.CompressAddr, 5000, core.NewAddr, core.NewAddr, 5001, 5002, 5003, 5004,
+		core.CompressAddr, 5005, core.NewAddr, core.NewAddr}
+	spec := fakeSpec(slots, []core.Mode{core.PerBlock, core.Batched}, core.Request{Op: core.OpTruncate, Offset: 8*4096 + 100})
+	spec.Input.Inode.Flags, spec.Input.Inode.ClusterSize, spec.Input.Inode.ComprBlocks = core.FlagCompressed, 4, 6
+	spec.Input.Inode.AddrsPerInode = fakeAPI - fakeAPI%4
+	spec.Input.Slots = inodeOnly{spec.Input.Slots.(*fakeFile)}
+	o := build(t, spec)
+	var got *Stop
+	for i, s := range o.Stops {
+		if s.Kind == StopFillZero {
+			got = &o.Stops[i]
+		}
+	}
+	if got == nil {
+		t.Fatalf("no %s stop: %+v", StopFillZero, o.Stops)
+	}
+	for _, w := range []string{"f2fs_truncate_partial_cluster", "cluster 2 (pages 8–11)", "page 8 from byte 100", "No block, slot or SIT entry changes now"} {
+		if !strings.Contains(got.Text, w) {
+			t.Errorf("stop text lacks %q: %s", w, got.Text)
+		}
+	}
+	// Inside raw cluster 1: truncate_partial_data_page's page goes out of place at writeback.
+	spec.Request.Offset = 5*4096 + 4
+	o = build(t, spec)
+	got = nil
+	for i, s := range o.Stops {
+		if s.Kind == StopFillZero {
+			got = &o.Stops[i]
+		}
+	}
+	if got == nil || !strings.Contains(got.Text, "page 5 of a cluster stored raw") || !strings.Contains(got.Text, "out of place to the cold data log") {
+		t.Errorf("raw cluster's partial page: %+v", got)
+	}
+}
+
+// inodeOnly is a fakeFile whose slots all lie in the inode: no node exists (truncate asks).
+type inodeOnly struct{ *fakeFile }
+
+func (inodeOnly) NodeAddr(uint64, int) (uint32, bool, error) { return 0, false, nil }
+
+// DnodeSlots answers with the inode's slots rounded down to the cluster size (4), as a compressed
+// inode has them.
+func (f inodeOnly) DnodeSlots(index uint64) (uint64, []uint32, int, error) {
+	const api = fakeAPI - fakeAPI%4
+	if index >= api {
+		// No node exists: the direct nodes i_nid[0], i_nid[1] (one missing node on the path),
+		// then those under the indirect ones (two, then three).
+		k := (index - api) / fakeAPB
+		missing := 1
+		switch {
+		case k >= 2+2*1018:
+			missing = 3
+		case k >= 2:
+			missing = 2
+		}
+		return api + k*fakeAPB, make([]uint32, fakeAPB), missing, nil
+	}
+	start, slots, missing, err := f.fakeFile.DnodeSlots(index)
+	if err == nil && start == 0 {
+		slots = slots[:api]
+	}
+	return start, slots, missing, err
+}

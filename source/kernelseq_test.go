@@ -39,6 +39,8 @@ type seqFile struct {
 	size   int64
 	blocks uint64
 	slots  map[uint64]string // index → "NEW", "NULL" or a decimal address
+	// comprBlocks is the inode's i_compr_blocks (dump.f2fs -i), when it has the field (-1: not).
+	comprBlocks int64
 }
 
 type seqSeg struct {
@@ -58,7 +60,7 @@ func readSeqAfter(t *testing.T, name string) seqAfter {
 		l := lines[i]
 		switch {
 		case strings.HasPrefix(l, "## ino="):
-			cur = &seqFile{slots: map[uint64]string{}}
+			cur = &seqFile{slots: map[uint64]string{}, comprBlocks: -1}
 			for _, f := range strings.Fields(strings.TrimPrefix(l, "##")) {
 				k, v, _ := strings.Cut(f, "=")
 				switch k {
@@ -73,6 +75,11 @@ func readSeqAfter(t *testing.T, name string) seqAfter {
 			}
 			a.files[cur.ino] = cur
 			inSlots = false
+		case cur != nil && strings.HasPrefix(strings.TrimSpace(l), "i_compr_blocks "):
+			// "  i_compr_blocks [0x 12 : 18]"
+			if _, v, ok := strings.Cut(l, ":"); ok {
+				cur.comprBlocks, _ = strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "]")), 10, 64)
+			}
 		case strings.HasPrefix(l, "# slots"):
 			inSlots = cur != nil
 		case strings.HasPrefix(l, "segno "):
@@ -332,6 +339,9 @@ func TestKernelSeq(t *testing.T) {
 					fin := q.File(f)
 					if fin.Inode.Size != want.size || fin.Inode.Blocks != want.blocks {
 						t.Errorf("%s: %s: i_size %d i_blocks %d, kernel %d %d", mode, p, fin.Inode.Size, fin.Inode.Blocks, want.size, want.blocks)
+					}
+					if want.comprBlocks >= 0 && fin.Inode.Flags&core.FlagCompressed != 0 && int64(fin.Inode.ComprBlocks) != want.comprBlocks {
+						t.Errorf("%s: %s: i_compr_blocks %d, kernel %d", mode, p, fin.Inode.ComprBlocks, want.comprBlocks)
 					}
 					ext, err := core.SlotMap(fin)
 					if err != nil {
