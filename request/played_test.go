@@ -104,7 +104,7 @@ func TestParsePlayedQuery(t *testing.T) {
 		t.Error("truncate without a size parsed")
 	}
 	_, err = Parse(get(map[string]string{"path": "/a", "op": "write"}))
-	if fe, ok := err.(*FieldError); !ok || fe.Field != FieldOp || fe.Msg != "want zero, punch or truncate" {
+	if fe, ok := err.(*FieldError); !ok || fe.Field != FieldOp || fe.Msg != "want zero, punch, truncate or unlink" {
 		t.Errorf("op=write: %v", err)
 	}
 }
