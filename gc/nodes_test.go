@@ -1,0 +1,127 @@
+package gc
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// nodeVolume is a random volume whose node segments are mostly well filled (so some searches
+// are decided despite unplaced node writes and some are not), data segments anything.
+func nodeVolume(r *rand.Rand) Volume {
+	v := randomVolume(r)
+	lowNodes := r.IntN(3) == 0
+	for i := range v.Segments {
+		s := &v.Segments[i]
+		if !isNodeType(s.Type) || s.Valid == 0 || s.Valid == BlocksPerSeg {
+			continue
+		}
+		keep := 380 + r.IntN(BlocksPerSeg-380)
+		if lowNodes {
+			keep = 1 + r.IntN(BlocksPerSeg-1)
+		}
+		s.Map, s.Valid = [64]byte{}, 0
+		for k := range uint32(keep) {
+			setMap(&s.Map, k)
+			s.Valid++
+		}
+	}
+	return v
+}
+
+// kernelNodeWrites is one way the kernel could have made the node writes the model recorded as
+// NodesWritten(n): m node pages (Min ≤ m ≤ Max), each a rewrite of some valid node block (its old
+// block invalidated) or a new node, to any of the three node logs, through
+// f2fs_allocate_data_block (the SIT, both mtimes, a new segment for a full log).
+func kernelNodeWrites(t *testing.T, r *rand.Rand, s *State, n Range) {
+	t.Helper()
+	m := n.Min + uint64(r.IntN(int(n.Max-n.Min)+1))
+	var nodes []Block
+	for segno := range s.mainSegs {
+		if !isNodeType(s.segs[segno].Type) {
+			continue
+		}
+		for k := range uint32(BlocksPerSeg) {
+			if testMap(&s.segs[segno].Map, k) {
+				nodes = append(nodes, Block{segno, k})
+			}
+		}
+	}
+	r.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
+	for i := range m {
+		log := HotNode + r.IntN(3)
+		c := &s.cur[log]
+		if c.Blkoff >= BlocksPerSeg {
+			t.Fatalf("node log %d full: the model should have refused", log)
+		}
+		to := Block{c.Segno, c.Blkoff}
+		full := s.advance(log)
+		var old *Block
+		if int(i) < len(nodes) && r.IntN(4) > 0 {
+			old = &nodes[i]
+		}
+		s.updateSIT(to, old)
+		if full {
+			_ = s.newCurseg(log)
+		}
+		if old != nil {
+			s.locateDirtySegment(old.Segno)
+		}
+		s.locateDirtySegment(to.Segno)
+	}
+}
+
+// TestNodePlacementAnswered holds the segment manager's answers after node page writes it does not
+// place (f2fs_sync_node_pages, f2fs_fsync_node_pages) to the kernel's rule: on random volumes,
+// after a random number of node pages written (the model told only the range), a foreground or
+// background collection the model answers — victim, policy, cost, errno, blocks moved and the free
+// sections after — is what the collection gives on every one of several random placements of
+// those writes by the kernel's rule (kernelNodeWrites, on copies of the state); where some
+// placement would change it, the model refuses, naming f2fs_do_write_node_page. Both happen.
+func TestNodePlacementAnswered(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 1))
+	answered, refused := 0, 0
+	for iter := range 300 {
+		v := nodeVolume(r)
+		s := after(t, r, v, uint64(r.IntN(3000)))
+		hi := uint64(1 + r.IntN(60))
+		n := Range{Min: uint64(r.IntN(2)) * min(hi, uint64(1+r.IntN(3))), Max: hi}
+		truths := make([]*State, 6)
+		for i := range truths {
+			truths[i] = s.Clone()
+		}
+		s.NodesWritten(n, "f2fs_sync_node_pages")
+		if s.Unmodelled() != "" {
+			refused++
+			continue
+		}
+		kind := Kind(r.IntN(2))
+		p := s.GC(kind)
+		if why := s.Unmodelled(); why != "" {
+			if !strings.Contains(why, "f2fs_do_write_node_page") && !strings.Contains(why, "need_new_seg") && !strings.Contains(why, "has_not_enough_free_secs") && !strings.Contains(why, "f2fs_gc") {
+				t.Fatalf("volume %d: refused without naming the kernel function: %s", iter, why)
+			}
+			refused++
+			continue
+		}
+		answered++
+		for i, k := range truths {
+			kernelNodeWrites(t, r, k, n)
+			kp := k.GC(kind)
+			switch {
+			case (p.Victim == nil) != (kp.Victim == nil) || p.Victim != nil && *p.Victim != *kp.Victim:
+				t.Fatalf("volume %d placement %d (%s, %d–%d nodes): victim %v, the kernel's rule %v", iter, i, kind, n.Min, n.Max, p.Victim, kp.Victim)
+			case p.Cost != kp.Cost || p.Policy != kp.Policy || p.Moved != kp.Moved:
+				t.Fatalf("volume %d placement %d (%s): cost %d policy %s moved %d; the kernel's rule %d %s %d", iter, i, kind, p.Cost, p.Policy, p.Moved, kp.Cost, kp.Policy, kp.Moved)
+			case (p.Errno == nil) != (kp.Errno == nil) || p.Errno != nil && *p.Errno != *kp.Errno:
+				t.Fatalf("volume %d placement %d (%s): errno %v, the kernel's rule %v", iter, i, kind, p.Errno, kp.Errno)
+			case s.FreeSections() != k.FreeSections():
+				t.Fatalf("volume %d placement %d (%s): %d free sections after, the kernel's rule %d", iter, i, kind, s.FreeSections(), k.FreeSections())
+			}
+		}
+	}
+	t.Logf("%d answered, %d refused", answered, refused)
+	if answered < 30 || refused < 30 {
+		t.Errorf("%d answered, %d refused: the random states do not cover both", answered, refused)
+	}
+}
