@@ -161,7 +161,9 @@ func slotAt(ext []core.Extent, index uint64) string {
 // op, the errno and the f2fs_invalidate_blocks calls against the kernel's own ftrace log (zr_op
 // markers around every operation), and after an unmount the i_size, i_blocks and slots of every
 // file the after-image lists and the SIT (valid count and map) of every data segment it lists.
-// Node segments are not compared: node writes (checkpoint, fsync) are not modelled.
+// Node segments are compared only where the model placed every node write (gc.State.NodeSlack 0):
+// the node pages a checkpoint, sync or fsync writes are not placed, and what they could change is
+// refused (gc/nodes.go).
 func TestKernelSeq(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join(seqDir, "*", "result"))
 	if len(dirs) == 0 {
