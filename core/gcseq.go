@@ -84,7 +84,7 @@ func (q *Seq) nodeOf(addr uint32) (uint32, uint64, bool) {
 		}
 		f = g
 	}
-	return o.ino, locate(o.index, f.Inode.geom()).start, true
+	return o.ino, f.Inode.DnodeStart(o.index), true
 }
 
 // postRead is f2fs_post_read_required for the file that owns data block addr now: compressed,
