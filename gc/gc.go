@@ -149,21 +149,23 @@ func (s *State) secsRequired(nodes, dents, imeta uint64) (lower, upper uint32, c
 // is marked unmodelled and the high end's answer taken.
 func (s *State) hasNotEnoughFreeSecs(freed, needed uint32) bool {
 	d := s.dirtyNow()
-	at := func(n, de, im uint64) bool {
+	at := func(free, n, de, im uint64) bool {
 		lower, upper, curseg := s.secsRequired(n, de, im)
-		free, rsv := s.FreeSections()+freed, s.ReservedSections()+needed
+		rsv := uint64(s.ReservedSections() + needed)
 		switch {
-		case free > rsv+upper:
+		case free > rsv+uint64(upper):
 			return false
-		case free <= rsv+lower:
+		case free <= rsv+uint64(lower):
 			return true
 		}
 		return !curseg
 	}
-	lo := at(d.Nodes.Min, d.Dents.Min, d.IMeta.Min)
-	hi := at(d.Nodes.Max, d.Dents.Max, d.IMeta.Max)
+	// Fewest free sections and most dirty pages, and the other way round (unplaced node writes
+	// may have freed node sections, nodes.go).
+	lo := at(uint64(s.freeSectionsHi()+freed), d.Nodes.Min, d.Dents.Min, d.IMeta.Min)
+	hi := at(uint64(s.FreeSections()+freed), d.Nodes.Max, d.Dents.Max, d.IMeta.Max)
 	if lo != hi && s.unmodelled == "" {
-		s.unmodelled = fmt.Sprintf("has_not_enough_free_secs with %d free sections: __get_secs_required's dirty node, dentry and inode-meta pages (%d–%d, %d–%d, %d–%d) decide it, and the model knows them only within those ranges", s.FreeSections(), d.Nodes.Min, d.Nodes.Max, d.Dents.Min, d.Dents.Max, d.IMeta.Min, d.IMeta.Max)
+		s.unmodelled = fmt.Sprintf("has_not_enough_free_secs with %d free sections (%d if node sections the unplaced node writes may have emptied are free): __get_secs_required's dirty node, dentry and inode-meta pages (%d–%d, %d–%d, %d–%d) decide it, and the model knows them only within those ranges", s.FreeSections(), s.freeSectionsHi(), d.Nodes.Min, d.Nodes.Max, d.Dents.Min, d.Dents.Max, d.IMeta.Min, d.IMeta.Max)
 	}
 	return hi
 }
@@ -176,7 +178,7 @@ func (s *State) checkpointSecs() bool {
 	_, lo, _ := s.secsRequired(d.Nodes.Min, d.Dents.Min, d.IMeta.Min)
 	_, hi, _ := s.secsRequired(d.Nodes.Max, d.Dents.Max, d.IMeta.Max)
 	free := s.FreeSections()
-	a, b := free <= lo+gcCheckpointSecs, free <= hi+gcCheckpointSecs
+	a, b := s.freeSectionsHi() <= lo+gcCheckpointSecs, free <= hi+gcCheckpointSecs
 	if a != b && s.unmodelled == "" {
 		s.unmodelled = fmt.Sprintf("f2fs_gc's checkpoint to reclaim prefree segments with %d free sections: __get_secs_required's upper_secs is %d–%d, as the dirty node, dentry and inode-meta pages the model knows only within a range decide", free, lo, hi)
 	}
@@ -478,6 +480,12 @@ func (s *State) newCurseg(log int) error {
 		cur = append(cur, l.Segno)
 	}
 	segno, err := NewSegment(s.Geometry(), log, c.Segno, cur, s)
+	if s.nodeSlack > 0 && s.unmodelled == "" {
+		// get_new_segment over the free maps the unplaced node writes may have changed.
+		if alt, aerr := NewSegment(s.Geometry(), log, c.Segno, cur, mayEmptyFree{s}); alt != segno || (aerr == nil) != (err == nil) {
+			s.unmodelled = fmt.Sprintf("get_new_segment for log %d: segment %d, or %d if the node segments the unplaced node writes (%s) may have emptied are free", log, segno, alt, nodeFns)
+		}
+	}
 	if err != nil {
 		s.cpError = true
 		c.Blkoff = BlocksPerSeg

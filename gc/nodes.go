@@ -19,7 +19,10 @@ import "fmt"
 //
 //   - a node log that may have filled (fewer free blocks than node pages written) is refused
 //     (f2fs_do_write_node_page → new_curseg or SSR: the free sections would be unknown);
-//   - a node segment that may have been emptied (prefree, then free at the checkpoint) is refused;
+//   - a node segment that may have been emptied (prefree, then free at the checkpoint) makes the
+//     free sections a range ([State.freeSectionsHi]); a decision that reads them (has_not_enough_free_secs,
+//     f2fs_need_SSR, f2fs_gc's checkpoint, get_new_segment over both free maps) is refused where the
+//     two ends differ;
 //   - a victim search (f2fs_get_victim) whose pick, cost, search length or last_victim a lower
 //     valid count of a node section could change is refused: a greedy pick when some node section
 //     could cost no more than the pick or could turn from full to dirty, any cost-benefit pick
@@ -51,8 +54,7 @@ func (s *State) NodesWritten(n Range, fn string) {
 // since the mount (0: the node segments' SIT is the kernel's).
 func (s *State) NodeSlack() uint64 { return s.nodeSlack }
 
-// nodeCheck refuses a state in which the unplaced node writes may have filled a node log or
-// emptied a node segment.
+// nodeCheck refuses a state in which the unplaced node writes may have filled a node log.
 func (s *State) nodeCheck(fn string) {
 	if s.nodeSlack == 0 || s.unmodelled != "" {
 		return
@@ -71,13 +73,59 @@ func (s *State) nodeCheck(fn string) {
 			return
 		}
 	}
-	for segno := range s.mainSegs {
-		se := &s.segs[segno]
-		if isNodeType(se.Type) && se.Valid > 0 && uint64(se.Valid) <= s.nodeSlack && !s.isCurSeg(segno) {
-			s.unmodelled = fmt.Sprintf("%s (%s): up to %d node pages were rewritten out of place where the model does not place them, and node segment %d holds %d valid blocks: it may have been emptied (prefree, then free), so the free sections are not known", fn, nodeFns, s.nodeSlack, segno, se.Valid)
-			return
+}
+
+// mayEmpty reports whether segment segno may have been emptied by the unplaced node writes: a
+// node segment, not current, with no more valid blocks than node pages were written (it would be
+// prefree, then free at the checkpoint that wrote them).
+func (s *State) mayEmpty(segno uint32) bool {
+	se := &s.segs[segno]
+	return s.nodeSlack > 0 && isNodeType(se.Type) && se.Valid > 0 && uint64(se.Valid) <= s.nodeSlack && !s.isCurSeg(segno)
+}
+
+// freeSectionsHi is the most free sections the kernel may have: the model's, and every section
+// whose segments are all free or may have been emptied by unplaced node writes.
+func (s *State) freeSectionsHi() uint32 {
+	free := s.FreeSections()
+	if s.nodeSlack == 0 {
+		return free
+	}
+	for secno := range s.mainSecs {
+		if !s.inuseSec.test(secno) {
+			continue
+		}
+		all, some := true, false
+		for i := range s.segsPerSec {
+			segno := secno*s.segsPerSec + i
+			switch {
+			case s.mayEmpty(segno):
+				some = true
+			case s.inuse.test(segno):
+				all = false
+			}
+		}
+		if all && some {
+			free++
 		}
 	}
+	return free
+}
+
+// mayEmptyFree is the free map with the segments unplaced node writes may have emptied as free:
+// the other end of the range [NewSegment] searches.
+type mayEmptyFree struct{ s *State }
+
+func (f mayEmptyFree) SegFree(segno uint32) bool { return f.s.SegFree(segno) || f.s.mayEmpty(segno) }
+func (f mayEmptyFree) SecFree(secno uint32) bool {
+	if f.s.SecFree(secno) {
+		return true
+	}
+	for i := range f.s.segsPerSec {
+		if !f.SegFree(secno*f.s.segsPerSec + i) {
+			return false
+		}
+	}
+	return true
 }
 
 // nodeVictimCheck refuses a victim search whose answer the unplaced node writes could change (see

@@ -279,12 +279,12 @@ func (s *State) NeedSSR(d Dirty) (need, known bool) {
 	if s.LFS {
 		return false, true
 	}
-	free, rsv := s.FreeSections(), s.ReservedSections()
+	free, freeHi, rsv := s.FreeSections(), s.freeSectionsHi(), s.ReservedSections()
 	lo, hi := s.metaSecs(d)
 	switch {
 	case free > hi+2*rsv:
 		return false, true
-	case free <= lo+2*rsv:
+	case freeHi <= lo+2*rsv:
 		return true, true
 	}
 	return false, false
