@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -80,7 +81,7 @@ func (s *Server) handleGC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	st, segsPerSec, err := mountGC(si, now)
+	st, segsPerSec, err := mountGC(r.Context(), si, now)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -160,7 +161,7 @@ func gcNow(v string) (uint64, error) {
 
 // mountGC mounts the image's SIT for the cleaner at the clock now, as the API and the page both
 // replay their ops on it, and returns its segments per section.
-func mountGC(si *StoredImage, now uint64) (*gc.State, uint32, error) {
+func mountGC(ctx context.Context, si *StoredImage, now uint64) (*gc.State, uint32, error) {
 	v, err := source.GCVolume(si.Image)
 	if err != nil {
 		return nil, 0, err
@@ -170,6 +171,8 @@ func mountGC(si *StoredImage, now uint64) (*gc.State, uint32, error) {
 		return nil, 0, err
 	}
 	st.Now = now
+	// The dnodes the cleaner's moves dirty, counted by page (f2fs_need_SSR, __get_secs_required).
+	st.NodeOf = source.NodeOf(ctx, si.Image)
 	return st, v.SegsPerSec, nil
 }
 
@@ -225,7 +228,7 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	st, segsPerSec, err := mountGC(si, now)
+	st, segsPerSec, err := mountGC(r.Context(), si, now)
 	if err != nil {
 		s.Error(w, r, err)
 		return
