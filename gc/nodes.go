@@ -50,6 +50,12 @@ func (s *State) NodesWritten(n Range, fn string) {
 	s.nodeCheck(fn)
 }
 
+// NodeUnsure reports whether segment segno's valid count and map may not be the kernel's: a node
+// segment after node pages were written where the model does not place them.
+func (s *State) NodeUnsure(segno uint32) bool {
+	return s.nodeSlack > 0 && segno < s.mainSegs && isNodeType(s.segs[segno].Type)
+}
+
 // NodeSlack is how many node blocks, at most, were written where the model did not place them
 // since the mount (0: the node segments' SIT is the kernel's).
 func (s *State) NodeSlack() uint64 { return s.nodeSlack }

@@ -30,6 +30,9 @@ type gcSegment struct {
 	Valid  uint32 `json:"valid"`
 	Class  string `json:"class"` // current, prefree, free, dirty, full
 	Marked bool   `json:"marked,omitempty"`
+	// Unsure: a node segment after node pages were written where the model does not place them
+	// (f2fs_sync_node_pages → f2fs_do_write_node_page): its valid count may be lower (gc/nodes.go).
+	Unsure bool `json:"unsure,omitempty"`
 }
 
 // gcBody is GET /api/images/{id}/gc?op=checkpoint&op=gc+1&op=gc+0&now=SECONDS: the ops of package gc
@@ -47,7 +50,7 @@ func gcSegments(s *gc.State) []gcSegment {
 	out := make([]gcSegment, s.Segments())
 	for i := range out {
 		segno := uint32(i)
-		out[i] = gcSegment{Segno: segno, Valid: s.Segment(segno).Valid, Class: s.Class(segno), Marked: s.VictimMarked(segno)}
+		out[i] = gcSegment{Segno: segno, Valid: s.Segment(segno).Valid, Class: s.Class(segno), Marked: s.VictimMarked(segno), Unsure: s.NodeUnsure(segno)}
 	}
 	return out
 }
