@@ -1,6 +1,12 @@
 package core
 
-import "github.com/zrviz/zrviz/gc"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/zrviz/zrviz/gc"
+	"github.com/zrviz/zrviz/internal/f2fs"
+)
 
 // The kernel's dirty metadata counters (issue 36): F2FS_DIRTY_NODES, F2FS_DIRTY_DENTS and
 // F2FS_DIRTY_IMETA, which f2fs_need_SSR (need_new_seg's SSR test, IPU_SSR) and
@@ -182,4 +188,67 @@ func (q *Seq) fsyncNodes(ino uint32) {
 		q.sm.NodesWritten(n, "f2fs_fsync_node_pages")
 	}
 	delete(q.nodeDirty, ino)
+}
+
+// InodeBlocker is an optional part of [Owners]: the block address of inode ino's node block on the
+// image (its NAT entry).
+type InodeBlocker interface {
+	InodeBlock(ino uint32) (uint32, error)
+}
+
+// syncInodePages places the node pages a sync's checkpoint writes where the model knows them all:
+// nothing dirty but the inodes of files a write certainly touched (f2fs_write_inode put them into
+// their pages), no node page written unplaced or moved before, every file a regular file. Then
+// f2fs_sync_node_pages writes them (step 2, file dnodes and inodes) in nid (= inode number) order
+// to the warm node log (__get_segment_type_6: a file's node page, cold bit set), each through
+// f2fs_do_write_node_page → f2fs_allocate_data_block: the old inode block invalidated, the log's
+// next block taken, both mtimes updated. It reports whether it placed them (false: the caller
+// records the writes as unplaced).
+func (q *Seq) syncInodePages() (bool, error) {
+	ib, ok := q.owners.(InodeBlocker)
+	if !ok || q.sm.NodeSlack() > 0 || q.nodesMoved || q.dirtyUnsure || !q.sm.Dirty.Clean() || len(q.syncInodes) == 0 {
+		return false, nil
+	}
+	if pages, inodes := q.sm.GCDirtied(); pages+inodes > 0 {
+		return false, nil
+	}
+	inos := slices.Clone(q.syncInodes)
+	slices.Sort(inos)
+	var olds []gc.Block
+	for _, ino := range inos {
+		f, ok := q.files[ino]
+		if !ok || !q.timesDirty[ino] || f.Inode.Type != "file" {
+			return false, nil
+		}
+		addr, placed := q.inodeAt[ino]
+		if !placed {
+			a, err := ib.InodeBlock(ino)
+			if err != nil {
+				return false, err
+			}
+			addr = a
+		}
+		v := &q.vol.Volume
+		if addr < v.MainBlkaddr {
+			return false, fmt.Errorf("%w: inode %d's block %d lies below the main area", ErrInput, ino, addr)
+		}
+		olds = append(olds, blockOf(v, addr))
+	}
+	news, err := q.sm.WriteNodes(gc.WarmNode, olds)
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", ErrUnmodelled, err)
+	}
+	if q.inodeAt == nil {
+		q.inodeAt = map[uint32]uint32{}
+	}
+	main := q.vol.Volume.MainBlkaddr
+	for i, ino := range inos {
+		q.inodeAt[ino] = f2fs.SegBlock(main, news[i].Segno) + news[i].Blkoff
+		for _, no := range []uint32{olds[i].Segno, news[i].Segno} {
+			if !slices.Contains(q.touched, no) {
+				q.touched = append(q.touched, no)
+			}
+		}
+	}
+	return true, nil
 }

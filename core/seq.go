@@ -67,9 +67,12 @@ type Seq struct {
 	imetaExtra  uint64
 	dirtyUnsure bool
 	dents       uint64
-	// syncInodes is how many inodes the running sync's writeback found dirty (f2fs_write_inode
-	// writes each into its node page before the checkpoint).
-	syncInodes uint64
+	// syncInodes are the inodes the running sync's writeback found dirty (f2fs_write_inode writes
+	// each into its node page before the checkpoint); timesDirty the files whose inode a write
+	// certainly dirtied (file_update_time: I_DIRTY_SYNC); inodeAt the inode blocks the model placed.
+	syncInodes []uint32
+	timesDirty map[uint32]bool
+	inodeAt    map[uint32]uint32
 }
 
 // NewSeq starts a mount whose zero-range walks run in mode.
@@ -337,6 +340,14 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 	if res.Written > 0 || res.Reserved > 0 || res.SizeAfter != in.Inode.Size {
 		q.dirtied(in.Inode.Ino) // f2fs_i_blocks_write, f2fs_i_size_write
 	}
+	if res.Written > 0 && res.Errno == "" {
+		// file_update_time: a new mtime dirties the inode (I_DIRTY_SYNC), which sync's
+		// writeback writes into its node page (f2fs_write_inode).
+		if q.timesDirty == nil {
+			q.timesDirty = map[uint32]bool{}
+		}
+		q.timesDirty[in.Inode.Ino] = true
+	}
 	if res.Reserved > 0 || res.SizeAfter != in.Inode.Size {
 		q.metaOn(in.Inode.Ino)
 	}
@@ -417,7 +428,7 @@ func (q *Seq) Sync() (*WriteResult, error) {
 	q.started = true
 	q.balance = nil
 	res := &WriteResult{Op: "sync", Pages: []PageWrite{}}
-	q.syncInodes = uint64(len(q.order))
+	q.syncInodes = slices.Clone(q.order)
 	if err := q.flushAll(res); err != nil {
 		return nil, err
 	}
@@ -533,8 +544,15 @@ func (q *Seq) checkpoint(res *WriteResult, sync bool) error {
 		return err
 	}
 	if sync {
-		q.sm.Dirty.Nodes.Max += q.syncInodes
-		q.syncInodes = 0
+		placed, err := q.syncInodePages()
+		if err != nil {
+			return err
+		}
+		if !placed {
+			q.sm.Dirty.Nodes.Max += uint64(len(q.syncInodes))
+		}
+		q.syncInodes = nil
+		q.timesDirty = nil
 	}
 	var freed []uint32
 	var moves []gc.Move

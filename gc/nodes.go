@@ -183,3 +183,37 @@ func (s *State) nodeVictimCheck(kind Kind, p victim) {
 		}
 	}
 }
+
+// WriteNodes is f2fs_do_write_node_page for node pages the caller knows one by one, in the order
+// f2fs_sync_node_pages writes them, all to log: each through f2fs_allocate_data_block (the log's
+// next block, update_segment_mtime on the old block then the new, the SIT −1 and +1, a new segment
+// when the log fills, locate_dirty_segment on both). olds are their blocks before; it returns
+// where each went. A full node log where SSR may apply is an error ([ErrSSRUnknown]).
+func (s *State) WriteNodes(log int, olds []Block) ([]Block, error) {
+	if !isNodeType(log) {
+		return nil, fmt.Errorf("%w: WriteNodes for log %d", ErrVolume, log)
+	}
+	out := make([]Block, 0, len(olds))
+	for _, old := range olds {
+		if old.Segno >= s.mainSegs || old.Blkoff >= BlocksPerSeg {
+			return nil, fmt.Errorf("gc: node block %d/%d outside the main area", old.Segno, old.Blkoff)
+		}
+		c := &s.cur[log]
+		if s.cpError || c.Blkoff >= BlocksPerSeg {
+			return nil, fmt.Errorf("node log %d has no free block: %w", log, ErrNoSpace)
+		}
+		to := Block{c.Segno, c.Blkoff}
+		full := s.advance(log)
+		o := old
+		s.updateSIT(to, &o)
+		if full {
+			if err := s.replaceFull(log, s.dirtyNow()); err != nil {
+				return nil, err
+			}
+		}
+		s.locateDirtySegment(old.Segno)
+		s.locateDirtySegment(to.Segno)
+		out = append(out, to)
+	}
+	return out, nil
+}

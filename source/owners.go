@@ -32,6 +32,15 @@ func (o *Owners) Owner(addr uint32) (uint32, uint64, bool, error) {
 	return b.Owner.Ino, *b.Owner.Index, true, nil
 }
 
+// InodeBlock returns the block of inode ino's node block: its NAT entry (core.InodeBlocker).
+func (o *Owners) InodeBlock(ino uint32) (uint32, error) {
+	e, err := o.img.NAT(ino)
+	if err != nil {
+		return 0, fmt.Errorf("source: NAT entry of inode %d: %w", ino, err)
+	}
+	return e.BlockAddr, nil
+}
+
 // File returns the input for inode ino.
 func (o *Owners) File(ino uint32) (core.Input, error) {
 	f, err := o.img.File(ino)
