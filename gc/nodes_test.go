@@ -129,3 +129,38 @@ func TestNodePlacementAnswered(t *testing.T) {
 		t.Errorf("%d answered, %d refused: the random states do not cover both", answered, refused)
 	}
 }
+
+// TestWriteNodes: node pages the caller knows go to the node log's next blocks in the order given,
+// each old block invalidated (a node segment emptied ends prefree), both segments' mtimes moved, and
+// a node log that fills opens a new segment; nothing is left unplaced (NodeSlack 0).
+func TestWriteNodes(t *testing.T) {
+	valid := make([]uint32, 24)
+	valid[3] = 2 // a node segment of two inodes
+	v := vol(t, 1, valid, nil)
+	v.Segments[3].Type = WarmNode
+	v.Current[WarmNode].Blkoff = BlocksPerSeg - 1 // one block left in the warm node log
+	w := v.Current[WarmNode].Segno
+	for k := range uint32(BlocksPerSeg - 1) {
+		setMap(&v.Segments[w].Map, k)
+	}
+	v.Segments[w].Valid = BlocksPerSeg - 1
+	s := mount(t, v)
+	s.Now = 50
+	got, err := s.WriteNodes(WarmNode, []Block{{3, 0}, {3, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw := s.Current()[WarmNode]
+	if got[0] != (Block{w, BlocksPerSeg - 1}) || got[1] != (Block{nw.Segno, 0}) || nw.Segno == w || nw.Blkoff != 1 {
+		t.Fatalf("written to %+v, log now %+v; want the last block of %d, then block 0 of a new segment", got, nw, w)
+	}
+	if s.Segment(3).Valid != 0 || s.Class(3) != "prefree" || s.Segment(w).Valid != BlocksPerSeg || s.Segment(nw.Segno).Valid != 1 {
+		t.Errorf("segment 3: %d valid (%s), %d: %d, %d: %d", s.Segment(3).Valid, s.Class(3), w, s.Segment(w).Valid, nw.Segno, s.Segment(nw.Segno).Valid)
+	}
+	if s.Segment(nw.Segno).Mtime != 150 || s.NodeSlack() != 0 || s.Unmodelled() != "" {
+		t.Errorf("new segment's mtime %d (want elapsed 100 + 50), slack %d, %q", s.Segment(nw.Segno).Mtime, s.NodeSlack(), s.Unmodelled())
+	}
+	if _, err := s.WriteNodes(WarmData, []Block{{3, 0}}); err == nil {
+		t.Error("WriteNodes to a data log")
+	}
+}
