@@ -198,7 +198,9 @@ type InodeBlocker interface {
 
 // syncInodePages places the node pages a sync's checkpoint writes where the model knows them all:
 // nothing dirty but the inodes of files a write certainly touched (f2fs_write_inode put them into
-// their pages), no node page written unplaced or moved before, every file a regular file. Then
+// their pages), no node page written unplaced or moved before, every file a regular file whose
+// inode no earlier sync of the mount wrote (its block is then the NAT's, and a second write within
+// one timestamp tick would not dirty it again). Then
 // f2fs_sync_node_pages writes them (step 2, file dnodes and inodes) in nid (= inode number) order
 // to the warm node log (__get_segment_type_6: a file's node page, cold bit set), each through
 // f2fs_do_write_node_page → f2fs_allocate_data_block: the old inode block invalidated, the log's
@@ -220,13 +222,14 @@ func (q *Seq) syncInodePages() (bool, error) {
 		if !ok || !q.timesDirty[ino] || f.Inode.Type != "file" {
 			return false, nil
 		}
-		addr, placed := q.inodeAt[ino]
-		if !placed {
-			a, err := ib.InodeBlock(ino)
-			if err != nil {
-				return false, err
-			}
-			addr = a
+		// A file whose inode an earlier sync wrote may be written again within the same
+		// timestamp tick: file_update_time would then not dirty it (inode_needs_update_time).
+		if _, placed := q.inodeAt[ino]; placed {
+			return false, nil
+		}
+		addr, err := ib.InodeBlock(ino)
+		if err != nil {
+			return false, err
 		}
 		v := &q.vol.Volume
 		if addr < v.MainBlkaddr {

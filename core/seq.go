@@ -69,7 +69,8 @@ type Seq struct {
 	dents       uint64
 	// syncInodes are the inodes the running sync's writeback found dirty (f2fs_write_inode writes
 	// each into its node page before the checkpoint); timesDirty the files whose inode a write
-	// certainly dirtied (file_update_time: I_DIRTY_SYNC); inodeAt the inode blocks the model placed.
+	// certainly dirtied (file_update_time: I_DIRTY_SYNC); inodeAt the inode blocks the model placed
+	// (syncInodePages).
 	syncInodes []uint32
 	timesDirty map[uint32]bool
 	inodeAt    map[uint32]uint32
