@@ -54,9 +54,25 @@ func (q *Seq) walkNodes(ino uint32, res *Result) {
 	switch {
 	case res.Calls.Len() > 0 || res.BlocksAfter != res.BlocksBefore || res.Stats.NodesAlloc > 0 || res.Stats.NodesFreed > 0:
 		q.nodesDirtied(ino, true)
+		q.nodesBeyond(ino)
 	case res.Errno != "":
 		q.nodesDirtied(ino, false)
+		q.nodesBeyond(ino)
 	}
+}
+
+// nodesBeyond records that file ino's dirty node pages may include others than its inode page.
+func (q *Seq) nodesBeyond(ino uint32) {
+	if q.beyondInode == nil {
+		q.beyondInode = map[uint32]bool{}
+	}
+	q.beyondInode[ino] = true
+}
+
+// inInode reports whether file blocks lo..hi have their slots in the inode page itself (i_addr),
+// for an ordinary (not compressed) file.
+func inInode(in Inode, lo, hi uint64) bool {
+	return in.ClusterSize == 0 && lo <= hi && hi < uint64(max(in.AddrsPerInode, 0))
 }
 
 // dirtyState is the kernel's counters as the model knows them now ([gc.Dirty]); the segment
@@ -120,7 +136,7 @@ func (q *Seq) dirtyWriteback(ino uint32, pages uint64) (before, after gc.Dirty) 
 
 // dirtyClean is a checkpoint: every dirty node, dentry and inode-meta page written.
 func (q *Seq) dirtyClean() {
-	q.dirtyMeta, q.nodeDirty, q.imetaExtra, q.dirtyUnsure = 0, nil, 0, false
+	q.dirtyMeta, q.nodeDirty, q.imetaExtra, q.dirtyUnsure, q.beyondInode = 0, nil, 0, false, nil
 }
 
 // setDirty gives the segment manager the counters before one of its operations.
@@ -188,6 +204,7 @@ func (q *Seq) fsyncNodes(ino uint32) {
 		q.sm.NodesWritten(n, "f2fs_fsync_node_pages")
 	}
 	delete(q.nodeDirty, ino)
+	delete(q.beyondInode, ino)
 }
 
 // InodeBlocker is an optional part of [Owners]: the block address of inode ino's node block on the
@@ -208,18 +225,46 @@ type InodeBlocker interface {
 // records the writes as unplaced).
 func (q *Seq) syncInodePages() (bool, error) {
 	ib, ok := q.owners.(InodeBlocker)
-	if !ok || q.sm.NodeSlack() > 0 || q.nodesMoved || q.dirtyUnsure || !q.sm.Dirty.Clean() || len(q.syncInodes) == 0 {
+	if !ok || q.sm.NodeSlack() > 0 || q.nodesMoved || q.dirtyUnsure || q.dents > 0 || len(q.sm.Pending()) > 0 {
 		return false, nil
 	}
 	if pages, inodes := q.sm.GCDirtied(); pages+inodes > 0 {
 		return false, nil
 	}
-	inos := slices.Clone(q.syncInodes)
+	// Every inode whose page the checkpoint writes, each certainly written: its node page dirty
+	// (its only dirty node page), or on the meta list (f2fs_sync_inode_meta), or dirtied by a
+	// write's new mtime (the sync's f2fs_write_inode).
+	set := map[uint32]bool{}
+	for ino, st := range q.nodeDirty {
+		if st != nodesCertain || q.beyondInode[ino] {
+			return false, nil
+		}
+		set[ino] = true
+	}
+	for ino, certain := range q.meta {
+		if !certain {
+			return false, nil
+		}
+		set[ino] = true
+	}
+	for _, ino := range q.syncInodes {
+		if !set[ino] && !q.timesDirty[ino] {
+			return false, nil // on the dirty list by its pages only, or perhaps its inode: not known
+		}
+		set[ino] = true
+	}
+	if len(set) == 0 {
+		return false, nil
+	}
+	inos := make([]uint32, 0, len(set))
+	for ino := range set {
+		inos = append(inos, ino)
+	}
 	slices.Sort(inos)
 	var olds []gc.Block
 	for _, ino := range inos {
 		f, ok := q.files[ino]
-		if !ok || !q.timesDirty[ino] || f.Inode.Type != "file" {
+		if !ok || f.Inode.Type != "file" {
 			return false, nil
 		}
 		// A file whose inode an earlier sync wrote may be written again within the same

@@ -74,6 +74,9 @@ type Seq struct {
 	syncInodes []uint32
 	timesDirty map[uint32]bool
 	inodeAt    map[uint32]uint32
+	// beyondInode: files whose dirty node pages may include others than the inode page (a dnode,
+	// an indirect node): their node writes are not placed (syncInodePages).
+	beyondInode map[uint32]bool
 }
 
 // NewSeq starts a mount whose zero-range walks run in mode.
@@ -251,7 +254,9 @@ func (q *Seq) doneWriteback(next Input, pages []PageWrite, sm *gc.State) error {
 	for _, p := range pages {
 		if p.How == WroteOutPlace {
 			q.nodesDirtied(next.Inode.Ino, true) // f2fs_update_data_blkaddr
-			break
+			if !inInode(next.Inode, p.Index, p.Index) {
+				q.nodesBeyond(next.Inode.Ino)
+			}
 		}
 	}
 	if sm != nil {
@@ -356,8 +361,12 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 	switch {
 	case res.Reserved > 0 || res.NodesAlloc > 0 || len(touched) > 0:
 		q.nodesDirtied(in.Inode.Ino, true) // f2fs_reserve_new_blocks, f2fs_new_node_page, the inline conversion
+		if res.NodesAlloc > 0 || !inInode(in.Inode, uint64(off)>>12, uint64(off+max(length, 1)-1)>>12) {
+			q.nodesBeyond(in.Inode.Ino)
+		}
 	case res.Errno != "":
 		q.nodesDirtied(in.Inode.Ino, false)
+		q.nodesBeyond(in.Inode.Ino)
 	}
 	if err := q.feedEnd(touched); err != nil {
 		return nil, err
@@ -549,7 +558,9 @@ func (q *Seq) checkpoint(res *WriteResult, sync bool) error {
 		if err != nil {
 			return err
 		}
-		if !placed {
+		if placed {
+			q.sm.Dirty = gc.Dirty{} // every dirty node page was an inode page, now written
+		} else {
 			q.sm.Dirty.Nodes.Max += uint64(len(q.syncInodes))
 		}
 		q.syncInodes = nil
