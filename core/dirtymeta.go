@@ -55,9 +55,11 @@ func (q *Seq) walkNodes(ino uint32, res *Result) {
 	case res.Calls.Len() > 0 || res.BlocksAfter != res.BlocksBefore || res.Stats.NodesAlloc > 0 || res.Stats.NodesFreed > 0:
 		q.nodesDirtied(ino, true)
 		q.nodesBeyond(ino)
+		q.nodesByOthers = true
 	case res.Errno != "":
 		q.nodesDirtied(ino, false)
 		q.nodesBeyond(ino)
+		q.nodesByOthers = true
 	}
 }
 
@@ -136,7 +138,7 @@ func (q *Seq) dirtyWriteback(ino uint32, pages uint64) (before, after gc.Dirty) 
 
 // dirtyClean is a checkpoint: every dirty node, dentry and inode-meta page written.
 func (q *Seq) dirtyClean() {
-	q.dirtyMeta, q.nodeDirty, q.imetaExtra, q.dirtyUnsure, q.beyondInode = 0, nil, 0, false, nil
+	q.dirtyMeta, q.nodeDirty, q.imetaExtra, q.dirtyUnsure, q.beyondInode, q.nodesByOthers = 0, nil, 0, false, nil, false
 }
 
 // setDirty gives the segment manager the counters before one of its operations.
@@ -225,7 +227,7 @@ type InodeBlocker interface {
 // records the writes as unplaced).
 func (q *Seq) syncInodePages() (bool, error) {
 	ib, ok := q.owners.(InodeBlocker)
-	if !ok || q.sm.NodeSlack() > 0 || q.nodesMoved || q.dirtyUnsure || q.dents > 0 || len(q.sm.Pending()) > 0 {
+	if !ok || q.sm.NodeSlack() > 0 || q.nodesMoved || q.dirtyUnsure || q.nodesByOthers || q.dents > 0 || len(q.sm.Pending()) > 0 {
 		return false, nil
 	}
 	if pages, inodes := q.sm.GCDirtied(); pages+inodes > 0 {
@@ -233,7 +235,11 @@ func (q *Seq) syncInodePages() (bool, error) {
 	}
 	// Every inode whose page the checkpoint writes, each certainly written: its node page dirty
 	// (its only dirty node page), or on the meta list (f2fs_sync_inode_meta), or dirtied by a
-	// write's new mtime (the sync's f2fs_write_inode).
+	// write's new mtime (the sync's f2fs_write_inode). Only buffered writes dirtied node pages since
+	// the last checkpoint (nodesByOthers): each file joined the dirty inode list (file_update_time)
+	// before the node inode did (its reservations), so its f2fs_write_inode comes before the node
+	// pages' writeback and each inode page is written once. (Kernel-seq c1, k1, p1 show an inode
+	// written twice where a zero dirtied its node page first.)
 	set := map[uint32]bool{}
 	for ino, st := range q.nodeDirty {
 		if st != nodesCertain || q.beyondInode[ino] {

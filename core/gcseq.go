@@ -481,6 +481,7 @@ func (q *Seq) applyMoves(moves []gc.Move) error {
 		// joins the dirty inode list here if it was clean, in the order of the moves.
 		q.dirtied(ino)
 		q.nodesDirtied(ino, true) // f2fs_update_data_blkaddr on the file's dnode
+		q.nodesByOthers = true
 	}
 	for _, no := range touched {
 		if !slices.Contains(q.touched, no) {

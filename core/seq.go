@@ -77,6 +77,10 @@ type Seq struct {
 	// beyondInode: files whose dirty node pages may include others than the inode page (a dnode,
 	// an indirect node): their node writes are not placed (syncInodePages).
 	beyondInode map[uint32]bool
+	// nodesByOthers: since the last checkpoint a node page was dirtied other than by a buffered
+	// write's reservations (a zero, punch or truncate, a write-back, gc): the node inode may then
+	// be ahead of a file on the dirty inode list, and sync's writeback order is not followed.
+	nodesByOthers bool
 }
 
 // NewSeq starts a mount whose zero-range walks run in mode.
@@ -254,6 +258,7 @@ func (q *Seq) doneWriteback(next Input, pages []PageWrite, sm *gc.State) error {
 	for _, p := range pages {
 		if p.How == WroteOutPlace {
 			q.nodesDirtied(next.Inode.Ino, true) // f2fs_update_data_blkaddr
+			q.nodesByOthers = true
 			if !inInode(next.Inode, p.Index, p.Index) {
 				q.nodesBeyond(next.Inode.Ino)
 			}
@@ -439,9 +444,13 @@ func (q *Seq) Sync() (*WriteResult, error) {
 	q.balance = nil
 	res := &WriteResult{Op: "sync", Pages: []PageWrite{}}
 	q.syncInodes = slices.Clone(q.order)
+	// Sync's own writeback writes a file's pages before its f2fs_write_inode, in the file's turn
+	// (__writeback_single_inode): its node page updates keep the order nodesByOthers guards.
+	by := q.nodesByOthers
 	if err := q.flushAll(res); err != nil {
 		return nil, err
 	}
+	q.nodesByOthers = by
 	if err := q.balanceFS(uint64(len(res.Pages))); err != nil {
 		return nil, err
 	}
