@@ -184,7 +184,7 @@ func allocSeqRsv(t *testing.T, per, main uint32, current, used []uint32, emptied
 // dirty-metadata bound; gc.ErrSSRUnknown) and a partly valid segment was there for SSR
 // (gc.State.MaySSR on the state before the fsync, which a refusal leaves as it was).
 func TestWritebackNewSegmentAgrees(t *testing.T) {
-	ran, refused := 0, 0
+	ran, refused, ssr := 0, 0, 0
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 27))
 		per := []uint32{1, 2, 4}[r.IntN(3)]
@@ -228,6 +228,7 @@ func TestWritebackNewSegmentAgrees(t *testing.T) {
 			segs = append(segs, l.Segno)
 		}
 		want, werr := gc.NewSegment(s.Geometry(), gc.WarmData, cur[gc.WarmData].Segno, segs, s)
+		dirty := q.dirtyState() // what the write left: the fsync's need_new_seg reads it
 		res, err := q.Fsync(in)
 		switch {
 		case err != nil && !errors.Is(err, ErrUnmodelled):
@@ -238,10 +239,23 @@ func TestWritebackNewSegmentAgrees(t *testing.T) {
 			if !errors.Is(err, gc.ErrSSRUnknown) {
 				t.Fatalf("seed %d: refused (%v), not for need_new_seg", seed, err)
 			}
-			if may, _ := q.GCState().MaySSR(gc.WarmData, q.metaSecs()+2); !may {
+			d := q.dirtyState()
+			d.Nodes.Max += 2 * blocksPerSeg * uint64(per) // and two sections more
+			if may, _ := q.GCState().MaySSR(gc.WarmData, d); !may {
 				t.Fatalf("seed %d: refused (%v) where the segment manager opens %d and SSR cannot apply", seed, err, want)
 			}
 			refused++
+		case len(q.SSRVictims()) > 0:
+			// f2fs_need_SSR, decided by the dirty node and inode-meta pages the write left (the
+			// file's inode page and its i_size): get_ssr_segment's victim, a partly valid segment.
+			v := q.SSRVictims()[0]
+			if need, known := s.NeedSSR(dirty); !known || !need {
+				t.Fatalf("seed %d: SSR into %d where f2fs_need_SSR is %v (known %v)", seed, v.Segno, need, known)
+			}
+			if res.Pages[2].Segno != v.Segno || s.Segment(v.Segno).Valid == 0 || s.Segment(v.Segno).Valid >= gc.BlocksPerSeg {
+				t.Fatalf("seed %d: write-back went to %d, SSR victim %+v (valid %d)", seed, res.Pages[2].Segno, v, s.Segment(v.Segno).Valid)
+			}
+			ssr++
 		case werr != nil:
 			t.Fatalf("seed %d: write-back opened segment %d where the segment manager finds none (%v)", seed, res.Pages[2].Segno, werr)
 		case res.Pages[2].Segno != want:
@@ -250,22 +264,23 @@ func TestWritebackNewSegmentAgrees(t *testing.T) {
 			ran++
 		}
 	}
-	t.Logf("%d agreed, %d refused", ran, refused)
-	if ran < 100 || refused == 0 {
+	t.Logf("%d agreed, %d took SSR, %d refused", ran, ssr, refused)
+	if ran < 100 || refused+ssr == 0 {
 		t.Errorf("%d agreed, %d refused: the random volumes do not cover both", ran, refused)
 	}
 }
 
 // TestWritebackSSR: the warm log fills during an fsync on a volume of 24 one-segment sections, 16
 // of them free, with the partly valid warm data segments 0 and 2 (one checkpointed block each, at
-// offset 7). After the buffered write the sequence counts dirty metadata, which bounds
-// f2fs_need_SSR's node_secs + 2·dent_secs + imeta_secs by 2 sections. So:
+// offset 7). After the buffered write the file's inode page is dirty (its reserved slots:
+// F2FS_DIRTY_NODES) and its inode on the meta list (i_size, i_blocks: F2FS_DIRTY_IMETA), no dentry
+// page is: f2fs_need_SSR's node_secs + 2·dent_secs + imeta_secs is exactly 1 + 0 + 1. So:
 //
 //   - 8 reserved sections: 16 ≤ 2 × 8, f2fs_need_SSR is true whatever the metadata: need_new_seg →
 //     get_ssr_segment takes segment 0 (f2fs_get_victim, SSR mode: cost 1, the first of two equal
 //     costs from last_victim 0), and change_curseg writes from its first free block, skipping the
 //     valid block 7: pages 3–9 to blocks 0–6, pages 10–20 to blocks 8–18;
-//   - 7: 14 < 16 ≤ 14 + 2: open, and get_ssr_segment would find segment 0: refused, naming it;
+//   - 7: 16 ≤ 14 + 2: true as well (it was refused while the model only bounded the pages);
 //   - 6: 16 > 12 + 2: f2fs_need_SSR is false, a new segment (segment 3, alloc_mode=reuse's hint 0).
 func TestWritebackSSR(t *testing.T) {
 	current := []uint32{1, 10, 11, 12, 13, 14}
@@ -274,7 +289,7 @@ func TestWritebackSSR(t *testing.T) {
 			rsv     uint32
 			ssr     bool
 			refused bool
-		}{{8, true, false}, {7, false, true}, {6, false, false}} {
+		}{{8, true, false}, {7, true, false}, {6, false, false}} {
 			in, q := allocSeqRsv(t, 1, 24, current, []uint32{0, 2}, 0, true, mode, tc.rsv)
 			res, err := q.Fsync(in)
 			if tc.refused {

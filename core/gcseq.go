@@ -55,15 +55,38 @@ func (q *Seq) MountGC(vol Volume, sit SITSource, v gc.Volume, o Owners) error {
 		return fmt.Errorf("%w: the segment manager has %d main segments, the volume %d", ErrInput, s.Segments(), vol.MainSegments)
 	}
 	q.sm, q.owners, q.placed = s, o, map[uint32]blockOwner{}
+	main := vol.MainBlkaddr
 	if v.PostReadFiles {
-		main := vol.MainBlkaddr
 		s.PostRead = func(b gc.Block) (bool, error) { return q.postRead(f2fs.SegBlock(main, b.Segno) + b.Blkoff) }
 	}
+	s.NodeOf = func(b gc.Block) (uint32, uint64, bool) { return q.nodeOf(f2fs.SegBlock(main, b.Segno) + b.Blkoff) }
 	q.tune(&vol)
 	// From the mount on the segment manager is the sequence's SIT: every walk reads its entries
 	// from it (a snapshot, so a result keeps what it saw) and hands back what it changed.
 	q.vol = &Input{Volume: vol, SIT: s.Clone()}
 	return nil
+}
+
+// nodeOf names the node page holding data block addr's slot: its file's inode number and the
+// first file block index of the dnode (locate); ok false when the owner is not known.
+func (q *Seq) nodeOf(addr uint32) (uint32, uint64, bool) {
+	o, ok := q.placed[addr]
+	if !ok {
+		ino, idx, found, err := q.owners.Owner(addr)
+		if err != nil || !found {
+			return 0, 0, false
+		}
+		o = blockOwner{ino, idx}
+	}
+	f, ok := q.files[o.ino]
+	if !ok {
+		g, err := q.owners.File(o.ino)
+		if err != nil {
+			return 0, 0, false
+		}
+		f = g
+	}
+	return o.ino, f.Inode.DnodeStart(o.index), true
 }
 
 // postRead is f2fs_post_read_required for the file that owns data block addr now: compressed,
@@ -126,13 +149,15 @@ func (q *Seq) Checkpoint() (*WriteResult, error) {
 	}
 	q.balance = nil
 	res := &WriteResult{Op: "checkpoint", Pages: []PageWrite{}, Checkpoint: true}
-	q.dirtyMeta = 0 // the checkpoint writes every dirty node and inode page
 	q.nodesWritten(0, true)
-	q.sm.DirtyMetaSecs = 0
+	if err := q.setDirty(); err != nil {
+		return nil, err
+	}
 	freed, moves := q.sm.Checkpoint()
 	if err := q.applyMoves(moves); err != nil {
 		return nil, err
 	}
+	q.dirtyClean() // the checkpoint writes every dirty node, dentry and inode page
 	if err := q.metaCheckpoint(); err != nil {
 		return nil, err
 	}
@@ -164,12 +189,15 @@ func (q *Seq) GC(sync int) (*WriteResult, error) {
 		// writes the dirty nodes where the model does not follow them.
 		q.nodesWritten(0, true)
 	}
-	q.sm.DirtyMetaSecs = q.metaSecs()
+	if err := q.setDirty(); err != nil {
+		return nil, err
+	}
 	before := len(q.sm.Pending())
 	p := q.sm.GC(kind)
 	if err := q.applyMoves(p.Moves); err != nil {
 		return nil, err
 	}
+	q.gcDirty(p)
 	if len(q.sm.Pending()) != before {
 		// The pages a background call marked are dirtied (set_page_dirty): their files join
 		// the dirty inode list, in the order they were marked.
@@ -296,25 +324,21 @@ func (q *Seq) ssrOpen(log int, old, now uint32) error {
 	if per := max(q.vol.Volume.SegsPerSec, 1); now == old+1 && now%per != 0 {
 		return nil
 	}
-	if may, why := q.sm.MaySSR(log, q.metaSecs()); may {
+	if may, why := q.sm.MaySSR(log, q.dirtyState()); may {
 		return fmt.Errorf("%w: %s", ErrUnmodelled, why)
 	}
 	return nil
 }
 
-// metaSecs bounds f2fs_need_SSR's node_secs + 2·dent_secs + imeta_secs: the dirty node and inode
-// pages since the last checkpoint, each kind rounded up to sections (get_blocktype_secs); the
-// model's operations dirty no dentry page.
-func (q *Seq) metaSecs() uint32 { return q.metaSecsWith(0) }
-
-// metaSecsWith is metaSecs with extra node pages dirtied on top.
-func (q *Seq) metaSecsWith(extra uint64) uint32 {
-	n := q.dirtyMeta + extra
-	if n == 0 || q.vol == nil {
-		return 0
+// gcDirty follows the dirty page counters through a collection: each data block moved dirtied its
+// dnode (f2fs_update_data_blkaddr: applyMoves marks the file, the segment manager counts the
+// distinct pages, gc.State.GCDirtied) and perhaps put its inode on the meta list; a checkpoint
+// inside the collection wrote what was dirty before it, and the model does not know which moves
+// came after it, so the low ends of the counts are lost until the next checkpoint.
+func (q *Seq) gcDirty(p gc.Pick) {
+	if len(p.Checkpoints) > 0 {
+		q.dirtyUnsure = true
 	}
-	perSec := uint64(blocksPerSeg) * uint64(max(q.vol.Volume.SegsPerSec, 1))
-	return 2 * uint32((n+perSec-1)/perSec)
 }
 
 // balanceFS is f2fs_balance_fs at the end of an operation that may allocate (a zero's dnode
@@ -327,7 +351,9 @@ func (q *Seq) balanceFS(chunks uint64) error {
 	if q.sm == nil || q.vol == nil || q.vol.Volume.CheckpointError || !q.sm.ShortOfSpace() {
 		return nil
 	}
-	q.sm.DirtyMetaSecs = q.metaSecs()
+	if err := q.setDirty(); err != nil {
+		return err
+	}
 	p, _ := q.sm.Balance()
 	if err := q.ssrCheck(); err != nil {
 		return err
@@ -338,6 +364,7 @@ func (q *Seq) balanceFS(chunks uint64) error {
 	if err := q.applyMoves(p.Moves); err != nil {
 		return err
 	}
+	q.gcDirty(p)
 	if len(p.Checkpoints) > 0 {
 		q.nodesWritten(0, true) // the collection's checkpoint wrote every dirty node
 		if err := q.metaCheckpoint(); err != nil {
@@ -446,6 +473,8 @@ func (q *Seq) applyMoves(moves []gc.Move) error {
 		// move_data_page dirties the page it moves (set_page_dirty: I_DIRTY_PAGES), so the file
 		// joins the dirty inode list here if it was clean, in the order of the moves.
 		q.dirtied(ino)
+		q.nodesDirtied(ino, true) // f2fs_update_data_blkaddr on the file's dnode
+		q.nodesByOthers = true
 	}
 	for _, no := range touched {
 		if !slices.Contains(q.touched, no) {

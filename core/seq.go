@@ -65,6 +65,26 @@ type Seq struct {
 	// with its parent, and each file's inode per operation on it. It bounds f2fs_need_SSR's dirty
 	// node and inode-meta counts, which the model does not otherwise track (metaSecs).
 	dirtyMeta uint64
+	// nodeDirty, imetaExtra, dirtyUnsure and dents follow the kernel's dirty node, inode-meta and
+	// dentry page counters (dirtymeta.go).
+	nodeDirty   map[uint32]int8
+	imetaExtra  uint64
+	dirtyUnsure bool
+	dents       uint64
+	// syncInodes are the inodes the running sync's writeback found dirty (f2fs_write_inode writes
+	// each into its node page before the checkpoint); timesDirty the files whose inode a write
+	// certainly dirtied (file_update_time: I_DIRTY_SYNC); inodeAt the inode blocks the model placed
+	// (syncInodePages).
+	syncInodes []uint32
+	timesDirty map[uint32]bool
+	inodeAt    map[uint32]uint32
+	// beyondInode: files whose dirty node pages may include others than the inode page (a dnode,
+	// an indirect node): their node writes are not placed (syncInodePages).
+	beyondInode map[uint32]bool
+	// nodesByOthers: since the last checkpoint a node page was dirtied other than by a buffered
+	// write's reservations (a zero, punch or truncate, a write-back, gc): the node inode may then
+	// be ahead of a file on the dirty inode list, and sync's writeback order is not followed.
+	nodesByOthers bool
 }
 
 // NewSeq starts a mount whose zero-range walks run in mode.
@@ -164,7 +184,11 @@ func (q *Seq) PrepareZero(f Input, req Request) (Input, []PageWrite, error) {
 		return in, nil, nil
 	}
 	sm := q.wbSM()
-	next, pages, err := writeback(in, lo, hi, wbMode{ctx: q.ctx, sync: true, sm: sm, metaSecs: q.wbMetaSecs(in, gcing, lo, hi), gcing: gcing})
+	d0, d1, err := q.wbDirty(in, gcing, lo, hi)
+	if err != nil {
+		return in, nil, err
+	}
+	next, pages, err := writeback(in, lo, hi, wbMode{ctx: q.ctx, sync: true, sm: sm, dirty: d0, dirtyAfter: d1, gcing: gcing})
 	if err != nil {
 		return in, nil, err
 	}
@@ -192,16 +216,22 @@ func dnodesSpanned(lo, hi uint64) uint64 {
 	return (hi-lo)/addrsPerBlock + 2
 }
 
-// wbMetaSecs is [Seq.metaSecs] for a write-back of in's dirty pages in [lo, hi]: the node pages
-// those pages' out-of-place writes may dirty are counted from its start.
-func (q *Seq) wbMetaSecs(in Input, gcing []uint64, lo, hi uint64) uint32 {
+// wbDirty is the dirty page counters for a write-back of in's dirty pages in [lo, hi]
+// ([Seq.dirtyWriteback]): before its first page written out of place and after it.
+func (q *Seq) wbDirty(in Input, gcing []uint64, lo, hi uint64) (before, after gc.Dirty, err error) {
 	var ps []PageWrite
 	for _, p := range dirtyPages(in, gcing) {
 		if p >= lo && p <= hi {
 			ps = append(ps, PageWrite{Index: p, How: WroteOutPlace})
 		}
 	}
-	return q.metaSecsWith(wbDirtied(ps))
+	if q.sm != nil {
+		if q.dents, err = q.pendingDents(); err != nil {
+			return before, after, err
+		}
+	}
+	before, after = q.dirtyWriteback(in.Inode.Ino, wbDirtied(ps))
+	return before, after, nil
 }
 
 // wbDirtied bounds the node pages a write-back's out-of-place pages dirtied (each updates its
@@ -236,6 +266,15 @@ func (q *Seq) doneWriteback(next Input, pages []PageWrite, sm *gc.State) error {
 		return err
 	}
 	q.dirtyMeta += wbDirtied(pages)
+	for _, p := range pages {
+		if p.How == WroteOutPlace {
+			q.nodesDirtied(next.Inode.Ino, true) // f2fs_update_data_blkaddr
+			q.nodesByOthers = true
+			if !inInode(next.Inode, p.Index, p.Index) {
+				q.nodesBeyond(next.Inode.Ino)
+			}
+		}
+	}
 	if sm != nil {
 		q.sm = sm
 	}
@@ -285,6 +324,7 @@ func (q *Seq) Zero(f Input, req Request) (res *Result, in Input, pages []PageWri
 	}
 	q.metaWalk(in, wholePages(req.Offset, req.Offset+req.Length), res)
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesAlloc + 1
+	q.walkNodes(in.Inode.Ino, res)
 	if err := q.feedEnd(segs, true); err != nil {
 		return nil, in, nil, err
 	}
@@ -321,10 +361,28 @@ func (q *Seq) Write(f Input, off, length int64) (*WriteResult, error) {
 	if res.Written > 0 || res.Reserved > 0 || res.SizeAfter != in.Inode.Size {
 		q.dirtied(in.Inode.Ino) // f2fs_i_blocks_write, f2fs_i_size_write
 	}
+	if res.Written > 0 && res.Errno == "" {
+		// file_update_time: a new mtime dirties the inode (I_DIRTY_SYNC), which sync's
+		// writeback writes into its node page (f2fs_write_inode).
+		if q.timesDirty == nil {
+			q.timesDirty = map[uint32]bool{}
+		}
+		q.timesDirty[in.Inode.Ino] = true
+	}
 	if res.Reserved > 0 || res.SizeAfter != in.Inode.Size {
 		q.metaOn(in.Inode.Ino)
 	}
 	q.dirtyMeta += dnodesSpanned(uint64(off)>>12, uint64(off+max(length, 1)-1)>>12) + 2*res.NodesAlloc + 1
+	switch {
+	case res.Reserved > 0 || res.NodesAlloc > 0 || len(touched) > 0:
+		q.nodesDirtied(in.Inode.Ino, true) // f2fs_reserve_new_blocks, f2fs_new_node_page, the inline conversion
+		if res.NodesAlloc > 0 || !inInode(in.Inode, uint64(off)>>12, uint64(off+max(length, 1)-1)>>12) {
+			q.nodesBeyond(in.Inode.Ino)
+		}
+	case res.Errno != "":
+		q.nodesDirtied(in.Inode.Ino, false)
+		q.nodesBeyond(in.Inode.Ino)
+	}
 	if err := q.feedEnd(touched, false); err != nil {
 		return nil, err
 	}
@@ -364,6 +422,7 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 		// data, and perhaps its inode.
 		defer q.nodesWritten(in.Inode.Ino, false)
 		defer q.metaFsync(in.Inode.Ino)
+		defer q.fsyncNodes(in.Inode.Ino)
 	}
 	all := dirtyPages(in, gcing)
 	if res.Errno != "" || len(all) == 0 {
@@ -371,7 +430,11 @@ func (q *Seq) Fsync(f Input) (*WriteResult, error) {
 		return res, nil
 	}
 	sm := q.wbSM()
-	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sync: true, needIPU: len(all) <= minFsyncBlocks, sm: sm, metaSecs: q.wbMetaSecs(in, gcing, 0, ^uint64(0)), gcing: gcing})
+	d0, d1, err := q.wbDirty(in, gcing, 0, ^uint64(0))
+	if err != nil {
+		return nil, err
+	}
+	next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sync: true, needIPU: len(all) <= minFsyncBlocks, sm: sm, dirty: d0, dirtyAfter: d1, gcing: gcing})
 	if err != nil {
 		return nil, err
 	}
@@ -393,9 +456,14 @@ func (q *Seq) Sync() (*WriteResult, error) {
 	q.started = true
 	q.balance = nil
 	res := &WriteResult{Op: "sync", Pages: []PageWrite{}}
+	q.syncInodes = slices.Clone(q.order)
+	// Sync's own writeback writes a file's pages before its f2fs_write_inode, in the file's turn
+	// (__writeback_single_inode): its node page updates keep the order nodesByOthers guards.
+	by := q.nodesByOthers
 	if err := q.flushAll(res); err != nil {
 		return nil, err
 	}
+	q.nodesByOthers = by
 	if err := q.balanceFS(uint64(len(res.Pages))); err != nil {
 		return nil, err
 	}
@@ -423,7 +491,26 @@ func (q *Seq) flushAll(res *WriteResult) error {
 	if q.vol != nil {
 		before = slices.Clone(q.vol.Volume.CurrentSegments)
 	}
-	for _, ino := range slices.Clone(q.order) {
+	// A directory with fewer than a segment's dirty pages is skipped by the flusher's
+	// WB_SYNC_NONE pass (__f2fs_write_data_pages: nr_pages_to_skip) and written by sync's
+	// WB_SYNC_ALL pass (sync_inodes_sb) after every file.
+	order := slices.Clone(q.order)
+	if q.sm != nil {
+		var files, dirs []uint32
+		for _, ino := range order {
+			dir, err := q.isDir(ino)
+			if err != nil {
+				return err
+			}
+			if dir {
+				dirs = append(dirs, ino)
+			} else {
+				files = append(files, ino)
+			}
+		}
+		order = append(files, dirs...)
+	}
+	for _, ino := range order {
 		gcing, err := q.markedOf(ino)
 		if err != nil {
 			return err
@@ -441,7 +528,11 @@ func (q *Seq) flushAll(res *WriteResult) error {
 		}
 		in := q.vol.WithFile(f)
 		sm := q.wbSM()
-		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sm: sm, metaSecs: q.wbMetaSecs(in, gcing, 0, ^uint64(0)), gcing: gcing})
+		d0, d1, err := q.wbDirty(in, gcing, 0, ^uint64(0))
+		if err != nil {
+			return err
+		}
+		next, pages, err := writeback(in, 0, ^uint64(0), wbMode{ctx: q.ctx, sm: sm, dirty: d0, dirtyAfter: d1, gcing: gcing})
 		if err != nil {
 			return err
 		}
@@ -479,9 +570,24 @@ func (q *Seq) checkpoint(res *WriteResult, sync bool) error {
 		q.vol.Volume.Prefree = nil
 		return nil
 	}
-	// A sync's moves of marked data blocks come before its checkpoint writes the dirty nodes.
-	q.sm.DirtyMetaSecs = q.metaSecs()
-	q.dirtyMeta = 0 // the checkpoint writes every dirty node and inode page
+	// A sync's moves of marked data blocks come before its checkpoint writes the dirty nodes;
+	// the sync's writeback wrote every dirty inode into its node page (f2fs_write_inode).
+	if err := q.setDirty(); err != nil {
+		return err
+	}
+	if sync {
+		placed, err := q.syncInodePages()
+		if err != nil {
+			return err
+		}
+		if placed {
+			q.sm.Dirty = gc.Dirty{} // every dirty node page was an inode page, now written
+		} else {
+			q.sm.Dirty.Nodes.Max += uint64(len(q.syncInodes))
+		}
+		q.syncInodes = nil
+		q.timesDirty = nil
+	}
 	var freed []uint32
 	var moves []gc.Move
 	if sync {
@@ -494,6 +600,7 @@ func (q *Seq) checkpoint(res *WriteResult, sync bool) error {
 	if err := q.applyMoves(moves); err != nil {
 		return err
 	}
+	q.dirtyClean() // the checkpoint wrote every dirty node, dentry and inode page
 	return q.ssrCheck()
 }
 
@@ -695,6 +802,7 @@ func (q *Seq) truncOp(f Input, req Request) (*Result, Input, error) {
 		q.metaWalk(in, wholePages(req.Offset, maxBytes), res) // truncate: every page past the size
 	}
 	q.dirtyMeta += res.Stats.DnodeChunks + 2*res.Stats.NodesFreed + 1
+	q.walkNodes(in.Inode.Ino, res)
 	if err := q.feedEnd(segs, true); err != nil {
 		return nil, in, err
 	}

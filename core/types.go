@@ -379,6 +379,10 @@ func (in *Input) check() error {
 
 // geom is the inode's dnode capacities; an inode that is not a regular file still gets a
 // non-zero inode capacity so the overlay never divides by zero.
+// DnodeStart is the first file block index of the node page (inode or direct node) that holds file
+// block index's slot, as get_node_path places it for this inode.
+func (i *Inode) DnodeStart(index uint64) uint64 { return locate(index, i.geom()).start }
+
 func (i *Inode) geom() dnodeGeom {
 	g := dnodeGeom{api: uint64(max(i.AddrsPerInode, 1)), apb: addrsPerBlock}
 	if i.AddrsPerBlock > 0 {

@@ -76,10 +76,11 @@ type wbMode struct {
 	// sm, when set, is the sequence's segment manager (a copy the caller keeps only if the
 	// writeback succeeds): every page written out of place is allocated there (gc.State.Alloc:
 	// f2fs_allocate_data_block with need_new_seg, SSR included), and the engine's overlay follows.
-	// metaSecs bounds f2fs_need_SSR's dirty metadata for it. Without it the engine's own allocator
-	// opens new segments only (no whole SIT to search for SSR).
-	sm       *gc.State
-	metaSecs uint32
+	// dirty is the dirty node, dentry and inode-meta pages f2fs_need_SSR reads before the first
+	// page written out of place, dirtyAfter after it (the file's dnode dirty). Without sm the
+	// engine's own allocator opens new segments only (no whole SIT to search for SSR).
+	sm                *gc.State
+	dirty, dirtyAfter gc.Dirty
 	// gcing are the file's pages background gc marked (sorted indexes, [Seq.markedOf]): dirty too,
 	// written out of place to the cold data log, counted for FI_HOT_DATA. They need sm.
 	gcing []uint64
@@ -199,6 +200,7 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 		e.slots.store(pos.start, buf)
 		pw.How, pw.New, pw.Log, pw.Segno = WroteOutPlace, a, f2fs.LogName(int(log)), segno
 		out = append(out, pw)
+		m.dirty = m.dirtyAfter // f2fs_update_data_blkaddr dirtied the page's dnode
 	}
 	next := e.nextInput()
 	next.Inode.Dirty = slices.DeleteFunc(slices.Clone(in.Inode.Dirty), func(p uint64) bool { return p >= lo && p <= hi })
@@ -314,7 +316,7 @@ func (e *engine) inPlace(m wbMode) (bool, error) {
 	if m.sm == nil {
 		return false, fmt.Errorf("%w: ipu_policy %#x asks f2fs_need_SSR (check_inplace_update_policy), which needs the whole SIT (a segment manager)", ErrUnmodelled, p)
 	}
-	need, known := m.sm.NeedSSR(m.metaSecs)
+	need, known := m.sm.NeedSSR(m.dirty)
 	if !known {
 		return false, fmt.Errorf("%w: ipu_policy %#x asks f2fs_need_SSR (check_inplace_update_policy), which the dirty node, dentry and inode pages decide here (%w)", ErrUnmodelled, p, gc.ErrSSRUnknown)
 	}
@@ -408,7 +410,7 @@ func (e *engine) allocSM(m wbMode, log uint8, old uint32) (uint32, uint32, error
 		from = &b
 	}
 	before := m.sm.Current()[log].Segno
-	to, err := m.sm.Alloc(int(log), from, m.metaSecs)
+	to, err := m.sm.Alloc(int(log), from, m.dirty)
 	switch {
 	case errors.Is(err, gc.ErrSSRUnknown):
 		return 0, 0, fmt.Errorf("%w: %w", ErrUnmodelled, err)

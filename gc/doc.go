@@ -48,8 +48,9 @@
 // ENODATA when a search found nothing (also after earlier rounds moved blocks), EIO once a log
 // found no free segment (get_new_segment's ENOSPC stops checkpoints, segment.c:2806;
 // [State.CheckpointError]; need_new_seg tries SSR first, see below).
-// __get_secs_required's dirty node and dentry pages are taken as fewer than a section's worth
-// with room in the current segments (upper_secs 1: the inode an operation dirtied).
+// __get_secs_required's dirty node, dentry and inode-meta pages are the caller's counts
+// ([State.Dirty], ranges), changed by the segment manager's own moves and checkpoints; where the two
+// ends of a range give two answers the state is marked unmodelled.
 //
 // A full data log goes where need_new_seg (segment.c:3166) sends it: a new segment ([NewSegment])
 // or, by slack space recycling, a partly valid segment get_ssr_segment finds (f2fs_get_victim in SSR
@@ -57,6 +58,11 @@
 // core's write-back ([State.Alloc]); where f2fs_need_SSR's dirty-metadata term leaves the answer
 // open, the model refuses ([ErrSSRUnknown], ssr.go). Node logs keep the conservative
 // [State.MaySSR] refusal.
+//
+// Node page writes of a checkpoint, a sync or an fsync (f2fs_sync_node_pages, f2fs_fsync_node_pages
+// → f2fs_do_write_node_page) are not placed one by one: [State.NodesWritten] records how many at
+// most, and every answer they could change — a node log that may have filled, a node segment that
+// may have emptied, a victim search a node section could turn — is refused (nodes.go).
 //
 // Package gc knows blocks, not files: a data move is a [Move] from one block to another, and the
 // caller (core.Seq) finds the owner and moves its slot. The State is the one owner of the SIT
@@ -69,8 +75,8 @@
 // Left out: zoned devices (blkzoned, zone capacity), pinned files and sections, checkpoint=disable
 // (SBI_CP_DISABLED), gc_urgent and gc_idle modes, age-threshold GC (atgc: not modelled, a mount
 // with atgc is not handled, nor AT_SSR), SSR for node logs (refused where possible), mode=
-// fragment, the dnodes a data move dirties (their node blocks are rewritten at the next
-// checkpoint; the model does not place them), and the order writeback moves background-marked
+// fragment, the placement of the node pages a checkpoint writes (the dnodes a data move dirties
+// among them: counted, not placed; see above), and the order writeback moves background-marked
 // data in (the model moves it in the victim's block order). The model moves every valid block of
 // a victim, so a foreground call frees its section; the kernel skips blocks it cannot move (an
 // inode's i_gc_rwsem contended, atomic or pinned files, pages under writeback). Node blocks go

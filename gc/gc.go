@@ -106,19 +106,88 @@ func (s *State) FreeSections() uint32 { return s.mainSecs - s.inuseSec.count(s.m
 // ReservedSections is reserved_sections(sbi) (segment.h): the reserved segments in sections.
 func (s *State) ReservedSections() uint32 { return s.rsvSegs / s.segsPerSec }
 
-// hasNotEnoughFreeSecs is has_not_enough_free_secs (segment.h:641) with __get_secs_required's
-// dirty node and dentry pages taken as fewer than a section's worth with room in the current
-// node and hot data segments (node_secs = dent_secs = 0, curseg_space true): short of space when
-// free_sections + freed ≤ reserved_sections + needed.
-func (s *State) hasNotEnoughFreeSecs(freed, needed uint32) bool {
-	return s.FreeSections()+freed <= s.ReservedSections()+needed
+// secsRequired is __get_secs_required (segment.h:610) for dirty page counts nodes, dents, imeta
+// (the dirty node, dentry and inode-meta pages; no data term outside mode=lfs): lower and upper
+// sections and has_curseg_enough_space (room for the node blocks in every current node section
+// and for the dentry blocks in the hot data log's, by ckpt_valid_blocks).
+func (s *State) secsRequired(nodes, dents, imeta uint64) (lower, upper uint32, cursegSpace bool) {
+	per := uint64(BlocksPerSeg) * uint64(s.segsPerSec)
+	total := nodes + dents + imeta
+	lower = uint32(total/per + dents/per)
+	nodeBlocks, dentBlocks := total%per, dents%per
+	upper = lower
+	if nodeBlocks > 0 {
+		upper++
+	}
+	if dentBlocks > 0 {
+		upper++
+	}
+	left := func(log int) uint64 {
+		sec := s.cur[log].Segno / s.segsPerSec
+		v := uint64(0)
+		for i := range s.segsPerSec {
+			v += uint64(s.CkptValid(sec*s.segsPerSec + i))
+		}
+		return per - min(v, per)
+	}
+	cursegSpace = true
+	for log := HotNode; log <= ColdNode; log++ {
+		if nodeBlocks > left(log) {
+			cursegSpace = false
+		}
+	}
+	if dentBlocks > left(HotData) {
+		cursegSpace = false
+	}
+	return lower, upper, cursegSpace
 }
 
-// gcCheckpointSecs is NR_GC_CHECKPOINT_SECS (gc.h:45), and upperSecs __get_secs_required's
-// upper_secs with the dirty inode an operation leaves (a node page, no dentry page): 1.
+// hasNotEnoughFreeSecs is has_not_enough_free_secs (segment.h:642) with the dirty pages of
+// [State.dirtyNow]: short of space when free_sections + freed ≤ reserved_sections + needed +
+// lower, not when above that plus upper, else when the current segments lack the room
+// (__get_secs_required). Evaluated at both ends of the dirty ranges; where they disagree the state
+// is marked unmodelled and the high end's answer taken.
+func (s *State) hasNotEnoughFreeSecs(freed, needed uint32) bool {
+	d := s.dirtyNow()
+	at := func(free, n, de, im uint64) bool {
+		lower, upper, curseg := s.secsRequired(n, de, im)
+		rsv := uint64(s.ReservedSections() + needed)
+		switch {
+		case free > rsv+uint64(upper):
+			return false
+		case free <= rsv+uint64(lower):
+			return true
+		}
+		return !curseg
+	}
+	// Fewest free sections and most dirty pages, and the other way round (unplaced node writes
+	// may have freed node sections, nodes.go).
+	lo := at(uint64(s.freeSectionsHi()+freed), d.Nodes.Min, d.Dents.Min, d.IMeta.Min)
+	hi := at(uint64(s.FreeSections()+freed), d.Nodes.Max, d.Dents.Max, d.IMeta.Max)
+	if lo != hi && s.unmodelled == "" {
+		s.unmodelled = fmt.Sprintf("has_not_enough_free_secs with %d free sections (%d if node sections the unplaced node writes may have emptied are free): __get_secs_required's dirty node, dentry and inode-meta pages (%d–%d, %d–%d, %d–%d) decide it, and the model knows them only within those ranges", s.FreeSections(), s.freeSectionsHi(), d.Nodes.Min, d.Nodes.Max, d.Dents.Min, d.Dents.Max, d.IMeta.Min, d.IMeta.Max)
+	}
+	return hi
+}
+
+// checkpointSecs is f2fs_gc's "free_sections(sbi) <= upper_secs + NR_GC_CHECKPOINT_SECS" (gc.c:2024)
+// with __get_secs_required's upper_secs of the dirty pages now, at both ends of their ranges
+// (unmodelled where they disagree).
+func (s *State) checkpointSecs() bool {
+	d := s.dirtyNow()
+	_, lo, _ := s.secsRequired(d.Nodes.Min, d.Dents.Min, d.IMeta.Min)
+	_, hi, _ := s.secsRequired(d.Nodes.Max, d.Dents.Max, d.IMeta.Max)
+	free := s.FreeSections()
+	a, b := s.freeSectionsHi() <= lo+gcCheckpointSecs, free <= hi+gcCheckpointSecs
+	if a != b && s.unmodelled == "" {
+		s.unmodelled = fmt.Sprintf("f2fs_gc's checkpoint to reclaim prefree segments with %d free sections: __get_secs_required's upper_secs is %d–%d, as the dirty node, dentry and inode-meta pages the model knows only within a range decide", free, lo, hi)
+	}
+	return b
+}
+
+// gcCheckpointSecs is NR_GC_CHECKPOINT_SECS (gc.h:45).
 const (
 	gcCheckpointSecs = 3
-	upperSecs        = 1
 	// maxRounds bounds f2fs_gc's loop in the model (each round collects a distinct section).
 	maxRounds = 1 << 20
 )
@@ -148,6 +217,7 @@ func (s *State) run(ctl control) Pick {
 			break
 		}
 		v := s.getVictim(gcType)
+		s.nodeVictimCheck(gcType, v)
 		r := Round{Type: gcType.String(), Policy: policyName(v.policy), Cost: v.cost}
 		if first {
 			pk.Type, pk.Policy, pk.Cost = r.Type, r.Policy, v.cost
@@ -191,7 +261,7 @@ func (s *State) run(ctl control) Pick {
 		}
 		// "Write checkpoint to reclaim prefree segments. We need more three extra sections
 		// for writer's data/node/dentry."
-		if s.FreeSections() <= upperSecs+gcCheckpointSecs && s.prefree.count(s.mainSegs) > 0 {
+		if s.prefree.count(s.mainSegs) > 0 && s.checkpointSecs() {
 			s.gcCheckpoint(&pk)
 			secFreed = 0
 		}
@@ -328,8 +398,26 @@ func (s *State) move(b Block, log int) (Move, bool) {
 	s.updateSegmentMtime(to.Segno)
 	s.setValid(to.Segno, to.Blkoff)
 	old.Invalidate(b.Blkoff, 1)
+	d := s.dirtyNow() // need_new_seg reads the counts before this block's node is updated
+	if isNodeType(log) {
+		// __write_node_page: the page is written (if it was dirty, no longer), and the node log
+		// may now meet the unplaced node writes.
+		s.Dirty.Nodes.Min -= min(s.Dirty.Nodes.Min, 1)
+		defer s.nodeCheck("f2fs_move_node_page")
+	} else {
+		// f2fs_update_data_blkaddr dirties the block's dnode (F2FS_DIRTY_NODES); the extent
+		// cache may put its inode on the meta list (F2FS_DIRTY_IMETA).
+		s.Dirty.Nodes.Min = max(s.Dirty.Nodes.Min, 1)
+		newPage, newIno := s.noteDnode(b)
+		if newPage {
+			s.Dirty.Nodes.Max++
+		}
+		if newIno {
+			s.Dirty.IMeta.Max++
+		}
+	}
 	if full {
-		if err := s.replaceFull(log, s.DirtyMetaSecs+gcMetaSecs); err != nil && !errors.Is(err, ErrNoSpace) {
+		if err := s.replaceFull(log, d); err != nil && !errors.Is(err, ErrNoSpace) {
 			if s.unmodelled == "" {
 				s.unmodelled = err.Error()
 			}
@@ -347,6 +435,37 @@ func (s *State) move(b Block, log int) (Move, bool) {
 	return Move{From: b, To: to, Log: log}, true
 }
 
+// noteDnode records the node page a data move dirtied (NodeOf) and reports whether the page and
+// its inode are new since the last checkpoint.
+func (s *State) noteDnode(b Block) (newPage, newIno bool) {
+	if s.NodeOf != nil {
+		if ino, dn, ok := s.NodeOf(b); ok {
+			if s.gcDnodes == nil {
+				s.gcDnodes = map[[2]uint64]bool{}
+			}
+			k, ki := [2]uint64{uint64(ino), dn}, [2]uint64{uint64(ino), ^uint64(0)}
+			newPage, newIno = !s.gcDnodes[k], !s.gcDnodes[ki]
+			s.gcDnodes[k], s.gcDnodes[ki] = true, true
+			return newPage, newIno
+		}
+	}
+	s.gcBlind++
+	return true, true
+}
+
+// GCDirtied is how many node pages, and inodes, the segment manager's data moves since the last
+// checkpoint dirtied at most (f2fs_update_data_blkaddr; the extent cache's meta list).
+func (s *State) GCDirtied() (pages, inodes uint64) {
+	for k := range s.gcDnodes {
+		if k[1] == ^uint64(0) {
+			inodes++
+		} else {
+			pages++
+		}
+	}
+	return pages + s.gcBlind, inodes + s.gcBlind
+}
+
 // newCurseg is new_curseg(sbi, type, false) (segment.c:2889) for one of the segment manager's logs:
 // [NewSegment] picks the segment (__get_next_segno's hint, get_new_segment's section and zone
 // rules) from the free maps, and the log moves there in LFS allocation (__set_inuse, reset_curseg →
@@ -360,6 +479,12 @@ func (s *State) newCurseg(log int) error {
 		cur = append(cur, l.Segno)
 	}
 	segno, err := NewSegment(s.Geometry(), log, c.Segno, cur, s)
+	if s.nodeSlack > 0 && s.unmodelled == "" {
+		// get_new_segment over the free maps the unplaced node writes may have changed.
+		if alt, aerr := NewSegment(s.Geometry(), log, c.Segno, cur, mayEmptyFree{s}); alt != segno || (aerr == nil) != (err == nil) {
+			s.unmodelled = fmt.Sprintf("get_new_segment for log %d: segment %d, or %d if the node segments the unplaced node writes (%s) may have emptied are free", log, segno, alt, nodeFns)
+		}
+	}
 	if err != nil {
 		s.cpError = true
 		c.Blkoff = BlocksPerSeg

@@ -20,20 +20,55 @@ import (
 //     sections (get_blocktype_secs), or
 //   - get_ssr_segment finds no victim.
 //
-// The model knows every term but the dirty metadata, of which its callers give an upper bound
-// (core counts every node and inode page its operations may have dirtied since the last
-// checkpoint, [State.DirtyMetaSecs]; the segment manager's own moves add [gcMetaSecs]). So for a data log: f2fs_need_SSR is certainly false
-// when the free sections exceed the bound plus 2 × reserved_sections, certainly true when they are
-// at most 2 × reserved_sections; in between the answer is open, and the model decides only where
-// both answers lead to the same place (get_ssr_segment would find nothing and leave last_victim as
-// it was), else it refuses ([ErrSSRUnknown]). Node logs keep the conservative test of
+// The dirty metadata are the page counts F2FS_DIRTY_NODES, F2FS_DIRTY_DENTS and F2FS_DIRTY_IMETA,
+// which the caller follows through every operation ([Dirty], [State.Dirty]: core knows which
+// files have dirty node pages and which inodes are on the dirty inode-meta list; the segment
+// manager's own moves and checkpoints change them as the kernel's do). Each count is known within
+// a range; get_blocktype_secs rounds it up to sections, so a count known to be nonzero and below a
+// section's blocks is exactly one section. Where the two ends of the ranges give the same sum,
+// f2fs_need_SSR is decided; where they do not and the free sections lie between, the model decides
+// only where both answers lead to the same place (get_ssr_segment would find nothing and leave
+// last_victim as it was), else it refuses ([ErrSSRUnknown]). Node logs keep the conservative test of
 // [State.MaySSR]: their dirty page counts and the warm node rule (CP_CRC_RECOVERY_FLAG) are not
 // followed. mode=lfs (f2fs_lfs_mode), which turns SSR off, is not known from an image: the ops
 // language's `mount mode=lfs` says it ([State.LFS]).
 
 // ErrSSRUnknown reports a full log whose next segment the model cannot know: need_new_seg's
 // f2fs_need_SSR depends on dirty metadata the model only bounds, and the two answers differ.
-var ErrSSRUnknown = errors.New("gc: need_new_seg → get_ssr_segment: SSR or a new segment depends on the dirty node, dentry and inode pages (f2fs_need_SSR), which the model only bounds")
+var ErrSSRUnknown = errors.New("gc: need_new_seg → get_ssr_segment: SSR or a new segment depends on the dirty node, dentry and inode pages (f2fs_need_SSR), which the model knows only within a range here")
+
+// Range is a page count the model knows to lie in [Min, Max].
+type Range struct{ Min, Max uint64 }
+
+// Exact is a Range of one value.
+func Exact(n uint64) Range { return Range{n, n} }
+
+// Add is the range of a sum.
+func (r Range) Add(o Range) Range { return Range{r.Min + o.Min, r.Max + o.Max} }
+
+// Dirty is what f2fs_need_SSR (segment.c:171) and __get_secs_required (segment.h) read of the page
+// cache: the dirty node pages (F2FS_DIRTY_NODES: dnodes, inodes, indirect nodes), dentry pages
+// (F2FS_DIRTY_DENTS: directories' data pages) and inodes on the dirty inode-meta list
+// (F2FS_DIRTY_IMETA), each as a range.
+type Dirty struct {
+	Nodes, Dents, IMeta Range
+}
+
+// Clean reports whether every count is certainly zero.
+func (d Dirty) Clean() bool { return d.Nodes.Max == 0 && d.Dents.Max == 0 && d.IMeta.Max == 0 }
+
+// blocktypeSecs is get_blocktype_secs (segment.h): the pages rounded up to sections.
+func (s *State) blocktypeSecs(n uint64) uint32 {
+	per := uint64(BlocksPerSeg) * uint64(s.segsPerSec)
+	return uint32((n + per - 1) / per)
+}
+
+// metaSecs is f2fs_need_SSR's node_secs + 2·dent_secs + imeta_secs at both ends of d's ranges.
+func (s *State) metaSecs(d Dirty) (lo, hi uint32) {
+	lo = s.blocktypeSecs(d.Nodes.Min) + 2*s.blocktypeSecs(d.Dents.Min) + s.blocktypeSecs(d.IMeta.Min)
+	hi = s.blocktypeSecs(d.Nodes.Max) + 2*s.blocktypeSecs(d.Dents.Max) + s.blocktypeSecs(d.IMeta.Max)
+	return lo, hi
+}
 
 // SSRVictim is one victim get_ssr_segment's f2fs_get_victim found in SSR mode, as the
 // f2fs_get_victim tracepoint reports it ("type = Warm DATA, policy = (Background GC, SSR-mode,
@@ -188,11 +223,11 @@ func (s *State) changeCurseg(log int, segno uint32) {
 	c.Blkoff = s.nextFreeBlkoff(segno, 0)
 }
 
-// needNewSeg is need_new_seg (segment.c:3166) for a data log whose segment is full, with metaSecs
-// bounding f2fs_need_SSR's node_secs + 2·dent_secs + imeta_secs: new is true for a new segment
-// (new_curseg), else victim is get_ssr_segment's segment (change_curseg). err is [ErrSSRUnknown]
-// (wrapped, saying why) where the bound leaves the answer open.
-func (s *State) needNewSeg(log int, metaSecs uint32) (newSeg bool, victim uint32, err error) {
+// needNewSeg is need_new_seg (segment.c:3166) for a data log whose segment is full, with d the
+// dirty pages f2fs_need_SSR reads: new is true for a new segment (new_curseg), else victim is
+// get_ssr_segment's segment (change_curseg). err is [ErrSSRUnknown] (wrapped, saying why) where d's
+// ranges leave the answer open.
+func (s *State) needNewSeg(log int, d Dirty) (newSeg bool, victim uint32, err error) {
 	if s.LFS {
 		return true, 0, nil // f2fs_need_SSR: f2fs_lfs_mode (segment.c:177)
 	}
@@ -202,20 +237,21 @@ func (s *State) needNewSeg(log int, metaSecs uint32) (newSeg bool, victim uint32
 			return true, 0, nil // is_next_segment_free (segment.c:3173)
 		}
 	}
-	need, known := s.NeedSSR(metaSecs)
+	need, known := s.NeedSSR(d)
 	if known && !need {
 		return true, 0, nil // f2fs_need_SSR false (segment.c:184)
 	}
 	free, rsv := s.FreeSections(), s.ReservedSections()
+	lo, hi := s.metaSecs(d)
 	if !known {
 		// Open: f2fs_need_SSR is true only if the dirty metadata reach free − 2·rsv sections. The
 		// answer is known only when get_ssr_segment would find nothing and leave last_victim alone.
 		try := s.Clone()
 		if segno, ok := try.getSSRSegment(log); ok {
-			return false, 0, fmt.Errorf("%w: log %d's segment %d is full with %d free sections, between 2 × %d reserved and that plus at most %d of dirty metadata, and get_ssr_segment would take segment %d", ErrSSRUnknown, log, c.Segno, free, rsv, metaSecs, segno)
+			return false, 0, fmt.Errorf("%w: log %d's segment %d is full with %d free sections, above 2 × %d reserved plus %d and at most that plus %d sections of dirty node, dentry and inode-meta pages, and get_ssr_segment would take segment %d", ErrSSRUnknown, log, c.Segno, free, rsv, lo, hi, segno)
 		}
 		if try.lastVictim != s.lastVictim {
-			return false, 0, fmt.Errorf("%w: log %d's segment %d is full with %d free sections, between 2 × %d reserved and that plus at most %d of dirty metadata; get_ssr_segment would find no victim but move last_victim (f2fs_get_victim) from %d to %d", ErrSSRUnknown, log, c.Segno, free, rsv, metaSecs, s.lastVictim[gcGreedy], try.lastVictim[gcGreedy])
+			return false, 0, fmt.Errorf("%w: log %d's segment %d is full with %d free sections, above 2 × %d reserved plus %d and at most that plus %d sections of dirty node, dentry and inode-meta pages; get_ssr_segment would find no victim but move last_victim (f2fs_get_victim) from %d to %d", ErrSSRUnknown, log, c.Segno, free, rsv, lo, hi, s.lastVictim[gcGreedy], try.lastVictim[gcGreedy])
 		}
 		return true, 0, nil
 	}
@@ -225,29 +261,30 @@ func (s *State) needNewSeg(log int, metaSecs uint32) (newSeg bool, victim uint32
 	return true, 0, nil
 }
 
-// NeedSSR is f2fs_need_SSR (segment.c:171) with metaSecs bounding its node_secs + 2·dent_secs +
-// imeta_secs: need is its answer when known is true; known is false when the bound leaves it open
-// (free sections between 2 × reserved_sections and that plus metaSecs).
-func (s *State) NeedSSR(metaSecs uint32) (need, known bool) {
+// NeedSSR is f2fs_need_SSR (segment.c:171) with d the dirty pages it reads: need is its answer
+// when known is true; known is false when d's ranges leave it open (free sections above
+// 2 × reserved_sections plus the low end of node_secs + 2·dent_secs + imeta_secs and at most that
+// plus the high end).
+func (s *State) NeedSSR(d Dirty) (need, known bool) {
 	if s.LFS {
 		return false, true
 	}
-	free, rsv := s.FreeSections(), s.ReservedSections()
+	free, freeHi, rsv := s.FreeSections(), s.freeSectionsHi(), s.ReservedSections()
+	lo, hi := s.metaSecs(d)
 	switch {
-	case free > metaSecs+2*rsv:
+	case free > hi+2*rsv:
 		return false, true
-	case free <= 2*rsv:
+	case freeHi <= lo+2*rsv:
 		return true, true
 	}
 	return false, false
 }
 
 // MaySSR reports whether the kernel could take SSR instead of a new segment for log, whose
-// current segment is full, on the state s holds now; metaSecs bounds f2fs_need_SSR's
-// node_secs + 2·dent_secs + imeta_secs. It is the conservative test kept where the model does not
-// follow need_new_seg: node logs, and core's allocator without a segment manager. The string says
-// why, naming the kernel functions.
-func (s *State) MaySSR(log int, metaSecs uint32) (bool, string) {
+// current segment is full, on the state s holds now; d is the dirty pages f2fs_need_SSR reads. It
+// is the conservative test kept where the model does not follow need_new_seg: node logs, and
+// core's allocator without a segment manager. The string says why, naming the kernel functions.
+func (s *State) MaySSR(log int, d Dirty) (bool, string) {
 	if log < 0 || log >= NumLogs || s.LFS {
 		return false, "" // f2fs_need_SSR: "if (f2fs_lfs_mode(sbi)) return false" (segment.c:177)
 	}
@@ -257,6 +294,7 @@ func (s *State) MaySSR(log int, metaSecs uint32) (bool, string) {
 		return false, ""
 	}
 	free, rsv := s.FreeSections(), s.ReservedSections()
+	_, metaSecs := s.metaSecs(d)
 	if free > metaSecs+2*rsv { // f2fs_need_SSR false
 		return false, ""
 	}
@@ -278,24 +316,19 @@ func (s *State) MaySSR(log int, metaSecs uint32) (bool, string) {
 // mounted again.
 func (s *State) Unmodelled() string { return s.unmodelled }
 
-// gcMetaSecs is what the segment manager's own allocations add to f2fs_need_SSR's dirty metadata
-// ([State.DirtyMetaSecs] is the caller's): garbage collection dirties the node pages of the blocks
-// it moves (fewer than a section's worth in the moves one call makes) and their inodes.
-const gcMetaSecs = 2
-
 // replaceFull is the end of f2fs_allocate_data_block for a log whose segment the last block filled
 // (segment_full): need_new_seg, then change_curseg or new_curseg. With no free section (ENOSPC)
 // get_new_segment stops checkpoints (segment.c:2806): the model records the checkpoint error and
-// leaves the log full, so no later move takes a block from it. metaSecs bounds f2fs_need_SSR's
-// dirty metadata; an open answer is returned as an [ErrSSRUnknown] error and the log is left full.
-func (s *State) replaceFull(log int, metaSecs uint32) error {
+// leaves the log full, so no later move takes a block from it. d is the dirty pages f2fs_need_SSR
+// reads; an open answer is returned as an [ErrSSRUnknown] error and the log is left full.
+func (s *State) replaceFull(log int, d Dirty) error {
 	if isNodeType(log) {
-		if may, why := s.MaySSR(log, metaSecs); may {
+		if may, why := s.MaySSR(log, d); may {
 			return fmt.Errorf("%w: %s", ErrSSRUnknown, why)
 		}
 		return s.newCurseg(log)
 	}
-	newSeg, victim, err := s.needNewSeg(log, metaSecs)
+	newSeg, victim, err := s.needNewSeg(log, d)
 	if err != nil {
 		return err
 	}
@@ -311,10 +344,10 @@ func (s *State) replaceFull(log int, metaSecs uint32) error {
 // block): the log's next block (next_blkoff, which in SSR allocation skips blocks valid or
 // checkpointed, f2fs_find_next_ssr_block), update_segment_mtime on old then new, the SIT (+1 new,
 // −1 old), need_new_seg and change_curseg or new_curseg when the segment is full, then
-// locate_dirty_segment on both. metaSecs bounds f2fs_need_SSR's dirty metadata. It returns the
-// block written; [ErrSSRUnknown] or [ErrNoSpace] (wrapped) when the log's next segment is not
-// known, after which the state must not be used.
-func (s *State) Alloc(log int, old *Block, metaSecs uint32) (Block, error) {
+// locate_dirty_segment on both. d is the dirty pages f2fs_need_SSR reads. It returns the block
+// written; [ErrSSRUnknown] or [ErrNoSpace] (wrapped) when the log's next segment is not known,
+// after which the state must not be used.
+func (s *State) Alloc(log int, old *Block, d Dirty) (Block, error) {
 	if log < HotData || log > ColdData {
 		return Block{}, fmt.Errorf("%w: Alloc for log %d", ErrVolume, log)
 	}
@@ -329,7 +362,7 @@ func (s *State) Alloc(log int, old *Block, metaSecs uint32) (Block, error) {
 	full := s.advance(log)
 	s.updateSIT(to, old)
 	if full {
-		if err := s.replaceFull(log, metaSecs); err != nil {
+		if err := s.replaceFull(log, d); err != nil {
 			return Block{}, err
 		}
 	}

@@ -35,7 +35,7 @@ func TestMaySSR(t *testing.T) {
 			}
 			s := mount(t, w)
 			free := s.FreeSections()
-			may, why := s.MaySSR(WarmData, tc.metaSecs)
+			may, why := s.MaySSR(WarmData, upTo(tc.metaSecs, 1))
 			if may != tc.want {
 				t.Errorf("free %d, reserved %d, metadata %d: MaySSR = %v (%s), want %v", free, tc.rsv, tc.metaSecs, may, why, tc.want)
 			}
@@ -43,7 +43,7 @@ func TestMaySSR(t *testing.T) {
 				t.Errorf("the refusal does not name the kernel function: %s", why)
 			}
 			// A node log never reuses a data segment.
-			if may, _ := s.MaySSR(WarmNode, tc.metaSecs); may {
+			if may, _ := s.MaySSR(WarmNode, upTo(tc.metaSecs, 1)); may {
 				t.Error("a node log may take SSR from a data segment")
 			}
 		})
@@ -54,7 +54,7 @@ func TestMaySSR(t *testing.T) {
 	w := vol(t, 4, valid, nil)
 	w.ReservedSegments = 4 * 8
 	s := mount(t, w)
-	if may, why := s.MaySSR(HotData, 2); may {
+	if may, why := s.MaySSR(HotData, upTo(2, 4)); may {
 		t.Errorf("hot data's segment %d has a free next segment in its section: %s", s.Current()[HotData].Segno, why)
 	}
 }
@@ -75,6 +75,10 @@ func TestGCRefusesSSR(t *testing.T) {
 		w := v
 		w.ReservedSegments = rsv
 		s := mount(t, w)
+		// Each victim segment's blocks are one file's, in one dnode: the moves dirty eight node
+		// pages at most (without NodeOf every move would count as a page of its own, and 3,200
+		// of them could fill sections: has_not_enough_free_secs would be open).
+		s.NodeOf = func(b Block) (uint32, uint64, bool) { return b.Segno, 0, true }
 		for range 3 {
 			s.GC(Foreground)
 		}
@@ -148,7 +152,7 @@ func TestSSRVictimSearch(t *testing.T) {
 	w := s.Current()[WarmData].Segno
 	s.cur[WarmData].Blkoff = BlocksPerSeg - 1
 	s.setValid(w, BlocksPerSeg-1) // as if the last block was just written
-	newSeg, victim, err := s.needNewSeg(WarmData, 0)
+	newSeg, victim, err := s.needNewSeg(WarmData, Dirty{})
 	if err != nil || newSeg || victim != 4 {
 		t.Fatalf("warm log: new %v victim %d err %v; want SSR into segment 4 (cost 200 < 300)", newSeg, victim, err)
 	}
@@ -166,7 +170,7 @@ func TestSSRVictimSearch(t *testing.T) {
 	// its section sends the search to the cold segment 6.
 	s.victimSec.set(2)
 	s.cur[WarmData].Blkoff = BlocksPerSeg - 1
-	newSeg, victim, err = s.needNewSeg(WarmData, 0)
+	newSeg, victim, err = s.needNewSeg(WarmData, Dirty{})
 	if err != nil || newSeg || victim != 6 {
 		t.Errorf("second search: new %v victim %d err %v; want the cold segment 6 (2 is marked)", newSeg, victim, err)
 	}
@@ -207,4 +211,10 @@ func TestSetCurrentSSR(t *testing.T) {
 	if err := s.SetCurrent(HotData, CurSeg{Segno: s.Current()[HotData].Segno, Blkoff: 7}); err != nil || s.Current()[HotData].Blkoff != 7 {
 		t.Errorf("LFS log: %+v, %v", s.Current()[HotData], err)
 	}
+}
+
+// upTo is a dirty-page state known only to lie between none and secs sections' worth of node
+// pages, on a volume of segsPerSec segments a section.
+func upTo(secs, segsPerSec uint32) Dirty {
+	return Dirty{Nodes: Range{0, uint64(secs) * BlocksPerSeg * uint64(segsPerSec)}}
 }

@@ -90,10 +90,12 @@ type State struct {
 	LFS bool
 	// MaxVictimSearch is sbi->max_victim_search (sysfs max_victim_search).
 	MaxVictimSearch uint32
-	// DirtyMetaSecs is the caller's bound, in sections, of f2fs_need_SSR's node_secs + 2·dent_secs
-	// + imeta_secs from the pages its own operations dirtied (core counts them); the segment
-	// manager's moves add theirs ([gcMetaSecs]) when a log they fill asks need_new_seg.
-	DirtyMetaSecs uint32
+	// Dirty is the dirty node, dentry and inode-meta pages (F2FS_DIRTY_NODES, F2FS_DIRTY_DENTS,
+	// F2FS_DIRTY_IMETA) the caller's operations left, each a range (core follows them); the node
+	// pages background calls marked are added to it where the kernel reads the counts
+	// ([State.dirtyNow]), and the segment manager's own moves and checkpoints change it as the
+	// kernel's do (f2fs_need_SSR, __get_secs_required).
+	Dirty Dirty
 
 	segsPerSec, mainSegs, mainSecs uint32
 	secsPerZone                    uint32
@@ -111,6 +113,10 @@ type State struct {
 	cpError bool
 	// unmodelled says why an allocation the model made may not be the kernel's (gc/ssr.go).
 	unmodelled string
+	// nodeSlack is how many node pages at most were written where the model did not place them,
+	// mtimeUnsure whether those writes may have raised max_mtime by an unknown amount (nodes.go).
+	nodeSlack   uint64
+	mtimeUnsure bool
 	// allocSSR is each log's curseg->alloc_type == SSR.
 	allocSSR [NumLogs]bool
 	// ssrFound are the SSR victims get_ssr_segment found since the mount, in order.
@@ -133,6 +139,13 @@ type State struct {
 	// leaves a background call unmodelled rather than guessed.
 	PostRead      func(b Block) (bool, error)
 	postReadFiles bool
+	// NodeOf names the node page that holds data block b's slot (its file's inode number and the
+	// dnode's first file block index): a move dirties that page (f2fs_update_data_blkaddr), and
+	// the dirty node count grows by one only for a page not yet dirtied in the call. Nil: every
+	// move counts as a page of its own.
+	NodeOf   func(b Block) (ino uint32, dnode uint64, ok bool)
+	gcDnodes map[[2]uint64]bool // the node pages data moves dirtied since the checkpoint (NodeOf)
+	gcBlind  uint64             // data moves whose node page NodeOf did not name
 }
 
 // Block is one block of the main area: segment and offset.
@@ -240,6 +253,13 @@ func (s *State) Clone() *State {
 	c.dirtySec, c.victimSec, c.inuseSec = s.dirtySec.clone(), s.victimSec.clone(), s.inuseSec.clone()
 	c.pending = append([]Block(nil), s.pending...)
 	c.ssrFound = append([]SSRVictim(nil), s.ssrFound...)
+	c.gcDnodes = nil
+	for k, v := range s.gcDnodes {
+		if c.gcDnodes == nil {
+			c.gcDnodes = map[[2]uint64]bool{}
+		}
+		c.gcDnodes[k] = v
+	}
 	return &c
 }
 
@@ -412,6 +432,21 @@ func (s *State) updateSegmentMtime(segno uint32) {
 // are written (the model's SIT is the written one). It returns the segments made free and the
 // blocks moved.
 func (s *State) Checkpoint() (freed []uint32, moved []Move) {
+	// block_operations: f2fs_sync_dirty_inodes writes the dirty dentry pages (dirtying their
+	// directories' dnodes), f2fs_sync_inode_meta the inodes on the meta list into their pages,
+	// then f2fs_sync_node_pages writes every dirty node page out of place. The marked node blocks
+	// are placed below; the others are not.
+	d := s.Dirty
+	written := Range{Min: d.Nodes.Min, Max: d.Nodes.Max + d.IMeta.Max + d.Dents.Max}
+	if d.IMeta.Min > 0 || d.Dents.Min > 0 {
+		written.Min = max(written.Min, 1)
+	}
+	if d.Dents.Max > 0 && s.unmodelled == "" {
+		s.unmodelled = fmt.Sprintf("the checkpoint writes up to %d directory pages background gc marked (block_operations → f2fs_sync_dirty_inodes) to the cold data log, which the model does not follow", d.Dents.Max)
+	}
+	s.NodesWritten(written, "f2fs_sync_node_pages")
+	s.Dirty = Dirty{}
+	s.gcDnodes, s.gcBlind = nil, 0
 	var keep []Block
 	// move takes each moved block out of s.pending, so walk a copy: ranging over s.pending itself
 	// skipped every other marked block.
@@ -460,6 +495,28 @@ func (s *State) Sync() (freed []uint32, moved []Move) {
 }
 
 func isNodeType(t int) bool { return t >= HotNode && t <= ColdNode }
+
+// pendingNodes counts the node blocks background calls marked that have not moved: dirty node
+// pages (set_page_dirty in gc_node_segment → f2fs_move_node_page).
+func (s *State) pendingNodes() uint64 {
+	n := uint64(0)
+	for _, b := range s.pending {
+		if isNodeType(s.segs[b.Segno].Type()) && s.segs[b.Segno].Test(b.Blkoff) {
+			n++
+		}
+	}
+	return n
+}
+
+// dirtyNow is what the kernel's counters hold now: the caller's [State.Dirty] and the node pages
+// background calls marked.
+func (s *State) dirtyNow() Dirty {
+	d := s.Dirty
+	if n := s.pendingNodes(); n > 0 {
+		d.Nodes = Range{Min: max(d.Nodes.Min, n), Max: d.Nodes.Max + n}
+	}
+	return d
+}
 
 // SegmentValidMap returns segment segno's valid count and map as the model holds them, so a
 // State can serve as the core engine's SITSource for a zero range after GC ops (the SIT side

@@ -157,7 +157,9 @@ func NewTimeline(s *State, kind Kind, rounds int) *Timeline {
 		tl.Frames = append(tl.Frames, Frame{Kind: FrameVictim, Round: r, Map: st.Snap(), Pick: &pk})
 		sy := st.syncMarked()
 		if st.unmodelled != "" && s.unmodelled == "" {
-			tl.Frames = append(tl.Frames, Frame{Kind: FrameShort, Round: r, Map: st.Snap()})
+			// The sync's moves or its checkpoint's node writes left the model guessing: the
+			// timeline stops at the map before the sync.
+			tl.Frames = append(tl.Frames, Frame{Kind: FrameShort, Round: r, Map: tl.Frames[len(tl.Frames)-1].Map})
 			break
 		}
 		tl.Frames = append(tl.Frames, Frame{Kind: FrameSync, Round: r, Map: st.Snap(), Pick: &pk, Checkpoint: sy, Moves: groupMoves(sy.Moves)})

@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/gc"
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/f2fs"
 )
 
 // Owners finds the owners of an image's data blocks for a core.Seq's garbage collection: the
@@ -28,6 +30,15 @@ func (o *Owners) Owner(addr uint32) (uint32, uint64, bool, error) {
 		return 0, 0, false, nil
 	}
 	return b.Owner.Ino, *b.Owner.Index, true, nil
+}
+
+// InodeBlock returns the block of inode ino's node block: its NAT entry (core.InodeBlocker).
+func (o *Owners) InodeBlock(ino uint32) (uint32, error) {
+	e, err := o.img.NAT(ino)
+	if err != nil {
+		return 0, fmt.Errorf("source: NAT entry of inode %d: %w", ino, err)
+	}
+	return e.BlockAddr, nil
 }
 
 // File returns the input for inode ino.
@@ -54,4 +65,31 @@ func NewSeq(ctx context.Context, img *imgio.Image, mode core.Mode) (*core.Seq, e
 		return nil, err
 	}
 	return q, nil
+}
+
+// NodeOf is gc.State's NodeOf for a segment manager mounted on img without a core.Seq (the gc API
+// and page): the file and the dnode whose slot holds data block b, by the block's summary entry
+// (ok false when no file's slot holds it), so the dirty node pages the cleaner's moves make are
+// counted by page (f2fs_need_SSR, __get_secs_required). Inodes are read once; ctx bounds the
+// look-ups.
+func NodeOf(ctx context.Context, img *imgio.Image) func(b gc.Block) (uint32, uint64, bool) {
+	o := NewOwners(ctx, img)
+	main := img.Volume().MainBlkaddr
+	inodes := map[uint32]*core.Inode{}
+	return func(b gc.Block) (uint32, uint64, bool) {
+		ino, idx, ok, err := o.Owner(f2fs.SegBlock(main, b.Segno) + b.Blkoff)
+		if err != nil || !ok {
+			return 0, 0, false
+		}
+		in, seen := inodes[ino]
+		if !seen {
+			f, err := o.File(ino)
+			if err != nil {
+				return 0, 0, false
+			}
+			in = &f.Inode
+			inodes[ino] = in
+		}
+		return ino, in.DnodeStart(idx), true
+	}
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -29,6 +30,9 @@ type gcSegment struct {
 	Valid  uint32 `json:"valid"`
 	Class  string `json:"class"` // current, prefree, free, dirty, full
 	Marked bool   `json:"marked,omitempty"`
+	// Unsure: a node segment after node pages were written where the model does not place them
+	// (f2fs_sync_node_pages → f2fs_do_write_node_page): its valid count may be lower (gc/nodes.go).
+	Unsure bool `json:"unsure,omitempty"`
 }
 
 // gcBody is GET /api/images/{id}/gc?op=checkpoint&op=gc+1&op=gc+0&now=SECONDS: the ops of package gc
@@ -46,7 +50,7 @@ func gcSegments(s *gc.State) []gcSegment {
 	out := make([]gcSegment, s.Segments())
 	for i := range out {
 		segno := uint32(i)
-		out[i] = gcSegment{Segno: segno, Valid: s.Segment(segno).Valid, Class: s.Class(segno), Marked: s.VictimMarked(segno)}
+		out[i] = gcSegment{Segno: segno, Valid: s.Segment(segno).Valid, Class: s.Class(segno), Marked: s.VictimMarked(segno), Unsure: s.NodeUnsure(segno)}
 	}
 	return out
 }
@@ -80,7 +84,7 @@ func (s *Server) handleGC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	st, segsPerSec, err := mountGC(si, now)
+	st, segsPerSec, err := mountGC(r.Context(), si, now)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -160,7 +164,7 @@ func gcNow(v string) (uint64, error) {
 
 // mountGC mounts the image's SIT for the cleaner at the clock now, as the API and the page both
 // replay their ops on it, and returns its segments per section.
-func mountGC(si *StoredImage, now uint64) (*gc.State, uint32, error) {
+func mountGC(ctx context.Context, si *StoredImage, now uint64) (*gc.State, uint32, error) {
 	v, err := source.GCVolume(si.Image)
 	if err != nil {
 		return nil, 0, err
@@ -170,6 +174,8 @@ func mountGC(si *StoredImage, now uint64) (*gc.State, uint32, error) {
 		return nil, 0, err
 	}
 	st.Now = now
+	// The dnodes the cleaner's moves dirty, counted by page (f2fs_need_SSR, __get_secs_required).
+	st.NodeOf = source.NodeOf(ctx, si.Image)
 	return st, v.SegsPerSec, nil
 }
 
@@ -225,7 +231,7 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer done()
-	st, segsPerSec, err := mountGC(si, now)
+	st, segsPerSec, err := mountGC(r.Context(), si, now)
 	if err != nil {
 		s.Error(w, r, err)
 		return

@@ -41,6 +41,20 @@ func TestGCAPI(t *testing.T) {
 	if f := body.Ops[1].Freed; len(f) != 1 || f[0] != v {
 		t.Errorf("checkpoint freed %v, want [%d]", f, v)
 	}
+	// The checkpoint wrote the dnodes gc 1's moves dirtied (f2fs_sync_node_pages), which the model
+	// does not place: the node segments' counts are marked unsure, and only those.
+	unsure := 0
+	for _, c := range body.Ops[1].Changed {
+		if c.Unsure {
+			unsure++
+			if c.Valid == 0 && c.Class == "free" {
+				t.Errorf("segment %d marked unsure while free", c.Segno)
+			}
+		}
+	}
+	if unsure == 0 {
+		t.Errorf("the checkpoint after gc 1 changed %+v: no node segment marked unsure", body.Ops[1].Changed)
+	}
 	if body.Ops[2].Type != "BG" {
 		t.Errorf("third op %+v", body.Ops[2])
 	}
