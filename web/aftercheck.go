@@ -9,7 +9,6 @@ import (
 	"github.com/zrviz/zrviz/afterck"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgdiff"
-	"github.com/zrviz/zrviz/player"
 	"github.com/zrviz/zrviz/request"
 )
 
@@ -71,7 +70,7 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, badParam(FieldAfter, "missing: the id of the image the kernel left (upload it first)"))
 		return
 	}
-	t, err := s.resolveRun(r.Context(), q)
+	rq, err := s.parseRunQuery(q)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -83,15 +82,17 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 	}
 	defer releaseAfter()
 	// Another filesystem is refused before anything is reserved (a refused request costs nothing).
-	if err := imgdiff.Related(t.si.Image, sa.Image); err != nil {
+	if err := imgdiff.Related(rq.si.Image, sa.Image); err != nil {
 		s.afterCheckError(w, r, err)
 		return
 	}
 	// Per mode: the model's sequence, run as `before=` is with the played zero after it, and the
-	// tables CheckState reads (web/reservations.go).
-	played := append(append([]request.Op(nil), t.before...), request.RunOp(t.run))
-	perMode := afterCheckBytes + beforeBytes(t.spec.Input.Volume, max(t.spec.Input.Inode.SlotsEnd, player.PagesOf(t.spec).End), played)
-	release, err := s.budget.reserve(int64(len(t.run.Modes)) * perMode)
+	// tables CheckState reads (web/reservations.go), reserved before the run's operations are
+	// resolved: a check that can never fit is refused before any work.
+	played := append(append([]request.Op(nil), rq.before...), request.RunOp(rq.run))
+	t, release, err := s.resolveReserved(r.Context(), rq, func(base core.Input, end uint64) int64 {
+		return int64(len(rq.run.Modes)) * (afterCheckBytes + beforeBytes(base.Volume, end, played))
+	})
 	if err != nil {
 		s.Error(w, r, err)
 		return

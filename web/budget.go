@@ -23,9 +23,14 @@ type budget struct {
 const retryAfter = 5 * time.Second
 
 // reserve takes n bytes of the budget and returns the function that gives them back (safe to call
-// more than once), or an *OverBudgetError.
+// more than once), or an *Error: EUNAVAILABLE (503, Retry-After) when the budget is in use now,
+// ETOOLARGE (413) when n passes the whole budget, which no wait can fix (issue 37: such a request
+// was told to retry in 5 s, after seconds of CPU).
 func (b *budget) reserve(n int64) (func(), error) {
 	n = max(n, 0)
+	if err := b.fits(n); err != nil {
+		return nil, err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.limit > 0 && b.used+n > b.limit {
@@ -41,6 +46,16 @@ func (b *budget) reserve(n int64) (func(), error) {
 			b.mu.Unlock()
 		})
 	}, nil
+}
+
+// fits refuses work of n bytes larger than the whole budget (ETOOLARGE, 413), saying by how much:
+// callers ask it, through reserve, before they compute anything.
+func (b *budget) fits(n int64) error {
+	if b == nil || b.limit <= 0 || n <= b.limit {
+		return nil
+	}
+	return &Error{Code: ETOOLARGE, Message: fmt.Sprintf("too large for this server: this needs about %s of memory, %s more than its whole %s budget (--max-memory), so it can never run here; ask for less (a shorter range, fewer or smaller before= operations, one mode) or run zrviz with a larger --max-memory",
+		mib(n), mib(n-b.limit), mib(b.limit))}
 }
 
 func mib(n int64) string { return strconv.FormatInt((n+(1<<20)-1)>>20, 10) + " MiB" }

@@ -20,12 +20,13 @@ const maxResolved = 8
 // A kept input's memory (resolvedBytes) is charged to the budget until it is evicted, as a cached
 // outline is; one that does not fit is handed to its request and not kept.
 type resolvedCache struct {
-	mu      sync.Mutex
-	m       map[string]resolvedEntry
-	order   []string // oldest first
-	misses  int      // simulations of earlier operations, for tests
-	budget  *budget  // nil: kept inputs are not charged
-	charged int64    // bytes of the budget the kept inputs hold
+	mu       sync.Mutex
+	m        map[string]resolvedEntry
+	order    []string // oldest first
+	misses   int      // simulations of earlier operations, for tests
+	prepares int      // played zeros' writebacks (keys with preparePrefix), for tests
+	budget   *budget  // nil: kept inputs are not charged
+	charged  int64    // bytes of the budget the kept inputs hold
 }
 
 type resolvedEntry struct {
@@ -36,6 +37,10 @@ type resolvedEntry struct {
 func newResolvedCache(b *budget) *resolvedCache {
 	return &resolvedCache{m: map[string]resolvedEntry{}, budget: b}
 }
+
+// preparePrefix starts the key of a played zero's input after the writeback of its range
+// (Server.prepareZero), kept beside the inputs its operations leave.
+const preparePrefix = "prepare\x00"
 
 func resolvedKey(si *StoredImage, path string, before []request.Op) string {
 	var b strings.Builder
@@ -69,7 +74,11 @@ func (c *resolvedCache) get(key string, build func() (core.Input, int64, error))
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.misses++
+	if strings.HasPrefix(key, preparePrefix) {
+		c.prepares++
+	} else {
+		c.misses++
+	}
 	if _, ok := c.m[key]; ok || !c.budget.take(size, false) {
 		return in, nil // kept by another request, or the budget is spent: served, not kept
 	}

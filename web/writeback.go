@@ -75,18 +75,27 @@ func (s *Server) handleWriteback(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, badParam("sandbox", "a sandbox run has no page cache: nothing is written back"))
 		return
 	}
-	t, err := s.resolveRun(r.Context(), q)
+	rq, err := s.parseRunQuery(q)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
+	// The sequence and every page it writes back, until the answer is written (web/reservations.go),
+	// reserved before the run's operations are resolved.
+	t, release, err := s.resolveReserved(r.Context(), rq, func(base core.Input, end uint64) int64 {
+		return writebackBytes(base.Volume, end, rq.before)
+	})
+	if err != nil {
+		s.Error(w, r, err)
+		return
+	}
+	defer release()
 	base, err := source.FileInput(t.si.Image, t.file)
 	if err != nil {
 		s.Error(w, r, err)
 		return
 	}
-	// The sequence and every page it writes back, until the answer is written (web/reservations.go).
-	done, err := s.reserveHeavy(r.Context(), writebackBytes(base.Volume, max(base.Inode.SlotsEnd, t.spec.Input.Inode.SlotsEnd), t.before))
+	done, err := s.heavyWork(r.Context())
 	if err != nil {
 		s.Error(w, r, err)
 		return
