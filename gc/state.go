@@ -127,6 +127,9 @@ type State struct {
 	// pending are the blocks background calls marked dirty, in the order they were marked.
 	pending []Block
 
+	// clock records update_segment_mtime's calls while tracked (gc/clock.go; nil: not tracked).
+	clock *mtimeTrack
+
 	// PostRead says whether the data block b belongs to a file that needs post-read processing
 	// (f2fs_post_read_required: compressed, encrypted, verity): gc_data_segment moves such a block
 	// at once with move_data_block even in a background call, where it only marks the others.
@@ -248,6 +251,7 @@ func (s *State) Clone() *State {
 	c.pending = append([]Block(nil), s.pending...)
 	c.ckpt = append([][64]byte(nil), s.ckpt...)
 	c.ssrFound = append([]SSRVictim(nil), s.ssrFound...)
+	c.clock = s.clock.clone()
 	return &c
 }
 
@@ -405,6 +409,7 @@ func (s *State) locateDirtySegment(segno uint32) {
 func (s *State) updateSegmentMtime(segno uint32) {
 	ctime := s.mtimeNow()
 	se := &s.segs[segno]
+	s.clock.record(segno, se, s.Now)
 	if se.Mtime == 0 {
 		se.Mtime = ctime
 	} else {

@@ -1,8 +1,12 @@
 package web
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -11,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/gc"
 	"github.com/zrviz/zrviz/request"
 )
 
@@ -181,4 +186,101 @@ func serveDiscardBody(s *Server, target string) *bodyWriter {
 	d := &bodyWriter{}
 	s.Handler().ServeHTTP(d, r)
 	return d
+}
+
+// TestNextClockIsAFreshReplay (issue 37, finding 5): the next panel runs a run's sequence once and
+// gives each new clock the kept state with its mtime updates redone (gc.State.AtClock), which is
+// what replaying the whole sequence at that clock gives — segment by segment (valid counts, maps,
+// mtimes), max and min mtime, and every frame of both policies' timelines — over random sequences
+// of every operation kind on the demo's files (sequences with `now` or `gc 0` are replayed, as they
+// read the clock). The clock-free ones run their sequence once for all the clocks.
+func TestNextClockIsAFreshReplay(t *testing.T) {
+	seed := *wbSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (-wb-seed replays it)", seed)
+	r := rand.New(rand.NewPCG(seed, 37))
+	n := 24
+	if testing.Short() {
+		n = 8
+	}
+	s := mustOpenServer(t, Config{}).Server
+	si, err := s.image(DemoID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []wbFile{{"/cases/holes.bin", 786432}, {"/cases/contiguous.bin", 4194304},
+		{"/cases/fragmented.bin", 1048576}, {"/cases/rewritten.bin", 2097152}}
+	clocks := []uint64{0, 1, 3600, 7*86400 + 13}
+	ctx := context.Background()
+	var free, other, refused int
+	for k := range n {
+		c := wbRandomCase(r, files, k)
+		ops, err := request.ParseOps(strings.NewReader(c.ops))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, last := ops[:len(ops)-1], ops[len(ops)-1]
+		tg, err := s.resolve(ctx, si, last.Run, before)
+		if err != nil {
+			refused++
+			continue
+		}
+		replays := s.next.replays
+		for _, now := range clocks {
+			got, gerr := s.afterRun(ctx, tg, now)
+			want, werr := s.replayAt(ctx, tg, ops, now, false)
+			if (gerr == nil) != (werr == nil) {
+				t.Fatalf("ops:\n%s\nat %d s: the panel says %v, a fresh replay %v", c.ops, now, gerr, werr)
+			}
+			if gerr != nil {
+				refused++
+				break
+			}
+			if d := stateDiff(got, want); d != "" {
+				t.Fatalf("ops:\n%s\nat %d s: the panel's state is not a fresh replay's: %s", c.ops, now, d)
+			}
+		}
+		if clockFree(ops) {
+			free++
+			// One tracked run for all the clocks, besides the test's own replays.
+			if got := s.next.replays - replays - len(clocks); got != 1 {
+				t.Errorf("ops:\n%s\n%d runs of the sequence for %d clocks, want 1", c.ops, got, len(clocks))
+			}
+		} else {
+			other++
+		}
+	}
+	t.Logf("%d clock-free sequences, %d read the clock, %d refused", free, other, refused)
+	if free == 0 {
+		t.Error("no clock-free sequence drawn")
+	}
+}
+
+// stateDiff says where two segment managers differ, "" when they do not: every segment's SIT
+// entry, the clock, min and max mtime, and every frame of both policies' timelines.
+func stateDiff(a, b *gc.State) string {
+	if a.Segments() != b.Segments() || a.Now != b.Now {
+		return fmt.Sprintf("%d segments at %d s against %d at %d s", a.Segments(), a.Now, b.Segments(), b.Now)
+	}
+	for no := range a.Segments() {
+		if x, y := a.Segment(no), b.Segment(no); x != y {
+			return fmt.Sprintf("segment %d: %+v against %+v", no, x, y)
+		}
+	}
+	if x0, x1 := a.MinMaxMtime(); true {
+		if y0, y1 := b.MinMaxMtime(); x0 != y0 || x1 != y1 {
+			return fmt.Sprintf("min/max mtime %d/%d against %d/%d", x0, x1, y0, y1)
+		}
+	}
+	for _, kind := range []gc.Kind{gc.Foreground, gc.Background} {
+		ta, tb := gc.NewTimeline(a.Clone(), kind, 0), gc.NewTimeline(b.Clone(), kind, 0)
+		ja, _ := json.Marshal(ta.Frames)
+		jb, _ := json.Marshal(tb.Frames)
+		if !bytes.Equal(ja, jb) {
+			return fmt.Sprintf("the %v timeline's frames differ", kind)
+		}
+	}
+	return ""
 }

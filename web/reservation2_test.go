@@ -201,7 +201,7 @@ func TestGCReservation(t *testing.T) {
 		{"timeline after 63 zeros of the 9 GiB file", "/api/images/demo/next?" + zeros.Encode()},
 	} {
 		s.resolved.drop()
-		s.next = newNextCache()
+		s.next = newNextCache(s.budget)
 		var d *discardWriter
 		heap, res := reservedAndHeap(s, func() { d = serveDiscard(s, "GET", c.target, nil) })
 		if d.code != http.StatusOK {
