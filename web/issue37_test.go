@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zrviz/zrviz/afterck"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/gc"
 	"github.com/zrviz/zrviz/request"
@@ -283,4 +284,55 @@ func stateDiff(a, b *gc.State) string {
 		}
 	}
 	return ""
+}
+
+// TestAfterCheckAnswerBounded (issue 37, finding 4): an after-check whose sequence writes back
+// 16,384 pages answers in bounded bytes — at most afterck.MaxExplained explanations with their
+// total, counts by kind and segment that add up to it, and the address of the next page, which
+// lists the next ones — instead of one explanation a page (194 MB of JSON for 1,020,909 pages).
+func TestAfterCheckAnswerBounded(t *testing.T) {
+	s := mustOpenServer(t, Config{}).Server
+	q := issue37Write("67108864")
+	q[FieldBefore] = append([]string{"mount mode=lfs"}, q[FieldBefore]...) // no SSR: every page out of place
+	d := serveDiscardBody(s, "/api/images/demo/aftercheck?after=demo&"+q.Encode())
+	if d.code != http.StatusOK {
+		t.Fatalf("%d: %s", d.code, d.body)
+	}
+	var b afterCheckBody
+	if err := json.Unmarshal([]byte(d.body), &b); err != nil {
+		t.Fatalf("the answer is not JSON: %v", err)
+	}
+	m := b.Modes[0]
+	t.Logf("%d bytes of JSON for %d explanations (%d listed, %d summary rows), %d differences", len(d.body), m.ExplainedTotal,
+		len(m.Explained), len(m.ExplainedSummary), m.Total)
+	if m.ExplainedTotal < 16384 {
+		t.Fatalf("%d explanations, want one a page written back at least (16,384)", m.ExplainedTotal)
+	}
+	if len(d.body) > 1<<20 {
+		t.Errorf("%d bytes of JSON, want at most 1 MiB", len(d.body))
+	}
+	if len(m.Explained) != afterck.MaxExplained {
+		t.Errorf("%d explanations listed, want %d", len(m.Explained), afterck.MaxExplained)
+	}
+	sum := 0
+	for _, c := range m.ExplainedSummary {
+		sum += c.N
+	}
+	if sum != m.ExplainedTotal {
+		t.Errorf("the summary counts %d explanations, the total says %d", sum, m.ExplainedTotal)
+	}
+	if m.ExplainedNext == "" {
+		t.Fatal("no address for the next page of explanations")
+	}
+	d2 := serveDiscardBody(s, m.ExplainedNext)
+	var b2 afterCheckBody
+	if d2.code != http.StatusOK || json.Unmarshal([]byte(d2.body), &b2) != nil {
+		t.Fatalf("the next page: %d %.200s", d2.code, d2.body)
+	}
+	m2 := b2.Modes[0]
+	if m2.ExplainedFrom != afterck.MaxExplained || m2.ExplainedTotal != m.ExplainedTotal || len(m2.Explained) == 0 ||
+		m2.Explained[0].Text == m.Explained[0].Text {
+		t.Errorf("the next page lists from %d of %d (%d listed), want from %d of %d, other explanations",
+			m2.ExplainedFrom, m2.ExplainedTotal, len(m2.Explained), afterck.MaxExplained, m.ExplainedTotal)
+	}
 }
