@@ -156,6 +156,7 @@ func (s *State) SetCurrent(log int, c CurSeg) error {
 		s.dirtySec.clear(c.Segno / s.segsPerSec)
 	}
 	s.segs[c.Segno].Type = log
+	s.touch(c.Segno)
 	s.allocSSR[log] = false // new_curseg: LFS allocation
 	s.locateDirtySegment(old.Segno)
 	return nil
@@ -173,6 +174,7 @@ func (s *State) SetSegment(segno uint32, bitmap [64]byte) error {
 	for i, b := range bitmap { // a block written since the checkpoint is checkpointed for SSR
 		s.ckpt[segno][i] |= b
 	}
+	s.touch(segno)
 	n := uint32(0)
 	for _, b := range bitmap {
 		n += uint32(bits.OnesCount8(b))

@@ -129,6 +129,8 @@ type State struct {
 
 	// clock records update_segment_mtime's calls while tracked (gc/clock.go; nil: not tracked).
 	clock *mtimeTrack
+	// ssrIdx is get_ssr_segment's search index (gc/ssrindex.go; nil: not built yet).
+	ssrIdx *ssrIndex
 
 	// PostRead says whether the data block b belongs to a file that needs post-read processing
 	// (f2fs_post_read_required: compressed, encrypted, verity): gc_data_segment moves such a block
@@ -252,6 +254,7 @@ func (s *State) Clone() *State {
 	c.ckpt = append([][64]byte(nil), s.ckpt...)
 	c.ssrFound = append([]SSRVictim(nil), s.ssrFound...)
 	c.clock = s.clock.clone()
+	c.ssrIdx = s.ssrIndexClone()
 	return &c
 }
 
@@ -365,6 +368,7 @@ func (s *State) locateDirty(segno uint32) {
 		return
 	}
 	s.dirty.set(segno)
+	s.touch(segno)
 	if s.large() && !s.isCurSec(segno/s.segsPerSec) {
 		s.dirtySec.set(segno / s.segsPerSec)
 	}
@@ -373,6 +377,7 @@ func (s *State) locateDirty(segno uint32) {
 // removeDirty is __remove_dirty_segment(sbi, segno, DIRTY) (segment.c:806).
 func (s *State) removeDirty(segno uint32) {
 	s.dirty.clear(segno)
+	s.touch(segno)
 	secno := segno / s.segsPerSec
 	v := s.secValid(secno)
 	if v == 0 {
@@ -445,6 +450,7 @@ func (s *State) Checkpoint() (freed []uint32, moved []Move) {
 	for segno := range s.mainSegs {
 		s.ckpt[segno] = s.segs[segno].Map
 	}
+	s.ssrIdx = nil // every cost may have changed: rebuilt at the next search
 	for segno := range s.mainSegs {
 		if s.prefree.test(segno) {
 			s.setFree(segno)
