@@ -28,7 +28,7 @@ type ssrIndex struct {
 const noSeg = ^uint32(0)
 
 // maxSSRPending bounds the queued segments: past it they are applied at once.
-const maxSSRPending = 4096
+const maxSSRPending = 1 << 12
 
 func (s *State) buildSSRIndex() *ssrIndex {
 	ix := &ssrIndex{size: 1}
