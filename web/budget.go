@@ -17,6 +17,7 @@ type budget struct {
 	mu    sync.Mutex
 	limit int64
 	used  int64
+	high  int64 // the most reserved at once since the tests last asked (budget_helpers_test.go)
 }
 
 // retryAfter is what a refused client is told to wait.
@@ -38,6 +39,7 @@ func (b *budget) reserve(n int64) (func(), error) {
 			mib(n), mib(b.used), mib(b.limit), retryAfter)}
 	}
 	b.used += n
+	b.high = max(b.high, b.used)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -72,6 +74,7 @@ func (b *budget) take(n int64, force bool) bool {
 		return false
 	}
 	b.used += n
+	b.high = max(b.high, b.used)
 	return true
 }
 

@@ -10,7 +10,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
+	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -335,4 +338,151 @@ func TestAfterCheckAnswerBounded(t *testing.T) {
 		t.Errorf("the next page lists from %d of %d (%d listed), want from %d of %d, other explanations",
 			m2.ExplainedFrom, m2.ExplainedTotal, len(m2.Explained), afterck.MaxExplained, m.ExplainedTotal)
 	}
+}
+
+// TestEveryViewWithinItsReservation (issue 37): every view that replays a run's `before=`
+// operations — the run API and page, the writeback view, the after-check, the next panel, the
+// diff page's check — over random sequences of every operation kind (and a heavy write now and
+// then) under a small budget (48 or 160 MiB) either answers with its heap within its reservation + 25 % (+1 MiB
+// for the sampler's noise), or refuses before work (413/503: no operation simulated, no
+// writeback), or refuses as the model does (4xx); and each stops within 100 ms of its client
+// leaving (its handler returned and every heavy-work slot it took given back).
+func TestEveryViewWithinItsReservation(t *testing.T) {
+	seed := *wbSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (-wb-seed replays it)", seed)
+	r := rand.New(rand.NewPCG(seed, 3737))
+	n := 16
+	if testing.Short() {
+		n = 5
+	}
+	files := []wbFile{{"/cases/holes.bin", 786432}, {"/cases/contiguous.bin", 4194304},
+		{"/cases/fragmented.bin", 1048576}, {"/cases/rewritten.bin", 2097152}}
+	answered, refusedBefore, refusedModel := 0, 0, 0
+	for k := range n {
+		c := wbRandomCase(r, files, k)
+		if r.IntN(3) == 0 { // a heavy one: 16,384 dirty pages before the played zero
+			c.ops = "mount mode=lfs\nwrite /cases/holes.bin 0 67108864\n" + c.ops
+		}
+		ops, err := request.ParseOps(strings.NewReader(c.ops))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, last := ops[:len(ops)-1], ops[len(ops)-1]
+		q := url.Values{"path": {last.Path}, "offset": {fmt.Sprint(last.Offset)}, "length": {fmt.Sprint(last.Length)}, "mode": {"per-block"}}
+		if last.KeepSize {
+			q.Set("keepSize", "true")
+		}
+		for _, op := range before {
+			q.Add(FieldBefore, op.OpLine(0))
+		}
+		budget := []int64{48 << 20, 160 << 20}[r.IntN(2)] // the heavy sequences pass the smaller one
+		views := []struct{ name, target string }{
+			{"run API", "/api/images/demo/run?" + q.Encode()},
+			{"run page", "/images/demo/run?" + q.Encode()},
+			{"writeback", "/api/images/demo/writeback?" + q.Encode()},
+			{"after-check", "/api/images/demo/aftercheck?after=demo&" + q.Encode()},
+			{"next", "/api/images/demo/next?" + q.Encode()},
+			{"diff", "/diff?" + url.Values{"a": {"demo"}, "b": {"demo"}, "ops": {c.ops}, "mode": {"per-block"}}.Encode()},
+		}
+		for _, v := range views {
+			// A subtest each: its servers are gone when it ends, so the live heap (and with it the
+			// garbage the collector lets pile up) stays that of one server.
+			t.Run(fmt.Sprintf("%d-%s", k, strings.ReplaceAll(v.name, " ", "-")), func(t *testing.T) {
+				s := mustOpenServer(t, Config{MaxMemory: budget}).Server
+				var d *discardWriter
+				heap, res := heapAndHigh(s, func() { d = serveDiscard(s, "GET", v.target, nil) })
+				s.Close() // its caches go: the next measurement's live heap (and so its garbage) stays small
+				work := s.resolved.misses + s.resolved.prepares + s.next.replays
+				switch {
+				case d.code == http.StatusOK:
+					answered++
+					if float64(heap) > 1.25*float64(res)+1<<20 {
+						t.Errorf("ops:\n%s\n%s: heap +%.1f MiB, reserved %.1f MiB: past the reservation + 25 %%", c.ops, v.name,
+							float64(heap)/(1<<20), float64(res)/(1<<20))
+					}
+				case d.code == http.StatusRequestEntityTooLarge || d.code == http.StatusServiceUnavailable:
+					refusedBefore++
+					if work != 0 {
+						t.Errorf("ops:\n%s\n%s: %d after %d simulations: not refused before work", c.ops, v.name, d.code, work)
+					}
+				case d.code >= 400 && d.code < 500:
+					refusedModel++
+					t.Logf("%s: %d (the model or the query refuses)", v.name, d.code)
+				default:
+					t.Errorf("ops:\n%s\n%s: %d", c.ops, v.name, d.code)
+				}
+				// A client that leaves: the handler returns within 100 ms of it.
+				s2 := mustOpenServer(t, Config{MaxMemory: 96 << 20}).Server
+				ctx, cancel := context.WithCancel(context.Background())
+				req := httptest.NewRequest("GET", v.target, nil).WithContext(ctx)
+				req.Host = "127.0.0.1"
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					s2.Handler().ServeHTTP(&discardWriter{}, req)
+				}()
+				select {
+				case <-done:
+				case <-time.After(time.Duration(1+r.IntN(30)) * time.Millisecond):
+				}
+				cancel()
+				left := time.Now()
+				select {
+				case <-done:
+				case <-time.After(5 * time.Second):
+					t.Errorf("ops:\n%s\n%s: still running 5 s after its client left", c.ops, v.name)
+					return
+				}
+				// The handler has returned; the work it started (an outline build, shared with other
+				// viewers, runs apart) holds a heavy-work slot until it stops.
+				for len(s2.heavy.slots) > 0 && time.Since(left) < 5*time.Second {
+					time.Sleep(time.Millisecond)
+				}
+				if d := time.Since(left); d > 100*time.Millisecond {
+					t.Errorf("ops:\n%s\n%s: went on %v after its client left", c.ops, v.name, d)
+				}
+				s2.Close()
+			})
+		}
+	}
+	t.Logf("%d answers, %d refused before work, %d refused by the model", answered, refusedBefore, refusedModel)
+}
+
+// heapAndHigh runs f and returns the peak of heap in use above where it was when f started (after
+// a collection; sampled every millisecond and once after f) and the most f reserved at once (the budget's own high mark: a
+// reservation held for less than a sample is counted too).
+func heapAndHigh(s *Server, f func()) (heap, reserved int64) {
+	// The collector runs at 10 % growth while f runs, so the heap in use is what f holds, not the
+	// garbage the default pacing (100 %) lets pile up over the test binary's other live data.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base := int64(ms.HeapInuse)
+	r0 := s.budget.markHigh()
+	var stop atomic.Bool
+	var ph atomic.Int64
+	done := make(chan struct{})
+	sample := func() {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		if v := int64(m.HeapInuse) - base; v > ph.Load() {
+			ph.Store(v)
+		}
+	}
+	go func() {
+		defer close(done)
+		for !stop.Load() {
+			sample()
+			time.Sleep(time.Millisecond) // the peak meter's sampling interval, not synchronisation
+		}
+	}()
+	f()
+	stop.Store(true)
+	<-done
+	sample()
+	return ph.Load(), s.budget.highSince() - r0
 }
