@@ -342,7 +342,7 @@ func TestAfterCheckAnswerBounded(t *testing.T) {
 
 // TestEveryViewWithinItsReservation (issue 37): every view that replays a run's `before=`
 // operations — the run API and page, the writeback view, the after-check, the next panel, the
-// diff page's check — over random sequences of every operation kind (and a heavy write now and
+// diff page's check, the compare page — over random sequences of every operation kind (and a heavy write now and
 // then) under a small budget (48 or 160 MiB) either answers with its heap within its reservation + 25 % (+1 MiB
 // for the sampler's noise), or refuses before work (413/503: no operation simulated, no
 // writeback), or refuses as the model does (4xx); and each stops within 100 ms of its client
@@ -386,6 +386,7 @@ func TestEveryViewWithinItsReservation(t *testing.T) {
 			{"after-check", "/api/images/demo/aftercheck?after=demo&" + q.Encode()},
 			{"next", "/api/images/demo/next?" + q.Encode()},
 			{"diff", "/diff?" + url.Values{"a": {"demo"}, "b": {"demo"}, "ops": {c.ops}, "mode": {"per-block"}}.Encode()},
+			{"compare", "/compare?image=demo&" + q.Encode()},
 		}
 		for _, v := range views {
 			// A subtest each: its servers are gone when it ends, so the live heap (and with it the
