@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -486,4 +487,31 @@ func heapAndHigh(s *Server, f func()) (heap, reserved int64) {
 	<-done
 	sample()
 	return ph.Load(), s.budget.highSince() - r0
+}
+
+// TestConcurrentRunsShareTheirOperations (issue 37, finding 1): twelve concurrent requests of one
+// run — its `before=` operations leaving 16,384 dirty pages, the played zero over them — simulate
+// the operations once and write the pages back once: the others wait for that build (twelve such
+// GETs each replayed the sequence and its writeback, and all got empty replies at 73–100 s).
+func TestConcurrentRunsShareTheirOperations(t *testing.T) {
+	s := mustOpenServer(t, Config{MaxMemory: 1 << 30}).Server
+	q := issue37Write("67108864")
+	var wg sync.WaitGroup
+	codes := make([]int, 12)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = serveDiscard(s, "GET", "/api/images/demo/run?"+q.Encode(), nil).code
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != http.StatusOK {
+			t.Errorf("request %d: %d", i, c)
+		}
+	}
+	if s.resolved.misses != 1 || s.resolved.prepares != 1 {
+		t.Errorf("%d simulations of the operations and %d writebacks for 12 concurrent requests, want 1 and 1", s.resolved.misses, s.resolved.prepares)
+	}
 }

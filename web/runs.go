@@ -181,7 +181,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	}
 	// The page and its websocket (and reconnects, mode switches) resolve the same run: the earlier
 	// operations are simulated once (web/resolvecache.go).
-	in, err := s.resolved.get(resolvedKey(si, f.Path(), before), func() (core.Input, int64, error) {
+	in, err := s.resolved.get(ctx, resolvedKey(si, f.Path(), before), func() (core.Input, int64, error) {
 		base, err := source.FileInput(si.Image, f)
 		if err != nil {
 			return base, 0, err
@@ -257,7 +257,7 @@ func (s *Server) prepareZero(ctx context.Context, beforeKey string, in core.Inpu
 		return prepare() // nothing to write back: the argument checks only
 	}
 	key := fmt.Sprintf("%s%s\x00%d\x00%d\x00%t", preparePrefix, beforeKey, req.Offset, req.Length, req.KeepSize)
-	return s.resolved.get(key, func() (core.Input, int64, error) {
+	return s.resolved.get(ctx, key, func() (core.Input, int64, error) {
 		done, err := s.reserveHeavy(ctx, max(prepareBytes(len(in.Inode.Dirty))-reservedFor(ctx), 0))
 		if err != nil {
 			return in, 0, err
