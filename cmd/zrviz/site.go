@@ -174,7 +174,7 @@ func openSiteDir(dir string) (*siteDir, error) {
 			switch n := e.Name(); {
 			case n == "go.mod" || n == ".git":
 				return refuse("%s holds a source tree (%s): the site would overwrite its files (index.html, static/…); write it into a new directory, e.g. zrviz site %s",
-					dir, n, filepath.Join(dir, "site"))
+					dir, n, filepath.Join(os.TempDir(), "zrviz-site"))
 			case n == siteMarker && e.Type().IsRegular():
 				marked = true
 			default:
