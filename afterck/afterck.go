@@ -45,12 +45,18 @@ type Op struct {
 // MaxDifferences bounds the differences a report lists; Report.Total counts them all.
 const MaxDifferences = 1000
 
-// Report is the verdict: JSON {"agree","explained":[...],"differences":[...],"total"}.
+// Report is the verdict: JSON {"agree","explained":[...],"explainedTotal","explainedFrom",
+// "explainedSummary":[...],"differences":[...],"total"}.
 type Report struct {
-	Agree       bool          `json:"agree"`
-	Explained   []Explanation `json:"explained"`
-	Differences []Difference  `json:"differences"`
-	Total       int           `json:"total"` // differences found, listed or not
+	Agree bool `json:"agree"`
+	// Explained lists at most MaxExplained explanations, from the ExplainedFrom-th (0-based) on;
+	// ExplainedTotal counts them all, ExplainedSummary by kind and segment.
+	Explained        []Explanation    `json:"explained"`
+	ExplainedTotal   int              `json:"explainedTotal"`
+	ExplainedFrom    int              `json:"explainedFrom,omitempty"`
+	ExplainedSummary []ExplainedCount `json:"explainedSummary"`
+	Differences      []Difference     `json:"differences"`
+	Total            int              `json:"total"` // differences found, listed or not
 }
 
 // Explanation is something the kernel did after the call that the model does not do, and which
@@ -102,6 +108,7 @@ type checker struct {
 	ctx           context.Context
 	before, after *imgio.Image
 	rep           *Report
+	ex            *explainer
 	// sit is the expected after-state of every segment: the before image's, with the model's
 	// changes and the explained ones applied.
 	sit map[uint32][64]byte
@@ -117,7 +124,7 @@ func (c *checker) differ(d Difference) {
 	}
 }
 
-func (c *checker) explain(e Explanation) { c.rep.Explained = append(c.rep.Explained, e) }
+func (c *checker) explain(e Explanation) { c.ex.add(e) }
 
 func u64(v uint64) *uint64 { return &v }
 func u32(v uint32) *uint32 { return &v }
@@ -146,9 +153,10 @@ type State struct {
 	// unmount's checkpoint writes out of place).
 	Unlinked map[uint32]string
 	Dirs     map[uint32]string
-	// Explained is what the model itself did that the kernel does after the calls (the writeback
-	// of dirty pages, by fsync, sync or the unmount); CheckState reports it first.
-	Explained []Explanation
+	// explained is what the model itself did that the kernel does after the calls (the writeback
+	// of dirty pages, by fsync, sync or the unmount), kept in bounded bytes (explainer);
+	// CheckState reports it first. Nil: nothing explained, listed from the first.
+	explained *explainer
 }
 
 // FreedNode is a node block truncate_node freed: its file's inode and the block the NAT gave it.
@@ -215,7 +223,11 @@ func CheckState(ctx context.Context, before, after *imgio.Image, st *State) (*Re
 		return nil, err
 	}
 	c := &checker{ctx: ctx, before: before, after: after, rep: &Report{}, sit: map[uint32][64]byte{}, main: before.Volume().MainBlkaddr, gc: st.GC}
-	c.rep.Explained = append(c.rep.Explained, st.Explained...)
+	if st.explained != nil {
+		c.ex = st.explained.clone()
+	} else {
+		c.ex = newExplainer(0, c.main)
+	}
 	segs, err := before.Segments()
 	if err != nil {
 		return nil, err
@@ -256,6 +268,7 @@ func CheckState(ctx context.Context, before, after *imgio.Image, st *State) (*Re
 		}
 	}
 	c.rep.Agree = c.rep.Total == 0
+	c.ex.fill(c.rep)
 	return c.rep, nil
 }
 
@@ -633,6 +646,12 @@ func (c *checker) segments() error {
 // ctx bounds the work: it is checked before and after every operation (source.RunOps) and by the
 // block look-ups garbage collection makes, so a caller that gave up costs at most one operation.
 func ModelSeq(ctx context.Context, img *imgio.Image, text string, mode core.Mode) (*State, error) {
+	return ModelSeqFrom(ctx, img, text, mode, 0)
+}
+
+// ModelSeqFrom is [ModelSeq] whose report lists the explanations from the from-th (0-based) on:
+// the next page of a report whose ExplainedTotal passes what it lists.
+func ModelSeqFrom(ctx context.Context, img *imgio.Image, text string, mode core.Mode, from int) (*State, error) {
 	ops, err := request.ParseOps(strings.NewReader(text))
 	if err != nil {
 		return nil, err
@@ -641,10 +660,10 @@ func ModelSeq(ctx context.Context, img *imgio.Image, text string, mode core.Mode
 	if err != nil {
 		return nil, err
 	}
-	st := &State{SIT: map[uint32][64]byte{}}
+	st := &State{SIT: map[uint32][64]byte{}, explained: newExplainer(from, img.Volume().MainBlkaddr)}
 	pages := func(ps []core.PageWrite) {
 		for _, p := range ps {
-			st.Explained = append(st.Explained, pageExplanation(p))
+			st.explained.add(pageExplanation(p))
 		}
 	}
 	err = source.RunOps(ctx, q, img, ops, func(s *source.Step) error {

@@ -123,6 +123,15 @@ func (q *Seq) SetNow(secs uint64) {
 	}
 }
 
+// TrackMtimes has the segment manager record the mtime updates of the operations from here on, so
+// the state they leave can be had at another clock ([gc.State.AtClock]); nothing without
+// [Seq.MountGC].
+func (q *Seq) TrackMtimes() {
+	if q.sm != nil {
+		q.sm.TrackMtimes()
+	}
+}
+
 // GCState returns a copy of the segment manager as the operations so far left it (nil without
 // [Seq.MountGC]).
 func (q *Seq) GCState() *gc.State {

@@ -215,11 +215,16 @@ func (o *slotOverlay) missingNodes(pos *dnodePos, missing int) []nodeKey {
 	return out
 }
 
+// store records a dnode's slots. The record it replaces is kept (prev) only while a Run may seek
+// back to it (journal): otherwise nothing reads it again, and keeping every earlier version held a
+// node's copy per change until the operation ended (issue 37).
 func (o *slotOverlay) store(start uint64, slots []uint32) {
-	o.recs[start] = &nodeRec{prev: o.recs[start], runs: compressSlots(slots)}
+	r := &nodeRec{runs: compressSlots(slots)}
 	if o.journal {
+		r.prev = o.recs[start]
 		o.recLog = append(o.recLog, start)
 	}
+	o.recs[start] = r
 }
 
 func (o *slotOverlay) allocate(k nodeKey) { o.setNode(k, true) }

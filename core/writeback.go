@@ -118,6 +118,20 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 	size := in.Inode.Size
 	endIndex := uint64(size) >> 12
 	var cw clusterWrite
+	// The dnode of the pages being written: its slots are read once and stored once, when the pages
+	// move on to the next dnode (they come in index order), so a dnode's record is written once per
+	// writeback, not once per page (issue 37: a copy of the node per page, ~7 KB a page).
+	var node struct {
+		pos          dnodePos
+		buf          []uint32
+		loaded, dirt bool
+	}
+	flush := func() {
+		if node.dirt {
+			e.slots.store(node.pos.start, node.buf)
+			node.dirt = false
+		}
+	}
 	for k, idx := range pages {
 		if k%ctxEvery == 0 && m.ctx != nil {
 			if err := m.ctx.Err(); err != nil {
@@ -134,12 +148,17 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 			out = append(out, pw)
 			continue
 		}
-		pos, buf, _, err := e.slots.read(idx, e.fbuf)
-		e.fbuf = buf
-		if err != nil {
-			return in, nil, err
+		if p := locate(idx, e.slots.geom); !node.loaded || p.start != node.pos.start {
+			flush()
+			pos, buf, _, err := e.slots.read(idx, node.buf) // its own buffer: nothing else reads into it
+			if err != nil {
+				return in, nil, err
+			}
+			node.pos, node.buf, node.loaded = pos, buf, true
 		}
-		old := buf[pos.ofs]
+		buf := node.buf
+		ofs := idx - node.pos.start
+		old := buf[ofs]
 		pw.Old = old
 		if old == NullAddr {
 			pw.How = DroppedHole
@@ -196,12 +215,13 @@ func writeback(in Input, lo, hi uint64, m wbMode) (Input, []PageWrite, error) {
 				return in, nil, err
 			}
 		}
-		buf[pos.ofs] = a
-		e.slots.store(pos.start, buf)
+		buf[ofs] = a
+		node.dirt = true
 		pw.How, pw.New, pw.Log, pw.Segno = WroteOutPlace, a, f2fs.LogName(int(log)), segno
 		out = append(out, pw)
 		m.dirty = m.dirtyAfter // f2fs_update_data_blkaddr dirtied the page's dnode
 	}
+	flush()
 	next := e.nextInput()
 	next.Inode.Dirty = slices.DeleteFunc(slices.Clone(in.Inode.Dirty), func(p uint64) bool { return p >= lo && p <= hi })
 	if len(next.Inode.Dirty) == 0 {

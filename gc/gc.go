@@ -494,5 +494,6 @@ func (s *State) newCurseg(log int) error {
 	c.Segno, c.Blkoff = segno, 0
 	s.allocSSR[log] = false
 	s.segs[segno].SetType(log) // reset_curseg → __set_sit_entry_type
+	s.touch(segno)
 	return nil
 }

@@ -129,6 +129,7 @@ func (s *State) SetCurrent(log int, c CurSeg) error {
 		s.dirtySec.clear(c.Segno / s.segsPerSec)
 	}
 	s.segs[c.Segno].SetType(log)
+	s.touch(c.Segno)
 	s.allocSSR[log] = false // new_curseg: LFS allocation
 	s.locateDirtySegment(old.Segno)
 	return nil
@@ -159,6 +160,7 @@ func (s *State) Adopt(segno uint32, e Entry, stamped bool) error {
 	}
 	se := &s.segs[segno]
 	se.take(&e)
+	s.touch(segno)
 	if se.Valid() > 0 {
 		s.setInuse(segno)
 	}

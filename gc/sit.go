@@ -135,14 +135,21 @@ func (e *Entry) Checkpointed() { e.ckptMap = e.curMap }
 
 // UpdateMtime is update_segment_mtime's entry part (segment.c:2419) at time ctime: the first
 // mtime is ctime, later ones the mean weighted by the valid blocks before.
-func (e *Entry) UpdateMtime(ctime uint64) {
+func (e *Entry) UpdateMtime(ctime uint64) { e.mtimeAt(ctime, e.Valid()) }
+
+// mtimeAt is update_segment_mtime at ctime over valid blocks (the weight): [State.AtClock] redoes a
+// recorded update with the valid blocks the segment had then.
+func (e *Entry) mtimeAt(ctime uint64, valid uint32) {
 	if e.mtime == 0 {
 		e.mtime = ctime
 		return
 	}
-	v := uint64(e.Valid())
+	v := uint64(valid)
 	e.mtime = (e.mtime*v + ctime) / (v + 1)
 }
+
+// restoreMtime puts back the mtime an entry had before a recorded update ([State.AtClock]).
+func (e *Entry) restoreMtime(before uint64) { e.mtime = before }
 
 // SetType is __set_sit_entry_type: the segment is now log's (reset_curseg).
 func (e *Entry) SetType(log int) { e.typ = int8(log) }

@@ -113,6 +113,7 @@ func (s *State) nextFreeBlkoff(segno, start uint32) uint32 {
 // ("SSR should never reuse block which is checkpointed or newly invalidated", segment.c:2490).
 func (s *State) setValid(segno, k uint32) {
 	s.segs[segno].SetValid(k)
+	s.touch(segno)
 }
 
 // ssrVictim is f2fs_get_victim(sbi, &segno, BG_GC, typ, SSR, 0, false) (gc.c:779) with
@@ -124,15 +125,9 @@ func (s *State) setValid(segno, k uint32) {
 // get_gc_cost's ckpt_valid_blocks and the first cost below get_max_cost's BLKS_PER_SEG wins.
 // last_victim moves as the LFS search's does.
 func (s *State) ssrVictim(typ int) (uint32, uint32, bool) {
-	maxSearch := uint32(0)
-	for segno := range s.mainSegs {
-		if s.dirty.test(segno) && s.segs[segno].Type() == typ {
-			maxSearch++
-		}
-	}
-	if maxSearch > s.MaxVictimSearch {
-		maxSearch = s.MaxVictimSearch
-	}
+	ix := s.index() // gc/ssrindex.go: the scan's answer in O(log n)
+	total := ix.cnt[typ][1]
+	maxSearch := min(total, s.MaxVictimSearch)
 	if maxSearch == 0 {
 		return NullSegno, 0, false // -ENODATA before the search: last_victim untouched
 	}
@@ -141,42 +136,37 @@ func (s *State) ssrVictim(typ int) (uint32, uint32, bool) {
 		offset = 0
 	}
 	lastVictim := s.lastVictim[gcGreedy]
-	lastSegment := s.mainSegs
-	minSeg, minCost := NullSegno, uint32(BlocksPerSeg)
-	nsearched := uint32(0)
-	for {
-		segno := offset
-		for segno < lastSegment && !(s.dirty.test(segno) && s.segs[segno].Type() == typ) {
-			segno++
-		}
-		if segno >= lastSegment {
-			if s.lastVictim[gcGreedy] != 0 {
-				lastSegment = s.lastVictim[gcGreedy]
-				s.lastVictim[gcGreedy] = 0
-				offset = 0
-				continue
-			}
-			break
-		}
-		offset = segno + 1
-		nsearched++
+	skip := func(segno uint32) bool {
 		secno := segno / s.segsPerSec
-		if !s.secUsageCheck(secno) && !s.victimSec.test(secno) {
-			if c := s.CkptValid(segno); minCost > c {
-				minSeg, minCost = segno, c
-			}
-		}
-		if nsearched >= maxSearch {
-			if s.lastVictim[gcGreedy] == 0 && segno <= lastVictim {
-				s.lastVictim[gcGreedy] = lastVictim + 1
-			} else {
-				s.lastVictim[gcGreedy] = segno + 1
-			}
-			s.lastVictim[gcGreedy] %= s.mainSegs
-			break
+		return s.secUsageCheck(secno) || s.victimSec.test(secno)
+	}
+	// The search visits the dirty segments of the type from offset to the end, then (when
+	// last_victim was not 0) from 0 up to last_victim, and stops at the maxSearch-th: last.
+	after := total - ix.count(typ, 0, offset)
+	var last, best uint32
+	wrapped := maxSearch > after
+	if !wrapped {
+		last = ix.kth(typ, total-after+maxSearch)
+		best = ix.bestIn(typ, offset, last+1, skip)
+	} else {
+		last = ix.kth(typ, maxSearch-after)
+		best = ix.bestIn(typ, offset, s.mainSegs, skip)
+		// A tie goes to the first visited: the part before the wrap.
+		if b := ix.bestIn(typ, 0, last+1, skip); b != noSeg && (best == noSeg || ix.ckptN[b] < ix.ckptN[best]) {
+			best = b
 		}
 	}
-	return minSeg, minCost, minSeg != NullSegno
+	if (wrapped || lastVictim == 0) && last <= lastVictim {
+		s.lastVictim[gcGreedy] = lastVictim + 1
+	} else {
+		s.lastVictim[gcGreedy] = last + 1
+	}
+	s.lastVictim[gcGreedy] %= s.mainSegs
+	// get_max_cost's BLKS_PER_SEG: a segment whose every block is checkpointed is no victim.
+	if best == noSeg || uint32(ix.ckptN[best]) >= BlocksPerSeg {
+		return NullSegno, BlocksPerSeg, false
+	}
+	return best, uint32(ix.ckptN[best]), true
 }
 
 // getSSRSegment is get_ssr_segment(sbi, log, SSR, 0) (segment.c:3108): the log's own type first,
@@ -219,6 +209,7 @@ func (s *State) changeCurseg(log int, segno uint32) {
 	c := &s.cur[log]
 	c.Segno = segno
 	s.segs[segno].SetType(log) // reset_curseg → __set_sit_entry_type
+	s.touch(segno)
 	s.allocSSR[log] = true
 	c.Blkoff = s.nextFreeBlkoff(segno, 0)
 }

@@ -132,6 +132,11 @@ type State struct {
 	// pending are the blocks background calls marked dirty, in the order they were marked.
 	pending []Block
 
+	// clock records update_segment_mtime's calls while tracked (gc/clock.go; nil: not tracked).
+	clock *mtimeTrack
+	// ssrIdx is get_ssr_segment's search index (gc/ssrindex.go; nil: not built yet).
+	ssrIdx *ssrIndex
+
 	// PostRead says whether the data block b belongs to a file that needs post-read processing
 	// (f2fs_post_read_required: compressed, encrypted, verity): gc_data_segment moves such a block
 	// at once with move_data_block even in a background call, where it only marks the others.
@@ -260,6 +265,8 @@ func (s *State) Clone() *State {
 		}
 		c.gcDnodes[k] = v
 	}
+	c.clock = s.clock.clone()
+	c.ssrIdx = s.ssrIndexClone()
 	return &c
 }
 
@@ -376,6 +383,7 @@ func (s *State) locateDirty(segno uint32) {
 		return
 	}
 	s.dirty.set(segno)
+	s.touch(segno)
 	if s.large() && !s.isCurSec(segno/s.segsPerSec) {
 		s.dirtySec.set(segno / s.segsPerSec)
 	}
@@ -384,6 +392,7 @@ func (s *State) locateDirty(segno uint32) {
 // removeDirty is __remove_dirty_segment(sbi, segno, DIRTY) (segment.c:806).
 func (s *State) removeDirty(segno uint32) {
 	s.dirty.clear(segno)
+	s.touch(segno)
 	secno := segno / s.segsPerSec
 	v := s.secValid(secno)
 	if v == 0 {
@@ -419,7 +428,9 @@ func (s *State) locateDirtySegment(segno uint32) {
 // updateSegmentMtime is update_segment_mtime(sbi, blkaddr, 0) (segment.c:2419).
 func (s *State) updateSegmentMtime(segno uint32) {
 	ctime := s.mtimeNow()
-	s.segs[segno].UpdateMtime(ctime)
+	se := &s.segs[segno]
+	s.clock.record(segno, se, s.Now)
+	se.UpdateMtime(ctime)
 	if ctime > s.maxMtime {
 		s.maxMtime = ctime
 	}
@@ -465,6 +476,7 @@ func (s *State) Checkpoint() (freed []uint32, moved []Move) {
 	for segno := range s.mainSegs {
 		s.segs[segno].Checkpointed()
 	}
+	s.ssrIdx = nil // every cost may have changed: rebuilt at the next search
 	for segno := range s.mainSegs {
 		if s.prefree.test(segno) {
 			s.setFree(segno)

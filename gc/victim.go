@@ -152,6 +152,9 @@ func (s *State) getVictim(kind Kind) victim {
 		secno := segno / s.segsPerSec
 		if !s.secUsageCheck(secno) && !(kind == Background && s.victimSec.test(secno)) {
 			mtime, u, age := s.terms(secno, p.policy == gcCB)
+			if p.policy == gcCB && s.clock != nil {
+				s.clock.read = true // the choice reads ages: State.AtClock cannot redo it
+			}
 			c := Candidate{Segno: segno, Valid: s.secValid(secno), Mtime: mtime, U: u, Age: age}
 			if p.policy == gcGreedy {
 				c.Cost = c.Valid

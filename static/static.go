@@ -11,9 +11,7 @@ import (
 	"io/fs"
 	"mime"
 	"net/http"
-	"os"
 	"path"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -93,20 +91,17 @@ func New() (*Assets, error) {
 	return a, nil
 }
 
-// WriteDir writes every asset, as ServeHTTP serves it, under dir ("static/js/ws.js" for the URL
-// /static/js/ws.js?v=…): a static file server ignores the version query and serves the same bytes.
-func (a *Assets) WriteDir(dir string) error {
+// Each calls f with every asset's name ("js/ws.js") and content, as ServeHTTP serves it (a static
+// file server that ignores the version query serves the same bytes), in name order, stopping at
+// f's first error: the writer chooses how to write them (zrviz site never follows a link).
+func (a *Assets) Each(f func(name string, b []byte) error) error {
 	names := make([]string, 0, len(a.body))
 	for n := range a.body {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		p := filepath.Join(dir, filepath.FromSlash(n))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, a.body[n], 0o644); err != nil {
+		if err := f(n, a.body[n]); err != nil {
 			return err
 		}
 	}

@@ -1,15 +1,19 @@
 package web
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/go-chi/chi/v5"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/zrviz/zrviz/afterck"
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgdiff"
-	"github.com/zrviz/zrviz/player"
 	"github.com/zrviz/zrviz/request"
 )
 
@@ -47,11 +51,24 @@ type afterCheckImage struct {
 	Name string `json:"name"`
 }
 
-// afterCheckMode is afterck's report for one mode (JSON agree, explained, differences, total).
+// afterCheckMode is afterck's report for one mode (JSON agree, explained, explainedTotal,
+// explainedSummary, differences, total), with the address of the next page of its explanations
+// when it lists fewer than it counts.
 type afterCheckMode struct {
 	Mode string `json:"mode"`
 	*afterck.Report
+	ExplainedNext string `json:"explainedNext,omitempty"`
 }
+
+// FieldExplained is the after-check's query field that pages through the explanations: the index
+// (0-based) of the first one listed.
+const FieldExplained = "explained"
+
+// afterCheckAnswerBytes is what one mode's answer holds besides the bounded lists (afterck's
+// MaxExplained explanations and MaxDifferences differences, 1 MiB with their JSON): the summary's
+// rows, at most one per kind naming a block (6) and segment, ~100 bytes of JSON each as it is
+// written (streamed per mode through a 64 KiB buffer).
+func afterCheckAnswerBytes(mainSegs uint32) int64 { return 1<<20 + 1<<10*int64(mainSegs) }
 
 // handleAfterCheck answers GET /api/images/{id}/aftercheck?after=ID&path=…&offset=…&length=…
 // [&keepSize=true][&mode=…][&before=…]: image ID held against the model's after-state of the run
@@ -71,7 +88,16 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 		s.Error(w, r, badParam(FieldAfter, "missing: the id of the image the kernel left (upload it first)"))
 		return
 	}
-	t, err := s.resolveRun(r.Context(), q)
+	from := 0
+	if v := q.Get(FieldExplained); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			s.Error(w, r, badParam(FieldExplained, fmt.Sprintf("%q: want the index of the first explanation to list, from 0", v)))
+			return
+		}
+		from = n
+	}
+	rq, err := s.parseRunQuery(q)
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -83,15 +109,17 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 	}
 	defer releaseAfter()
 	// Another filesystem is refused before anything is reserved (a refused request costs nothing).
-	if err := imgdiff.Related(t.si.Image, sa.Image); err != nil {
+	if err := imgdiff.Related(rq.si.Image, sa.Image); err != nil {
 		s.afterCheckError(w, r, err)
 		return
 	}
 	// Per mode: the model's sequence, run as `before=` is with the played op after it, and the
-	// tables CheckState reads (web/reservations.go).
-	played := append(append([]request.Op(nil), t.before...), request.RunOp(t.run))
-	perMode := afterCheckBytes + beforeBytes(t.spec.Input.Volume, max(t.spec.Input.Inode.SlotsEnd, player.PagesOf(t.spec).End), played)
-	release, err := s.budget.reserve(int64(len(t.run.Modes)) * perMode)
+	// tables CheckState reads (web/reservations.go), reserved before the run's operations are
+	// resolved: a check that can never fit is refused before any work.
+	played := append(append([]request.Op(nil), rq.before...), request.RunOp(rq.run))
+	t, release, err := s.resolveReserved(r.Context(), rq, func(base core.Input, end uint64) int64 {
+		return int64(len(rq.run.Modes)) * (afterCheckBytes + afterCheckAnswerBytes(base.Volume.MainSegments) + beforeBytes(base.Volume, end, played))
+	})
 	if err != nil {
 		s.Error(w, r, err)
 		return
@@ -108,7 +136,7 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 	out := afterCheckBody{After: afterCheckImage{ID: sa.ID, Name: sa.Name}, Ops: ops, Path: t.info.Path, Ino: t.info.Ino}
 	text := strings.Join(ops, "\n")
 	for _, m := range t.run.Modes {
-		st, err := afterck.ModelSeq(r.Context(), t.si.Image, text, m)
+		st, err := afterck.ModelSeqFrom(r.Context(), t.si.Image, text, m, from)
 		if err != nil {
 			s.afterCheckError(w, r, err)
 			return
@@ -118,16 +146,49 @@ func (s *Server) handleAfterCheck(w http.ResponseWriter, r *http.Request) {
 			s.afterCheckError(w, r, err)
 			return
 		}
-		if rep.Explained == nil {
-			rep.Explained = []afterck.Explanation{}
-		}
 		if rep.Differences == nil {
 			rep.Differences = []afterck.Difference{}
 		}
-		out.Modes = append(out.Modes, afterCheckMode{Mode: m.String(), Report: rep})
+		mode := afterCheckMode{Mode: m.String(), Report: rep}
+		if next := rep.ExplainedFrom + len(rep.Explained); next < rep.ExplainedTotal {
+			nq := r.URL.Query()
+			nq.Set(FieldExplained, strconv.Itoa(next))
+			mode.ExplainedNext = r.URL.Path + "?" + nq.Encode()
+		}
+		out.Modes = append(out.Modes, mode)
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, out)
+	streamAfterCheck(w, out)
+}
+
+// streamAfterCheck writes the answer a mode at a time through a bounded buffer, not marshalled
+// whole (issue 37: 194 MB of JSON, built at once): the head, then each mode's report.
+func streamAfterCheck(w http.ResponseWriter, b afterCheckBody) {
+	modes := b.Modes
+	b.Modes = nil
+	head, err := json.Marshal(b)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, errorBody{Error: "internal error"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	// The head ends `,"modes":null}`: the modes take its place.
+	bw.Write(bytes.TrimSuffix(head, []byte("null}")))
+	bw.WriteByte('[')
+	enc := json.NewEncoder(bw)
+	for i, m := range modes {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		if err := enc.Encode(m); err != nil {
+			return // the status is sent: the client sees a cut answer
+		}
+	}
+	bw.WriteString("]}\n")
+	bw.Flush()
 }
 
 // afterCheckOps is the run's sequence in the ops language: its before= operations, then the played

@@ -17,15 +17,21 @@ type budget struct {
 	mu    sync.Mutex
 	limit int64
 	used  int64
+	high  int64 // the most reserved at once since the tests last asked (budget_helpers_test.go)
 }
 
 // retryAfter is what a refused client is told to wait.
 const retryAfter = 5 * time.Second
 
 // reserve takes n bytes of the budget and returns the function that gives them back (safe to call
-// more than once), or an *OverBudgetError.
+// more than once), or an *Error: EUNAVAILABLE (503, Retry-After) when the budget is in use now,
+// ETOOLARGE (413) when n passes the whole budget, which no wait can fix (issue 37: such a request
+// was told to retry in 5 s, after seconds of CPU).
 func (b *budget) reserve(n int64) (func(), error) {
 	n = max(n, 0)
+	if err := b.fits(n); err != nil {
+		return nil, err
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.limit > 0 && b.used+n > b.limit {
@@ -33,6 +39,7 @@ func (b *budget) reserve(n int64) (func(), error) {
 			mib(n), mib(b.used), mib(b.limit), retryAfter)}
 	}
 	b.used += n
+	b.high = max(b.high, b.used)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -41,6 +48,16 @@ func (b *budget) reserve(n int64) (func(), error) {
 			b.mu.Unlock()
 		})
 	}, nil
+}
+
+// fits refuses work of n bytes larger than the whole budget (ETOOLARGE, 413), saying by how much:
+// callers ask it, through reserve, before they compute anything.
+func (b *budget) fits(n int64) error {
+	if b == nil || b.limit <= 0 || n <= b.limit {
+		return nil
+	}
+	return &Error{Code: ETOOLARGE, Message: fmt.Sprintf("too large for this server: this needs about %s of memory, %s more than its whole %s budget (--max-memory), so it can never run here; ask for less (a shorter range, fewer or smaller before= operations, one mode) or run zrviz with a larger --max-memory",
+		mib(n), mib(n-b.limit), mib(b.limit))}
 }
 
 func mib(n int64) string { return strconv.FormatInt((n+(1<<20)-1)>>20, 10) + " MiB" }
@@ -57,6 +74,7 @@ func (b *budget) take(n int64, force bool) bool {
 		return false
 	}
 	b.used += n
+	b.high = max(b.high, b.used)
 	return true
 }
 

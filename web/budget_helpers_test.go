@@ -10,6 +10,21 @@ func (b *budget) inUse() int64 {
 	return b.used
 }
 
+// markHigh starts measuring the most reserved at once from now, and returns what is reserved now.
+func (b *budget) markHigh() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.high = b.used
+	return b.used
+}
+
+// highSince is the most reserved at once since markHigh.
+func (b *budget) highSince() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.high
+}
+
 // charged returns the bytes the cached outlines hold of the budget.
 func (c *outlineCache) charged() int64 {
 	c.mu.Lock()

@@ -30,7 +30,7 @@ const (
 	EMETHOD        Code = "method_not_allowed" // 405: with an Allow header naming the methods the path takes
 	ETIMEOUT       Code = "timeout"            // 408: an upload body slower than Config.UploadMinRate
 	ECONFLICT      Code = "conflict"           // 409: an image id in use; DELETE of an image that is not an upload
-	ETOOLARGE      Code = "too_large"          // 413: an upload or trace over its limit
+	ETOOLARGE      Code = "too_large"          // 413: an upload or trace over its limit; work larger than the whole memory budget
 	EMISDIRECTED   Code = "misdirected"        // 421: a Host the server does not answer to
 	EUNPROCESSABLE Code = "unprocessable"      // 422: a stored image the engine cannot read or model
 	EUPGRADE       Code = "upgrade_required"   // 426: a plain request to a websocket endpoint

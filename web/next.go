@@ -39,16 +39,71 @@ const maxNextTimelines = 16
 // maxNextQuestions is how many cleaner calls of a timeline ask "which section next?".
 const maxNextQuestions = 3
 
+// maxNextBases bounds the clock-free states a nextCache keeps.
+const maxNextBases = 4
+
 // nextCache keeps the timelines of recent (run, clock, policy) triples: the panel asks for one
-// frame at a time, and stepping through a timeline should not replay the run each time.
+// frame at a time, and stepping through a timeline should not replay the run each time. It also
+// keeps, per run, the segment manager its sequence leaves before the clock is applied
+// (gc.State.AtClock): a new clock redoes the sequence's mtime updates, not the sequence (issue 37:
+// 6.6–7.0 CPU-s a value), as the resolved-input cache keeps a run's operations. A kept state is
+// charged to the budget (gcBytes and its record of updates) until it is evicted.
 type nextCache struct {
 	mu     sync.Mutex
 	m      map[string]*gc.Timeline
 	order  []string // oldest first
 	builds int      // timelines built, for tests
+
+	bases     map[string]nextBase
+	baseOrder []string
+	replays   int     // sequences replayed for the panel, for tests
+	budget    *budget // nil: kept states are not charged
 }
 
-func newNextCache() *nextCache { return &nextCache{m: map[string]*gc.Timeline{}} }
+type nextBase struct {
+	st      *gc.State
+	charged int64
+}
+
+func newNextCache(b *budget) *nextCache {
+	return &nextCache{m: map[string]*gc.Timeline{}, bases: map[string]nextBase{}, budget: b}
+}
+
+// base returns the clock-free state for key, computing it with build on a miss (charged as
+// size says while kept; one that does not fit is handed to its request and not kept).
+func (c *nextCache) base(key string, build func() (*gc.State, int64, error)) (*gc.State, error) {
+	c.mu.Lock()
+	e, ok := c.bases[key]
+	c.mu.Unlock()
+	if ok {
+		return e.st, nil
+	}
+	st, size, err := build()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.bases[key]; ok || !c.budget.take(size, false) {
+		return st, nil
+	}
+	c.bases[key] = nextBase{st: st, charged: size}
+	c.baseOrder = append(c.baseOrder, key)
+	if len(c.baseOrder) > maxNextBases {
+		old := c.bases[c.baseOrder[0]]
+		c.budget.give(old.charged)
+		delete(c.bases, c.baseOrder[0])
+		c.baseOrder = c.baseOrder[1:]
+	}
+	return st, nil
+}
+
+// replayed counts a sequence replay.
+func (c *nextCache) replayed() {
+	c.mu.Lock()
+	c.replays++
+	c.mu.Unlock()
+}
 
 func (c *nextCache) get(key string, build func() (*gc.Timeline, error)) (*gc.Timeline, error) {
 	c.mu.Lock()
@@ -79,17 +134,44 @@ func (c *nextCache) get(key string, build func() (*gc.Timeline, error)) (*gc.Tim
 // operations and the run itself played on one mount (source.NewSeq, per block as the kernel's
 // update_segment_mtime sees each f2fs_invalidate_blocks call; writes, writeback, syncs, checkpoints
 // and gc as the ops language runs them), at the clock now unless an operation set a later one.
+// A sequence whose choices do not read the clock (clockFree) is run once, tracked, and each clock
+// redoes its mtime updates on the kept state (gc.State.AtClock); any other is replayed at now.
 func (s *Server) afterRun(ctx context.Context, t *runTarget, now uint64) (*gc.State, error) {
 	if t.si == nil {
 		return nil, badParam("image", "a sandbox run has no image to collect")
 	}
+	// The earlier operations, then the played zero (punch, truncate), on one mount.
+	ops := append(slices.Clip(t.before), request.RunOp(t.run))
+	if clockFree(ops) {
+		base, err := s.next.base(fmt.Sprintf("%p\x00%s", t.si, t.key()), func() (*gc.State, int64, error) {
+			st, err := s.replayAt(ctx, t, ops, 0, true)
+			if err != nil {
+				return nil, 0, err
+			}
+			return st, gcBytes(st.Segments()) + st.TrackedBytes(), nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if st, ok := base.AtClock(now); ok {
+			return st, nil
+		}
+	}
+	return s.replayAt(ctx, t, ops, now, false)
+}
+
+// replayAt runs ops on a fresh mount of t's image at the clock now (tracked: recording the mtime
+// updates for gc.State.AtClock) and returns the segment manager they leave.
+func (s *Server) replayAt(ctx context.Context, t *runTarget, ops []request.Op, now uint64, tracked bool) (*gc.State, error) {
+	s.next.replayed()
 	q, err := source.NewSeq(ctx, t.si.Image, core.PerBlock)
 	if err != nil {
 		return nil, err
 	}
 	q.SetNow(now)
-	// The earlier operations, then the played zero (punch, truncate), on one mount.
-	ops := append(slices.Clip(t.before), request.RunOp(t.run))
+	if tracked {
+		q.TrackMtimes()
+	}
 	if err := source.RunOps(ctx, q, t.si.Image, ops, nil); err != nil {
 		return nil, err
 	}
@@ -98,6 +180,18 @@ func (s *Server) afterRun(ctx context.Context, t *runTarget, now uint64) (*gc.St
 		st.Now = now
 	}
 	return st, nil
+}
+
+// clockFree reports whether nothing in ops reads or sets the clock: no `now` and no background
+// (cost-benefit, gc 0) collection, whose victim depends on ages. Their mtimes alone depend on it
+// (f2fs_balance_fs's and SSR's searches are greedy).
+func clockFree(ops []request.Op) bool {
+	for _, op := range ops {
+		if op.Kind == request.OpNow || (op.Kind == request.OpGC && op.Value == 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // nextQuery is what a frame request asks beyond the run: the policy, the clock, the frame and

@@ -13,8 +13,8 @@ import (
 )
 
 // TestOutlineBuildBudget: an outline build reserves about 96 bytes a page per mode while it runs: a
-// run whose build does not fit the budget is refused with 503 and Retry-After before the upgrade
-// (and nothing stays reserved), one that fits is played, and its reservation ends with the build.
+// run whose build passes the whole budget is refused with 413 before the upgrade, no Retry-After
+// (no wait makes it fit: issue 37), and nothing stays reserved; one that fits is played, and its reservation ends with the build.
 func TestOutlineBuildBudget(t *testing.T) {
 	t.Parallel()
 	// The pages are core.PagesOf's: a regular file (the argument checks pass) whose 16,384 slots are
@@ -30,8 +30,8 @@ func TestOutlineBuildBudget(t *testing.T) {
 	defer cancel()
 	u := "ws" + strings.TrimPrefix(ts.ts.URL, "http") + "/ws/run?" + bench64
 	_, res, err := websocket.Dial(ctx, u+"&mode=both", nil)
-	if err == nil || res == nil || res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
-		t.Fatalf("a build over the budget: %v %v; want 503 with Retry-After", res, err)
+	if err == nil || res == nil || res.StatusCode != http.StatusRequestEntityTooLarge || res.Header.Get("Retry-After") != "" {
+		t.Fatalf("a build over the whole budget: %v %v; want 413 without Retry-After", res, err)
 	}
 	if n := ts.budget.inUse(); n != 0 {
 		t.Errorf("%d bytes reserved after a refused build", n)

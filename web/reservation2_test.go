@@ -31,7 +31,8 @@ func serveWSDiscard(s *Server, target string) *discardWriter {
 
 // TestPlayerRefusedBeforeOperations: a player (/ws/run, the player page) whose outline the budget
 // refuses is refused before the `before=` operations it names are simulated (the resolved-input
-// cache counts every simulation of them), with 503 and Retry-After, whichever the mode; one that
+// cache counts every simulation of them), with 413 and no Retry-After (the outline alone passes the
+// whole budget: issue 37), whichever the mode; one that
 // fits runs them once, and a second view of it reuses them.
 func TestPlayerRefusedBeforeOperations(t *testing.T) {
 	// 192 MiB: the operations' own reservation fits (148 MiB), the outline's does not (216 MiB a
@@ -50,8 +51,8 @@ func TestPlayerRefusedBeforeOperations(t *testing.T) {
 			{"the player page", func() *discardWriter { return serveDiscard(s, "GET", "/images/demo/run?"+q.Encode(), nil) }},
 		} {
 			d := c.do()
-			if d.code != http.StatusServiceUnavailable || d.h.Get("Retry-After") == "" {
-				t.Fatalf("%s, %s, the 9 GiB file after 63 zeros: %d (Retry-After %q), want 503", c.name, mode, d.code, d.h.Get("Retry-After"))
+			if d.code != http.StatusRequestEntityTooLarge || d.h.Get("Retry-After") != "" {
+				t.Fatalf("%s, %s, the 9 GiB file after 63 zeros: %d (Retry-After %q), want 413 without Retry-After", c.name, mode, d.code, d.h.Get("Retry-After"))
 			}
 			if m := s.resolved.misses; m != 0 {
 				t.Fatalf("%s, %s: the refused request simulated its operations (%d simulations)", c.name, mode, m)
@@ -200,7 +201,7 @@ func TestGCReservation(t *testing.T) {
 		{"timeline after 63 zeros of the 9 GiB file", "/api/images/demo/next?" + zeros.Encode()},
 	} {
 		s.resolved.drop()
-		s.next = newNextCache()
+		s.next = newNextCache(s.budget)
 		var d *discardWriter
 		heap, res := reservedAndHeap(s, func() { d = serveDiscard(s, "GET", c.target, nil) })
 		if d.code != http.StatusOK {
@@ -214,8 +215,8 @@ func TestGCReservation(t *testing.T) {
 	small := mustOpenServer(t, Config{MaxMemory: gcBase}).Server
 	for _, target := range []string{"/images/demo/next?" + ops.Encode(), "/api/images/demo/gc?" + ops.Encode(),
 		"/api/images/demo/next?path=/seed/bench64.bin"} {
-		if d := serveDiscard(small, "GET", target, nil); d.code != http.StatusServiceUnavailable || d.h.Get("Retry-After") == "" {
-			t.Errorf("%s under a %d-byte budget: %d (Retry-After %q), want 503", target, int64(gcBase), d.code, d.h.Get("Retry-After"))
+		if d := serveDiscard(small, "GET", target, nil); d.code != http.StatusRequestEntityTooLarge {
+			t.Errorf("%s under a %d-byte budget: %d, want 413 (more than the whole budget)", target, int64(gcBase), d.code)
 		}
 	}
 }

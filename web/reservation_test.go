@@ -310,7 +310,8 @@ func TestDiffReservation(t *testing.T) {
 
 // TestRunRefusedBeforeOperations: a run API answer too large for the budget is refused before the
 // `before=` operations it names are simulated (the resolved-input cache counts every simulation of
-// them), with 503 and Retry-After; one that fits runs them once.
+// them), with 413 and no Retry-After (it needs more than the whole budget: no wait makes it fit,
+// issue 37); one that fits runs them once.
 func TestRunRefusedBeforeOperations(t *testing.T) {
 	s := mustOpenServer(t, Config{MaxMemory: 256 << 20}).Server
 	q := url.Values{"path": {"/cases/sparse-9g.bin"}, "mode": {"both"}}
@@ -318,8 +319,8 @@ func TestRunRefusedBeforeOperations(t *testing.T) {
 		q.Add(FieldBefore, "zero /cases/sparse-9g.bin 0 9664729088")
 	}
 	d := serveDiscard(s, "GET", "/api/images/demo/run?"+q.Encode(), nil)
-	if d.code != http.StatusServiceUnavailable || d.h.Get("Retry-After") == "" {
-		t.Fatalf("both modes of the 9 GiB file after 63 zeros: %d (Retry-After %q), want 503", d.code, d.h.Get("Retry-After"))
+	if d.code != http.StatusRequestEntityTooLarge || d.h.Get("Retry-After") != "" {
+		t.Fatalf("both modes of the 9 GiB file after 63 zeros: %d (Retry-After %q), want 413 without Retry-After", d.code, d.h.Get("Retry-After"))
 	}
 	if m := s.resolved.misses; m != 0 {
 		t.Fatalf("the refused request simulated its operations (%d simulations)", m)

@@ -7,6 +7,7 @@ import (
 	"github.com/zrviz/zrviz/internal/f2fs"
 	"github.com/zrviz/zrviz/player"
 	"github.com/zrviz/zrviz/request"
+	"github.com/zrviz/zrviz/source"
 )
 
 // What each kind of work that allocates in proportion to its input reserves from the memory budget
@@ -48,6 +49,12 @@ func beforeBytes(v core.Volume, fileSlots uint64, ops []request.Op) int64 {
 	}
 	return n
 }
+
+// prepareBytes is what writing back a played zero's range (core.Seq.PrepareZero: at most the
+// file's dirty pages, dirty of them) reserves: a writeback's per-page figure, as `before=`'s
+// (456–670 B a block written and written back; since issue 37 writeback holds a page's new address,
+// not a copy of its dnode: TestWritebackHeapPerPage allocates ~300 B a page).
+func prepareBytes(dirty int) int64 { return beforeBase + beforePerBlock*int64(dirty) }
 
 // The writeback answer (GET /api/images/{id}/writeback, web/writeback.go) runs the run's sequence
 // (the operations, the played zero, the unmount) on one mount, as `before=` does, and records every
@@ -267,6 +274,46 @@ func (s *Server) beforeBound(ctx context.Context, rq runQuery) (beforeRun, bool)
 		end = max(end, pages(rq.run.Offset+rq.run.Length))
 	}
 	return beforeRun{run: rq.run, modes: len(rq.run.Modes), end: end, key: resolvedKey(rq.si, f.Path(), rq.before)}, true
+}
+
+// resolveReserved resolves rq (an image run; a sandbox run is the caller's to refuse) with what its
+// view needs reserved first: need is given the file as the image holds it and the pages the file
+// can reach once the `before=` operations have run (the operations' own growth and the run's
+// range), read before any runs. A view that can never fit the budget is thus refused (413) and one
+// that does not fit now (503) before the operations are simulated (issue 37: 3.3 CPU-s, then a
+// 503 "retry"), and the operations and the played zero's writeback reserve only what passes it.
+// release gives the reservation back.
+func (s *Server) resolveReserved(ctx context.Context, rq runQuery, need func(base core.Input, end uint64) int64) (t *runTarget, release func(), err error) {
+	if rq.si == nil {
+		return nil, nil, badParam("image", "missing")
+	}
+	f, err := s.resolvePath(ctx, rq.si, rq.run.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	base, err := source.FileInput(rq.si.Image, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	pages := func(end int64) uint64 { return uint64(max(end, 0)+4095) >> 12 }
+	end := max(pages(f.Inode().Size), base.Inode.SlotsEnd)
+	for _, op := range rq.before {
+		end = max(end, pages(op.Cost().GrowsTo))
+	}
+	if rq.run.HasLength {
+		end = max(end, pages(rq.run.Offset+rq.run.Length))
+	}
+	n := need(base, end)
+	release, err = s.budget.reserve(n)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, err = s.resolveQuery(withReserved(ctx, n), rq)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return t, release, nil
 }
 
 // reservedKey is the context key of what a request has already reserved for its answer when it

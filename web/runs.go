@@ -186,7 +186,7 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	}
 	// The page and its websocket (and reconnects, mode switches) resolve the same run: the earlier
 	// operations are simulated once (web/resolvecache.go).
-	in, err := s.resolved.get(resolvedKey(si, f.Path(), before), func() (core.Input, int64, error) {
+	in, err := s.resolved.get(ctx, resolvedKey(si, f.Path(), before), func() (core.Input, int64, error) {
 		base, err := source.FileInput(si.Image, f)
 		if err != nil {
 			return base, 0, err
@@ -218,12 +218,12 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 	}
 	// What the played call walks: the file after the operations — and for a call that flushes
 	// first (a zero: request.Played's FlushesFirst), after filemap_write_and_wait_range wrote back
-	// the dirty pages of its range. The state after the operations carries the volume
-	// (ipu_policy, logs) and the dirty pages: a fresh mount of it writes back the same pages. The
-	// other calls walk the file as the operations left it (core.Seq.Walk: no writeback before).
+	// the dirty pages of its range (Server.prepareZero: reserved, cancellable, cached). The state
+	// after the operations carries the volume (ipu_policy, logs) and the dirty pages: a fresh mount
+	// of it writes back the same pages. The other calls walk the file as the operations left it
+	// (core.Seq.Walk: no writeback before).
 	if run.Played().FlushesFirst {
-		in, _, err = core.NewSeq(core.PerBlock).PrepareZero(in, run.Request(in.Inode.Size))
-		if err != nil {
+		if in, err = s.prepareZero(ctx, resolvedKey(si, f.Path(), before), in, run); err != nil {
 			return nil, err
 		}
 	}
@@ -253,6 +253,40 @@ func (s *Server) resolve(ctx context.Context, si *StoredImage, run request.Run, 
 		t.info.Before = append(t.info.Before, op.OpLine(0))
 	}
 	return t, nil
+}
+
+// prepareZero is the input the played zero of run walks: in (the file as the operations before it
+// left it) after filemap_write_and_wait_range wrote back the dirty pages of its range
+// (core.Seq.PrepareZero on a fresh mount of in). A writeback of many pages is a simulation of its
+// own (issue 37: 35–68 CPU-s for the 180,000 dirty pages of a 700 MiB write), so it runs as the
+// operations do: with the request's context, its memory reserved first (prepareBytes, less what the
+// request has reserved for its answer), on a heavy-work slot, and its result kept in the
+// resolved-input cache under the operations' key and the played range, so a reload, the player's
+// websocket and the views of the same run write the pages back once.
+func (s *Server) prepareZero(ctx context.Context, beforeKey string, in core.Input, run request.Run) (core.Input, error) {
+	req := run.Request(in.Inode.Size)
+	prepare := func() (core.Input, error) {
+		q := core.NewSeq(core.PerBlock)
+		q.SetContext(ctx)
+		next, _, err := q.PrepareZero(in, req)
+		return next, err
+	}
+	if len(in.Inode.Dirty) == 0 {
+		return prepare() // nothing to write back: the argument checks only
+	}
+	key := fmt.Sprintf("%s%s\x00%d\x00%d\x00%t", preparePrefix, beforeKey, req.Offset, req.Length, req.KeepSize)
+	return s.resolved.get(ctx, key, func() (core.Input, int64, error) {
+		done, err := s.reserveHeavy(ctx, max(prepareBytes(len(in.Inode.Dirty))-reservedFor(ctx), 0))
+		if err != nil {
+			return in, 0, err
+		}
+		defer done()
+		next, err := prepare()
+		if err != nil {
+			return in, 0, err
+		}
+		return next, resolvedBytes(in, next, []request.Op{request.RunOp(run)}), nil
+	})
 }
 
 // resolveSandbox builds the run of a sandbox slot list (package sandbox): a synthetic file and

@@ -214,7 +214,6 @@ func NewServer(cfg Config) (*Server, error) {
 		}
 	}
 	s.uploads = newUploads()
-	s.next = newNextCache()
 	s.rooms = newRoomHub()
 	s.budget = &budget{limit: cfg.MaxMemory}
 	if cfg.MaxMemory == 0 {
@@ -222,6 +221,7 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.outlines = newOutlineCache(s.budget)
 	s.resolved = newResolvedCache(s.budget)
+	s.next = newNextCache(s.budget)
 	s.traces.charge = s.budget
 	s.heavy = newHeavySlots()
 	s.hosts = newAllowedHosts(cfg.Addr, cfg.AllowedHosts)

@@ -115,6 +115,20 @@ func writeAfterText(w io.Writer, rep *afterck.Report) {
 		for _, x := range rep.Explained {
 			fmt.Fprintf(w, "  %s: %s\n", x.Func, x.Text)
 		}
+		if more := rep.ExplainedTotal - len(rep.Explained); more > 0 {
+			fmt.Fprintf(w, "  … %s more; by kind:\n", plural(more, "explanation"))
+			kinds := map[string]int{}
+			var order []string
+			for _, c := range rep.ExplainedSummary {
+				if _, ok := kinds[c.Kind]; !ok {
+					order = append(order, c.Kind)
+				}
+				kinds[c.Kind] += c.N
+			}
+			for _, k := range order {
+				fmt.Fprintf(w, "    %s: %d\n", k, kinds[k])
+			}
+		}
 	}
 	if len(rep.Differences) > 0 {
 		fmt.Fprintln(w, "\nFirst differences (model, then image):")

@@ -12,7 +12,8 @@ import (
 )
 
 // TestServeMaxMemory: --max-memory is the server's memory budget: a run answer that needs more than
-// it is refused with 503 and Retry-After; 0 means no bound; the default is a quarter of the
+// all of it is refused with 413, saying by how much (issue 37: no wait makes it fit); 0 means no
+// bound; the default is a quarter of the
 // machine's memory within [256 MiB, web.DefaultMaxMemory].
 func TestServeMaxMemory(t *testing.T) {
 	if d := defaultMaxMemory(); d < 256<<20 || d > web.DefaultMaxMemory {
@@ -21,7 +22,7 @@ func TestServeMaxMemory(t *testing.T) {
 	for _, tc := range []struct {
 		limit string
 		code  int
-	}{{"1MiB", http.StatusServiceUnavailable}, {"0", http.StatusOK}} {
+	}{{"1MiB", http.StatusRequestEntityTooLarge}, {"0", http.StatusOK}} {
 		t.Run(tc.limit, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			pr, pw := io.Pipe()
@@ -52,8 +53,8 @@ func TestServeMaxMemory(t *testing.T) {
 			if res.StatusCode != tc.code {
 				t.Fatalf("--max-memory %s: run API %d %.200s, want %d", tc.limit, res.StatusCode, body, tc.code)
 			}
-			if tc.code == http.StatusServiceUnavailable && (res.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "memory")) {
-				t.Errorf("503 without Retry-After or a word about memory: %v %s", res.Header, body)
+			if tc.code == http.StatusRequestEntityTooLarge && (res.Header.Get("Retry-After") != "" || !strings.Contains(string(body), "more than its whole 1 MiB budget")) {
+				t.Errorf("413 with Retry-After or without a word about the budget: %v %s", res.Header, body)
 			}
 		})
 	}

@@ -43,9 +43,38 @@ export const MAX_MARKS = 48;
  * @property {string} mode
  * @property {boolean} agree
  * @property {number} total
- * @property {Explanation[]} explained
+ * @property {Explanation[]} explained at most afterck.MaxExplained of them, from explainedFrom on
+ * @property {number} [explainedTotal] every explanation, listed or not
+ * @property {number} [explainedFrom]
+ * @property {{kind: string, func: string, segno?: number, n: number}[]} [explainedSummary] counts by kind and segment
+ * @property {string} [explainedNext] the address of the next page of explanations
  * @property {Difference[]} differences
  */
+
+/**
+ * How many explanations a mode's report counts (listed or not).
+ * @param {ModeReport} m
+ * @returns {number}
+ */
+export function explainedCount(m) {
+  return m.explainedTotal ?? m.explained.length;
+}
+
+/**
+ * The explanations a report counts beyond those it lists, by kind ("writeback-out-of-place 16,128"),
+ * or '' when it lists them all.
+ * @param {ModeReport} m
+ * @returns {string}
+ */
+export function explainedRest(m) {
+  const total = explainedCount(m);
+  if (total <= m.explained.length) return '';
+  /** @type {Map<string, number>} */
+  const kinds = new Map();
+  for (const c of m.explainedSummary || []) kinds.set(c.kind, (kinds.get(c.kind) || 0) + c.n);
+  const by = [...kinds].map(([k, n]) => `${k} ${int(n)}`).join(', ');
+  return `the first ${int(m.explained.length)} of ${int(total)}${by ? ` (${by})` : ''}`;
+}
 
 /**
  * @typedef {object} CheckBody GET /api/images/{id}/aftercheck
@@ -120,7 +149,7 @@ export function verdict(b) {
   const agree = modes.length > 0 && modes.every((m) => m.agree);
   const seq = `${int(b.ops.length)} operation${b.ops.length === 1 ? '' : 's'} and the unmount`;
   if (agree) {
-    const ex = modes[0].explained.length;
+    const ex = explainedCount(modes[0]);
     const by = modes.length > 1 ? 'both modes' : `the ${modes[0].mode} model`;
     return { agree, text: `✓ ${b.after.name} agrees with ${by}: it is what the kernel leaves after ${seq}${ex ? ` (${int(ex)} thing${ex === 1 ? '' : 's'} the kernel did after the call explained, below)` : ''}.` };
   }
@@ -499,6 +528,8 @@ export class AfterCheckUI {
     const eh = /** @type {HTMLElement} */ (this.$('ac-exp-h'));
     const ex = b.modes[0].explained;
     eh.hidden = ex.length === 0;
+    const rest = explainedRest(b.modes[0]);
+    eh.textContent = `explained: what the kernel did after the call${rest ? ` — ${rest}` : ''}`;
     exp.replaceChildren(...ex.map((x) => {
       const li = this.doc.createElement('li');
       li.dataset.testid = 'ac-explanation';
@@ -507,6 +538,16 @@ export class AfterCheckUI {
       li.append(f, `: ${x.text}`);
       return li;
     }));
+    if (b.modes[0].explainedNext) {
+      // The rest pages on through the API (its address is the answer's own).
+      const li = this.doc.createElement('li');
+      const a = this.doc.createElement('a');
+      a.href = b.modes[0].explainedNext;
+      a.dataset.testid = 'ac-explained-next';
+      a.textContent = 'the next explanations (JSON)';
+      li.append(a);
+      exp.append(li);
+    }
     this.layoutKey = '';
     this.place();
   }

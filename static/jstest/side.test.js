@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import { parseForms, formLine, onFile, placeholder, ZERO_FORM } from '../js/opsform.js';
 import { chainURL, chainRefusal, nextTraceOp, MAX_BEFORE } from '../js/chain.js';
 import { pageWords, groupWords, summaryWords, bitWords, addrWords, narrationWords } from '../js/writeback.js';
-import { verdict, marksOf, markedWords, differenceWords, explainedWords, valueWords, slotMarkBox, sitMarkBox, MAX_MARKS } from '../js/aftercheck.js';
+import { verdict, marksOf, markedWords, differenceWords, explainedWords, explainedCount, explainedRest, valueWords, slotMarkBox, sitMarkBox, MAX_MARKS } from '../js/aftercheck.js';
 import { runQuery } from '../js/sidepanel.js';
 
 const side = JSON.parse(await readFile(new URL('./testdata/side.json', import.meta.url), 'utf8'));
@@ -188,4 +188,13 @@ test('runQuery is the player\'s query of a hello\'s run', () => {
   assert.equal(q.get('keepSize'), 'true');
   assert.deepEqual(q.getAll('before'), ['sync', 'write /a 0 1']);
   assert.equal(new URLSearchParams(side.run6).get('path'), '/cases/fragmented.bin');
+});
+
+test('an after-check that lists fewer explanations than it counts says how many, by kind (issue 37)', () => {
+  const m = { mode: 'per-block', agree: false, total: 3, explained: [{ kind: 'writeback-new', func: 'f', text: 't' }], differences: [],
+    explainedTotal: 16384, explainedSummary: [{ kind: 'writeback-new', func: 'f', segno: 3, n: 16000 }, { kind: 'writeback-new', func: 'f', segno: 4, n: 383 }, { kind: 'checkpoint', func: 'g', n: 1 }] };
+  assert.equal(explainedCount(m), 16384);
+  assert.equal(explainedRest(m), 'the first 1 of 16,384 (writeback-new 16,383, checkpoint 1)');
+  assert.equal(explainedRest({ ...m, explainedTotal: 1 }), '');
+  assert.equal(explainedCount({ ...m, explainedTotal: undefined }), 1);
 });
