@@ -141,8 +141,8 @@ type State struct {
 	NodesFreed []FreedNode
 	// InodeAt are the inode blocks the model placed (core.Seq.InodeBlocks), by inode number (an
 	// inode's nid): a later copy-on-write of one moves it from there.
-	InodeAt map[uint32]uint32
-	HasCounts  bool // ValidBlocks and ValidNodes are known
+	InodeAt   map[uint32]uint32
+	HasCounts bool // ValidBlocks and ValidNodes are known
 	// Unlinked are the files an unlink removed (by inode): the after-image holds no inode there,
 	// and their NAT entries go to NULL (truncate_node). Dirs are the directories whose inline
 	// dentries an unlink changed (f2fs_delete_entry dirties the directory's inode, which the
