@@ -146,7 +146,10 @@ type State struct {
 	// NodesFreed are the node blocks truncate freed (truncate_node), by file: NEW_ADDR for a node
 	// allocated in the mount and freed before it was written.
 	NodesFreed []FreedNode
-	HasCounts  bool // ValidBlocks and ValidNodes are known
+	// InodeAt are the inode blocks the model placed (core.Seq.InodeBlocks), by inode number (an
+	// inode's nid): a later copy-on-write of one moves it from there.
+	InodeAt   map[uint32]uint32
+	HasCounts bool // ValidBlocks and ValidNodes are known
 	// Unlinked are the files an unlink removed (by inode): the after-image holds no inode there,
 	// and their NAT entries go to NULL (truncate_node). Dirs are the directories whose inline
 	// dentries an unlink changed (f2fs_delete_entry dirties the directory's inode, which the
@@ -496,12 +499,20 @@ func (c *checker) nodes(st *State) error {
 				continue
 			}
 			path, ok := touched[eb.Ino]
+			// Where the model has the node: the image before's NAT, or where it placed the inode
+			// (a sync's f2fs_sync_node_pages) since.
+			from := ea.BlockAddr
+			if at, placed := st.InodeAt[eb.Nid]; placed && eb.Nid == eb.Ino && ea.Ino == eb.Ino {
+				from = at
+			}
 			switch {
+			case ok && ea.Ino == eb.Ino && from == eb.BlockAddr && from != ea.BlockAddr:
+				// The model placed the inode where the kernel left it: its SIT already says so.
 			case ok && ea.Ino == eb.Ino && isAddr(ea.BlockAddr) && isAddr(eb.BlockAddr):
 				c.explain(Explanation{Kind: "node-cow", Func: "f2fs_write_node_page → f2fs_do_write_node_page", File: path, Nid: u32(eb.Nid),
-					From: u32(ea.BlockAddr), To: u32(eb.BlockAddr),
-					Text: fmt.Sprintf("node %d of %s was rewritten elsewhere (copy-on-write): NAT %d → %d, the old block's SIT bit cleared, the new one's set", eb.Nid, path, ea.BlockAddr, eb.BlockAddr)})
-				c.setBit(ea.BlockAddr, false)
+					From: u32(from), To: u32(eb.BlockAddr),
+					Text: fmt.Sprintf("node %d of %s was rewritten elsewhere (copy-on-write): NAT %d → %d, the old block's SIT bit cleared, the new one's set", eb.Nid, path, from, eb.BlockAddr)})
+				c.setBit(from, false)
 				c.setBit(eb.BlockAddr, true)
 			case ok && ea.BlockAddr == imgio.NullAddr && isAddr(eb.BlockAddr) && allocs > 0:
 				allocs--
@@ -708,6 +719,7 @@ func ModelSeqFrom(ctx context.Context, img *imgio.Image, text string, mode core.
 		pages(w.Pages)
 		st.NodesAlloc += w.NodesAlloc
 	}
+	st.InodeAt = q.InodeBlocks()
 	vol, files, ok := q.State()
 	if !ok {
 		return st, nil

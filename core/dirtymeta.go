@@ -306,3 +306,15 @@ func (q *Seq) syncInodePages() (bool, error) {
 	}
 	return true, nil
 }
+
+// InodeBlocks are the inode blocks the model placed (a sync's f2fs_sync_node_pages, [gc.State.WriteNodes]),
+// by inode number: where each inode's node block is after the operations, as far as the model
+// follows it. An after-image's copy-on-write of such an inode (the unmount's checkpoint writing it
+// again) starts from there, not from the NAT of the image before.
+func (q *Seq) InodeBlocks() map[uint32]uint32 {
+	out := make(map[uint32]uint32, len(q.inodeAt))
+	for ino, a := range q.inodeAt {
+		out[ino] = a
+	}
+	return out
+}
