@@ -241,7 +241,7 @@ func (q *Seq) GC(sync int) (*WriteResult, error) {
 // a segment manager the source is left as it is.
 func (q *Seq) stamped(in Input) Input {
 	if q.sm != nil {
-		in.SIT = stampedSIT{SITSource: in.SIT, now: q.sm.MtimeNow()}
+		in.SIT = stampedSIT{SITSource: in.SIT, now: q.sm.MtimeNow(), track: q.sm.Tracking()}
 	}
 	return in
 }
@@ -275,6 +275,9 @@ func blockOf(v *Volume, a uint32) gc.Block {
 func (q *Seq) feedEnd(touched []uint32, stamped bool) error {
 	if q.sm == nil || q.vol == nil {
 		return nil
+	}
+	if o, ok := q.vol.SIT.(*sitOverlay); ok && stamped {
+		q.sm.RecordStamps(o.stamps) // a tracked manager learns the walk's mtime updates (gc/clock.go)
 	}
 	es, ok := q.vol.SIT.(entrySource)
 	for _, no := range touched {

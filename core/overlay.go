@@ -355,6 +355,9 @@ type entrySource interface {
 type stampedSIT struct {
 	SITSource
 	now uint64
+	// track: the segment manager records its mtime updates (gc.State.Tracking): the walk keeps
+	// its stamps for gc.State.RecordStamps.
+	track bool
 }
 
 // SITEntry passes the source's whole entries on.
@@ -369,8 +372,12 @@ func (s stampedSIT) SITEntry(segno uint32) (gc.Entry, bool, error) {
 type sitOverlay struct {
 	src SITSource
 	// stamp: update_segment_mtime runs at now (a mounted sequence's walk, stampedSIT).
-	stamp   bool
-	now     uint64
+	stamp bool
+	now   uint64
+	// stamps are the walk's update_segment_mtime calls, kept when the manager tracks its mtime
+	// updates (stampedSIT.track): 8 bytes a call piece, for gc.State.RecordStamps.
+	track   bool
+	stamps  []gc.Stamp
 	mainSeg uint32
 	current []uint32
 	prefree []uint32 // Volume.Prefree
@@ -388,7 +395,7 @@ func newSITOverlay(src SITSource, v *Volume) *sitOverlay {
 	o := &sitOverlay{src: src, mainSeg: v.MainSegments, current: v.CurrentSegments,
 		prefree: v.Prefree, trimmed: v.Trimmed, segs: map[uint32]*segState{}, lastNo: nullSegno}
 	if st, ok := src.(stampedSIT); ok {
-		o.src, o.stamp, o.now = st.SITSource, true, st.now
+		o.src, o.stamp, o.now, o.track = st.SITSource, true, st.now, st.track
 	}
 	return o
 }
@@ -531,7 +538,7 @@ func (s *sitOverlay) SITEntry(segno uint32) (gc.Entry, bool, error) {
 
 func (s *sitOverlay) frozen() *sitOverlay {
 	f := &sitOverlay{src: s.src, mainSeg: s.mainSeg, current: s.current, prefree: s.prefree, trimmed: s.trimmed,
-		segs: make(map[uint32]*segState, len(s.segs)), lastNo: nullSegno}
+		segs: make(map[uint32]*segState, len(s.segs)), lastNo: nullSegno, stamps: s.stamps}
 	for k, st := range s.segs {
 		c := *st
 		f.segs[k] = &c

@@ -1,6 +1,9 @@
 package core
 
-import "github.com/zrviz/zrviz/internal/f2fs"
+import (
+	"github.com/zrviz/zrviz/gc"
+	"github.com/zrviz/zrviz/internal/f2fs"
+)
 
 // Pass 2 of f2fs_do_zero_range (docs/kernel-semantics.md §7.2 per-block, §7.3 batched) lives here, once.
 // Every way of running the engine goes through pass2, which performs events and hands each to a
@@ -293,6 +296,9 @@ func (e *engine) sitPiece(k *sink) bool {
 	e.sit.modify(segno, st)
 	before, cb := st.Count(), st.class
 	if e.sit.stamp {
+		if e.sit.track {
+			e.sit.stamps = append(e.sit.stamps, gc.Stamp{Segno: segno, Valid: st.Valid()})
+		}
 		st.UpdateMtime(e.sit.now) // update_segment_mtime(sbi, blkaddr, 0), before the count changes
 	}
 	// "Bitmap was wrongly cleared": the kernel gives the block back to the count and goes on

@@ -22,6 +22,8 @@ type mtimeUpdate struct {
 type mtimeTrack struct {
 	updates  []mtimeUpdate
 	maxMtime uint64
+	// mtimeUnsure is State.mtimeUnsure when tracking began.
+	mtimeUnsure bool
 	now      uint64 // the clock when tracking began: an update at another clock marks read
 	read     bool
 }
@@ -35,16 +37,23 @@ func (t *mtimeTrack) clone() *mtimeTrack {
 	return &c
 }
 
-func (t *mtimeTrack) record(segno uint32, se *Entry, now uint64) {
+func (t *mtimeTrack) record(segno, valid uint32, before, now uint64) {
 	if t != nil {
-		t.updates = append(t.updates, mtimeUpdate{segno: segno, valid: se.Valid(), before: se.Mtime()})
+		t.updates = append(t.updates, mtimeUpdate{segno: segno, valid: valid, before: before})
 		t.read = t.read || now != t.now
 	}
 }
 
 // TrackMtimes starts recording the mtime updates of the operations from here on (16 bytes each),
 // for [State.AtClock].
-func (s *State) TrackMtimes() { s.clock = &mtimeTrack{maxMtime: s.maxMtime, now: s.Now} }
+func (s *State) TrackMtimes() {
+	s.clock = &mtimeTrack{maxMtime: s.maxMtime, mtimeUnsure: s.mtimeUnsure, now: s.Now}
+}
+
+// nodesEvent is the segno of a record that is not a segment's update: node pages written where the
+// model does not place them ([State.NodesWritten]), whose effect on max_mtime depends on the
+// clock; valid is 1 when at least one page was surely written.
+const nodesEvent = ^uint32(0)
 
 // TrackedBytes is what the record of mtime updates holds.
 func (s *State) TrackedBytes() int64 {
@@ -67,20 +76,44 @@ func (s *State) AtClock(now uint64) (c *State, ok bool) {
 	c = s.Clone()
 	c.clock = nil
 	c.Now = now
-	c.maxMtime = s.clock.maxMtime
+	c.maxMtime, c.mtimeUnsure = s.clock.maxMtime, s.clock.mtimeUnsure
 	seen := newBitset(c.mainSegs)
 	for _, u := range s.clock.updates {
-		if !seen.test(u.segno) {
+		if u.segno != nodesEvent && !seen.test(u.segno) {
 			seen.set(u.segno)
 			c.segs[u.segno].restoreMtime(u.before)
 		}
 	}
 	ctime := c.mtimeNow()
 	for _, u := range s.clock.updates {
+		if u.segno == nodesEvent {
+			c.nodesMtime(u.valid > 0, ctime)
+			continue
+		}
 		c.segs[u.segno].mtimeAt(ctime, u.valid)
 		if ctime > c.maxMtime {
 			c.maxMtime = ctime
 		}
 	}
 	return c, true
+}
+
+// Stamp is one update_segment_mtime a walk of core made on an entry it read from the State
+// ([State.SITEntry]): the segment and its valid blocks then (the average's weight). The walk
+// stamps its own copy of the entry and hands it back whole ([State.Adopt]), so a tracked State
+// learns of its mtime updates only through [State.RecordStamps].
+type Stamp struct{ Segno, Valid uint32 }
+
+// Tracking reports whether the State records its mtime updates ([State.TrackMtimes]).
+func (s *State) Tracking() bool { return s.clock != nil }
+
+// RecordStamps records a walk's update_segment_mtime calls, in the walk's order, for
+// [State.AtClock]; the caller gives them before it hands the walk's entries back with [State.Adopt]
+// (the first stamp of a segment starts from the mtime the State holds). Untracked: nothing.
+func (s *State) RecordStamps(stamps []Stamp) {
+	for _, x := range stamps {
+		if x.Segno < s.mainSegs {
+			s.clock.record(x.Segno, x.Valid, s.segs[x.Segno].Mtime(), s.Now)
+		}
+	}
 }

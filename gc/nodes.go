@@ -40,14 +40,28 @@ func (s *State) NodesWritten(n Range, fn string) {
 		return
 	}
 	s.nodeSlack += n.Max
-	now := s.mtimeNow()
+	if s.clock != nil {
+		// What the writes do to max_mtime depends on the clock: State.AtClock redoes it.
+		sure := uint32(0)
+		if n.Min > 0 {
+			sure = 1
+		}
+		s.clock.record(nodesEvent, sure, 0, s.Now)
+	}
+	s.nodesMtime(n.Min > 0, s.mtimeNow())
+	s.nodeCheck(fn)
+}
+
+// nodesMtime is what node pages written where the model does not place them do to max_mtime at
+// time now: update_segment_mtime of the first one raises it when one was surely written (sure),
+// and may have (mtimeUnsure) when none surely was.
+func (s *State) nodesMtime(sure bool, now uint64) {
 	switch {
-	case n.Min > 0 && now > s.maxMtime:
-		s.maxMtime = now // update_segment_mtime of the first node written
+	case sure && now > s.maxMtime:
+		s.maxMtime = now
 	case now > s.maxMtime:
 		s.mtimeUnsure = true
 	}
-	s.nodeCheck(fn)
 }
 
 // NodeUnsure reports whether segment segno's valid count and map may not be the kernel's: a node

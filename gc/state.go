@@ -429,7 +429,7 @@ func (s *State) locateDirtySegment(segno uint32) {
 func (s *State) updateSegmentMtime(segno uint32) {
 	ctime := s.mtimeNow()
 	se := &s.segs[segno]
-	s.clock.record(segno, se, s.Now)
+	s.clock.record(segno, se.Valid(), se.Mtime(), s.Now)
 	se.UpdateMtime(ctime)
 	if ctime > s.maxMtime {
 		s.maxMtime = ctime

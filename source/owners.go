@@ -61,7 +61,12 @@ func NewSeq(ctx context.Context, img *imgio.Image, mode core.Mode) (*core.Seq, e
 	if err != nil {
 		return nil, err
 	}
-	if err := q.MountGC(Volume(img.Volume()), img, v, NewOwners(ctx, img)); err != nil {
+	// The owners outlive the request that mounted the sequence: a state the next panel keeps
+	// (web/next.go, gc.State.AtClock) looks blocks up through its segment manager's callbacks
+	// (NodeOf, PostRead) for later requests, and a cancelled context there would make every move
+	// count as a page of its own — a different answer, not a refusal. Each look-up is one bounded
+	// block read; ctx (SetContext) still bounds the sequence's own loops.
+	if err := q.MountGC(Volume(img.Volume()), img, v, NewOwners(context.WithoutCancel(ctx), img)); err != nil {
 		return nil, err
 	}
 	return q, nil
