@@ -143,9 +143,10 @@ func (t *Totals) add(f *File) {
 		t.Unreadable++
 	}
 	for i := range OpNames {
-		m, s := f.Ops.Op(i), t.Ops.Op(i)
-		s.PerBlock.add(&m.PerBlock)
-		s.Batched.add(&m.Batched)
+		s := t.Ops.Op(i)
+		pb, b := f.Result(i, core.PerBlock), f.Result(i, core.Batched)
+		s.PerBlock.add(&pb)
+		s.Batched.add(&b)
 	}
 }
 
@@ -172,19 +173,19 @@ type Dir struct {
 // Saving is a file's calls saved by batching: its per-block minus its batched calls, for
 // operation i of OpNames (0 when either mode did not run to the end).
 func (f *File) Saving(i int) uint64 {
-	m := f.Ops.Op(i)
-	if m.PerBlock.Error != "" || m.Batched.Error != "" || m.PerBlock.Calls < m.Batched.Calls {
+	pb, b := f.Result(i, core.PerBlock), f.Result(i, core.Batched)
+	if pb.Error != "" || b.Error != "" || pb.Calls < b.Calls {
 		return 0
 	}
-	return m.PerBlock.Calls - m.Batched.Calls
+	return pb.Calls - b.Calls
 }
 
 // NoSaving reports whether batching saves nothing on a file that operation i makes more than one
 // call on: every block is its own call in both modes (a one-block file is left out: there is
 // nothing to batch).
 func (f *File) NoSaving(i int) bool {
-	m := f.Ops.Op(i)
-	return m.PerBlock.Error == "" && m.Batched.Error == "" && m.PerBlock.Calls > 1 && m.PerBlock.Calls == m.Batched.Calls
+	pb, b := f.Result(i, core.PerBlock), f.Result(i, core.Batched)
+	return pb.Error == "" && b.Error == "" && pb.Calls > 1 && pb.Calls == b.Calls
 }
 
 // Named is a file named in a list (the top files, the files batching saves nothing on).
@@ -259,7 +260,7 @@ func (s *Survey) summarize() {
 		} else {
 			s.Plain.add(f)
 		}
-		z := &f.Ops.Zero.PerBlock
+		z, zb := f.Result(0, core.PerBlock), f.Result(0, core.Batched)
 		if z.Error == "" {
 			for k, n := range z.RunLengths {
 				runs[min(k, NumBuckets-1)] += n
@@ -281,9 +282,9 @@ func (s *Survey) summarize() {
 				dirs[d] = x
 			}
 			x.Files++
-			if z.Error == "" && f.Ops.Zero.Batched.Error == "" {
+			if z.Error == "" && zb.Error == "" {
 				x.CallsPerBlock += z.Calls
-				x.CallsBatched += f.Ops.Zero.Batched.Calls
+				x.CallsBatched += zb.Calls
 				x.Blocks += z.BlocksInvalidated
 				x.Saved += f.Saving(0)
 			}
@@ -332,5 +333,5 @@ func (s *Survey) TopFiles(i, n int) []Named {
 }
 
 func (f *File) named() Named {
-	return Named{Path: f.Path, Size: f.Size, Calls: f.Ops.Zero.PerBlock.Calls, Saved: f.Saving(0)}
+	return Named{Path: f.Path, Size: f.Size, Calls: f.Result(0, core.PerBlock).Calls, Saved: f.Saving(0)}
 }

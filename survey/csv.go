@@ -55,10 +55,10 @@ func WriteCSV(w io.Writer, s *Survey, c Costs) error {
 			strconv.FormatBool(f.Compressed), f.Error)
 		for k := range OpNames {
 			for _, m := range core.Modes {
-				r := f.Ops.Op(k).Mode(m)
+				r := f.Result(k, m)
 				rec = append(rec, r.Errno, r.Error, strconv.FormatBool(r.Refused))
 				for _, st := range csvStats {
-					rec = append(rec, strconv.FormatUint(st.get(r), 10))
+					rec = append(rec, strconv.FormatUint(st.get(&r), 10))
 				}
 				est := ""
 				if r.Error == "" {

@@ -71,15 +71,16 @@ func (o *Ops) Op(i int) *Modes {
 	return &o.Zero
 }
 
-// File is one row: a regular file and what each operation does to it. Error is set (and Ops
-// empty) when the file could not be read at all (its inode or node tree is corrupt).
+// File is one row: a regular file and what each operation does to it ([File.Result]; its JSON
+// is {"path","ino","size","compressed","error","ops":{…}}). Error is set, and every operation
+// carries it, when the file could not be read at all (its inode or node tree is corrupt).
 type File struct {
-	Path       string `json:"path"`
-	Ino        uint32 `json:"ino"`
-	Size       int64  `json:"size"`
-	Compressed bool   `json:"compressed"`
-	Error      string `json:"error,omitempty"`
-	Ops        Ops    `json:"ops"`
+	Path       string
+	Ino        uint32
+	Size       int64
+	Compressed bool
+	Error      string
+	res        [6]packed // operation i in mode m at 2i+m
 	// blocks holds, per bucket of RunBuckets, the blocks of the zero's physical runs: the file's
 	// share of the volume's run-length histogram.
 	blocks [NumBuckets]uint64
@@ -215,6 +216,7 @@ type mount struct {
 	// garbage inside every operation, so every row goes through a fresh mount.
 	short bool
 	main  [2]uint32 // the main area's block addresses [MainBlkaddr, MaxBlkaddr)
+	sit   *sitCache
 }
 
 func newMount(ctx context.Context, img *imgio.Image) *mount {
@@ -229,6 +231,10 @@ func newMount(ctx context.Context, img *imgio.Image) *mount {
 	if sm := q.GCState(); sm != nil && !v.CheckpointError && sm.ShortOfSpace() {
 		m.short = true
 	}
+	// The mount read every segment (source.GCVolume): the cache reads them again, once.
+	if m.sit, err = newSITCache(img); err != nil {
+		m.mountErr = err
+	}
 	return m
 }
 
@@ -237,9 +243,11 @@ func newMount(ctx context.Context, img *imgio.Image) *mount {
 func (m *mount) file(ctx context.Context, f *File, e imgio.Entry) error {
 	f.Path, f.Ino, f.Size = e.Path, e.Ino, e.Size
 	fail := func(err error) {
+		var r Result
+		setErr(&r, err)
 		for i := range OpNames {
 			for _, mode := range core.Modes {
-				setErr(f.Ops.Op(i).Mode(mode), err)
+				f.set(i, mode, &r)
 			}
 		}
 	}
@@ -261,6 +269,10 @@ func (m *mount) file(ctx context.Context, f *File, e imgio.Entry) error {
 		return nil
 	}
 	in.Path = e.Path
+	in.SIT = m.sit
+	if s, ok := in.Slots.(slotSource); ok {
+		in.Slots = &slotCache{base: s, limit: maxCachedDnodes}
+	}
 	f.Size = in.Inode.Size
 	f.Compressed = in.Inode.Flags&core.FlagCompressed != 0
 	for i, run := range runs {
@@ -271,12 +283,14 @@ func (m *mount) file(ctx context.Context, f *File, e imgio.Entry) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			r := f.Ops.Op(i).Mode(mode)
+			var r Result
 			if err != nil {
-				setErr(r, err)
+				setErr(&r, err)
+				f.set(i, mode, &r)
 				continue
 			}
 			r.Errno, r.Message, r.Stats = res.Errno, res.Message, res.Stats
+			f.set(i, mode, &r)
 			if i == 0 && mode == core.PerBlock && res.Errno == "" {
 				f.blocks = runBlocks(res)
 			}

@@ -158,7 +158,7 @@ func writeSurveyText(w io.Writer, s *survey.Survey, top int) error {
 		f := &s.Files[i]
 		for k, op := range survey.OpNames {
 			for _, m := range core.Modes {
-				if r := f.Ops.Op(k).Mode(m); r.Error != "" {
+				if r := f.Result(k, m); r.Error != "" {
 					what := "error"
 					if r.Refused {
 						what = "refused"

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/internal/testutil"
+	"github.com/zrviz/zrviz/survey"
+)
+
+// surveyImages are the kernel-written images the survey is held to `zrviz run` on, every file of
+// each: the demo (Linux 6.12's own writes), x3's volume with compressed files (an Android /data
+// feature: F2FS compression, clusters, a file the kernel refuses to zero), g1's nearly full volume
+// (short of free sections: f2fs_balance_fs collects garbage inside the operations, so the survey
+// runs every row through a fresh mount), x4's with a block two slots map (the punch's corruption
+// path) and s6's fragmented volume whose logs are open for SSR.
+var surveyImages = []struct{ name, src string }{
+	{"demo", ""},
+	{"x3-compressed", "../../core/testdata/kernel-seq/x3-compressed/before.img.zst"},
+	{"g1-nearly-full", "../../core/testdata/kernel-seq/g1-enospc-nearly-full/before.img.zst"},
+	{"x4-dup", "../../core/testdata/kernel-seq/x4-dup-punch/before.img.zst"},
+	{"s6-ssr", "../../core/testdata/kernel-seq/s6-ssr-open/before.img.zst"},
+}
+
+// TestSurveyEqualsRun: for every regular file of each image, each of the survey's three operations
+// in each mode is what `zrviz run --json` prints for that operation alone (--op zero, --op punch,
+// --op truncate --size 0, the whole file): the errno, the kernel's message and every counter of
+// "stats", under the same names; where run fails, the row carries run's error (refused exactly
+// when it is the engine's core.ErrUnmodelled).
+func TestSurveyEqualsRun(t *testing.T) {
+	for _, im := range surveyImages {
+		t.Run(im.name, func(t *testing.T) {
+			img := testutil.DemoImage(t)
+			if im.src != "" {
+				img = testutil.RawImage(t, filepath.FromSlash(im.src))
+			}
+			out := mustRunMain(t, "survey", "--json", "--image", img)
+			var s struct {
+				Files []struct {
+					Path  string                                           `json:"path"`
+					Size  int64                                            `json:"size"`
+					Error string                                           `json:"error"`
+					Ops   map[string]map[string]map[string]json.RawMessage `json:"ops"`
+				} `json:"files"`
+				Totals json.RawMessage `json:"totals"`
+			}
+			if err := json.Unmarshal([]byte(out), &s); err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Files) == 0 || s.Totals == nil {
+				t.Fatalf("survey --json: %d files, totals %s", len(s.Files), s.Totals)
+			}
+			inspect := mustRunMain(t, "inspect", "--json", "--image", img)
+			var ls inspectOutput
+			if err := json.Unmarshal([]byte(inspect), &ls); err != nil {
+				t.Fatal(err)
+			}
+			var regular []string
+			for _, e := range ls.Files {
+				if e.Type == "file" {
+					regular = append(regular, e.Path)
+				}
+			}
+			var got []string
+			for _, f := range s.Files {
+				got = append(got, f.Path)
+			}
+			if !slices.Equal(got, regular) {
+				t.Fatalf("the survey's rows are %q, the image's regular files %q", got, regular)
+			}
+			ran := 0
+			for _, f := range s.Files {
+				for _, op := range survey.OpNames {
+					args := []string{"run", "--json", "--image", img, "--op", op}
+					if op == "truncate" {
+						args = append(args, "--size", "0")
+					}
+					args = append(args, f.Path)
+					runOut, runErr := runEmbedded(t, args...)
+					row := f.Ops[op]
+					if len(row) != 2 {
+						t.Fatalf("%s %s: the row has modes %v", f.Path, op, slices.Collect(maps.Keys(row)))
+					}
+					if runErr != nil {
+						for _, m := range core.Modes {
+							var e struct {
+								Error   string `json:"error"`
+								Refused bool   `json:"refused"`
+							}
+							mustUnmarshal(t, mustMarshal(t, row[m.String()]), &e)
+							if e.Error != runErr.Error() || e.Refused != errors.Is(runErr, core.ErrUnmodelled) {
+								t.Errorf("%s %s %s: survey error %q refused %v; zrviz run: %v", f.Path, op, m, e.Error, e.Refused, runErr)
+							}
+						}
+						continue
+					}
+					ran++
+					var r struct {
+						Results []struct {
+							Mode    string                     `json:"mode"`
+							Errno   string                     `json:"errno"`
+							Message string                     `json:"message"`
+							Stats   map[string]json.RawMessage `json:"stats"`
+						} `json:"results"`
+					}
+					mustUnmarshal(t, json.RawMessage(runOut), &r)
+					if len(r.Results) != 2 {
+						t.Fatalf("%s %s: run gave %d results", f.Path, op, len(r.Results))
+					}
+					for _, res := range r.Results {
+						want := maps.Clone(res.Stats)
+						want["errno"] = mustMarshal(t, res.Errno)
+						if res.Message != "" {
+							want["message"] = mustMarshal(t, res.Message)
+						}
+						gotRow := row[res.Mode]
+						if !reflect.DeepEqual(canonical(t, gotRow), canonical(t, want)) {
+							t.Errorf("%s %s %s:\nsurvey %s\nrun    %s", f.Path, op, res.Mode, jsonOf(t, gotRow), jsonOf(t, want))
+						}
+					}
+				}
+			}
+			if ran == 0 {
+				t.Errorf("no operation ran on any file: nothing compared")
+			}
+			t.Logf("%d files, %d of %d operations compared with zrviz run", len(s.Files), ran, 3*len(s.Files))
+		})
+	}
+}
+
+func mustUnmarshal(t *testing.T, b json.RawMessage, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+}
+
+func mustMarshal(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// canonical decodes a JSON object (raw, or a map of raw members) into plain values for comparison.
+func canonical(t *testing.T, v any) any {
+	t.Helper()
+	b, ok := v.(json.RawMessage)
+	if !ok {
+		b = mustMarshal(t, v)
+	}
+	var out any
+	mustUnmarshal(t, b, &out)
+	return out
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	return string(mustMarshal(t, canonical(t, v)))
+}
+
+// TestSurveyText: zrviz survey on the demo prints the totals, the histogram, the top files and
+// directories, and the estimate's source; --csv prints a line per regular file under its header.
+func TestSurveyText(t *testing.T) {
+	out := mustRunMain(t, "survey")
+	for _, want := range []string{
+		"40 regular files",
+		"zero  per-block  21,707",
+		"zero    batched     299",
+		"Zeroing every file: batching saves 21,408 of 21,707 calls",
+		"16.436 ms",
+		"512+",
+		"/seed/bench64.bin",
+		"16,384 calls  16,365 saved",
+		"Directories by calls saved",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("zrviz survey lacks %q:\n%s", want, out)
+		}
+	}
+	csv := mustRunMain(t, "survey", "--csv")
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
+	if len(lines) != 41 || lines[0] != strings.Join(survey.CSVHeader(), ",") {
+		t.Errorf("survey --csv: %d lines, header %q", len(lines), lines[0])
+	}
+	for _, args := range [][]string{{"survey", "/x"}, {"survey", "--json", "--csv"}, {"survey", "--per-call", "-1"}} {
+		var ue usageError
+		if _, err := runMain(t, args...); !errors.As(err, &ue) {
+			t.Errorf("zrviz %s: %v, want a usage error", strings.Join(args, " "), err)
+		}
+	}
+}
