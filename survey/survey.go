@@ -107,8 +107,9 @@ type Options struct {
 const DefaultMaxFiles = 1 << 20
 
 // PerFileBytes is what one row holds in memory while a survey is computed and cached: the row
-// (six results of core.Stats, ≈2.9 KB), its path and its share of the directory totals.
-// TestPerFileBytes measures it.
+// (its six packed results, ≈ 300 bytes), its path, its listing entry and its share of the
+// directory totals, with room to spare: BenchmarkSurvey measures ≈ 610 bytes a file retained on the
+// 10,001 files of scripts/bench-image.sh (docs/performance.md).
 const PerFileBytes = 4 << 10
 
 // ErrTooManyFiles is returned for an image with more regular files than Options.MaxFiles.
@@ -259,6 +260,13 @@ func (m *mount) file(ctx context.Context, f *File, e imgio.Entry) error {
 	var in core.Input
 	if err == nil {
 		in, err = source.FileInput(m.img, fl)
+	}
+	if err != nil {
+		// The file as `zrviz run` finds it, by its path: its error names the path (a File made
+		// from the inode number has none).
+		if fl, err = m.img.ResolveContext(ctx, e.Path); err == nil {
+			in, err = source.FileInput(m.img, fl)
+		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -99,6 +99,7 @@ type Server struct {
 	resolved *resolvedCache // engine inputs after a run's earlier operations (web/resolvecache.go)
 	next     *nextCache     // what-happens-next timelines of recent runs (web/next.go)
 	traces   traceStore     // kernel traces (web/traces.go)
+	surveys  surveyJobs     // whole-image surveys (web/survey.go)
 	rooms    *roomHub       // classroom rooms (web/rooms.go)
 	// roomLingerFor overrides roomLinger (tests shorten it).
 	roomLingerFor time.Duration

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"maps"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -11,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/zrviz/zrviz/core"
+	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/f2fs"
 	"github.com/zrviz/zrviz/internal/testutil"
 	"github.com/zrviz/zrviz/survey"
 )
@@ -27,6 +33,50 @@ var surveyImages = []struct{ name, src string }{
 	{"g1-nearly-full", "../../core/testdata/kernel-seq/g1-enospc-nearly-full/before.img.zst"},
 	{"x4-dup", "../../core/testdata/kernel-seq/x4-dup-punch/before.img.zst"},
 	{"s6-ssr", "../../core/testdata/kernel-seq/s6-ssr-open/before.img.zst"},
+	{"corrupt", "corrupt"}, // the demo with a slot past the main area and a node cycle (corruptDemo)
+}
+
+// corruptDemo writes a copy of the demo in which /cases/holes.bin's slot 0 points past the main
+// area and /cases/contiguous.bin's i_nid[0] names the inode itself (a node cycle): the survey's
+// rows of those files carry the errors, and the other files are surveyed as ever.
+func corruptDemo(t *testing.T) string {
+	t.Helper()
+	src := testutil.DemoImage(t)
+	dst := filepath.Join(t.TempDir(), "corrupt.img")
+	if out, err := exec.Command("cp", "--sparse=always", src, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	if err := os.Chmod(dst, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	img, err := imgio.OpenFileContext(context.Background(), src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer img.Close()
+	f, err := os.OpenFile(dst, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	put := func(path string, off int, v uint32) {
+		fl, err := img.Resolve(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b [4]byte
+		binary.LittleEndian.PutUint32(b[:], v)
+		if _, err := f.WriteAt(b[:], int64(fl.Inode().Blkaddr)*4096+int64(off)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("/cases/holes.bin", f2fs.InodeAddrOffset, img.Volume().MaxBlkaddr+5)
+	cont, err := img.Resolve("/cases/contiguous.bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put("/cases/contiguous.bin", f2fs.InodeNidOffset, cont.Inode().Ino)
+	return dst
 }
 
 // TestSurveyEqualsRun: for every regular file of each image, each of the survey's three operations
@@ -38,7 +88,11 @@ func TestSurveyEqualsRun(t *testing.T) {
 	for _, im := range surveyImages {
 		t.Run(im.name, func(t *testing.T) {
 			img := testutil.DemoImage(t)
-			if im.src != "" {
+			switch im.src {
+			case "":
+			case "corrupt":
+				img = corruptDemo(t)
+			default:
 				img = testutil.RawImage(t, filepath.FromSlash(im.src))
 			}
 			out := mustRunMain(t, "survey", "--json", "--image", img)
@@ -131,6 +185,27 @@ func TestSurveyEqualsRun(t *testing.T) {
 				t.Errorf("no operation ran on any file: nothing compared")
 			}
 			t.Logf("%d files, %d of %d operations compared with zrviz run", len(s.Files), ran, 3*len(s.Files))
+			if im.src == "corrupt" {
+				// The two damaged files are rows with their errors; the rest ran.
+				bad := map[string]bool{}
+				for _, f := range s.Files {
+					for _, op := range f.Ops {
+						for _, r := range op {
+							var e struct {
+								Error string `json:"error"`
+								Errno string `json:"errno"`
+							}
+							mustUnmarshal(t, mustMarshal(t, r), &e)
+							if e.Error != "" || e.Errno == "EFSCORRUPTED" || e.Errno == "EUCLEAN" {
+								bad[f.Path] = true
+							}
+						}
+					}
+				}
+				if !bad["/cases/holes.bin"] || !bad["/cases/contiguous.bin"] || len(bad) != 2 {
+					t.Errorf("rows with an error or a corruption errno: %v, want /cases/holes.bin and /cases/contiguous.bin", bad)
+				}
+			}
 		})
 	}
 }
