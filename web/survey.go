@@ -46,7 +46,7 @@ type surveyJobs struct {
 type surveyJob struct {
 	si      *StoredImage
 	started time.Time
-	done    chan struct{} // closed when err (or res) is set
+	done    chan struct{}                 // closed when err (or res) is set
 	res     atomic.Pointer[survey.Survey] // nil once dropped from the cache
 	err     error
 	keep    func() // gives back the rows' memory when the survey is dropped
