@@ -38,9 +38,9 @@ func (c *sitCache) SegmentValidMap(segno uint32) (uint32, [64]byte, error) {
 	return c.img.SegmentValidMap(segno)
 }
 
-// maxCachedDnodes bounds the dnodes a file's slot cache keeps (4 KiB each): a file of up to 2 GiB
+// maxCachedDnodes bounds the dnodes a file's slot cache keeps (4 KiB each): a file of up to 2.5 GiB
 // is read from the image once for its six walks; a bigger one is read by each walk.
-const maxCachedDnodes = 512
+const maxCachedDnodes = 640
 
 // slotCache is a file's dnode slots (core.DnodeSource, with the file's DnodeLister and
 // NodeAddrSource), each dnode read from the image once and answered from memory after: the six

@@ -127,6 +127,8 @@ type Server struct {
 
 	// requestTimeoutFor overrides requestTimeout's write deadline (tests shorten it).
 	requestTimeoutFor time.Duration
+	// surveyIdleFor overrides surveyIdle (tests shorten it).
+	surveyIdleFor time.Duration
 	// wsWriteTimeout overrides wsWriteTimeout (tests shorten it).
 	wsWriteTimeout time.Duration
 

@@ -33,8 +33,16 @@ const maxSurveys = 4
 
 // surveyBase is what a survey reserves besides its rows (survey.PerFileBytes each): the listing,
 // the SIT cache (≈70 bytes a main-area segment, 600 KB for 16 GiB), a file's cached dnodes per
-// worker (2 MiB each), the engine's walk of the largest file and the answer's JSON being written.
+// worker (2.5 MiB each), the engine's walk of the largest file and the answer's JSON being written.
 const surveyBase = 16 << 20
+
+// surveyIdle is surveyIdle, or the server's override (tests shorten it).
+func (s *Server) surveyIdle() time.Duration {
+	if s.surveyIdleFor > 0 {
+		return s.surveyIdleFor
+	}
+	return surveyIdle
+}
 
 // surveyJobs holds the survey of each image (zero value ready).
 type surveyJobs struct {
@@ -156,14 +164,14 @@ func (s *Server) runSurvey(j *surveyJob) {
 		close(j.done)
 	}
 	go func() { // the watchdog
-		t := time.NewTicker(surveyIdle / 10)
+		t := time.NewTicker(s.surveyIdle() / 10)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if j.waiting.Load() == 0 && time.Since(time.Unix(0, j.seen.Load())) > surveyIdle {
+				if j.waiting.Load() == 0 && time.Since(time.Unix(0, j.seen.Load())) > s.surveyIdle() {
 					cancel()
 					return
 				}
