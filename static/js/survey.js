@@ -153,7 +153,7 @@ export function esc(s) {
   return String(s).replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[ch] || ch));
 }
 
-const W = 560, H = 260, L = 64, R = 12, T = 16, B = 52;
+const W = 560, H = 260, L = 64, R = 28, T = 16, B = 52;
 
 /**
  * The run-length histogram as a standalone SVG document: a bar per bucket, height the blocks in runs
@@ -357,7 +357,7 @@ export function initSurvey(doc) {
     for (const op of OPS) {
       for (const m of MODES) {
         const x = s.totals.ops[op][m];
-        rows.push(`<tr><th scope="row">${op}</th><td>${m}</td><td>${int(x.calls)}</td><td>${int(x.sitLockAcquisitions)}</td><td>${int(x.blocksInvalidated)}</td><td>${int(x.runs)}</td><td>${int(x.slotsNew)}</td><td>${int(x.slotsNull)}</td><td>${int(x.dnodeChunks)}</td><td>≈ ${fmtTime(estimateMs(x.calls, x.blocksInvalidated, c))}</td><td>${int(x.errnos)} / ${int(x.errors)} (${int(x.refused)})</td></tr>`);
+        rows.push(`<tr><th scope="row">${op}</th><td>${m}</td><td>${int(x.calls)}</td><td>${int(x.sitLockAcquisitions)}</td><td>${int(x.blocksInvalidated)}</td><td>${int(x.runs)}</td><td>${int(x.slotsNew)}</td><td>${int(x.slotsNull)}</td><td>${int(x.dnodeChunks)}</td><td>≈ ${fmtTime(estimateMs(x.calls, x.blocksInvalidated, c))}</td><td class="result">${int(x.errnos)} / ${int(x.errors)} (${int(x.refused)})</td></tr>`);
       }
     }
     $('sv-totals').innerHTML = rows.join('');
@@ -391,7 +391,7 @@ export function initSurvey(doc) {
         if (k.key === 'size') return `<td>${bytes(x.size)}</td>`;
         return `<td>${typeof v === 'number' && v < 0 ? '–' : int(/** @type {number} */ (v))}</td>`;
       }).join('');
-      return `<tr data-testid="survey-row"${x.compressed ? ' class="compressed"' : ''}><td><a href="${esc(playerURL(id, x, op))}" data-testid="survey-play"><code>${esc(x.path)}</code></a>${x.compressed ? ' <span class="small muted">compressed</span>' : ''}</td>${cells}<td class="small">${esc(result)}</td></tr>`;
+      return `<tr data-testid="survey-row"${x.compressed ? ' class="compressed"' : ''}><td><a href="${esc(playerURL(id, x, op))}" data-testid="survey-play"><code>${esc(x.path)}</code></a>${x.compressed ? ' <span class="small muted">compressed</span>' : ''}</td>${cells}<td class="small result">${esc(result)}</td></tr>`;
     }).join('');
     $('sv-more').hidden = rows.length <= state.shown;
   };
