@@ -37,7 +37,7 @@ func TestBrowserSurvey(t *testing.T) {
 	if n := js[int](t, ctx, `document.querySelectorAll('#sv-hist svg rect[fill="#0072b2"]').length`); n != 10 {
 		t.Errorf("the histogram has %d bars, want 10", n)
 	}
-	if !js[bool](t, ctx, `!!document.querySelector('#sv-plot svg path') && document.getElementById('sv-plot-svg').href.startsWith('data:image/svg+xml')`) {
+	if !js[bool](t, ctx, `!!document.querySelector('#sv-plot svg path') && document.getElementById('sv-plot-svg').href.startsWith('blob:')`) {
 		t.Error("no cumulative plot, or no download of it")
 	}
 	if n := js[int](t, ctx, `document.querySelectorAll('[data-testid="survey-row"]').length`); n != 40 {

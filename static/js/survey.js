@@ -8,11 +8,23 @@
 import { int, bytes } from './fmt.js';
 import { fmtTime } from './cost.js';
 import { imagePage, apiImage, setRunQuery } from './links.js';
+import { contract } from './contract.js';
 
-/** The operations of a row, in the survey's order (survey.OpNames). */
-export const OPS = Object.freeze(['zero', 'punch', 'truncate']);
-/** The modes of an operation, per-block first. */
-export const MODES = Object.freeze(['per-block', 'batched']);
+/**
+ * The operations of a row, in the survey's order (survey.OpNames), as the contract names them.
+ * @returns {string[]}
+ */
+export function ops() {
+  const o = contract().ops;
+  return [o.zero, o.punch, o.truncate];
+}
+
+/** @returns {string} the per-block mode's name */
+const PB = () => contract().modes.perBlock;
+/** @returns {string} the batched mode's name */
+const BT = () => contract().modes.batched;
+/** @returns {string} the zero's name */
+const ZERO = () => contract().ops.zero;
 
 /**
  * @typedef {object} Costs the estimate's costs
@@ -51,7 +63,7 @@ export function parseCost(s, fallback) {
  */
 export function saved(f, op) {
   const m = f.ops[op];
-  const pb = m['per-block'], b = m.batched;
+  const pb = m[PB()], b = m[BT()];
   if (pb.error || b.error || pb.calls < b.calls) return 0;
   return pb.calls - b.calls;
 }
@@ -73,14 +85,14 @@ export function outcome(r) {
 export const COLUMNS = Object.freeze([
   { key: 'path', label: 'file', num: false, value: (f) => f.path },
   { key: 'size', label: 'size', num: true, value: (f) => f.size },
-  { key: 'pb', label: 'calls per-block', num: true, value: (f, op) => callsOf(f, op, 'per-block') },
-  { key: 'b', label: 'calls batched', num: true, value: (f, op) => callsOf(f, op, 'batched') },
+  { key: 'pb', label: 'calls per-block', num: true, value: (f, op) => callsOf(f, op, PB()) },
+  { key: 'b', label: 'calls batched', num: true, value: (f, op) => callsOf(f, op, BT()) },
   { key: 'saved', label: 'calls saved', num: true, value: (f, op) => saved(f, op) },
-  { key: 'blocks', label: 'blocks', num: true, value: (f, op) => f.ops[op]['per-block'].blocksInvalidated || 0 },
-  { key: 'runs', label: 'runs', num: true, value: (f, op) => f.ops[op]['per-block'].runs || 0 },
-  { key: 'new', label: 'NEW', num: true, value: (f, op) => f.ops[op]['per-block'].slotsNew || 0 },
-  { key: 'null', label: 'NULL', num: true, value: (f, op) => f.ops[op]['per-block'].slotsNull || 0 },
-  { key: 'chunks', label: 'dnode chunks', num: true, value: (f, op) => f.ops[op]['per-block'].dnodeChunks || 0 },
+  { key: 'blocks', label: 'blocks', num: true, value: (f, op) => f.ops[op][PB()].blocksInvalidated || 0 },
+  { key: 'runs', label: 'runs', num: true, value: (f, op) => f.ops[op][PB()].runs || 0 },
+  { key: 'new', label: 'NEW', num: true, value: (f, op) => f.ops[op][PB()].slotsNew || 0 },
+  { key: 'null', label: 'NULL', num: true, value: (f, op) => f.ops[op][PB()].slotsNull || 0 },
+  { key: 'chunks', label: 'dnode chunks', num: true, value: (f, op) => f.ops[op][PB()].dnodeChunks || 0 },
   { key: 'est', label: 'est. time saved*', num: true, value: (f, op, c) => savedMs(f, op, c) },
 ]);
 
@@ -104,7 +116,7 @@ function callsOf(f, op, mode) {
  */
 export function savedMs(f, op, c) {
   const m = f.ops[op];
-  const pb = m['per-block'], b = m.batched;
+  const pb = m[PB()], b = m[BT()];
   if (pb.error || b.error) return 0;
   return estimateMs(pb.calls, pb.blocksInvalidated, c) - estimateMs(b.calls, b.blocksInvalidated, c);
 }
@@ -256,9 +268,10 @@ export function short(v) {
  * @returns {string}
  */
 export function playerURL(id, f, op) {
-  const q = setRunQuery(new URLSearchParams(), op === 'truncate'
-    ? { path: f.path, op, size: 0, offset: 0, mode: 'both' }
-    : { path: f.path, op, offset: 0, length: f.size, mode: 'both' });
+  const c = contract();
+  const q = setRunQuery(new URLSearchParams(), op === c.ops.truncate
+    ? { path: f.path, op, size: 0, offset: 0, mode: c.modes.both }
+    : { path: f.path, op, offset: 0, length: f.size, mode: c.modes.both });
   return `${imagePage(id, 'run')}?${q.toString()}`;
 }
 
@@ -290,7 +303,7 @@ export function initSurvey(doc) {
   if (!root) return;
   const id = root.dataset.id;
   const defaults = { perCall: Number(root.dataset.perCall), perBlock: Number(root.dataset.perBlock) };
-  const state = { survey: /** @type {any} */ (null), op: 'zero', key: 'saved', desc: true, shown: PAGE, filter: '' };
+  const state = { survey: /** @type {any} */ (null), op: ZERO(), key: 'saved', desc: true, shown: PAGE, filter: '' };
   const costs = () => ({ perCall: parseCost($('sv-per-call').value, defaults.perCall), perBlock: parseCost($('sv-per-block').value, defaults.perBlock) });
 
   const poll = async () => {
@@ -303,6 +316,8 @@ export function initSurvey(doc) {
       p = { state: 'failed', done: 0, total: 0, error: String(e) };
     }
     $('sv-status').textContent = progressText(p);
+    // How many answers showed the survey under way (the tests read it: the bar moved).
+    if (p.state === 'running' && p.done < p.total) root.dataset.partial = String(Number(root.dataset.partial || 0) + 1);
     $('sv-progress').max = Math.max(1, p.total);
     $('sv-progress').value = p.state === 'done' ? Math.max(1, p.total) : p.done;
     if (p.state === 'done') return load();
@@ -326,14 +341,17 @@ export function initSurvey(doc) {
 
   const setSVG = (box, link, svg) => {
     box.innerHTML = svg;
-    link.href = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+    // Saved from memory: a blob URL is no request to anyone (the static site asks its host for
+    // nothing but its files).
+    if (link.href.startsWith('blob:')) URL.revokeObjectURL(link.href);
+    link.href = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
   };
 
   const drawStatic = () => {
     const s = state.survey;
     const h = $('sv-hist');
     setSVG(h, $('sv-hist-svg'), histogramSVG(s.histogram));
-    setSVG($('sv-plot'), $('sv-plot-svg'), plotSVG(cumulativeSaved(s.files, 'zero')));
+    setSVG($('sv-plot'), $('sv-plot-svg'), plotSVG(cumulativeSaved(s.files, ZERO())));
     $('sv-dirs').innerHTML = s.directories.length === 0
       ? '<tr><td colspan="5">no directory below the root holds a file that saves a call</td></tr>'
       : s.directories.map((d) => `<tr><td><code>${esc(d.path)}</code></td><td>${int(d.files)}</td><td>${int(d.callsPerBlock)}</td><td>${int(d.callsBatched)}</td><td>${int(d.saved)}</td></tr>`).join('');
@@ -341,12 +359,12 @@ export function initSurvey(doc) {
     $('sv-nosaving').innerHTML = s.noSavingFiles === 0
       ? 'None: every file of more than one block that a zero invalidates saves calls.'
       : `${int(s.noSavingFiles)} file(s) whose zero makes more than one call, every block its own run: `
-        + ns.map((n) => `<a href="${esc(playerURL(id, n, 'zero'))}"><code>${esc(n.path)}</code></a> (${int(n.calls)} calls)`).join(', ')
+        + ns.map((n) => `<a href="${esc(playerURL(id, n, ZERO()))}"><code>${esc(n.path)}</code></a> (${int(n.calls)} calls)`).join(', ')
         + (s.noSavingFiles > ns.length ? ` and ${int(s.noSavingFiles - ns.length)} more.` : '.');
-    const c = s.compressed;
+    const c = s.compressed, cz = c.ops[ZERO()];
     $('sv-compressed').textContent = c.files === 0
       ? 'No compressed file.'
-      : `Compressed files, apart: ${int(c.files)} (${int(c.ops.zero['per-block'].slotsCompress)} cluster markers met by the zero); a zero of them: ${int(c.ops.zero['per-block'].calls)} calls per-block, ${int(c.ops.zero.batched.calls)} batched, ${int(c.ops.zero['per-block'].errnos)} refused by the kernel with an errno.`;
+      : `Compressed files, apart: ${int(c.files)} (${int(cz[PB()].slotsCompress)} cluster markers met by the zero); a zero of them: ${int(cz[PB()].calls)} calls per-block, ${int(cz[BT()].calls)} batched, ${int(cz[PB()].errnos)} refused by the kernel with an errno.`;
     $('sv-unlisted').textContent = (s.unlisted || []).length === 0 ? ''
       : `The listing stepped over ${int(s.unlisted.length + (s.unlistedDropped || 0))} damaged entries, not surveyed: ${s.unlisted.map((u) => `${u.path} (${u.error})`).join('; ')}.`;
   };
@@ -354,16 +372,16 @@ export function initSurvey(doc) {
   const drawCosts = () => {
     const s = state.survey, c = costs();
     const rows = [];
-    for (const op of OPS) {
-      for (const m of MODES) {
+    for (const op of ops()) {
+      for (const m of contract().modes.order) {
         const x = s.totals.ops[op][m];
         rows.push(`<tr><th scope="row">${op}</th><td>${m}</td><td>${int(x.calls)}</td><td>${int(x.sitLockAcquisitions)}</td><td>${int(x.blocksInvalidated)}</td><td>${int(x.runs)}</td><td>${int(x.slotsNew)}</td><td>${int(x.slotsNull)}</td><td>${int(x.dnodeChunks)}</td><td>≈ ${fmtTime(estimateMs(x.calls, x.blocksInvalidated, c))}</td><td class="result">${int(x.errnos)} / ${int(x.errors)} (${int(x.refused)})</td></tr>`);
       }
     }
     $('sv-totals').innerHTML = rows.join('');
-    const z = s.totals.ops.zero;
-    const ms = estimateMs(z['per-block'].calls, z['per-block'].blocksInvalidated, c) - estimateMs(z.batched.calls, z.batched.blocksInvalidated, c);
-    $('sv-headline').textContent = `${int(s.totals.files)} regular files. Zeroing every one, batching makes ${int(z.batched.calls)} f2fs_invalidate_blocks calls instead of ${int(z['per-block'].calls)}: ${int(z['per-block'].calls - z.batched.calls)} fewer, ≈ ${fmtTime(ms)} saved (estimated).`;
+    const z = s.totals.ops[ZERO()], zp = z[PB()], zb = z[BT()];
+    const ms = estimateMs(zp.calls, zp.blocksInvalidated, c) - estimateMs(zb.calls, zb.blocksInvalidated, c);
+    $('sv-headline').textContent = `${int(s.totals.files)} regular files. Zeroing every one, batching makes ${int(zb.calls)} f2fs_invalidate_blocks calls instead of ${int(zp.calls)}: ${int(zp.calls - zb.calls)} fewer, ≈ ${fmtTime(ms)} saved (estimated).`;
     const custom = c.perCall !== defaults.perCall || c.perBlock !== defaults.perBlock;
     $('sv-cost-source').textContent = custom
       ? `An estimate from the costs typed above: ${c.perCall} µs per call, ${c.perBlock} µs per block.`
@@ -381,7 +399,7 @@ export function initSurvey(doc) {
     const rows = sortFiles(f ? s.files.filter((x) => x.path.includes(f)) : s.files, state.key, state.desc, op, c);
     $('sv-count').textContent = `${int(Math.min(rows.length, state.shown))} of ${int(rows.length)} files shown`;
     $('sv-files').innerHTML = rows.slice(0, state.shown).map((x) => {
-      const m = x.ops[op], pb = m['per-block'], b = m.batched;
+      const m = x.ops[op], pb = m[PB()], b = m[BT()];
       const res = [outcome(pb), outcome(b)].filter(Boolean);
       const err = pb.error || b.error;
       const result = res.length === 0 ? 'OK' : `${res.join(' / ')}${err ? `: ${err}` : ''}`;
