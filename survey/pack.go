@@ -1,9 +1,12 @@
 package survey
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"io"
 
 	"github.com/zrviz/zrviz/core"
 )
@@ -117,4 +120,38 @@ func (f File) MarshalJSON() ([]byte, error) {
 		Error      string `json:"error,omitempty"`
 		Ops        Ops    `json:"ops"`
 	}{f.Path, f.Ino, f.Size, f.Compressed, f.Error, f.Ops()})
+}
+
+// WriteJSON writes s as json.Marshal would, a row at a time: the JSON of 10,000 rows (≈ 20 MB) is
+// never held whole.
+func (s *Survey) WriteJSON(w io.Writer) error {
+	rest := *s
+	rest.Files = []File{}
+	b, err := json.Marshal(&rest)
+	if err != nil {
+		return err
+	}
+	before, after, ok := bytes.Cut(b, []byte(`"files":[]`))
+	if !ok {
+		return errors.New("survey: a survey's JSON without its rows")
+	}
+	bw := bufio.NewWriterSize(w, 32<<10)
+	bw.Write(before)
+	bw.WriteString(`"files":[`)
+	for i := range s.Files {
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		row, err := s.Files[i].MarshalJSON()
+		if err != nil {
+			return err
+		}
+		if _, err := bw.Write(row); err != nil {
+			return err
+		}
+	}
+	bw.WriteByte(']')
+	bw.Write(after)
+	bw.WriteByte('\n')
+	return bw.Flush()
 }

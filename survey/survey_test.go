@@ -53,6 +53,14 @@ func TestJSFixture(t *testing.T) {
 	if !bytes.Equal(b.Bytes(), want) {
 		t.Errorf("%s is not the demo's survey now: run go test ./survey -run TestJSFixture -update", name)
 	}
+	// WriteJSON streams the same bytes.
+	var streamed bytes.Buffer
+	if err := s.WriteJSON(&streamed); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(streamed.Bytes(), b.Bytes()) {
+		t.Error("Survey.WriteJSON writes other bytes than json.Encoder")
+	}
 }
 
 // TestHistogramIsTheEngines: a file's share of the histogram (its calls merged where contiguous)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -67,7 +66,7 @@ func cmdSurvey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	switch {
 	case *asJSON:
-		return json.NewEncoder(stdout).Encode(s)
+		return s.WriteJSON(stdout)
 	case *asCSV:
 		return survey.WriteCSV(stdout, s, costs)
 	}
