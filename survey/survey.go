@@ -329,8 +329,13 @@ func (m *mount) plain(in core.Input, res *core.Result) bool {
 			return false
 		}
 	}
-	if len(res.FillZero) > 0 || res.Inline != in.Inode.Inline {
-		// Only a page written (an inline conversion) moves a log: look at the logs after.
+	wrote := len(res.FillZero) > 0 || res.Inline != in.Inode.Inline
+	for _, sg := range res.Segments {
+		wrote = wrote || sg.Valid > int32(min(sg.ValidBefore, 1<<31-1))
+	}
+	if wrote {
+		// Only a block written (an inline conversion writes page 0) moves a log, and a written block
+		// is a page touched or a segment that gained a valid block: look at the logs after.
 		a, b := in.Volume, res.NextInput().Volume
 		if a.HotDataSegno != b.HotDataSegno || a.WarmDataSegno != b.WarmDataSegno || a.ColdDataSegno != b.ColdDataSegno {
 			return false
