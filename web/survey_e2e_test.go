@@ -75,9 +75,11 @@ func TestBrowserSurvey(t *testing.T) {
 		w, h int64
 		name string
 	}{{1280, 720, "survey-1280"}, {390, 844, "survey-390"}} {
-		do(t, ctx, chromedp.EmulateViewport(vp.w, vp.h))
+		do(t, ctx, chromedp.EmulateViewport(vp.w, vp.h), chromedp.Evaluate[chromedp.Void](`scrollTo(0, 0)`))
 		settle(t, ctx)
 		noSideways(t, ctx, vp.name)
+		noCutText(t, ctx, vp.name)
+		noBrokenTokens(t, ctx, vp.name)
 		headingOne(t, ctx, vp.name)
 		axeCheck(t, ctx, src, vp.name)
 		shot(t, ctx, vp.name)
