@@ -1,6 +1,7 @@
 package web
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,6 +105,15 @@ func TestBrowserSurvey(t *testing.T) {
 				}
 			}
 		}
+	}
+	// The classroom sweep's other sizes: nothing scrolls sideways, is cut or broken there either.
+	for _, vp := range viewports {
+		where := fmt.Sprintf("survey at %d×%d", vp.w, vp.h)
+		do(t, ctx, chromedp.EmulateViewport(vp.w, vp.h))
+		settle(t, ctx)
+		noSideways(t, ctx, where)
+		noCutText(t, ctx, where)
+		noBrokenTokens(t, ctx, where)
 	}
 	do(t, ctx, chromedp.EmulateViewport(viewW, viewH))
 

@@ -165,6 +165,15 @@ export function esc(s) {
   return String(s).replace(/[&<>"']/g, (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }[ch] || ch));
 }
 
+/**
+ * A path as HTML that may wrap after each slash, and nowhere else.
+ * @param {string} p
+ * @returns {string}
+ */
+export function pathHTML(p) {
+  return esc(p).replace(/\//g, '/<wbr>');
+}
+
 const W = 560, H = 260, L = 64, R = 28, T = 16, B = 52;
 
 /**
@@ -409,7 +418,7 @@ export function initSurvey(doc) {
         if (k.key === 'size') return `<td>${bytes(x.size)}</td>`;
         return `<td>${typeof v === 'number' && v < 0 ? '–' : int(/** @type {number} */ (v))}</td>`;
       }).join('');
-      return `<tr data-testid="survey-row"${x.compressed ? ' class="compressed"' : ''}><td><a href="${esc(playerURL(id, x, op))}" data-testid="survey-play"><code>${esc(x.path)}</code></a>${x.compressed ? ' <span class="small muted">compressed</span>' : ''}</td>${cells}<td class="small result">${esc(result)}</td></tr>`;
+      return `<tr data-testid="survey-row"${x.compressed ? ' class="compressed"' : ''}><td><a href="${esc(playerURL(id, x, op))}" data-testid="survey-play"><code>${pathHTML(x.path)}</code></a>${x.compressed ? ' <span class="small muted">compressed</span>' : ''}</td>${cells}<td class="small result">${esc(result)}</td></tr>`;
     }).join('');
     $('sv-more').hidden = rows.length <= state.shown;
   };

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import {
   ops, COLUMNS, estimateMs, parseCost, saved, savedMs, outcome, sortFiles, cumulativeSaved,
-  histogramSVG, plotSVG, playerURL, progressText, short, esc,
+  histogramSVG, plotSVG, playerURL, progressText, short, esc, pathHTML,
 } from '../js/survey.js';
 import { MODEL } from '../js/cost.js';
 
@@ -98,4 +98,5 @@ test('outcomes, progress and numbers read as the page shows them', () => {
   assert.equal(short(1234), '1.2k');
   assert.equal(short(2500000), '2.5M');
   assert.equal(esc('<a href="x">&\''), '&lt;a href=&quot;x&quot;&gt;&amp;&#39;');
+  assert.equal(pathHTML('/a<b/c'), '/<wbr>a&lt;b/<wbr>c');
 });
