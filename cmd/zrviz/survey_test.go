@@ -22,13 +22,16 @@ import (
 )
 
 // surveyImages are the kernel-written images the survey is held to `zrviz run` on, every file of
-// each: the demo (Linux 6.12's own writes), x3's volume with compressed files (an Android /data
+// each: the demo (Linux 6.12's own writes), an Android-like /data volume the kernel wrote, x3's volume with compressed files (an Android /data
 // feature: F2FS compression, clusters, a file the kernel refuses to zero), g1's nearly full volume
 // (short of free sections: f2fs_balance_fs collects garbage inside the operations, so the survey
 // runs every row through a fresh mount), x4's with a block two slots map (the punch's corruption
 // path) and s6's fragmented volume whose logs are open for SSR.
 var surveyImages = []struct{ name, src string }{
 	{"demo", ""},
+	// An Android-like /data written by Linux 6.12.117 itself (survey/testdata/mkandroid.sh, the
+	// zr-oracle): compressed apks, interleaved photos, a preallocated video, databases with holes.
+	{"android", "../../survey/testdata/android.img.zst"},
 	{"x3-compressed", "../../core/testdata/kernel-seq/x3-compressed/before.img.zst"},
 	{"g1-nearly-full", "../../core/testdata/kernel-seq/g1-enospc-nearly-full/before.img.zst"},
 	{"x4-dup", "../../core/testdata/kernel-seq/x4-dup-punch/before.img.zst"},
@@ -190,6 +193,15 @@ func TestSurveyEqualsRun(t *testing.T) {
 			t.Logf("%d files, %d of %d operations compared with zrviz run, %d refused rows", len(s.Files), ran, 3*len(s.Files), refused)
 			// What the model refuses is a row saying so: on g1, f2fs_balance_fs collecting garbage inside
 			// a zero of several dnode chunks (core.Seq's refusal, after the walk).
+			compressed := 0
+			for _, f := range s.Files {
+				if f.Compressed {
+					compressed++
+				}
+			}
+			if (im.name == "android" || im.name == "x3-compressed") && compressed == 0 {
+				t.Errorf("%s: no row is a compressed file", im.name)
+			}
 			if im.name == "g1-nearly-full" && refused == 0 {
 				t.Errorf("%s: no refused row; zrviz run refuses an operation there", im.name)
 			}
