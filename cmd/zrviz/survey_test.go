@@ -101,10 +101,11 @@ func TestSurveyEqualsRun(t *testing.T) {
 			out := mustRunMain(t, "survey", "--json", "--image", img)
 			var s struct {
 				Files []struct {
-					Path  string                                           `json:"path"`
-					Size  int64                                            `json:"size"`
-					Error string                                           `json:"error"`
-					Ops   map[string]map[string]map[string]json.RawMessage `json:"ops"`
+					Compressed bool                                             `json:"compressed"`
+					Path       string                                           `json:"path"`
+					Size       int64                                            `json:"size"`
+					Error      string                                           `json:"error"`
+					Ops        map[string]map[string]map[string]json.RawMessage `json:"ops"`
 				} `json:"files"`
 				Totals json.RawMessage `json:"totals"`
 			}
