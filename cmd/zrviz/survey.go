@@ -50,14 +50,7 @@ func cmdSurvey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer img.Close()
-	start := time.Now()
-	last := start
-	s, err := survey.Run(ctx, img, survey.Options{Progress: func(done, total int) {
-		if now := time.Now(); now.Sub(start) >= surveyProgressAfter && (now.Sub(last) >= surveyProgressAfter || done == total) {
-			last = now
-			fmt.Fprintf(stderr, "survey: %s of %s files (%d%%)\n", units.Group(done), units.Group(total), done*100/max(total, 1))
-		}
-	}})
+	s, err := survey.Run(ctx, img, survey.Options{Progress: progressLines(stderr, surveyProgressAfter)})
 	if err != nil {
 		return err
 	}
@@ -71,6 +64,19 @@ func cmdSurvey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return survey.WriteCSV(stdout, s, costs)
 	}
 	return writeSurveyText(stdout, s, *top)
+}
+
+// progressLines reports a survey's progress on w: nothing for its first interval (a small image is
+// done by then), then a line at most once an interval, and the last one.
+func progressLines(w io.Writer, every time.Duration) func(done, total int) {
+	start := time.Now()
+	last := start
+	return func(done, total int) {
+		if now := time.Now(); now.Sub(start) >= every && (now.Sub(last) >= every || done == total) {
+			last = now
+			fmt.Fprintf(w, "survey: %s of %s files (%d%%)\n", units.Group(done), units.Group(total), done*100/max(total, 1))
+		}
+	}
 }
 
 func writeSurveyText(w io.Writer, s *survey.Survey, top int) error {

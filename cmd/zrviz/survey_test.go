@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zrviz/zrviz/core"
 	"github.com/zrviz/zrviz/imgio"
@@ -293,5 +294,26 @@ func TestSurveyText(t *testing.T) {
 		if _, err := runMain(t, args...); !errors.As(err, &ue) {
 			t.Errorf("zrviz %s: %v, want a usage error", strings.Join(args, " "), err)
 		}
+	}
+}
+
+// TestSurveyProgressLines: the CLI's progress on stderr says how many files of how many, and ends
+// with the last; within the first interval it says nothing.
+func TestSurveyProgressLines(t *testing.T) {
+	var b strings.Builder
+	p := progressLines(&b, 0)
+	for i := range 5 {
+		p(i*2500, 10001)
+	}
+	p(10001, 10001)
+	if got := b.String(); !strings.Contains(got, "survey: 2,500 of 10,001 files (24%)\n") || !strings.HasSuffix(got, "survey: 10,001 of 10,001 files (100%)\n") {
+		t.Errorf("progress:\n%s", got)
+	}
+	var quiet strings.Builder
+	q := progressLines(&quiet, time.Hour)
+	q(1, 2)
+	q(2, 2)
+	if quiet.Len() != 0 {
+		t.Errorf("within the first interval: %q", quiet.String())
 	}
 }
