@@ -115,6 +115,16 @@ func writeSurveyText(w io.Writer, s *survey.Survey, top int) error {
 		units.Group(z.PerBlock.Calls-min(z.Batched.Calls, z.PerBlock.Calls)), units.Group(z.PerBlock.Calls),
 		z.PerBlock.EstimatedMs-z.Batched.EstimatedMs)
 	fmt.Fprintf(w, "* %s.\n", s.Costs.Source)
+	if c := &s.Compressed; c.Files > 0 {
+		// Compressed files apart: their clusters (COMPRESS_ADDR slots), and what the kernel answers.
+		fmt.Fprintf(w, "\nCompressed files, apart: %s, %s bytes.\n", units.Group(c.Files), units.Group(c.Bytes))
+		for i, op := range survey.OpNames {
+			x := c.Ops.Op(i)
+			fmt.Fprintf(w, "  %-8s  %s calls per-block, %s batched; %s cluster slots; %s errno, %s not run\n", op,
+				units.Group(x.PerBlock.Calls), units.Group(x.Batched.Calls), units.Group(x.PerBlock.SlotsCompress),
+				units.Group(x.PerBlock.Errnos), units.Group(x.PerBlock.Errors))
+		}
+	}
 
 	fmt.Fprintln(w, "\nRun lengths (a zero of every file, physical runs):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
