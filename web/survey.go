@@ -196,6 +196,9 @@ func (s *Server) runSurvey(j *surveyJob) {
 	}
 	release = append(release, slot)
 	opt := survey.Options{
+		// The listing holds its entries before the rows are reserved: no more files than the whole
+		// budget could hold rows of.
+		MaxFiles: int(min(max(s.budget.limit, 0)/survey.PerFileBytes, survey.DefaultMaxFiles)),
 		Progress: func(done, total int) {
 			j.total.Store(int64(total))
 			j.surveyed.Store(int64(done))
