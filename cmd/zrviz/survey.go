@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,9 +28,27 @@ func cmdSurvey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	asCSV := fs.Bool("csv", false, "print every row as CSV: path, ino, size, compressed, error, then per operation and mode its errno, error, refused, counters and estimatedMs")
 	top := fs.Int("top", 10, "how many files and directories the text lists (`N`)")
 	def := survey.DefaultCosts()
-	perCall := fs.Float64("per-call", def.PerCallMicros, "estimated cost of one f2fs_invalidate_blocks call in `µs` (default: from the seed's measurement)")
-	perBlock := fs.Float64("per-block", def.PerBlockMicros, "estimated cost of invalidating one block in `µs` (default: from the seed's measurement)")
+	perCallFlag := fs.String("per-call", "", fmt.Sprintf("estimated cost of one f2fs_invalidate_blocks call in `µs` (default %.4f, from the seed's measurement)", def.PerCallMicros))
+	perBlockFlag := fs.String("per-block", "", fmt.Sprintf("estimated cost of invalidating one block in `µs` (default %.4f, from the seed's measurement)", def.PerBlockMicros))
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	cost := func(name, v string, d float64) (float64, error) {
+		if v == "" {
+			return d, nil
+		}
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, usageError{fmt.Sprintf("--%s %q: want a number of µs", name, v)}
+		}
+		return x, nil
+	}
+	perCall, err := cost("per-call", *perCallFlag, def.PerCallMicros)
+	if err != nil {
+		return err
+	}
+	perBlock, err := cost("per-block", *perBlockFlag, def.PerBlockMicros)
+	if err != nil {
 		return err
 	}
 	switch {
@@ -38,12 +58,12 @@ func cmdSurvey(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError{"--csv and --json are two forms of the answer: choose one"}
 	case *top < 0:
 		return usageError{"--top must be 0 or more"}
-	case *perCall < 0 || *perBlock < 0:
+	case perCall < 0 || perBlock < 0:
 		return usageError{"--per-call and --per-block are costs: 0 or more"}
 	}
 	costs := def
-	if *perCall != def.PerCallMicros || *perBlock != def.PerBlockMicros {
-		costs = survey.Costs{PerCallMicros: *perCall, PerBlockMicros: *perBlock, Source: "an estimate from the costs given (--per-call, --per-block)"}
+	if perCall != def.PerCallMicros || perBlock != def.PerBlockMicros {
+		costs = survey.Costs{PerCallMicros: perCall, PerBlockMicros: perBlock, Source: "an estimate from the costs given (--per-call, --per-block)"}
 	}
 	img, err := openImage(ctx, *image)
 	if err != nil {
