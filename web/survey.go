@@ -18,7 +18,7 @@ import (
 // truncated in both modes. It runs once per image in the background, as a job the page starts and
 // watches: GET /api/images/{id}/survey/progress starts it (or finds it) and says how far it got,
 // GET /api/images/{id}/survey answers the rows (JSON, or CSV with ?format=csv) once it is done,
-// waiting for it. The job stops when nobody has asked for it for surveyIdle (the page polls; a
+// waiting for it. A survey that failed is reported for surveyRetry, then started again. The job stops when nobody has asked for it for surveyIdle (the page polls; a
 // client that left stops asking) or the server shuts down; a finished survey is kept for the image
 // (the same survey of the same image is answered from it), at most maxSurveys of them. The static
 // site runs the same routes in its service worker, where the job yields to the browser between files
@@ -26,6 +26,9 @@ import (
 
 // surveyIdle is how long a running survey lives with nobody asking for it.
 const surveyIdle = 10 * time.Second
+
+// surveyRetry is how long a failed survey is reported before the next request starts it again.
+const surveyRetry = 5 * time.Second
 
 // maxSurveys bounds the finished surveys kept (one per image): the oldest goes first.
 const maxSurveys = 4
@@ -59,6 +62,7 @@ type surveyJob struct {
 	keep    func() // gives back the rows' memory when the survey is dropped
 
 	total, surveyed atomic.Int64
+	ended           atomic.Int64 // unix nanoseconds when it ended
 	listed          atomic.Bool
 	seen            atomic.Int64 // unix nanoseconds of the last request for it
 	waiting         atomic.Int32 // requests waiting for the answer
@@ -100,7 +104,10 @@ func (s *Server) surveyJob(si *StoredImage) *surveyJob {
 	if j := sj.jobs[si.ID]; j != nil && j.si == si {
 		select {
 		case <-j.done:
-			if j.err == nil {
+			// A kept survey is the answer. One that failed is, for surveyRetry, so the page can say
+			// why (a budget refusal would otherwise be retried at every poll, unseen); one stopped
+			// because nobody asked starts again for whoever asks now.
+			if j.err == nil || (!errors.Is(j.err, context.Canceled) && time.Since(time.Unix(0, j.ended.Load())) < surveyRetry) {
 				j.seen.Store(time.Now().UnixNano())
 				return j
 			}
@@ -118,6 +125,9 @@ func (s *Server) surveyJob(si *StoredImage) *surveyJob {
 	for _, o := range sj.jobs {
 		select {
 		case <-o.done:
+			if o.err != nil {
+				continue // holds nothing
+			}
 			n++
 			if o != j && (oldest == nil || o.started.Before(oldest.started)) {
 				oldest = o
@@ -143,15 +153,11 @@ func (s *Server) runSurvey(j *surveyJob) {
 		cancel()
 		j.err = err
 		j.keep = func() {}
+		j.ended.Store(time.Now().UnixNano())
 		if err != nil {
 			for _, r := range release {
 				r()
 			}
-			s.surveys.mu.Lock()
-			if s.surveys.jobs[j.si.ID] == j {
-				delete(s.surveys.jobs, j.si.ID)
-			}
-			s.surveys.mu.Unlock()
 		} else {
 			// The rows stay reserved while the survey is kept; the rest is given back.
 			for _, r := range release[:len(release)-1] {

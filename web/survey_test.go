@@ -128,16 +128,46 @@ func TestSurveyStopsWhenNobodyAsks(t *testing.T) {
 	if j.err == nil {
 		t.Fatal("it finished")
 	}
-	ts.surveys.mu.Lock()
-	kept := ts.surveys.jobs[DemoID]
-	ts.surveys.mu.Unlock()
-	if kept != nil {
-		t.Error("a stopped survey is kept")
-	}
 	if used := ts.MemoryInUse(); used != 0 {
 		t.Errorf("the stopped survey still holds %d bytes of the budget", used)
 	}
 	for range cap(ts.heavy.slots) {
 		<-ts.heavy.slots
+	}
+	// Whoever asks next starts it again, and it runs to the end.
+	getSurvey(t, ts, "/api/images/demo/survey/progress")
+	ts.surveys.mu.Lock()
+	again := ts.surveys.jobs[DemoID]
+	ts.surveys.mu.Unlock()
+	if again == j {
+		t.Fatal("the stopped survey is the answer to the next request")
+	}
+	if res, body := getSurvey(t, ts, "/api/images/demo/survey"); res.StatusCode != http.StatusOK {
+		t.Errorf("after a restart: %s %s", res.Status, body)
+	}
+}
+
+// TestSurveyRefusedIsReported: a survey the memory budget cannot hold fails with 503 and says why
+// on the progress route (state failed, the budget's message), rather than starting again at every
+// poll.
+func TestSurveyRefusedIsReported(t *testing.T) {
+	ts := mustOpenServer(t, Config{MaxMemory: surveyBase + 10*survey.PerFileBytes}) // room for 10 rows of 40
+	var p surveyProgress
+	deadline := time.Now().Add(30 * time.Second)
+	for p.State != "failed" && time.Now().Before(deadline) {
+		_, body := getSurvey(t, ts, "/api/images/demo/survey/progress")
+		if err := json.Unmarshal([]byte(body), &p); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p.State != "failed" || !strings.Contains(p.Error, "busy") {
+		t.Fatalf("progress under a budget too small: %+v", p)
+	}
+	if res, _ := getSurvey(t, ts, "/api/images/demo/survey"); res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" {
+		t.Errorf("GET survey under a budget too small: %s, Retry-After %q", res.Status, res.Header.Get("Retry-After"))
+	}
+	if used := ts.MemoryInUse(); used != 0 {
+		t.Errorf("the refused survey holds %d bytes", used)
 	}
 }
