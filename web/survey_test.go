@@ -3,12 +3,14 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zrviz/zrviz/imgio"
 	"github.com/zrviz/zrviz/survey"
 )
 
@@ -170,4 +172,42 @@ func TestSurveyRefusedIsReported(t *testing.T) {
 	if used := ts.MemoryInUse(); used != 0 {
 		t.Errorf("the refused survey holds %d bytes", used)
 	}
+}
+
+// TestSurveyReservation: what a survey reserves (surveyBase, survey.PerFileBytes a file) holds the
+// heap it grows by, on 3,000 files made with mkfs.f2fs and sload.f2fs (most of one to ten blocks,
+// some inline, a few of 1–4 MiB): the survey and its JSON answer, written to a client that reads it all.
+func TestSurveyReservation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an image with mkfs.f2fs and sload.f2fs")
+	}
+	files := map[string][]byte{}
+	for i := range 3000 {
+		n := 1 + (i*7919)%(40<<10)
+		if i%500 == 0 {
+			n = 1<<20 + i*1024
+		}
+		b := make([]byte, n)
+		for k := range b {
+			b[k] = byte(k*31+i) | 1
+		}
+		files[fmt.Sprintf("d%02d/f%04d", i%30, i)] = b
+	}
+	raw := makeF2FS(t, 2<<30, files)
+	s := mustOpenServer(t, Config{})
+	img, err := imgio.OpenFileContext(context.Background(), raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddImage("many", "many.img", img); err != nil {
+		t.Fatal(err)
+	}
+	var d *discardWriter
+	heap, reserved := reservedAndHeap(s.Server, func() {
+		d = serveDiscard(s.Server, http.MethodGet, "/api/images/many/survey", nil)
+	})
+	if d.code != http.StatusOK || d.n < 3000*500 {
+		t.Fatalf("GET survey: %d, %d bytes", d.code, d.n)
+	}
+	checkReservation(t, "a survey of 3,000 files", heap, reserved)
 }
