@@ -30,6 +30,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		{"./exercise", append([]string{"github.com/zrviz/zrviz/web"}, transport...)},
 		{"./imgdiff", append([]string{"github.com/zrviz/zrviz/core", "github.com/zrviz/zrviz/source", "github.com/zrviz/zrviz/web"}, transport...)},
 		{"./afterck", append([]string{"github.com/zrviz/zrviz/web"}, transport...)},
+		{"./survey", append([]string{"github.com/zrviz/zrviz/web"}, transport...)},
 		{"./templates", []string{"github.com/zrviz/zrviz/imgio", "github.com/zrviz/zrviz/web", "github.com/coder/websocket"}},
 		{"./web", []string{"github.com/zrviz/zrviz/cmd"}},
 	}

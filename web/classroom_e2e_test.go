@@ -183,6 +183,7 @@ var classroomPages = []classroomPage{
 	{"/glossary", "glossary", "/glossary", `!!document.querySelector('[data-testid="term-sit-lock"]')`},
 	{"", "notfound", "/nope", `!!document.querySelector('[data-testid="error-page"]')`},
 	{"/images/{id}/next", "gc", "/images/demo/next?op=gc+1", `!!document.querySelector('[data-testid="gc-steps"]')`},
+	{"/images/{id}/survey", "survey", "/images/demo/survey", `document.getElementById('survey').dataset.state === 'done'`},
 	{"/diff", "diff-pick", "/diff", `!!document.querySelector('[data-testid="diff-picker"]')`},
 	{"/diff", "diff-same", "/diff?a=demo&b=demo", `!!document.querySelector('[data-testid="diff-summary"]')`},
 	// Two images that differ (addZeroedDemo): tags, bits, block maps and node tables.

@@ -68,6 +68,7 @@ func (s *Server) Handler() http.Handler {
 			r.Get("/next", s.handleGCPage)             // web/gc.go: checkpoint and GC, step by step
 			r.Get("/blocks", s.handleBlockGoto)        // web/block.go
 			r.Get("/blocks/{addr}", s.handleBlockPage) // web/block.go
+			r.Get("/survey", s.handleSurveyPage)       // web/survey.go: what batching saves, every file
 		})
 		r.Get("/follow/{code}", followPage)       // web/rooms.go
 		r.Get("/sandbox", s.handleSandboxPage)    // web/sandbox.go
@@ -102,6 +103,8 @@ func (s *Server) Handler() http.Handler {
 				r.Get("/traces/{tid}", s.handleTraceGet) // web/traces.go
 				r.Get("/aftercheck", s.handleAfterCheck) // web/aftercheck.go: an after-image against the run's model
 				r.Get("/writeback", s.handleWriteback)   // web/writeback.go: dirty pages around the run
+				r.Get("/survey", s.handleSurvey)         // web/survey.go: every file's rows (JSON, CSV)
+				r.Get("/survey/progress", s.handleSurveyProgress)
 			})
 			r.Get("/uploads/{token}", progress)
 			r.Post("/sandbox", s.handleSandboxAPI)  // web/sandbox.go

@@ -103,6 +103,7 @@ type Server struct {
 	resolved *resolvedCache // engine inputs after a run's earlier operations (web/resolvecache.go)
 	next     *nextCache     // what-happens-next timelines of recent runs (web/next.go)
 	traces   traceStore     // kernel traces (web/traces.go)
+	surveys  surveyJobs     // whole-image surveys (web/survey.go)
 	rooms    *roomHub       // classroom rooms (web/rooms.go)
 	// roomLingerFor overrides roomLinger (tests shorten it).
 	roomLingerFor time.Duration
@@ -130,6 +131,8 @@ type Server struct {
 
 	// requestTimeoutFor overrides requestTimeout's write deadline (tests shorten it).
 	requestTimeoutFor time.Duration
+	// surveyIdleFor overrides surveyIdle (tests shorten it).
+	surveyIdleFor time.Duration
 	// wsWriteTimeout overrides wsWriteTimeout (tests shorten it).
 	wsWriteTimeout time.Duration
 

@@ -87,6 +87,7 @@ func TestEveryCommandTakesTheDemoByName(t *testing.T) {
 		"block":    {args: func(img string) []string { return []string{"--image", img, "22528"} }},
 		"diff":     {args: func(img string) []string { return []string{img, raw} }},
 		"gc":       {args: func(img string) []string { return []string{"--image", img, "checkpoint", "gc", "1"} }},
+		"survey":   {args: func(img string) []string { return []string{"--image", img} }},
 	}
 	for _, c := range commands() {
 		d, ok := demoArgs[c.name]

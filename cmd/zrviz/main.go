@@ -15,6 +15,7 @@
 //	zrviz diff [flags] A B     what differs between two images of one filesystem
 //	zrviz gc [flags] OP ...    checkpoint and garbage collection, victims as Linux 6.12 picks
 //	zrviz site [flags] DIR     zrviz as a static site: WebAssembly in the browser, no server
+//	zrviz survey [flags]       what batching saves on every file of an image
 //
 // IMG, A and B may be "demo", the embedded demo image (a file called demo is ./demo).
 //
@@ -131,6 +132,7 @@ func commands() []command {
 		{"block", cmdBlock, [][2]string{{"block [flags] ADDR", "what block ADDR is, who owns it, its fields (ADDR decimal or 0x hex)"}}},
 		{"diff", cmdDiff, [][2]string{{"diff [flags] A B", "what differs between two images of one filesystem, field by field"}}},
 		{"gc", cmdGC, [][2]string{{"gc [flags] OP ...", "checkpoint, gc 1, gc 0 as Linux 6.12 picks its victims"}}},
+		{"survey", cmdSurvey, [][2]string{{"survey [flags]", "what batching saves on every file of an image: zero, punch, truncate"}}},
 		{"site", cmdSite, [][2]string{{"site [flags] DIR", "write zrviz as a static site (WebAssembly, no server) to DIR"}}},
 	}
 }

@@ -39,7 +39,7 @@ func runMain(t *testing.T, args ...string) (string, error) {
 
 // imageCommands are the commands with an --image flag (imageFlag) that always read an image
 // (exercise reads one only with --kind file).
-var imageCommands = map[string]bool{"inspect": true, "map": true, "run": true, "block": true, "gc": true}
+var imageCommands = map[string]bool{"inspect": true, "map": true, "run": true, "block": true, "gc": true, "survey": true}
 
 func runEmbedded(t *testing.T, args ...string) (string, error) {
 	t.Helper()
