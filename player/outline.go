@@ -201,7 +201,7 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 	o.stopEvents = map[string]core.Event{}
 	tour := newTourBuilder(o)
 	var perBlockFlushes []Marker // per-block calls: ticks only when few
-	chunkLeft := map[int]int{} // modes that have left each chunk (Chunk.End)
+	chunkLeft := map[int]int{}   // modes that have left each chunk (Chunk.End)
 	for {
 		if len(l.runs) > 1 && l.step%cpEvery == 0 && int64(len(o.cps)) == l.step/cpEvery {
 			cp := make([]int64, len(l.runs))
