@@ -142,3 +142,29 @@ func parseAnswered(v string, o *player.Outline) map[int]bool {
 	}
 	return done
 }
+
+// allQuestions returns every question of o: a view that comes to o with nothing held (a mode
+// change once the quiz is over) has shown all of the run.
+func allQuestions(o *player.Outline) map[int]bool {
+	done := map[int]bool{}
+	for k, s := range o.Stops {
+		if s.Question != nil {
+			done[k] = true
+		}
+	}
+	return done
+}
+
+// errQuizMode refuses a mode change while the quiz holds the view.
+var errQuizMode = controlError("the quiz is on: the other mode would show this run's answers; answer its questions, or turn the quiz off, then change the mode")
+
+// pastQuestions returns the questions of o asked before step.
+func pastQuestions(o *player.Outline, step int64) map[int]bool {
+	done := map[int]bool{}
+	for k, s := range o.Stops {
+		if s.Question != nil && s.Question.Ask < step {
+			done[k] = true
+		}
+	}
+	return done
+}

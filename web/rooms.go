@@ -513,6 +513,7 @@ func (r *room) newRun(ss *session) {
 		return
 	}
 	r.setRunLocked(rr)
+	r.revealed = maps.Clone(ss.done) // the presenter's: its frames are the followers'
 	r.step, r.vs = ss.p.Step(), ss.view()
 }
 

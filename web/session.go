@@ -295,6 +295,12 @@ func (ss *session) handleControl(b []byte) string {
 		full = false
 	case ctlMode:
 		ss.playing = false
+		if ss.hold() != nil {
+			// Another mode's view at the same point would show what the open question and the
+			// later ones ask (its chunks' calls, its end), and back here they would be asked again.
+			ss.sendError(errQuizMode, false)
+			return ""
+		}
 		if err := ss.switchMode(c.Mode); err != nil {
 			ss.sendError(err, false)
 		}
@@ -521,8 +527,14 @@ func (ss *session) switchMode(mode string) error {
 	if err := ss.p.Follow(from); err != nil {
 		return err
 	}
-	// Another mode's tour has other stops: its questions start over (the page's do too).
-	ss.done = map[int]bool{}
+	// Another mode's tour has other stops. A mode changes only with nothing held (see ctlMode):
+	// with the quiz on, the view has shown all of the run, so none of the new tour's questions is
+	// asked; with it off, the ones asked before the view's step are behind it (turning the quiz
+	// on asks from here).
+	ss.done = allQuestions(ss.o)
+	if !ss.quiz {
+		ss.done = pastQuestions(ss.o, ss.p.Step())
+	}
 	if ss.trace != nil {
 		if ss.trace, err = ss.s.attachTrace(ss.query, ss.t, ss.o); err != nil {
 			return err
