@@ -40,6 +40,7 @@ export function playerHandlers(c) {
       st.hello(h);
       c.params.mode = st.mode;
       tq.hello(before, st.mode, st.stops, st.step, h.score);
+      tq.heldBy(st.stops, st.hold);
       view.colour.geometry = st.geometry;
       view.colour.segTypes = st.segTypes;
       view.colour.runs = st.runs;
@@ -57,6 +58,13 @@ export function playerHandlers(c) {
         if (!st.initialComplete) morePages();
         else if (view.colour.runs !== st.runs) { view.colour.runs = st.runs; view.version++; }
         c.redraw();
+      } else if (m.type === 'hold') {
+        if (!st.ready) return;
+        st.applyHold(m);
+        tq.heldBy(st.stops, st.hold);
+        c.shown(m);
+        c.redraw();
+        c.changed();
       } else if (m.type === 'quiz') {
         tq.verdict(m, c.presenter());
         c.changed();

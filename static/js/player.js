@@ -21,13 +21,14 @@ import { TourQuiz } from './tourquiz.js';
 import { veilOf, canvasView, NO_VEIL } from './quiz.js';
 import { playerHandlers } from './connection.js';
 import { keyAction, ownsKey } from './keys.js';
-import { SPEEDS, speedIndex, parseGotoSlot, setDrivingControls, wireControls } from './controls.js';
+import { SPEEDS, speedIndex, parseGotoSlot, setDrivingControls, wireControls, guardLinks } from './controls.js';
 import { wirePointer, CELL_MIN, CELL_MAX } from './pointer.js';
 import { drawnBy } from './slotsview.js';
 import { legendColours, helloDOM, updateDOM } from './panels.js';
 import { speak, newSpoken } from './speech.js';
 import { updateURL } from './permalink.js';
 import { contract } from './contract.js';
+import { quizKey, loadQuiz, saveQuiz } from './quizstore.js';
 
 export { FrameMeter };
 
@@ -143,6 +144,27 @@ export function initRun(doc, opts = {}) {
   view.quiz = url.get('quiz') === '1';
   colourSel.value = view.colour.by;
   quizToggle.checked = view.quiz;
+  // The socket knows the quiz: the server holds the view and withholds the answers (ws.js).
+  params.quiz = view.quiz && !params.follow;
+  // A solo quiz's progress for this run survives a reload (quizstore.js).
+  let store = null;
+  try { store = window.sessionStorage; } catch { /* no storage */ }
+  const saveProgress = () => {
+    if (params.follow || !view.quiz) return;
+    saveQuiz(store, quizKey(params), { answered: [...tq.answered], verdicts: [...tq.verdicts], score: tq.score });
+  };
+  const restoreProgress = () => {
+    const saved = params.follow ? null : loadQuiz(store, quizKey(params));
+    if (!saved) return;
+    for (const k of saved.answered) tq.answered.add(k);
+    for (const [k, v] of saved.verdicts) tq.verdicts.set(k, v);
+    tq.score = saved.score;
+    tq.base = { ...saved.score };
+  };
+  if (params.quiz) {
+    restoreProgress();
+    params.answered = [...tq.answered].join(',');
+  }
 
   let status = 'connecting';
   let driving = true;
@@ -205,8 +227,13 @@ export function initRun(doc, opts = {}) {
       dirty = true;
     },
     status: (s) => { status = s; dirty = true; },
-    hooks: opts,
-  }), () => st.step);
+    hooks: { ...opts, onMessage: (m) => { if (m.type === 'quiz') saveProgress(); if (opts.onMessage) opts.onMessage(m); } },
+  }), () => {
+    // A new connection: the server's quiz counts from 0 and asks again what it is not told of.
+    tq.newConnection();
+    params.answered = [...tq.answered].join(',');
+    return st.step;
+  });
   sock.connect();
   // A closed tab ends its run on the server; a page restored from the
   // back-forward cache opens a new one at the step it showed.
@@ -231,7 +258,20 @@ export function initRun(doc, opts = {}) {
     sock.send({ type: 'pace', pace: p });
     changed();
   };
+  /** Shows a notice for a few seconds. */
+  const tell = (/** @type {string} */ text) => {
+    notice = text;
+    clearTimeout(noticeTimer);
+    noticeTimer = window.setTimeout(() => { notice = ''; dirty = true; }, 4000);
+    dirty = true;
+  };
   const setMode = (/** @type {string} */ m) => {
+    // The server refuses a mode change while its quiz holds the view (web/quizhold.go): say why here.
+    if (view.quiz && st.hold && !params.follow) {
+      if (modeSel) modeSel.value = st.mode;
+      tell('The quiz is on: the other mode would show this run\'s answers. Answer its questions, or turn the quiz off, to change the mode.');
+      return;
+    }
     if (modeSel) modeSel.value = m;
     params.mode = m;
     sock.send({ type: 'mode', mode: m });
@@ -250,9 +290,23 @@ export function initRun(doc, opts = {}) {
     changed();
   };
   const setQuiz = (/** @type {boolean} */ on) => {
+    // A follower's quiz is its presenter's (room.js mirrors it): the page cannot leave it.
+    if (params.follow && driving === false) {
+      quizToggle.checked = view.quiz;
+      tell('The presenter runs the quiz in this room.');
+      return;
+    }
     view.quiz = on;
     quizToggle.checked = on;
     applyView();
+    // The socket's quiz: a presenter's room hears it as the "ui" control (room.js); a solo page
+    // opens a new connection with quiz=1, or without it.
+    const presenting = doc.body.classList.contains('room-presenter');
+    if (params.quiz !== on) {
+      params.quiz = on;
+      if (on) restoreProgress();
+      if (!presenting && !params.follow && st.ready) { sock.stop(); sock.resume(); }
+    }
     if (st.ready) hold();
     changed();
   };
@@ -346,6 +400,7 @@ export function initRun(doc, opts = {}) {
   let lastURL = 0;
   let lastP95 = 0;
   let canvasKey = '';
+  let linksWhy = '';
   const spoken = newSpoken();
   const loop = () => {
     const now = performance.now();
@@ -358,6 +413,9 @@ export function initRun(doc, opts = {}) {
       // What the open question withholds (player.Withholds), for every view below.
       const veil = view.quiz ? veilOf(st.stops, q, st.step) : NO_VEIL;
       view.veil = veil;
+      const linksOff = veil.stop >= 0 ? 'answer the open question first: the comparison shows the calls'
+        : !driving ? 'you follow a room: detach (f) to leave it' : '';
+      if (linksOff !== linksWhy) { linksWhy = linksOff; guardLinks(doc, linksOff); }
       const cv = canvasView(veil, view.colour.by);
       const ck = `${cv.plain}:${cv.bounds}:${cv.sit}`;
       if (ck !== canvasKey) {
