@@ -145,3 +145,24 @@ func TestLocalGate(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowPageStatic: a room's follow link opened on the static site is a page that says rooms
+// need zrviz serve (issue 38), not the API's JSON.
+func TestFollowPageStatic(t *testing.T) {
+	s := serverWithLocal(t, true)
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://localhost/follow/abcdefgh", nil))
+	if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Fatalf("the follow page on the site is %s: %.200s", ct, w.Body.String())
+	}
+	doc, err := goquery.NewDocumentFromReader(w.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := doc.Find("main").Text(); !strings.Contains(body, "zrviz serve") || !strings.Contains(body, "rooms") {
+		t.Errorf("the follow page on the site reads %q", body)
+	}
+	if w.Code != http.StatusNotImplemented {
+		t.Errorf("status %d, want 501", w.Code)
+	}
+}
