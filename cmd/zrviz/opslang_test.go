@@ -29,6 +29,29 @@ func TestHelpListsTheOpsLanguage(t *testing.T) {
 	}
 }
 
+// TestUsageListsThePlayedOps: zrviz --help has a line for each operation the engine walks (zero,
+// punch, truncate), its words as the registry gives them, and names them in its first sentence
+// (issue 38).
+func TestUsageListsThePlayedOps(t *testing.T) {
+	text := usage()
+	n := 0
+	for _, s := range request.Ops() {
+		if !(request.Op{Kind: s.Kind}).Walks() {
+			continue
+		}
+		n++
+		if !strings.Contains(text, s.Help) || !strings.Contains(strings.SplitN(text, "Usage:", 2)[0], s.Kind) {
+			t.Errorf("zrviz --help lacks %s (%s):\n%s", s.Kind, s.Help, text)
+		}
+		if s.Kind != request.OpZero && !strings.Contains(text, "zrviz run --op "+s.Kind+" ") {
+			t.Errorf("zrviz --help has no line for run --op %s:\n%s", s.Kind, text)
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d walked operations in the registry, want zero, punch and truncate at least", n)
+	}
+}
+
 // TestGCAndRunOpsAgree: one ops file, run by zrviz gc --ops and by zrviz run --ops --mode
 // per-block, reports the same victims, costs and moves for every gc op, and the same freed
 // segments for every checkpoint: one parser, one runner.
