@@ -108,3 +108,25 @@ func compact(v json.RawMessage) string {
 	}
 	return b.String()
 }
+
+// TestCallNotesAsThePlayer: zrviz run's call list labels a node-free call and a run-break as the
+// player's call log does (static/js/calllog.js callWhy, the same words), and a truncate's list shows
+// one (issue 38).
+func TestCallNotesAsThePlayer(t *testing.T) {
+	js, err := os.ReadFile("../../static/js/calllog.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{whyRunBreak, whyNodeFree, "NEW_ADDR: returns at once"} {
+		if !bytes.Contains(js, []byte("'"+w+"'")) {
+			t.Errorf("the player's call log does not say %q", w)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if err := Main(context.Background(), []string{"run", "--op", "truncate", "--size", "4096", "--mode", "batched", "/cases/indirect.bin"}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), ")   "+whyNodeFree) {
+		t.Errorf("a truncate's calls do not label truncate_node's:\n%s", stdout.String())
+	}
+}
