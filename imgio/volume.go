@@ -43,8 +43,8 @@ type Volume struct {
 	// InitVersion is the superblock's init_version: the uname of the host where mkfs.f2fs made the
 	// volume (Version is where f2fs-tools last wrote the superblock: mkfs, or a later fsck). Neither
 	// names the kernel that wrote the files: the image does not record it.
-	InitVersion string `json:"initVersion"`
-	Errors          [16]byte         `json:"errors"` // s_errors, LSB-first bitmap
+	InitVersion string   `json:"initVersion"`
+	Errors      [16]byte `json:"errors"` // s_errors, LSB-first bitmap
 }
 
 // CurrentSegment is one active log of the checkpoint (cur_data_segno / cur_node_segno).
