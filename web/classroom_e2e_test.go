@@ -175,9 +175,13 @@ var classroomPages = []classroomPage{
 	{"/images/{id}/", "image", "/images/demo", `!!document.querySelector('[data-testid="file-tree"]') && document.getElementById('segmap').height > 20`},
 	{"/images/{id}/file", "file", "/images/demo/file?path=/seed/bench64.bin", `!!document.querySelector('[data-testid="block-map-canvas"]')`},
 	{"/images/{id}/run", "run", "/images/demo/run?path=/seed/bench64.bin&mode=both&step=2056", `document.querySelector('[data-testid="run-status"]').textContent === 'paused' && document.getElementById('seek').value === '2056'`},
+	// Presenter mode (issue 38: as wide as the screen on a phone, axe-clean at every size).
+	{"/images/{id}/run", "run-present", "/images/demo/run?path=/seed/bench64.bin&mode=both&step=2056&present=1", `document.querySelector('[data-testid="run-status"]').textContent === 'paused' && document.getElementById('seek').value === '2056' && document.body.classList.contains('present')`},
 	{"/images/{id}/blocks/{addr}", "block", "/images/demo/blocks/4625", `!!document.querySelector('main h1')`},
 	{"/images/{id}/blocks", "block-goto", "/images/demo/blocks?addr=55296", `location.pathname === '/images/demo/blocks/55296' && !!document.querySelector('main h1')`},
 	{"/sandbox", "sandbox", "/sandbox", `!!document.querySelector('[data-testid="sandbox-input"]')`},
+	// With a result: its figures' table scrolls sideways on a phone (issue 38: reachable by key).
+	{"/sandbox", "sandbox-result", "/sandbox?slots=" + url.QueryEscape("7200-7263 NEW 9000 | 9001"), `!document.querySelector('[data-testid="sandbox-results"]').hidden && document.querySelectorAll('#sb-stats tr').length > 2`},
 	{"/sandbox/run", "sandbox-run", "/sandbox/run?slots=" + url.QueryEscape("100 101 102 NEW 200"), `document.querySelector('[data-testid="run-status"]').textContent === 'paused'`},
 	{"/exercise", "exercise", "/exercise?seed=7", `!!document.querySelector('[data-testid="exercise-questions"]')`},
 	{"/glossary", "glossary", "/glossary", `!!document.querySelector('[data-testid="term-sit-lock"]')`},
@@ -193,7 +197,7 @@ var classroomPages = []classroomPage{
 }
 
 // unshot are the sweep's pages docs/screenshots does not keep: another's copy, or shot elsewhere.
-var unshot = map[string]bool{"block-goto": true, "diff-pick": true, "diff-same": true, "follow": true}
+var unshot = map[string]bool{"block-goto": true, "diff-pick": true, "diff-same": true, "follow": true, "sandbox-result": true, "run-present": true}
 
 // notPage reports whether a GET route serves no HTML page: the API, the websockets, assets, the icon.
 func notPage(route string) bool {

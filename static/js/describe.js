@@ -74,7 +74,7 @@ export function slotText(st, off, veil) {
  * @returns {string}
  */
 export function cursorLine(st, pin, veil) {
-  const off = Math.min(st.n - 1, Math.max(0, pin ?? (st.cursor() - st.range.start)));
+  const off = Math.min(st.n - 1, Math.max(0, pin ?? (st.pointer() - st.range.start)));
   const idx = st.range.start + off;
   const ci = st.chunkOf(idx);
   const c = st.chunks[ci];

@@ -29,6 +29,7 @@ import { speak, newSpoken } from './speech.js';
 import { updateURL } from './permalink.js';
 import { contract } from './contract.js';
 import { quizKey, loadQuiz, saveQuiz } from './quizstore.js';
+import { stopSlot } from './tour.js';
 
 export { FrameMeter };
 
@@ -410,6 +411,8 @@ export function initRun(doc, opts = {}) {
       const t0 = performance.now();
       // The tour follows the step unless the user opened a stop.
       const q = tq.follow(st.stops, st.step, view.quiz);
+      // At a stop, the view points at the slot its text is about (tour.js stopSlot).
+      st.at = st.ready ? stopSlot(st.stops, tq.open, st.step, st.range) : null;
       // What the open question withholds (player.Withholds), for every view below.
       const veil = view.quiz ? veilOf(st.stops, q, st.step) : NO_VEIL;
       view.veil = veil;
@@ -492,7 +495,7 @@ export function initRun(doc, opts = {}) {
     },
     focusSlot() {
       if (!st.ready || st.n === 0) return null;
-      const off = Math.min(st.n - 1, Math.max(0, slots.pin ?? (st.cursor() - st.range.start)));
+      const off = Math.min(st.n - 1, Math.max(0, slots.pin ?? (st.pointer() - st.range.start)));
       return { index: st.range.start + off, now: st.slots[off], before: st.initial[off], pinned: slots.pin !== null };
     },
   };

@@ -290,6 +290,8 @@ export class RunState {
     this.said = { returns: '', line: '', ahead: '' };
     /** @type {{stop: number, ask: number, questions: number}|null} the quiz's hold (web/quizhold.go) */
     this.hold = null;
+    /** @type {number|null} the slot a tour stop at this step is about (player.js sets it), or null */
+    this.at = null;
     this.score = { right: 0, asked: 0 };
     /** hellos taken: a new one may bring another run's stops and chunks */
     this.hellos = 0;
@@ -636,7 +638,16 @@ export class RunState {
   }
 
   /**
-   * The cursor to draw: the furthest engine's, since both walk the same slots in lockstep.
+   * The slot the view points at: a tour stop's own slot when the view is at that stop's step (the
+   * stop's text is about it: at, set by the page), else the engine's cursor.
+   * @returns {number}
+   */
+  pointer() {
+    return this.at ?? this.cursor();
+  }
+
+  /**
+   * The engine's cursor: the file block index of its next event (the furthest of the modes').
    * @returns {number}
    */
   cursor() {

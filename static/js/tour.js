@@ -129,3 +129,20 @@ export function verdictText(v) {
 export function scoreText(s) {
   return `${s ? s.right : 0}/${s ? s.asked : 0}`;
 }
+
+/**
+ * The slot the open stop's text is about, while the view is at that stop's step: the view points
+ * at it (the engine's cursor is already on the next slot), so that the text describes the slot
+ * under the cursor. Null for none: no open stop, another step, a stop withheld by the quiz, or a
+ * slot outside the range.
+ * @param {Stop[]} stops
+ * @param {number} k the open stop, -1 for none
+ * @param {number} step the step shown
+ * @param {{start: number, end: number}} range
+ * @returns {number|null}
+ */
+export function stopSlot(stops, k, step, range) {
+  const s = k >= 0 ? stops[k] : undefined;
+  if (!s || /** @type {any} */ (s).withheld || s.step !== step) return null;
+  return s.slot >= range.start && s.slot < range.end ? s.slot : null;
+}
