@@ -148,6 +148,14 @@ func TestBrowserQuizServerHolds(t *testing.T) {
 		if s := text(t, ctx, "quiz-score"); s != "1/1" {
 			t.Errorf("after a reload the score is %s, want 1/1 (kept for the run)", s)
 		}
+		// b (the mode) during question 2: refused, and question 2 stays (it jumped back to 1).
+		do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.body.focus()`))
+		key(t, ctx, "b", false)
+		time.Sleep(500 * time.Millisecond)
+		waitQuestion(t, ctx, q2, "b during question 2")
+		if m := js[string](t, ctx, `document.querySelector('[data-testid="mode-select"]').value`); m != "both" {
+			t.Errorf("b during question 2 changed the mode to %s", m)
+		}
 		assertNothingAnswers(t, "the reloaded page's socket", o, ks[1], tap.take(t))
 	})
 

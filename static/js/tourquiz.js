@@ -67,13 +67,17 @@ export class TourQuiz {
 
   /**
    * Takes the server's hold (web/quizhold.go): the questions before the one it holds at are done
-   * there (answered, revealed, or behind a mode change), so they are here too, without a verdict.
+   * there (answered, revealed, or behind a mode change), so they are here too, without a verdict;
+   * with the socket's quiz on and nothing held, every question is (another mode's tour once the quiz
+   * is over), and the page holds at none.
    * @param {Stop[]} stops
    * @param {{stop: number}|null} hold
+   * @param {boolean} [socketQuiz] the socket was opened with quiz=1
    */
-  heldBy(stops, hold) {
-    if (!hold) return;
-    for (let k = 0; k < hold.stop && k < stops.length; k++) {
+  heldBy(stops, hold, socketQuiz = false) {
+    if (!hold && !socketQuiz) return;
+    const upTo = hold ? hold.stop : stops.length;
+    for (let k = 0; k < upTo && k < stops.length; k++) {
       if (stops[k].question) this.answered.add(k);
     }
   }

@@ -73,8 +73,11 @@ test('the server\'s hold: the questions before it are done here too; a hold mess
   tq.hello(null, 'both', h.stops, 0);
   tq.heldBy(h.stops, { stop: ks[1] });
   assert.ok(tq.answered.has(ks[0]) && !tq.answered.has(ks[1]));
-  tq.heldBy(h.stops, null); // nothing held: nothing changes
+  tq.heldBy(h.stops, null); // nothing held, and no quiz on the socket: nothing changes
   assert.equal(tq.answered.size, 1);
+  // The socket's quiz on and nothing held: every question is done (the page holds at none).
+  tq.heldBy(h.stops, null, true);
+  assert.deepEqual([...tq.answered].sort(), ks);
 
   const st = new RunState();
   const held = { ...h, hold: { stop: ks[0], ask: 3, questions: ks.length }, outcome: {}, stops: h.stops.slice(0, ks[0] + 1), markers: [] };
