@@ -27,8 +27,9 @@ import (
 // any of them —
 // with ZRVIZ_SCREENSHOTS=1 writing docs/screenshots/screen-<page>-<w>x<h>.png.
 
-// viewports are the sizes the pages must work at: a phone, a 4:3 projector, a laptop, a 1080p screen.
-var viewports = []struct{ w, h int64 }{{390, 844}, {1024, 768}, {1366, 768}, {1920, 1080}}
+// viewports are the sizes the pages must work at: a phone, a 4:3 projector, a 1280×720 projector
+// (issue 38), a laptop, a 1080p screen.
+var viewports = []struct{ w, h int64 }{{390, 844}, {1024, 768}, {1280, 720}, {1366, 768}, {1920, 1080}}
 
 // axeSource returns axe-core's axe.min.js, which scripts/test installs with npm into
 // .cache/axe (ZRVIZ_AXE names another copy). Without it the test fails under CI=true and is
