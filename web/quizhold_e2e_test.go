@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/zrviz/zrviz/player"
 )
@@ -114,7 +115,7 @@ func TestBrowserQuizServerHolds(t *testing.T) {
 		runPage := js[string](t, ctx, `location.pathname`)
 		// Every way past a student has.
 		do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.body.focus()`))
-		for _, k := range []string{"End", "ArrowRight", "ArrowRight", ".", "n"} {
+		for _, k := range []string{kb.End, kb.ArrowRight, kb.ArrowRight, "n", kb.End} {
 			key(t, ctx, k, false)
 		}
 		seekTo(t, ctx, o.Total)
@@ -124,6 +125,10 @@ func TestBrowserQuizServerHolds(t *testing.T) {
 				t.Error("the compare link is live during a question")
 			}
 			do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="compare-link"]').click()`))
+		}
+		// The save menu's calls as CSV would list the whole run's calls.
+		if js[bool](t, ctx, `(() => { const m = document.querySelector('details.figures') || document.getElementById('fig-csv').closest('details'); if (m) { m.open = true; m.dispatchEvent(new Event('toggle')); } return !document.getElementById('fig-csv').hidden; })()`) {
+			t.Error("the calls as CSV are offered during a question")
 		}
 		time.Sleep(time.Second)
 		if p := js[string](t, ctx, `location.pathname`); p != runPage {
@@ -143,7 +148,7 @@ func TestBrowserQuizServerHolds(t *testing.T) {
 		waitStatus(t, ctx, 30*time.Second, "paused", "playing")
 		t.Logf("reloaded at %s, score %s", js[string](t, ctx, `location.search`), text(t, ctx, "quiz-score"))
 		do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.body.focus()`))
-		key(t, ctx, "End", false)
+		key(t, ctx, kb.End, false)
 		waitQuestion(t, ctx, q2, "a reload after question 1")
 		if s := text(t, ctx, "quiz-score"); s != "1/1" {
 			t.Errorf("after a reload the score is %s, want 1/1 (kept for the run)", s)
@@ -175,14 +180,14 @@ func TestBrowserQuizServerHolds(t *testing.T) {
 		waitFollowers(t, pres, 1)
 		// The presenter goes to the end, then turns the quiz on: every page comes back to
 		// question 1.
-		key(t, pres, "End", false)
+		key(t, pres, kb.End, false)
 		do(t, pres, chromedp.Evaluate[chromedp.Void](`document.body.focus()`))
 		key(t, pres, "q", false)
 		waitQuestion(t, pres, q1, "the presenter's quiz on")
 		waitQuestion(t, phone, q1, "the follower's quiz on")
 		// The follower tries every way out.
 		do(t, phone, chromedp.Evaluate[chromedp.Void](`document.body.focus()`))
-		for _, k := range []string{"f", "q", "End", "ArrowRight"} {
+		for _, k := range []string{"f", "q", kb.End, kb.ArrowRight} {
 			key(t, phone, k, false)
 		}
 		do(t, phone, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="room-detach"]').click()`))
