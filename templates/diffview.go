@@ -33,7 +33,7 @@ type DiffPage struct {
 	Ops, Mode string
 	// OpsKinds are the ops language's operations (request.Ops), which the ops box takes.
 	OpsKinds []string
-	Check     *DiffCheck
+	Check    *DiffCheck
 }
 
 // DiffCheck is the verdict of B as the after-image of a run on A.
