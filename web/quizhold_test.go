@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -397,4 +398,39 @@ func TestQuizHoldRoom(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestQuizHoldTrace: with a kernel trace attached and the quiz on, the trace (whose calls answer
+// the questions) is withheld while anything is held, and comes back with a hello once the last
+// question is answered.
+func TestQuizHoldTrace(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	for _, n := range []string{"1", "2", "5", "6", "8", "9", "12"} {
+		q := caseQuery(t, n, "both")
+		q.Set("image", DemoID)
+		o := outline(t, ts, q)
+		ks := questions(o)
+		if len(ks) == 0 {
+			continue
+		}
+		var ans traceAnswer
+		if code := ts.postTrace(t, DemoID, readCase(t, n+".ftrace"), false, &ans); code != http.StatusCreated {
+			t.Fatalf("upload: %d %s", code, ans.Error)
+		}
+		q.Set(FieldTrace, ans.ID)
+		r := dialRecorder(t, ts, "/ws/run?"+q.Encode()+"&quiz=1")
+		r.until("hello", nil)
+		for _, k := range ks {
+			tryPast(r, o, o.Stops[k].Question.Ask, o.Range.End-o.Range.Start)
+			assertNothingAnswers(t, "case "+n+" with a trace", o, k, r.msgs)
+			r.send(ctl{"type": "answer", "stop": k, "answer": o.Stops[k].Question.Answer})
+			r.until("quiz", nil)
+		}
+		if h := r.until("hello", nil); h.Trace == nil || h.Hold != nil {
+			t.Fatalf("case %s: after the last answer the hello holds %+v, trace %v", n, h.Hold, h.Trace != nil)
+		}
+		return
+	}
+	t.Fatal("no kernel case has a quiz question")
 }

@@ -652,7 +652,14 @@ func (ss *session) clamp(h *quizHold) bool {
 // holdMoved tells the client what a moved hold gives it (or takes back): the stops, chunks,
 // markers and outcome it may now see.
 func (ss *session) holdMoved() {
-	ss.queue(newHoldMsg(ss.o, ss.hold()), false)
+	h := ss.hold()
+	if h == nil && ss.trace != nil {
+		// Nothing held any more: an attached trace comes back with a hello (the hold message
+		// carries no trace).
+		ss.sendHello()
+		return
+	}
+	ss.queue(newHoldMsg(ss.o, h), false)
 }
 
 // view is the play state a hello or a room's frames carry.
