@@ -215,7 +215,7 @@ export function updateDOM(doc, st, ui) {
   const [a, b] = ui.sit.shown;
   const sitShown = st.ready && !hide(WITHHOLD.sit);
   text('sit-aside', sitShown ? sitAside(st, a, b) : '');
-  text('slots-desc', st.ready && st.n > 0 && !veil.beyond ? cursorLine(st, ui.slots.pin, veil) : '');
+  text('slots-desc', st.ready && st.n > 0 && !veil.beyond ? cursorLine(st, ui.slots.pin, veil, ui.view.present) : '');
   text('sit-desc', sitShown ? sitLine(st, ui.view.present ? 1 : 3) : '');
   tourDOM(doc, st, ui);
 }
