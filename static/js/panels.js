@@ -250,7 +250,7 @@ export function tourDOM(doc, st, ui) {
   const tq = ui.tq;
   const stops = st.stops;
   const k = tq.open;
-  text('tour-pos', tourPosition(k, stops.length));
+  text('tour-pos', tourPosition(k, stops.length, !!st.hold));
   /** @type {HTMLButtonElement} */ ($('tour-prev')).disabled = k <= 0 || !ui.driving;
   /** @type {HTMLButtonElement} */ ($('tour-next')).disabled = k >= stops.length - 1 || !ui.driving;
   const s = stops[k];

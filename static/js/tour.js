@@ -78,12 +78,15 @@ export function prevStop(stops, open) {
  * Says where the view is in the tour: "stop 3 of 9", or "before stop 1 of 9".
  * @param {number} open
  * @param {number} count
+ * @param {boolean} [more] the server withholds the stops after these (a quiz's hold)
  * @returns {string}
  */
-export function tourPosition(open, count) {
-  if (count === 0) return 'no stops';
-  if (open < 0) return `before stop 1 of ${count}`;
-  return `stop ${open + 1} of ${count}`;
+export function tourPosition(open, count, more = false) {
+  // A quiz's hold withholds the stops past its question (web/quizhold.go): their count too.
+  const of = more ? `${count}+` : String(count);
+  if (count === 0) return more ? 'stops after your answer' : 'no stops';
+  if (open < 0) return `before stop 1 of ${of}`;
+  return `stop ${open + 1} of ${of}`;
 }
 
 /**

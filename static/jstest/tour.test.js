@@ -49,6 +49,7 @@ test('in a quiz a stop with a question is visited where it is asked', () => {
 test('tour position reads "stop k of n"', () => {
   assert.equal(tourPosition(-1, 6), 'before stop 1 of 6');
   assert.equal(tourPosition(0, 6), 'stop 1 of 6');
+  assert.equal(tourPosition(2, 3, true), 'stop 3 of 3+', 'a quiz\'s hold withholds the later stops');
   assert.equal(tourPosition(5, 6), 'stop 6 of 6');
   assert.equal(tourPosition(-1, 0), 'no stops');
 });
