@@ -3,6 +3,8 @@ package exercise
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/zrviz/zrviz/player"
 )
@@ -47,15 +49,36 @@ type Verdict struct {
 }
 
 // Score is a set of answers checked: Right of Answered, as the player's quiz scores ("2 of 3
-// right"); an empty answer or one that cannot be read is not counted.
+// right"); an empty answer is not counted, and one that cannot be read is counted as given but
+// not right, and named (Unreadable), so "4 of 5 right, one unreadable" never reads "4 of 4".
 type Score struct {
 	Verdicts []Verdict `json:"verdicts"` // one per question, in order
 	Right    int       `json:"right"`
 	Answered int       `json:"answered"`
+	// Unreadable are the questions (numbered from 1) whose answer was given but cannot be read.
+	Unreadable []int `json:"unreadable"`
 }
 
-// String is "2 of 3 right".
-func (s Score) String() string { return fmt.Sprintf("%d of %d right", s.Right, s.Answered) }
+// Given is the answers given: the readable ones and the unreadable.
+func (s Score) Given() int { return s.Answered + len(s.Unreadable) }
+
+// String is "2 of 3 right", and with answers that cannot be read "4 of 5 right, one unreadable
+// (question 3)" or "3 of 5 right, 2 unreadable (questions 2 and 5)".
+func (s Score) String() string {
+	out := fmt.Sprintf("%d of %d right", s.Right, s.Given())
+	switch n := len(s.Unreadable); n {
+	case 0:
+	case 1:
+		out += fmt.Sprintf(", one unreadable (question %d)", s.Unreadable[0])
+	default:
+		qs := make([]string, n)
+		for i, q := range s.Unreadable {
+			qs[i] = strconv.Itoa(q)
+		}
+		out += fmt.Sprintf(", %d unreadable (questions %s and %s)", n, strings.Join(qs[:n-1], ", "), qs[n-1])
+	}
+	return out
+}
 
 // Check checks answers against the questions, in order; answers past the last question are
 // ignored and missing ones are empty.
@@ -69,6 +92,7 @@ func (e *Exercise) Check(answers []string) Score {
 		if v.Answer != "" {
 			right, err := q.Check(v.Answer)
 			if err != nil {
+				s.Unreadable = append(s.Unreadable, i+1)
 				v.Hint = err.Error()
 				var ae *player.AnswerError
 				if errors.As(err, &ae) {

@@ -2,7 +2,9 @@ package exercise
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,6 +28,7 @@ func TestCheckReadsAnswersAsTheQuiz(t *testing.T) {
 			}
 			answers := make([]string, len(e.Questions))
 			wantRight, wantAnswered := 0, 0
+			var wantUnreadable []int
 			for i, q := range e.Questions {
 				kind := q.quiz().Kind
 				kinds[kind] = true
@@ -53,13 +56,25 @@ func TestCheckReadsAnswersAsTheQuiz(t *testing.T) {
 					wantAnswered++
 				case 3:
 					answers[i] = "zz top"
+					wantUnreadable = append(wantUnreadable, i+1)
 				}
 			}
 			s := e.Check(answers)
 			if s.Right != wantRight || s.Answered != wantAnswered || len(s.Verdicts) != len(e.Questions) {
 				t.Errorf("seed %d %s: %v (%d verdicts), want %d of %d right", seed, k, s, len(s.Verdicts), wantRight, wantAnswered)
 			}
-			if want := strconv.Itoa(wantRight) + " of " + strconv.Itoa(wantAnswered) + " right"; s.String() != want {
+			if !slices.Equal(s.Unreadable, wantUnreadable) {
+				t.Errorf("seed %d %s: unreadable %v, want %v", seed, k, s.Unreadable, wantUnreadable)
+			}
+			want := strconv.Itoa(wantRight) + " of " + strconv.Itoa(wantAnswered+len(wantUnreadable)) + " right"
+			switch len(wantUnreadable) {
+			case 0:
+			case 1:
+				want += fmt.Sprintf(", one unreadable (question %d)", wantUnreadable[0])
+			default:
+				want += fmt.Sprintf(", %d unreadable (questions ", len(wantUnreadable))
+			}
+			if !strings.HasPrefix(s.String(), want) {
 				t.Errorf("score %q, want %q", s, want)
 			}
 		}

@@ -22,7 +22,7 @@ func dumpImage(t *testing.T, img *Image) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	v := img.Volume()
-	v.UUID, v.Version = "", "" // the demo's kernel build string is noise
+	v.UUID, v.Version, v.InitVersion = "", "", "" // the demo's kernel build string is noise
 	vj, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)

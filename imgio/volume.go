@@ -40,7 +40,11 @@ type Volume struct {
 	UUID            string           `json:"uuid"`
 	VolumeName      string           `json:"volumeName"`
 	Version         string           `json:"version"`
-	Errors          [16]byte         `json:"errors"` // s_errors, LSB-first bitmap
+	// InitVersion is the superblock's init_version: the uname of the host where mkfs.f2fs made the
+	// volume (Version is where f2fs-tools last wrote the superblock: mkfs, or a later fsck). Neither
+	// names the kernel that wrote the files: the image does not record it.
+	InitVersion string   `json:"initVersion"`
+	Errors      [16]byte `json:"errors"` // s_errors, LSB-first bitmap
 }
 
 // CurrentSegment is one active log of the checkpoint (cur_data_segno / cur_node_segno).
@@ -66,7 +70,7 @@ func (img *Image) makeVolume() Volume {
 		FreeSegmentCount: c.FreeSegmentCount, RsvdSegmentCount: c.RsvdSegmentCount,
 		OverprovSegmentCount: c.OverprovSegmentCount, ElapsedTime: c.ElapsedTime,
 		FeatureBits: s.Feature, Features: featureList(s.Feature),
-		UUID: formatUUID(s.UUID), VolumeName: volumeName(s.VolumeName[:]), Version: cString(s.Version[:]),
+		UUID: formatUUID(s.UUID), VolumeName: volumeName(s.VolumeName[:]), Version: cString(s.Version[:]), InitVersion: cString(s.InitVersion[:]),
 		Errors: s.SErrors,
 	}
 	for t := range 3 {

@@ -57,6 +57,10 @@ type Chunk struct {
 	Missing int      `json:"missing"`
 	Step    int64    `json:"step"`  // player step of its chunk-enter event
 	Calls   []uint64 `json:"calls"` // f2fs_invalidate_blocks calls made in it, per mode
+	// End is the player step of the last mode's leaving it (every mode has left it by then), -1
+	// when some mode never does (an error ends the run inside it). Until then Calls may still grow,
+	// so a quiz withholds them while a question asked before End is open (web/quizhold.go).
+	End int64 `json:"-"`
 }
 
 // Marker is a tick on the seek slider.
@@ -197,6 +201,7 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 	o.stopEvents = map[string]core.Event{}
 	tour := newTourBuilder(o)
 	var perBlockFlushes []Marker // per-block calls: ticks only when few
+	chunkLeft := map[int]int{}   // modes that have left each chunk (Chunk.End)
 	for {
 		if len(l.runs) > 1 && l.step%cpEvery == 0 && int64(len(o.cps)) == l.step/cpEvery {
 			cp := make([]int64, len(l.runs))
@@ -222,7 +227,7 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 		case core.EvChunkEnter:
 			if i == 0 {
 				c := Chunk{Start: ev.Slot, Len: ev.Count, Node: ev.Node, Kind: "direct", Step: l.step,
-					Calls: make([]uint64, len(spec.Modes))}
+					Calls: make([]uint64, len(spec.Modes)), End: -1}
 				if ev.Node == "inode" {
 					c.Kind = "inode"
 				}
@@ -233,6 +238,13 @@ func Build(ctx context.Context, spec Spec) (*Outline, error) {
 				}
 				o.Chunks = append(o.Chunks, c)
 				o.Markers = append(o.Markers, Marker{Step: l.step, Kind: "chunk"})
+			}
+		case core.EvChunkLeave:
+			if c := int(ev.Chunk); c >= 0 && c < len(o.Chunks) {
+				chunkLeft[c]++
+				if chunkLeft[c] == len(spec.Modes) {
+					o.Chunks[c].End = l.step
+				}
 			}
 		case core.EvNodeAlloc:
 			if i == 0 && len(o.Chunks) > 0 && ev.Chunk == int32(len(o.Chunks)-1) {

@@ -3,6 +3,7 @@ package templates
 import (
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/zrviz/zrviz/internal/f2fs"
 )
@@ -30,7 +31,9 @@ type DiffPage struct {
 
 	// The after-image check: B held against the model of Ops run on A in Mode.
 	Ops, Mode string
-	Check     *DiffCheck
+	// OpsKinds are the ops language's operations (request.Ops), which the ops box takes.
+	OpsKinds []string
+	Check    *DiffCheck
 }
 
 // DiffCheck is the verdict of B as the after-image of a run on A.
@@ -196,3 +199,6 @@ func opClass(op string) string {
 	}
 	return "op-" + op
 }
+
+// joinComma is "a, b, c".
+func joinComma(xs []string) string { return strings.Join(xs, ", ") }

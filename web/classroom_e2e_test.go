@@ -27,8 +27,9 @@ import (
 // any of them —
 // with ZRVIZ_SCREENSHOTS=1 writing docs/screenshots/screen-<page>-<w>x<h>.png.
 
-// viewports are the sizes the pages must work at: a phone, a 4:3 projector, a laptop, a 1080p screen.
-var viewports = []struct{ w, h int64 }{{390, 844}, {1024, 768}, {1366, 768}, {1920, 1080}}
+// viewports are the sizes the pages must work at: a phone, a 4:3 projector, a 1280×720 projector
+// (issue 38), a laptop, a 1080p screen.
+var viewports = []struct{ w, h int64 }{{390, 844}, {1024, 768}, {1280, 720}, {1366, 768}, {1920, 1080}}
 
 // axeSource returns axe-core's axe.min.js, which scripts/test installs with npm into
 // .cache/axe (ZRVIZ_AXE names another copy). Without it the test fails under CI=true and is
@@ -175,9 +176,13 @@ var classroomPages = []classroomPage{
 	{"/images/{id}/", "image", "/images/demo", `!!document.querySelector('[data-testid="file-tree"]') && document.getElementById('segmap').height > 20`},
 	{"/images/{id}/file", "file", "/images/demo/file?path=/seed/bench64.bin", `!!document.querySelector('[data-testid="block-map-canvas"]')`},
 	{"/images/{id}/run", "run", "/images/demo/run?path=/seed/bench64.bin&mode=both&step=2056", `document.querySelector('[data-testid="run-status"]').textContent === 'paused' && document.getElementById('seek').value === '2056'`},
+	// Presenter mode (issue 38: as wide as the screen on a phone, axe-clean at every size).
+	{"/images/{id}/run", "run-present", "/images/demo/run?path=/seed/bench64.bin&mode=both&step=2056&present=1", `document.querySelector('[data-testid="run-status"]').textContent === 'paused' && document.getElementById('seek').value === '2056' && document.body.classList.contains('present')`},
 	{"/images/{id}/blocks/{addr}", "block", "/images/demo/blocks/4625", `!!document.querySelector('main h1')`},
 	{"/images/{id}/blocks", "block-goto", "/images/demo/blocks?addr=55296", `location.pathname === '/images/demo/blocks/55296' && !!document.querySelector('main h1')`},
 	{"/sandbox", "sandbox", "/sandbox", `!!document.querySelector('[data-testid="sandbox-input"]')`},
+	// With a result: its figures' table scrolls sideways on a phone (issue 38: reachable by key).
+	{"/sandbox", "sandbox-result", "/sandbox?slots=" + url.QueryEscape("7200-7263 NEW 9000 | 9001"), `!document.querySelector('[data-testid="sandbox-results"]').hidden && document.querySelectorAll('#sb-stats tr').length > 2`},
 	{"/sandbox/run", "sandbox-run", "/sandbox/run?slots=" + url.QueryEscape("100 101 102 NEW 200"), `document.querySelector('[data-testid="run-status"]').textContent === 'paused'`},
 	{"/exercise", "exercise", "/exercise?seed=7", `!!document.querySelector('[data-testid="exercise-questions"]')`},
 	{"/glossary", "glossary", "/glossary", `!!document.querySelector('[data-testid="term-sit-lock"]')`},
@@ -194,7 +199,7 @@ var classroomPages = []classroomPage{
 }
 
 // unshot are the sweep's pages docs/screenshots does not keep: another's copy, or shot elsewhere.
-var unshot = map[string]bool{"block-goto": true, "diff-pick": true, "diff-same": true, "follow": true}
+var unshot = map[string]bool{"block-goto": true, "diff-pick": true, "diff-same": true, "follow": true, "sandbox-result": true, "run-present": true}
 
 // notPage reports whether a GET route serves no HTML page: the API, the websockets, assets, the icon.
 func notPage(route string) bool {

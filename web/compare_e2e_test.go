@@ -296,3 +296,71 @@ func TestBrowserComparePaths(t *testing.T) {
 		})
 	}
 }
+
+// TestBrowserComparePresenter: the compare view on a projector (issue 38). With &present=1 (and by
+// the presenter button) at 1024×768, 1280×720, 1366×768 and 1920×1080, mid-run and at the end: the
+// page does not scroll, nor does any part of it; no visible text is under 18 px; the legend names
+// white, hatched and coloured slots; axe finds nothing serious.
+func TestBrowserComparePresenter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: headless Chromium")
+	}
+	axe := axeSource(t)
+	tab := browser(t)
+	ts := mustOpenServer(t, Config{})
+	ctx := tab(t)
+	q := url.Values{"image": {"demo"}, "path": {"/cases/holes.bin"}, "offset": {"0"}, "length": {"786432"}}
+	do(t, ctx, chromedp.EmulateViewport(1366, 768), chromedp.Navigate(ts.ts.URL+"/compare?"+q.Encode()))
+	waitJS(t, ctx, `document.querySelector('[data-testid="cmp-status"]').textContent === 'paused'`, time.Minute)
+	if got := text(t, ctx, "compare-legend"); !strings.Contains(got, "white: NULL_ADDR") || !strings.Contains(got, "hatched: NEW_ADDR") || !strings.Contains(got, "coloured: a block") {
+		t.Errorf("the legend reads %q", got)
+	}
+	// The button turns presenter mode on, and the address says so.
+	do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="cmp-present"]`)))
+	waitJS(t, ctx, `document.body.classList.contains('present') && new URLSearchParams(location.search).get('present') === '1'`, 5*time.Second)
+	// Mid-run (inside the hole), then at the end.
+	for _, at := range []string{"100", "end"} {
+		if at == "end" {
+			do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.body.focus()`), chromedp.KeyEvent(kb.End))
+			waitJS(t, ctx, `document.querySelector('[data-testid="cmp-status"]').textContent === 'done'`, time.Minute)
+		} else {
+			do(t, ctx, chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('cmp-seek'); s.value = '100'; s.dispatchEvent(new Event('input')); })()`))
+			waitJS(t, ctx, `[...document.querySelectorAll('.cmp-side [data-role="state"]')].every((e) => /^step [1-9]/.test(e.textContent))`, 10*time.Second)
+		}
+		for _, v := range []struct{ w, h int64 }{{1024, 768}, {1280, 720}, {1366, 768}, {1920, 1080}} {
+			where := fmt.Sprintf("presenter compare at %s, %d×%d", at, v.w, v.h)
+			do(t, ctx, chromedp.EmulateViewport(v.w, v.h))
+			settle(t, ctx)
+			if s := js[string](t, ctx, `(() => { const d = document.scrollingElement; return d.scrollHeight > innerHeight + 1 || d.scrollWidth > innerWidth + 1 ? d.scrollWidth + '×' + d.scrollHeight : ''; })()`); s != "" {
+				t.Errorf("%s: the page is %s: it scrolls", where, s)
+			}
+			// A part of it that scrolls: a box whose content is larger than it and may scroll.
+			if s := js[[]string](t, ctx, `[...document.querySelectorAll('main *')].filter((e) => { const cs = getComputedStyle(e); return /auto|scroll/.test(cs.overflowY + cs.overflowX) && (e.scrollHeight > e.clientHeight + 1 || e.scrollWidth > e.clientWidth + 1) && e.offsetParent; }).map((e) => e.dataset.testid || e.id || e.className)`); len(s) > 0 {
+				t.Errorf("%s: these scroll: %q", where, s)
+			}
+			// The smallest visible text.
+			small := js[[]string](t, ctx, `(() => {
+				const out = [];
+				const w = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+				for (let n = w.nextNode(); n; n = w.nextNode()) {
+					const el = n.parentElement;
+					if (!n.textContent.trim() || !el || !el.getClientRects().length) continue;
+					const cs = getComputedStyle(el);
+					if (cs.visibility === 'hidden' || parseFloat(cs.fontSize) >= 18) continue;
+					out.push(parseFloat(cs.fontSize) + 'px: ' + n.textContent.trim().slice(0, 40) + ' (' + (el.dataset.testid || el.id || el.className || el.tagName) + ')');
+				}
+				return out;
+			})()`)
+			if len(small) > 0 {
+				t.Errorf("%s: text under 18 px: %q", where, small[:min(len(small), 6)])
+			}
+			axeCheck(t, ctx, axe, where)
+			if (v.w == 1024 || v.w == 1920) && at == "100" {
+				screenshot(t, ctx, fmt.Sprintf("compare-present-%dx%d", v.w, v.h))
+			}
+		}
+	}
+	// A permalink with present=1 opens in presenter mode.
+	do(t, ctx, chromedp.Navigate(ts.ts.URL+"/compare?"+q.Encode()+"&present=1"))
+	waitJS(t, ctx, `document.body.classList.contains('present') && document.querySelector('[data-testid="cmp-present"]').getAttribute('aria-pressed') === 'true'`, 30*time.Second)
+}

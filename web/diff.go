@@ -33,6 +33,9 @@ const diffMapCells = 512
 func (s *Server) handleDiffPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	p := templates.DiffPage{Layout: s.layout("Compare two images", "", templates.Crumb{Href: "/", Label: "images"}, templates.Crumb{Label: "diff"})}
+	for _, o := range request.Ops() {
+		p.OpsKinds = append(p.OpsKinds, o.Kind)
+	}
 	for _, si := range s.images() {
 		p.Images = append(p.Images, templates.ImageItem{ID: si.ID, Name: si.Name, Size: si.Size, Format: string(si.Format)})
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"github.com/zrviz/zrviz/request"
 	"net/http"
 	"net/url"
 	"os"
@@ -223,4 +224,21 @@ func TestBrowserDiff(t *testing.T) {
 	}
 	do(t, ctx, chromedp.ScrollIntoView(testid("diff-check")))
 	screenshot(t, ctx, "diff-check")
+}
+
+// TestDiffOpsBoxLabel: the after-image check's ops box names the operations it takes, from the ops
+// language's registry, not "zero …" alone (issue 38).
+func TestDiffOpsBoxLabel(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	doc, code := ts.getPage(t, "/diff?a=demo&b=demo")
+	if code != 200 {
+		t.Fatalf("status %d", code)
+	}
+	hint := doc.Find(testid("check-ops-hint")).Text()
+	for _, o := range request.Ops() {
+		if !strings.Contains(hint, o.Kind) {
+			t.Errorf("the ops box's label %q does not name %s", hint, o.Kind)
+		}
+	}
 }

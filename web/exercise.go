@@ -76,7 +76,7 @@ func (s *Server) handleExercisePage(w http.ResponseWriter, r *http.Request) {
 			q.Given, q.Checked, q.Right, q.Hint = v.Answer, v.Answered, v.Right, v.Hint
 		}
 		p.Score = sc.String()
-		if sc.Answered == 0 {
+		if sc.Given() == 0 {
 			p.Score = "no answer to check yet"
 		}
 	}

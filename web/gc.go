@@ -349,5 +349,10 @@ func (s *Server) handleGCPage(w http.ResponseWriter, r *http.Request) {
 			p.Next[len(p.Next)-1].Href += gcQuery(p.Next[len(p.Next)-1].Href, extra.Encode())
 		}
 	}
+	if p.Asking {
+		// The next calls start from the state after this one: a link to them would show the
+		// victim before the guess (issue 38).
+		p.Next = nil
+	}
 	s.render(w, r, http.StatusOK, templates.GC(p))
 }

@@ -151,3 +151,41 @@ func TestGCPageQuizShowsTheTerms(t *testing.T) {
 		})
 	}
 }
+
+// TestGCPageQuizLinks: while the gc page asks, no link on it but the answers (and the quiz's own
+// switch, which says the answer shows) leads to a page that names the victim (issue 38): the next
+// calls start from the state after this one.
+func TestGCPageQuizLinks(t *testing.T) {
+	t.Parallel()
+	ts := mustOpenServer(t, Config{})
+	for _, op := range []string{"gc+1", "gc+0"} {
+		open := getDoc(t, ts, "/images/demo/next?op="+op)
+		victim := open.Find(`.gc-victim`).AttrOr("data-segno", "")
+		if victim == "" {
+			t.Fatalf("%s: no victim", op)
+		}
+		doc := getDoc(t, ts, "/images/demo/next?op="+op+"&quiz=1")
+		if doc.Find(`[data-testid="gc-question"]`).Length() != 1 {
+			t.Fatalf("%s: no question", op)
+		}
+		n := 0
+		doc.Find(`a[href]`).Each(func(_ int, a *goquery.Selection) {
+			id := a.AttrOr("data-testid", "")
+			href := a.AttrOr("href", "")
+			if strings.HasPrefix(id, "gc-option-") || id == "gc-quiz-toggle" || !strings.HasPrefix(href, "/images/demo/next") {
+				return
+			}
+			n++
+			d := getDoc(t, ts, href)
+			if d.Find(`.gc-victim[data-segno="`+victim+`"]`).Length() != 0 || strings.Contains(d.Find(`[data-testid="gc-summary"]`).Text(), "segment "+victim) {
+				t.Errorf("%s: the link %q (%s) shows the victim %s before the guess", op, href, id, victim)
+			}
+		})
+		if n == 0 {
+			t.Errorf("%s: no link checked", op)
+		}
+		if doc.Find(`[data-testid="gc-next-after"]`).Length() != 1 {
+			t.Errorf("%s: the page does not say the next calls come after the answer", op)
+		}
+	}
+}

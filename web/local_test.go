@@ -145,3 +145,59 @@ func TestLocalGate(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowPageStatic: a room's follow link opened on the static site is a page that says rooms
+// need zrviz serve (issue 38), not the API's JSON.
+func TestFollowPageStatic(t *testing.T) {
+	s := serverWithLocal(t, true)
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://localhost/follow/abcdefgh", nil))
+	if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+		t.Fatalf("the follow page on the site is %s: %.200s", ct, w.Body.String())
+	}
+	doc, err := goquery.NewDocumentFromReader(w.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := doc.Find("main").Text(); !strings.Contains(body, "zrviz serve") || !strings.Contains(body, "rooms") {
+		t.Errorf("the follow page on the site reads %q", body)
+	}
+	if w.Code != http.StatusNotImplemented {
+		t.Errorf("status %d, want 501", w.Code)
+	}
+}
+
+// TestImagePageWhoWroteIt: the image page says what its superblock records and what it does not
+// (issue 38): where mkfs.f2fs ran (init_version), and the kernel that wrote the files — Linux
+// 6.12.117 for the demo, whose provenance is known; "not recorded" for any other image, since no
+// field names it. It never calls the mkfs host's kernel the one that wrote the files.
+func TestImagePageWhoWroteIt(t *testing.T) {
+	local := serverWithLocal(t, false)
+	ts := mustOpenServer(t, Config{}) // holds the demo
+	rows := func(s *Server, id string) map[string]string {
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://localhost/images/"+id, nil))
+		doc, err := goquery.NewDocumentFromReader(w.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		doc.Find(testid("volume-summary") + " tr").Each(func(_ int, tr *goquery.Selection) {
+			out[tr.Find("th").Text()] = tr.Find("td").Text() + " | " + tr.AttrOr("title", "")
+		})
+		return out
+	}
+	demo := rows(ts.Server, DemoID)
+	if got := demo["mkfs.f2fs ran on"]; !strings.HasPrefix(got, "Linux version 6.18.44") || !strings.Contains(got, "init_version") {
+		t.Errorf("demo: mkfs.f2fs ran on %q", got)
+	}
+	if got := demo["files written by"]; !strings.HasPrefix(got, "Linux 6.12.117") {
+		t.Errorf("demo: files written by %q", got)
+	}
+	if _, ok := demo["formatted on"]; ok {
+		t.Error("the demo's page still says \"formatted on\"")
+	}
+	if got := rows(local, "local-00112233445566ff")["files written by"]; !strings.HasPrefix(got, "not recorded in the image") {
+		t.Errorf("another image: files written by %q", got)
+	}
+}

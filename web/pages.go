@@ -252,19 +252,34 @@ func volumeGeometry(si *StoredImage, v imgio.Volume) []templates.KV {
 	if v.UUID != "" {
 		kv = append(kv, templates.KV{Key: "UUID", Value: v.UUID})
 	}
-	if v.Version != "" {
-		// The full kernel banner is long; its first three words name the
-		// kernel, the rest stays in the hover text.
-		short := v.Version
-		if f := strings.Fields(short); len(f) > 3 {
-			short = strings.Join(f[:3], " ")
-		}
-		// The superblock's version is the uname of the host whose f2fs-tools (mkfs.f2fs, fsck)
-		// last wrote the superblock, not the kernel that wrote the data.
-		kv = append(kv, templates.KV{Key: "formatted on", Value: short,
-			Title: v.Version + " — the superblock's version string: the host where f2fs-tools (mkfs.f2fs, fsck.f2fs) last wrote the superblock, not the kernel that wrote the files"})
+	// What the superblock says and what it does not (issue 38): its version strings are the uname
+	// of the host where f2fs-tools ran (mkfs.f2fs: init_version; the last to write the superblock,
+	// mkfs or fsck: version), never the kernel that wrote the files, which no field records.
+	if v.InitVersion != "" {
+		kv = append(kv, templates.KV{Key: "mkfs.f2fs ran on", Value: shortUname(v.InitVersion),
+			Title: v.InitVersion + " — the superblock's init_version: the host where mkfs.f2fs made the volume, not the kernel that wrote the files"})
 	}
+	if v.Version != "" && v.Version != v.InitVersion {
+		kv = append(kv, templates.KV{Key: "f2fs-tools last ran on", Value: shortUname(v.Version),
+			Title: v.Version + " — the superblock's version: the host where f2fs-tools (mkfs.f2fs, fsck.f2fs) last wrote the superblock"})
+	}
+	written := templates.KV{Key: "files written by", Value: "not recorded in the image",
+		Title: "no field of an F2FS image names the kernel that wrote its files: the superblock's version strings name where f2fs-tools ran"}
+	if si.ID == DemoID {
+		written = templates.KV{Key: "files written by", Value: "Linux 6.12.117 (Debian, in qemu)",
+			Title: "the demo image's data, nodes, NAT, SIT and checkpoints are the kernel's: mkfs.f2fs made the empty volume, Debian's 6.12.117 kernel wrote every file (imgio/demo/README.md)"}
+	}
+	kv = append(kv, written)
 	return kv
+}
+
+// shortUname is a kernel banner's first three words ("Linux version 6.18.44-…"): the rest stays
+// in the hover text.
+func shortUname(v string) string {
+	if f := strings.Fields(v); len(f) > 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return v
 }
 
 func volumeCounters(v imgio.Volume) []templates.KV {

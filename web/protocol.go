@@ -320,6 +320,8 @@ type helloMsg struct {
 	Room           *roomInfo           `json:"room,omitempty"`   // when the view belongs to a room
 	Trace          *traceInfo          `json:"trace,omitempty"`  // an attached kernel trace (&trace=)
 	Kernel         *kernelCalls        `json:"kernel,omitempty"` // its calls beside the model's
+	// Hold is where a quiz holds this view (web/quizhold.go): absent when nothing is withheld.
+	Hold *quizHold `json:"hold,omitempty"`
 }
 
 // wireStop is a tour stop as a client sees it: a question comes without its answer, which the
@@ -327,6 +329,8 @@ type helloMsg struct {
 type wireStop struct {
 	player.Stop
 	Question *wireQuestion `json:"question,omitempty"`
+	// Withheld: the stop of a quiz's open question, sent as its question alone (web/quizhold.go).
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 type wireQuestion struct {

@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -56,6 +57,9 @@ type roomInfo struct {
 	Presenter bool   `json:"presenter"` // the presenter is connected
 	UI        roomUI `json:"ui"`
 	Ended     bool   `json:"ended,omitempty"`
+	// Left counts the followers who left while the open question was asked (a detach, a reload, a
+	// closed tab): they cannot answer it when they come back (room.answer).
+	Left int `json:"left"`
 }
 
 // roomUI is what the presenter shows besides the run, mirrored on the followers' pages.
@@ -119,6 +123,11 @@ type room struct {
 	presenter *session
 	followers map[*follower]bool
 	answers   map[int]map[*follower]string
+	revealed  map[int]bool  // the questions the presenter revealed: with ui.Quiz, the room's hold
+	holdGen   int           // counts the hold's moves: a hello built before one is built again
+	seq       int64         // counts joins: a follower's joinSeq
+	askedAt   map[int]int64 // question → seq when the presenter first asked it
+	left      int           // followers gone while the open question was asked
 	timer     *time.Timer
 	joined    bool // somebody joined once: the room lingers the long time
 	infoDue   bool // a coalesced room message is on its way
@@ -146,6 +155,7 @@ type follower struct {
 	needFull  bool // missed a frame: the next frame must be full
 	score     score
 	answered  map[int]string
+	joinSeq   int64       // the room's seq when it joined: it answers only questions asked since
 	end       chan string // why the room closed it
 }
 
@@ -196,7 +206,8 @@ func (s *Server) startRoom(ss *session) (*room, error) {
 		return nil, &Error{Code: EUNAVAILABLE, Message: limit + "; try again later", RetryAfter: time.Minute}
 	}
 	r := &room{hub: h, s: s, token: randomCode(roomTokenBytes), client: ss.client, run: rr,
-		followers: map[*follower]bool{}, answers: map[int]map[*follower]string{}, ui: roomUI{Stop: -1, Question: -1},
+		followers: map[*follower]bool{}, answers: map[int]map[*follower]string{}, ui: roomUI{Stop: -1, Question: -1, Quiz: ss.quiz},
+		revealed: maps.Clone(ss.done), askedAt: map[int]int64{},
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	for {
 		r.code = randomCode(roomCodeBytes)
@@ -260,6 +271,8 @@ func (r *room) setRunLocked(rr *roomRun) {
 	r.run.retire()
 	r.run = rr
 	r.answers = map[int]map[*follower]string{}
+	r.revealed, r.askedAt, r.left = map[int]bool{}, map[int]int64{}, 0
+	r.holdGen++
 	for f := range r.followers {
 		f.needHello = true
 	}
@@ -275,7 +288,7 @@ func (r *room) info(presenter bool) *roomInfo {
 
 func (r *room) infoLocked(presenter bool) *roomInfo {
 	ri := &roomInfo{Code: r.code, Role: "follower", URL: "/follow/" + r.code, Followers: len(r.followers),
-		Presenter: r.presenter != nil, UI: r.ui, Ended: r.ended}
+		Presenter: r.presenter != nil, UI: r.ui, Ended: r.ended, Left: r.left}
 	if presenter {
 		ri.Role, ri.Token = "presenter", r.token
 	}
@@ -371,18 +384,20 @@ func (r *room) buildOnce() bool {
 // roomSnap is what the builder copies from the room under its lock: the run at the presenter's step,
 // the view, and what the followers wait for.
 type roomSnap struct {
-	rr     *roomRun
-	step   int64
-	vs     viewState
-	info   roomInfo
-	hello  bool    // some follower needs a hello
-	full   bool    // some follower (with its hello) needs a full frame
-	scores []score // the distinct scores of the followers waiting for a hello
+	rr      *roomRun
+	step    int64
+	vs      viewState
+	info    roomInfo
+	hello   bool      // some follower needs a hello
+	full    bool      // some follower (with its hello) needs a full frame
+	scores  []score   // the distinct scores of the followers waiting for a hello
+	hold    *quizHold // the room's quiz hold (quizhold.go), nil for none
+	holdGen int
 }
 
 // snapshotLocked copies what buildRoom needs (r.mu held).
 func (r *room) snapshotLocked() roomSnap {
-	sn := roomSnap{rr: r.run, step: r.step, vs: r.vs, info: *r.infoLocked(false)}
+	sn := roomSnap{rr: r.run, step: r.step, vs: r.vs, info: *r.infoLocked(false), hold: r.holdLocked(), holdGen: r.holdGen}
 	for f := range r.followers {
 		if f.needHello {
 			sn.hello = true
@@ -420,15 +435,18 @@ func buildRoom(sn roomSnap) (roomBuilt, error) {
 			return out, err
 		}
 		h.Room = &sn.info
+		withholdHello(h, rr.o, sn.hold)
 		if out.hellos, err = encodeHellos(h, sn.scores); err != nil {
 			return out, err
 		}
 	}
 	if sn.full {
 		vs := sn.vs
+		st := rr.p.State(&player.Tracker{}, true)
+		veilNarration(st, rr.p.Step(), sn.hold)
 		b, err := json.Marshal(&frameMsg{V: protocolVersion, Type: "frame", Step: rr.p.Step(), Playing: vs.playing,
 			Pace: vs.pace, StepsPerSecond: vs.speed, TimeLeft: vs.timeLeft, Full: true, Events: []wireEvent{},
-			State: rr.p.State(&player.Tracker{}, true), Changed: rr.p.Changed(rr.o.Range.Start, rr.o.Range.End)})
+			State: st, Changed: rr.p.Changed(rr.o.Range.Start, rr.o.Range.End)})
 		if err != nil {
 			return out, fmt.Errorf("web: room frame: %w", err)
 		}
@@ -455,7 +473,7 @@ func encodeHellos(h *helloMsg, scores []score) (map[score][]byte, error) {
 // whether some still wait: the presenter moved on, the run changed, or a follower joined or was
 // scored since the snapshot (no hello of its score was made).
 func (r *room) deliverLocked(sn roomSnap, built roomBuilt) bool {
-	if r.ended || r.run != sn.rr {
+	if r.ended || r.run != sn.rr || r.holdGen != sn.holdGen {
 		return !r.ended
 	}
 	again := false
@@ -495,6 +513,7 @@ func (r *room) newRun(ss *session) {
 		return
 	}
 	r.setRunLocked(rr)
+	r.revealed = maps.Clone(ss.done) // the presenter's: its frames are the followers'
 	r.step, r.vs = ss.p.Step(), ss.view()
 }
 
@@ -505,8 +524,46 @@ func (r *room) setUI(ss *session, ui roomUI) {
 	if r.presenter != ss {
 		return
 	}
+	if ui.Question != r.ui.Question {
+		r.left = 0
+	}
+	if _, asked := r.askedAt[ui.Question]; ui.Question >= 0 && !asked {
+		r.askedAt[ui.Question] = r.seq
+	}
+	quiz := r.ui.Quiz
 	r.ui = ui
+	if quiz != ui.Quiz {
+		r.holdMovedLocked()
+	}
 	r.broadcastInfoLocked()
+}
+
+// holdLocked is where the room's quiz holds its views: at the first question the presenter has
+// not revealed (r.mu held).
+func (r *room) holdLocked() *quizHold { return holdOf(r.run.o, r.ui.Quiz, r.revealed) }
+
+// quizState is the room's quiz and the questions revealed, for a presenter taking the room back.
+func (r *room) quizState() (bool, map[int]bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ui.Quiz, maps.Clone(r.revealed)
+}
+
+// holdMovedLocked tells every follower with its hello what the room's moved hold gives it (or
+// takes back); a hello being built is built again (r.mu held).
+func (r *room) holdMovedLocked() {
+	r.holdGen++
+	b, err := json.Marshal(newHoldMsg(r.run.o, r.holdLocked()))
+	if err != nil {
+		r.s.log.Error("room hold", "code", r.code, "err", err)
+		return
+	}
+	for f := range r.followers {
+		if !f.needHello {
+			f.c.sendBytes(b, false)
+		}
+	}
+	r.wakeLocked()
 }
 
 // broadcastInfoLocked tells every page of the room how it stands, at once (the presenter acted).
@@ -557,6 +614,8 @@ func (r *room) join(f *follower) error {
 	}
 	f.needHello = true
 	r.followers[f] = true
+	r.seq++
+	f.joinSeq = r.seq
 	r.joined = true
 	r.wakeLocked()
 	r.countChangedLocked()
@@ -572,6 +631,10 @@ func (r *room) leave(f *follower) {
 	delete(r.followers, f)
 	for _, a := range r.answers {
 		delete(a, f)
+	}
+	if q := r.ui.Question; r.ui.Quiz && q >= 0 && !r.revealed[q] {
+		r.left++
+		r.broadcastInfoLocked()
 	}
 	r.countChangedLocked()
 }
@@ -591,6 +654,14 @@ func (r *room) answer(f *follower, k int, ans string) error {
 	norm, err := checkAnswer(o.Stops[k].Question, ans, o.Range.End-o.Range.Start)
 	if err != nil {
 		return controlError("answer: " + err.Error())
+	}
+	// A follower who came (back) while the question was open may have seen its answer elsewhere
+	// (a detached view, another tab): its answer is refused, not merely flagged.
+	if at, asked := r.askedAt[k]; asked && f.joinSeq > at {
+		return controlError("answer: you joined the room while this question was open: the next question counts")
+	}
+	if r.revealed[k] {
+		return controlError("answer: the presenter has revealed this question's answer")
 	}
 	a := r.answers[k]
 	if a == nil {
@@ -627,6 +698,10 @@ func (r *room) reveal(ss *session, k int) {
 		return
 	}
 	q := o.Stops[k].Question
+	if !r.revealed[k] {
+		r.revealed[k] = true
+		r.holdMovedLocked()
+	}
 	for f := range r.followers {
 		m := &quizMsg{V: protocolVersion, Type: "quiz", Stop: k, Answer: q.Answer}
 		if a, ok := r.answers[k][f]; ok {

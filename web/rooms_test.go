@@ -125,17 +125,24 @@ func TestRoom(t *testing.T) {
 	}
 
 	// The quiz: the presenter asks, the followers answer, the presenter sees the spread, reveals.
+	// The room's quiz holds every view at the first question the presenter has not revealed
+	// (quizhold.go): that is the one asked.
 	var k = -1
 	for i, st := range h.Stops {
-		if st.Question != nil && st.Question.Kind == "number" {
+		if st.Question != nil {
 			k = i
 			break
 		}
 	}
 	if k < 0 {
-		t.Fatal("bench64 has no numeric question")
+		t.Fatal("bench64 has no question")
 	}
 	q := h.Stops[k].Question
+	ans := map[string][2]string{"number": {"1", "12,345"}, "yesno": {"yes", "no"}}[q.Kind]
+	norm := map[string][2]string{"number": {"1", "12345"}, "yesno": {"yes", "no"}}[q.Kind]
+	if q.Kind == "choice" {
+		ans, norm = [2]string{q.Choices[0], q.Choices[1]}, [2]string{q.Choices[0], q.Choices[1]}
+	}
 	// c follows the quiz and gives no answer.
 	c := ts.dialFollow(t, r.Code)
 	c.readType("hello")
@@ -147,8 +154,8 @@ func TestRoom(t *testing.T) {
 		for m := f.readRoom("room"); m.UI.Question != k || !m.UI.Quiz; m = f.readRoom("room") {
 		}
 	}
-	a.send(ctl{"type": "answer", "stop": k, "answer": "1"})
-	b.send(ctl{"type": "answer", "stop": k, "answer": "12,345"})
+	a.send(ctl{"type": "answer", "stop": k, "answer": ans[0]})
+	b.send(ctl{"type": "answer", "stop": k, "answer": ans[1]})
 	for _, f := range []*wsClient{a, b} {
 		if m := f.readRoom("quiz"); !m.Pending || m.Answer != "" {
 			t.Fatalf("a follower's answer was judged before the reveal: %+v", m)
@@ -158,14 +165,14 @@ func TestRoom(t *testing.T) {
 	for spread == nil || spread.Answered < 2 {
 		spread = p.readRoom("answers")
 	}
-	if spread.Counts["1"] != 1 || spread.Counts["12345"] != 1 {
+	if spread.Counts[norm[0]] != 1 || spread.Counts[norm[1]] != 1 {
 		t.Fatalf("spread %+v", spread.Counts)
 	}
 	p.send(ctl{"type": "reveal", "stop": k})
 	right := p.readRoom("quiz").Answer
 	for i, f := range []*wsClient{a, b} {
 		m := f.readRoom("quiz")
-		want := []string{"1", "12345"}[i] == right
+		want := norm[i] == right
 		if m.Answer != right || m.Correct != want || m.Unanswered || m.Score.Asked != 1 {
 			t.Fatalf("follower %d verdict %+v (right answer %q)", i, m, right)
 		}
@@ -181,11 +188,22 @@ func TestRoom(t *testing.T) {
 	}
 	c.c.CloseNow()
 
-	// The presenter changes mode: the followers get a new hello.
+	// The presenter changes mode — with the quiz off: the other mode's view would show this one's
+	// answers — and the followers get a new hello; the quiz on again holds them.
+	p.send(ctl{"type": "mode", "mode": "batched"})
+	if e := p.readRoom("error"); !strings.Contains(e.Error, "quiz is on") {
+		t.Fatalf("a mode change with the quiz on: %s", e.Error)
+	}
+	p.send(ctl{"type": "ui", "stop": -1, "quiz": false, "question": -1})
 	p.send(ctl{"type": "mode", "mode": "batched"})
 	p.readType("hello")
-	if ha := a.readType("hello"); ha.Run.Mode != "batched" {
-		t.Fatalf("follower's mode after the switch: %s", ha.Run.Mode)
+	ha = a.readType("hello")
+	if ha.Run.Mode != "batched" || ha.Hold != nil {
+		t.Fatalf("follower's mode after the switch: %s, hold %+v", ha.Run.Mode, ha.Hold)
+	}
+	p.send(ctl{"type": "ui", "stop": -1, "quiz": true, "question": -1})
+	if ha = a.readType("hold"); ha.Hold == nil {
+		t.Fatal("the room's quiz is on again, and holds nothing")
 	}
 
 	// The presenter leaves and comes back with its token; a wrong token is refused.
@@ -202,9 +220,20 @@ func TestRoom(t *testing.T) {
 	if h2 := p2.readType("hello"); h2.Room == nil || h2.Room.Role != "presenter" {
 		t.Fatalf("the presenter's hello after reclaiming: %+v", h2.Room)
 	}
+	// The room's quiz holds the reclaimed presenter, and so its followers, at the open question.
 	p2.send(ctl{"type": "end"})
 	p2.readType("frame")
-	if fr := a.readType("frame"); fr.Step != h2Total(t, a, fr) {
+	if fr := a.readType("frame"); fr.Step > ha.Hold.Ask {
+		t.Fatalf("follower at %d after End with the question at %d open", fr.Step, ha.Hold.Ask)
+	}
+	p2.send(ctl{"type": "ui", "stop": -1, "quiz": false, "question": -1})
+	p2.send(ctl{"type": "end"})
+	p2.readType("frame")
+	fr := a.readType("frame")
+	for fr.Step <= ha.Hold.Ask { // the frame of the quiz turned off, at the question
+		fr = a.readType("frame")
+	}
+	if fr.Step != h2Total(t, a, fr) {
 		t.Fatalf("follower after the reclaimed presenter's end: %d", fr.Step)
 	}
 

@@ -39,7 +39,8 @@ func (s *Server) Handler() http.Handler {
 	upload, follow, followPage, progress := s.handleUpload, s.handleWSFollow, s.handleFollowPage, s.handleUploadProgress
 	if s.cfg.Static {
 		upload, progress = s.serverOnly("uploads"), s.serverOnly("uploads")
-		follow, followPage = s.serverOnly("rooms"), s.serverOnly("rooms")
+		// The follow page is a page: it says so in words, not in the API's JSON.
+		follow, followPage = s.serverOnly("rooms"), s.serverOnlyPage("rooms")
 	}
 	r.Post("/api/images", upload)
 	// The websocket holds its image (?image=) for as long as the connection lives, so --max-store

@@ -45,7 +45,8 @@ type session struct {
 	last    time.Time
 	bad     int // malformed controls so far
 	score   score
-	done    map[int]bool // quiz stops answered
+	done    map[int]bool // quiz stops answered (solo) or revealed (a room's presenter)
+	quiz    bool         // the quiz is on: the view is held at the first question not done (quizhold.go)
 	release func()       // gives the viewer's memory back to the budget
 	room    *room        // the room this session presents, or nil
 	trace   *traceView   // an attached kernel trace, or nil
@@ -101,12 +102,13 @@ func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
 	if _, ok := findPace(pace); !ok {
 		pace = defaultPace
 	}
-	ss := &session{s: s, t: t, pace: pace, done: map[int]bool{}, client: clientIP(r)}
+	ss := &session{s: s, t: t, pace: pace, done: map[int]bool{}, client: clientIP(r), quiz: q.Get("quiz") == "1"}
 	if err := ss.open(r.Context(), t); err != nil {
 		s.Error(w, r, err)
 		return
 	}
 	defer func() { ss.release() }()
+	ss.done = parseAnswered(q.Get("answered"), ss.o)
 	if err := ss.p.Goto(step); err != nil {
 		s.Error(w, r, err)
 		return
@@ -125,6 +127,7 @@ func (s *Server) handleWSRun(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		ss.room = rm
+		ss.quiz, ss.done = rm.quizState()
 	}
 	defer func() {
 		if ss.room != nil {
@@ -292,6 +295,12 @@ func (ss *session) handleControl(b []byte) string {
 		full = false
 	case ctlMode:
 		ss.playing = false
+		if ss.hold() != nil {
+			// Another mode's view at the same point would show what the open question and the
+			// later ones ask (its chunks' calls, its end), and back here they would be asked again.
+			ss.sendError(errQuizMode, false)
+			return ""
+		}
 		if err := ss.switchMode(c.Mode); err != nil {
 			ss.sendError(err, false)
 		}
@@ -349,10 +358,16 @@ func (ss *session) handleControl(b []byte) string {
 	case ctlUI:
 		if ss.room == nil {
 			ss.sendError(controlError("ui: not in a room"), false)
-		} else {
-			ss.room.setUI(ss, c.UI)
+			return ""
 		}
-		return ""
+		ss.room.setUI(ss, c.UI)
+		if c.UI.Quiz != ss.quiz {
+			// The room's quiz holds the presenter's view, and so every follower's.
+			ss.quiz = c.UI.Quiz
+			ss.holdMoved()
+		} else {
+			return ""
+		}
 	case ctlReveal:
 		ss.playing = false
 		if ss.room == nil || c.Stop >= len(ss.o.Stops) || ss.o.Stops[c.Stop].Question == nil {
@@ -362,6 +377,10 @@ func (ss *session) handleControl(b []byte) string {
 		ss.room.reveal(ss, c.Stop)
 		q := ss.o.Stops[c.Stop].Question
 		ss.queue(&quizMsg{V: protocolVersion, Type: "quiz", Stop: c.Stop, Answer: q.Answer, Score: ss.score}, false)
+		if !ss.done[c.Stop] {
+			ss.done[c.Stop] = true
+			ss.holdMoved()
+		}
 		ss.seek(q.Reveal)
 	}
 	ss.sendFrame(full)
@@ -392,7 +411,8 @@ func (ss *session) answer(k int, ans string) bool {
 		return false
 	}
 	ok := q.Check(ans)
-	if !ss.done[k] {
+	first := !ss.done[k]
+	if first {
 		ss.done[k] = true
 		ss.score.Asked++
 		if ok {
@@ -400,6 +420,14 @@ func (ss *session) answer(k int, ans string) bool {
 		}
 	}
 	ss.queue(&quizMsg{V: protocolVersion, Type: "quiz", Stop: k, Correct: ok, Answer: q.Answer, Score: ss.score}, false)
+	if first {
+		if ss.room != nil {
+			// A presenter's own answer passes the question for the whole room: its frames are
+			// the followers'.
+			ss.room.reveal(ss, k)
+		}
+		ss.holdMoved()
+	}
 	if ss.p.Step() <= q.Reveal {
 		ss.forward(q.Reveal - ss.p.Step())
 	} else {
@@ -422,7 +450,7 @@ func (ss *session) tick(now time.Time) {
 	}
 	ss.acc -= float64(n)
 	ss.forward(n)
-	if ss.p.Done() {
+	if h := ss.hold(); ss.p.Done() || h != nil && ss.p.Step() >= h.Ask {
 		ss.playing = false
 	}
 	ss.sendFrame(ss.evsDropped > 0)
@@ -454,6 +482,9 @@ func (ss *session) collect(ev player.Event) bool {
 
 // forward takes up to n steps, collecting events for the next frame.
 func (ss *session) forward(n int64) {
+	if h := ss.hold(); h != nil {
+		n = min(n, h.Ask-ss.p.Step())
+	}
 	if n <= 0 {
 		return
 	}
@@ -496,6 +527,14 @@ func (ss *session) switchMode(mode string) error {
 	if err := ss.p.Follow(from); err != nil {
 		return err
 	}
+	// Another mode's tour has other stops. A mode changes only with nothing held (see ctlMode):
+	// with the quiz on, the view has shown all of the run, so none of the new tour's questions is
+	// asked; with it off, the ones asked before the view's step are behind it (turning the quiz
+	// on asks from here).
+	ss.done = allQuestions(ss.o)
+	if !ss.quiz {
+		ss.done = pastQuestions(ss.o, ss.p.Step())
+	}
 	if ss.trace != nil {
 		if ss.trace, err = ss.s.attachTrace(ss.query, ss.t, ss.o); err != nil {
 			return err
@@ -510,6 +549,8 @@ func (ss *session) switchMode(mode string) error {
 
 // sendHello queues the hello for the player's current outline and step.
 func (ss *session) sendHello() {
+	hold := ss.hold()
+	ss.clamp(hold)
 	h, err := buildHello(ss.t, ss.o, ss.p, &ss.tr, ss.view())
 	if err != nil {
 		ss.sendError(err, true)
@@ -521,6 +562,7 @@ func (ss *session) sendHello() {
 	if ss.trace != nil {
 		h.Trace, h.Kernel = &ss.trace.info, ss.trace.kernelBeside(h.State)
 	}
+	withholdHello(h, ss.o, hold)
 	ss.queue(h, true)
 	ss.resetEvents()
 }
@@ -557,6 +599,10 @@ func buildHello(t *runTarget, o *player.Outline, p *player.Player, tr *player.Tr
 // events were left out, or when it replaces a frame the client never got (whose events and slot
 // changes would otherwise be lost).
 func (ss *session) sendFrame(full bool) {
+	h := ss.hold()
+	if ss.clamp(h) {
+		full = true
+	}
 	full = full || ss.evsDropped > 0 || ss.c.box.pending()
 	f := &frameMsg{V: protocolVersion, Type: "frame", Step: ss.p.Step(), Playing: ss.playing, Pace: ss.pace,
 		StepsPerSecond: ss.speed, TimeLeft: ss.timeLeft(), Full: full, Events: ss.evs, EventsDropped: ss.evsDropped,
@@ -572,7 +618,10 @@ func (ss *session) sendFrame(full bool) {
 	if f.Events == nil {
 		f.Events = []wireEvent{}
 	}
-	f.Kernel = ss.trace.kernelBeside(f.State)
+	if h == nil {
+		f.Kernel = ss.trace.kernelBeside(f.State)
+	}
+	veilNarration(f.State, f.Step, h)
 	b, err := json.Marshal(f)
 	if err != nil {
 		ss.c.log.Error("websocket frame", "err", err)
@@ -584,6 +633,33 @@ func (ss *session) sendFrame(full bool) {
 		ss.room.publish(ss, b, f.Step, f.Full)
 	}
 	ss.resetEvents()
+}
+
+// hold is where the quiz holds this view, or nil.
+func (ss *session) hold() *quizHold { return holdOf(ss.o, ss.quiz, ss.done) }
+
+// clamp brings a view past hold h back to its ask step (the events past it are dropped) and
+// reports whether it moved.
+func (ss *session) clamp(h *quizHold) bool {
+	if h == nil || ss.p.Step() <= h.Ask {
+		return false
+	}
+	ss.playing = false
+	ss.seek(h.Ask)
+	return true
+}
+
+// holdMoved tells the client what a moved hold gives it (or takes back): the stops, chunks,
+// markers and outcome it may now see.
+func (ss *session) holdMoved() {
+	h := ss.hold()
+	if h == nil && ss.trace != nil {
+		// Nothing held any more: an attached trace comes back with a hello (the hold message
+		// carries no trace).
+		ss.sendHello()
+		return
+	}
+	ss.queue(newHoldMsg(ss.o, h), false)
 }
 
 // view is the play state a hello or a room's frames carry.

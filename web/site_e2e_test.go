@@ -507,3 +507,103 @@ func make8GiB(tb testing.TB) string {
 	}
 	return makeF2FS(tb, 8<<30, map[string][]byte{"a/random.bin": data})
 }
+
+// TestSiteSubpath serves the built site under a course's folder (/~prof/zrviz/) with a plain file
+// server that answers an unknown path under it with 404.html, as GitHub Pages does (issue 38). A
+// fresh browser's cold deep link to bench64's run page starts the worker there and plays the run to
+// the end with the server's numbers; the images page's links, a local image opened from this
+// computer and its tree stay under the folder; every request the host got was a GET under the
+// folder. Opened as file://, the first page says what to run instead.
+func TestSiteSubpath(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the site and drives a browser")
+	}
+	dir := builtSite(t)
+	gz := makeGzImage(t)
+	const prefix = "/~prof/zrviz/"
+	var (
+		mu  sync.Mutex
+		got []string
+	)
+	files := http.StripPrefix(strings.TrimSuffix(prefix, "/"), http.FileServer(http.Dir(dir)))
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		if !strings.HasPrefix(r.URL.Path, prefix) {
+			http.NotFound(w, r)
+			return
+		}
+		name := filepath.Join(dir, filepath.FromSlash(path.Clean("/"+strings.TrimPrefix(r.URL.Path, prefix))))
+		if _, err := os.Stat(name); err != nil {
+			b, err := os.ReadFile(filepath.Join(dir, "404.html"))
+			if err != nil {
+				t.Error(err)
+			}
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.WriteHeader(http.StatusNotFound)
+			w.Write(b)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	u, _ := url.Parse(ts.URL)
+	base := "http://localhost:" + u.Port() + strings.TrimSuffix(prefix, "/")
+
+	tab := browser(t)
+	ctx := tab(t)
+	// A cold deep link: nothing installed yet, the host answers with 404.html.
+	do(t, ctx, chromedp.Navigate(runURL(base, "/seed/bench64.bin", url.Values{"mode": {"both"}})))
+	waitStatus(t, ctx, 2*time.Minute, "paused")
+	if p := js[string](t, ctx, `location.pathname`); p != prefix+"images/"+DemoID+"/run" {
+		t.Errorf("the deep link ended at %s", p)
+	}
+	playFull(t, ctx)
+	waitStatus(t, ctx, 3*time.Minute, "done")
+	playedToEnd(t, ctx)
+	for id, want := range map[string]string{"stat-calls-per-block": "16384", "stat-calls-batched": "19"} {
+		if got := count(t, ctx, id); got != want {
+			t.Errorf("%s = %q after the play under %s, want %s", id, got, prefix, want)
+		}
+	}
+	// Every link and script of the page is under the folder.
+	if out := js[[]string](t, ctx, fmt.Sprintf(`[...document.querySelectorAll('a[href], script[src], link[href], form[action]')].map((e) => e.getAttribute('href') || e.getAttribute('src') || e.getAttribute('action')).filter((h) => h.startsWith('/') && !h.startsWith(%q))`, prefix)); len(out) > 0 {
+		t.Errorf("the run page under %s has root-relative URLs: %q", prefix, out[:min(len(out), 5)])
+	}
+	screenshot(t, ctx, "site-subpath-bench64")
+
+	// The images page, a local image opened there, and its link (made in script) followed.
+	do(t, ctx, chromedp.Navigate(base+"/"))
+	waitJS(t, ctx, `!!document.querySelector('[data-testid="image-list"]')`, time.Minute)
+	do(t, ctx, chromedp.SetUploadFiles(chromedp.CSS(testid("local-input")), []string{gz}))
+	waitJS(t, ctx, `document.querySelector('[data-testid="local-link"]') !== null`, time.Minute)
+	do(t, ctx, chromedp.Click(chromedp.CSS(testid("local-link"))))
+	waitJS(t, ctx, `!!document.querySelector('[data-testid="file-entry"][data-path="/hello/world.txt"]')`, time.Minute)
+	if p := js[string](t, ctx, `location.pathname`); !strings.HasPrefix(p, prefix+"images/local-") {
+		t.Errorf("the local image's link led to %s", p)
+	}
+	// Its file's run, by the tree's link.
+	before := js[string](t, ctx, `location.href`)
+	do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.querySelector('[data-testid="file-entry"][data-path="/hello/world.txt"] a[href]').click()`))
+	waitJS(t, ctx, fmt.Sprintf(`location.href !== %q && document.readyState === 'complete'`, before), time.Minute)
+	if p := js[string](t, ctx, `location.pathname`); !strings.HasPrefix(p, prefix+"images/local-") {
+		t.Errorf("the tree's link led to %s", p)
+	}
+
+	mu.Lock()
+	for _, r := range got {
+		if !strings.HasPrefix(r, "GET "+prefix) {
+			t.Errorf("the host got %q: outside the site's folder", r)
+		}
+	}
+	mu.Unlock()
+
+	// file:// says what to run instead.
+	fctx := tab(t)
+	do(t, fctx, chromedp.Navigate("file://"+filepath.Join(dir, "index.html")))
+	waitJS(t, fctx, `/python3 -m http.server/.test(document.getElementById('status').textContent)`, 10*time.Second)
+	if s := text(t, fctx, "site-status"); !strings.Contains(s, "file://") || !strings.Contains(s, "zrviz serve") {
+		t.Errorf("the site opened as file:// says %q", s)
+	}
+}

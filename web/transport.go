@@ -34,6 +34,15 @@ func requestTransport(r *http.Request) Transport {
 	return t
 }
 
+// serverOnlyPage is serverOnly for a page: the error page, in words (a room's follow link opened on
+// the static site).
+func (s *Server) serverOnlyPage(what string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.pageError(w, r, Errorf(ESERVERONLY, "%s need the zrviz server: run zrviz serve and open this link there. "+
+			"This is the static site, which runs in your browser alone and cannot reach another's", what))
+	}
+}
+
 // serverOnly answers what the static site cannot do, naming it: it needs `zrviz serve`.
 func (s *Server) serverOnly(what string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

@@ -44,6 +44,7 @@ type serverMsg struct {
 	Room       *roomInfo           `json:"room"`
 	Trace      *traceInfo          `json:"trace"`
 	Kernel     *kernelCalls        `json:"kernel"`
+	Hold       *quizHold           `json:"hold"` // hello, hold
 	// frame and hello
 	Step           int64              `json:"step"`
 	Playing        bool               `json:"playing"`

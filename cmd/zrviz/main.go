@@ -27,6 +27,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/zrviz/zrviz/request"
 	"io"
 	"os"
 	"os/signal"
@@ -124,9 +125,8 @@ func commands() []command {
 		{"serve", cmdServe, [][2]string{{"serve [flags] [IMG ...]", "serve the demo and the given images"}}},
 		{"inspect", cmdInspect, [][2]string{{"inspect [flags]", "volume summary and every path"}}},
 		{"map", cmdMap, [][2]string{{"map [flags] PATH", "a file's slot map (extents and nodes)"}}},
-		{"run", cmdRun, [][2]string{
-			{"run [flags] PATH", "zero a range of a file in both modes and compare"},
-			{"run --ops FILE [flags]", "several operations in order; --trace FILE checks a kernel's calls"}}},
+		{"run", cmdRun, append(playedLines(),
+			[2]string{"run --ops FILE [flags]", "several operations in order; --trace FILE checks a kernel's calls"})},
 		{"sandbox", cmdSandbox, [][2]string{{"sandbox [flags] 'SLOTS'", "run both modes on a slot list typed by hand ('7200-7263 NEW 9000 | 9001')"}}},
 		{"exercise", cmdExercise, [][2]string{{"exercise [flags]", "a seeded exercise with questions; -c prints the engine's answers"}}},
 		{"block", cmdBlock, [][2]string{{"block [flags] ADDR", "what block ADDR is, who owns it, its fields (ADDR decimal or 0x hex)"}}},
@@ -135,6 +135,38 @@ func commands() []command {
 		{"survey", cmdSurvey, [][2]string{{"survey [flags]", "what batching saves on every file of an image: zero, punch, truncate"}}},
 		{"site", cmdSite, [][2]string{{"site [flags] DIR", "write zrviz as a static site (WebAssembly, no server) to DIR"}}},
 	}
+}
+
+// playedLines are zrviz run's lines, one per operation the engine walks (zero, punch, truncate),
+// read from the ops language's registry (request.Ops): a new played operation brings its own line.
+func playedLines() [][2]string {
+	var out [][2]string
+	for _, s := range request.Ops() {
+		if !(request.Op{Kind: s.Kind}).Walks() {
+			continue
+		}
+		syn := "run --op " + s.Kind + " [flags] PATH"
+		if s.Kind == request.OpZero {
+			syn = "run [--op zero] [flags] PATH"
+		}
+		out = append(out, [2]string{syn, s.Help + "; both modes compared"})
+	}
+	return out
+}
+
+// playedNames is "zeroed, punched or truncated"-like: the walked operations' kinds, from the
+// registry.
+func playedNames() string {
+	var ks []string
+	for _, s := range request.Ops() {
+		if (request.Op{Kind: s.Kind}).Walks() {
+			ks = append(ks, s.Kind)
+		}
+	}
+	if len(ks) < 2 {
+		return strings.Join(ks, "")
+	}
+	return strings.Join(ks[:len(ks)-1], ", ") + " or " + ks[len(ks)-1]
 }
 
 // commandList names the commands for the unknown-command message: "serve, inspect, … or gc".
@@ -151,11 +183,17 @@ func commandList() string {
 func usage() string {
 	var b strings.Builder
 	b.WriteString(`zrviz shows what F2FS does to its segment information table (SIT) when a range of a file
-is zeroed with fallocate(FALLOC_FL_ZERO_RANGE): the upstream per-block mode and the batched mode.
+is released — ` + playedNames() + ` — in the upstream per-block mode and the batched mode.
 
 Usage:
 `)
-	line := func(syn, what string) { fmt.Fprintf(&b, "  %-29s  %s\n", syn, what) }
+	w := len("zrviz")
+	for _, c := range commands() {
+		for _, l := range c.lines {
+			w = max(w, len("zrviz "+l[0]))
+		}
+	}
+	line := func(syn, what string) { fmt.Fprintf(&b, "  %-*s  %s\n", w, syn, what) }
 	line("zrviz", "serve the embedded demo image at http://127.0.0.1:8080")
 	for _, c := range commands() {
 		for _, l := range c.lines {

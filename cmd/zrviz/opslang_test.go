@@ -29,6 +29,29 @@ func TestHelpListsTheOpsLanguage(t *testing.T) {
 	}
 }
 
+// TestUsageListsThePlayedOps: zrviz --help has a line for each operation the engine walks (zero,
+// punch, truncate), its words as the registry gives them, and names them in its first sentence
+// (issue 38).
+func TestUsageListsThePlayedOps(t *testing.T) {
+	text := usage()
+	n := 0
+	for _, s := range request.Ops() {
+		if !(request.Op{Kind: s.Kind}).Walks() {
+			continue
+		}
+		n++
+		if !strings.Contains(text, s.Help) || !strings.Contains(strings.SplitN(text, "Usage:", 2)[0], s.Kind) {
+			t.Errorf("zrviz --help lacks %s (%s):\n%s", s.Kind, s.Help, text)
+		}
+		if s.Kind != request.OpZero && !strings.Contains(text, "zrviz run --op "+s.Kind+" ") {
+			t.Errorf("zrviz --help has no line for run --op %s:\n%s", s.Kind, text)
+		}
+	}
+	if n < 3 {
+		t.Errorf("%d walked operations in the registry, want zero, punch and truncate at least", n)
+	}
+}
+
 // TestGCAndRunOpsAgree: one ops file, run by zrviz gc --ops and by zrviz run --ops --mode
 // per-block, reports the same victims, costs and moves for every gc op, and the same freed
 // segments for every checkpoint: one parser, one runner.
@@ -84,4 +107,26 @@ func compact(v json.RawMessage) string {
 		return string(v)
 	}
 	return b.String()
+}
+
+// TestCallNotesAsThePlayer: zrviz run's call list labels a node-free call and a run-break as the
+// player's call log does (static/js/calllog.js callWhy, the same words), and a truncate's list shows
+// one (issue 38).
+func TestCallNotesAsThePlayer(t *testing.T) {
+	js, err := os.ReadFile("../../static/js/calllog.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{whyRunBreak, whyNodeFree, "NEW_ADDR: returns at once"} {
+		if !bytes.Contains(js, []byte("'"+w+"'")) {
+			t.Errorf("the player's call log does not say %q", w)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if err := Main(context.Background(), []string{"run", "--op", "truncate", "--size", "4096", "--mode", "batched", "/cases/indirect.bin"}, &stdout, &stderr); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), ")   "+whyNodeFree) {
+		t.Errorf("a truncate's calls do not label truncate_node's:\n%s", stdout.String())
+	}
 }

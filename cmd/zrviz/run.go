@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"text/tabwriter"
@@ -515,10 +516,23 @@ func writeCalls(w io.Writer, r *core.Result, max int) {
 			fmt.Fprintf(w, "  … %s more\n", units.Group(n-uint64(max)))
 			break
 		}
-		fmt.Fprintf(w, "  f2fs_invalidate_blocks(%d, %d)%s\n", c.Start, c.Len, reasonNote(c.Reason))
+		start := strconv.FormatUint(uint64(c.Start), 10)
+		note := reasonNote(c.Reason)
+		if c.Start == core.NewAddr {
+			// As the player's call log says it (static/js/calllog.js callWhy).
+			start, note = "NEW_ADDR", "   NEW_ADDR: returns at once"+strings.Replace(note, "   ", " · ", 1)
+		}
+		fmt.Fprintf(w, "  f2fs_invalidate_blocks(%s, %d)%s\n", start, c.Len, note)
 		i++
 	}
 }
+
+// The call log's words for a batched call a NULL slot caused and for truncate_node's call, the same
+// in the player's call log.
+const (
+	whyRunBreak = "run-break: a NULL or skipped slot ends the run"
+	whyNodeFree = "node-free: truncate_node frees its node block"
+)
 
 func reasonNote(a core.Action) string {
 	switch a {
@@ -528,6 +542,11 @@ func reasonNote(a core.Action) string {
 		return "   end of dnode chunk"
 	case core.ActFlushOnError:
 		return "   flushed after an error"
+	// The player's words for these (static/js/calllog.js callWhy; TestCallNotesAsThePlayer).
+	case core.ActRunBreak:
+		return "   " + whyRunBreak
+	case core.ActNodeFree:
+		return "   " + whyNodeFree
 	}
 	return ""
 }

@@ -37,7 +37,8 @@ static file server over http://localhost or https:// (service workers need one o
 
   python3 -m http.server -d DIR 8000     then open http://localhost:8000/
 
-It must be served at the host's root path (/). Images opened there stay in the browser.
+It may be served at the host's root path (/) or under any folder (/~prof/zrviz/). Images opened
+there stay in the browser.
 `)
 	}
 	src := fs.String("src", ".", "zrviz's source tree (the module root) to build the WebAssembly from")

@@ -377,12 +377,31 @@ export function initCompare(doc) {
     if (e.key === ' ' && /** @type {HTMLElement} */ (e.target)?.tagName === 'BUTTON') e.preventDefault();
   });
   window.setInterval(() => { if (lock.playing) { lock.tick(); dirty = true; } }, TICK_MS);
-  // A projector's width draws the strips' labels large (the player's presenter mode).
+  // Presenter mode (&present=1, the button, P): large type for a projector, as the player's; a
+  // projector's width draws the strips' labels large too.
   const big = window.matchMedia('(min-width: 1800px)');
+  const presentBtn = /** @type {HTMLButtonElement|null} */ (doc.getElementById('cmp-present'));
+  let present = new URLSearchParams(location.search).get('present') === '1';
   const sizeLabels = () => {
-    for (const s of sides) { s.slots.opts.present = big.matches; s.slots.opts.version++; }
+    doc.body.classList.toggle('present', present);
+    if (presentBtn) presentBtn.setAttribute('aria-pressed', String(present));
+    for (const s of sides) { s.slots.opts.present = present || big.matches; s.slots.opts.version++; }
     dirty = true;
   };
+  const setPresent = (/** @type {boolean} */ on) => {
+    present = on;
+    sizeLabels();
+    const q = new URLSearchParams(location.search);
+    if (on) q.set('present', '1'); else q.delete('present');
+    history.replaceState(null, '', `${location.pathname}?${q}${location.hash}`);
+  };
+  presentBtn?.addEventListener('click', () => setPresent(!present));
+  doc.addEventListener('keydown', (e) => {
+    const t = /** @type {HTMLElement} */ (e.target);
+    if (e.key !== 'P' || e.ctrlKey || e.metaKey || e.altKey || t.tagName === 'INPUT' && /** @type {HTMLInputElement} */ (t).type !== 'range') return;
+    setPresent(!present);
+    e.preventDefault();
+  });
   big.addEventListener('change', sizeLabels);
   sizeLabels();
   new ResizeObserver(() => { dirty = true; }).observe(doc.body);

@@ -9,7 +9,8 @@
  * @property {import('./state.js').RunState} st
  * @property {import('./tourquiz.js').TourQuiz} tq
  * @property {import('./render.js').ViewOptions} view
- * @property {{mode: string}} params the socket's parameters (the mode follows the hello's)
+ * @property {{mode: string, quiz?: boolean}} params the socket's parameters (the mode follows the hello's; quiz: the
+ *   socket was opened with quiz=1)
  * @property {(m: object) => void} send sends on the socket
  * @property {() => boolean} takeRunEnd true once if the page was asked to open at the run's end
  * @property {() => boolean} presenter the page presents a room (it hears answers, not verdicts)
@@ -40,6 +41,7 @@ export function playerHandlers(c) {
       st.hello(h);
       c.params.mode = st.mode;
       tq.hello(before, st.mode, st.stops, st.step, h.score);
+      tq.heldBy(st.stops, st.hold, !!c.params.quiz);
       view.colour.geometry = st.geometry;
       view.colour.segTypes = st.segTypes;
       view.colour.runs = st.runs;
@@ -57,6 +59,13 @@ export function playerHandlers(c) {
         if (!st.initialComplete) morePages();
         else if (view.colour.runs !== st.runs) { view.colour.runs = st.runs; view.version++; }
         c.redraw();
+      } else if (m.type === 'hold') {
+        if (!st.ready) return;
+        st.applyHold(m);
+        tq.heldBy(st.stops, st.hold, !!c.params.quiz);
+        c.shown(m);
+        c.redraw();
+        c.changed();
       } else if (m.type === 'quiz') {
         tq.verdict(m, c.presenter());
         c.changed();

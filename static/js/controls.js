@@ -53,6 +53,36 @@ export function setDrivingControls(doc, on) {
     if (el) el.disabled = !on;
   }
   doc.querySelectorAll('#goto-slot-form button').forEach((b) => { /** @type {HTMLButtonElement} */ (b).disabled = !on; });
+  // The header's run form would leave the room: a follower's page offers only what keeps it in
+  // (detach first, which says so).
+  doc.querySelectorAll('[data-testid="run-form"]').forEach((f) => {
+    f.toggleAttribute('inert', !on);
+    if (on) f.removeAttribute('title');
+    else f.setAttribute('title', 'you follow a room: detach (f) to run something else');
+  });
+}
+
+/**
+ * Makes the links that leave the run's view (compare with punch) unusable, or usable again: while
+ * a quiz question is open they would show its answer, and on a follower's page they leave the room.
+ * @param {Document} doc
+ * @param {string} why why they are off, "" for on
+ */
+export function guardLinks(doc, why) {
+  doc.querySelectorAll('[data-testid="compare-link"]').forEach((el) => {
+    const a = /** @type {HTMLAnchorElement} */ (el);
+    if (why) {
+      if (a.hasAttribute('href')) a.dataset.href = a.getAttribute('href') || '';
+      a.removeAttribute('href');
+      a.setAttribute('aria-disabled', 'true');
+      a.title = why;
+    } else if (a.dataset.href !== undefined) {
+      a.setAttribute('href', a.dataset.href);
+      delete a.dataset.href;
+      a.removeAttribute('aria-disabled');
+      a.title = 'this range zeroed and punched side by side, both batched';
+    }
+  });
 }
 
 /** The buttons that do what a key does (keys.js), by id. */

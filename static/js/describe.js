@@ -71,10 +71,11 @@ export function slotText(st, off, veil) {
  * @param {RunState} st
  * @param {number|null} pin the pinned slot's offset, or null
  * @param {import('./quiz.js').Veil} [veil] an open quiz question's
+ * @param {boolean} [brief] presenter mode: the pending run is left to the canvas
  * @returns {string}
  */
-export function cursorLine(st, pin, veil) {
-  const off = Math.min(st.n - 1, Math.max(0, pin ?? (st.cursor() - st.range.start)));
+export function cursorLine(st, pin, veil, brief = false) {
+  const off = Math.min(st.n - 1, Math.max(0, pin ?? (st.pointer() - st.range.start)));
   const idx = st.range.start + off;
   const ci = st.chunkOf(idx);
   const c = st.chunks[ci];
@@ -84,7 +85,8 @@ export function cursorLine(st, pin, veil) {
   const b = st.initial[off];
   if (b !== st.slots[off]) s += `; before the run ${slotValueText(st, off, b, veil)}`;
   const bt = st.per[BATCHED];
-  if (bt && bt.pending) s += ` · pending run (${blockWord(bt.pending.start)}, ${bt.pending.len})`;
+  // Presenter mode (brief) leaves the pending run to the canvas, which draws it with its words.
+  if (bt && bt.pending && !brief) s += ` · pending run (${blockWord(bt.pending.start)}, ${bt.pending.len})`;
   return s;
 }
 

@@ -205,8 +205,9 @@ export function wireFigures(doc, get) {
     const { st } = get();
     const href = csvURL({ image: st.info.image, path: st.info.path, op: st.info.op, offset: st.info.offset, length: st.info.length,
       mode: modeParam(st.modes), keepSize: st.info.keepSize, before: st.info.before });
-    csv.hidden = !href;
-    if (href) {
+    // The whole run's calls answer an open quiz question: no CSV while one is (body.veiled).
+    csv.hidden = !href || doc.body.classList.contains('veiled');
+    if (href && !csv.hidden) {
       csv.href = href;
       csv.download = figureName(st.info.path, 'calls', st.step, 'csv').replace(/-step\d+/, '');
     }

@@ -217,7 +217,7 @@ export function updateDOM(doc, st, ui) {
   const [a, b] = ui.sit.shown;
   const sitShown = st.ready && !hide(WITHHOLD.sit);
   text('sit-aside', sitShown ? sitAside(st, a, b) : '');
-  text('slots-desc', st.ready && st.n > 0 && !veil.beyond ? cursorLine(st, ui.slots.pin, veil) : '');
+  text('slots-desc', st.ready && st.n > 0 && !veil.beyond ? cursorLine(st, ui.slots.pin, veil, ui.view.present) : '');
   text('sit-desc', sitShown ? sitLine(st, ui.view.present ? 1 : 3) : '');
   tourDOM(doc, st, ui);
 }
@@ -252,7 +252,7 @@ export function tourDOM(doc, st, ui) {
   const tq = ui.tq;
   const stops = st.stops;
   const k = tq.open;
-  text('tour-pos', tourPosition(k, stops.length));
+  text('tour-pos', tourPosition(k, stops.length, !!st.hold));
   /** @type {HTMLButtonElement} */ ($('tour-prev')).disabled = k <= 0 || !ui.driving;
   /** @type {HTMLButtonElement} */ ($('tour-next')).disabled = k >= stops.length - 1 || !ui.driving;
   const s = stops[k];
@@ -262,7 +262,7 @@ export function tourDOM(doc, st, ui) {
   // A stop's words name what happens there: withheld with the question (its title and text are
   // replaced while it is asked), and the stop shown over a question's view past its step too.
   const stopHidden = !asking && ui.view.quiz && withholds(veilOf(stops, ui.q, st.step), WITHHOLD.stop);
-  const key = `${st.hellos}:${k}:${asking}:${stopHidden}:${tq.verdicts.get(k) || ''}:${tq.waiting}:${ui.view.quiz}`;
+  const key = `${st.hellos}:${stops.length}:${st.hold ? st.hold.stop : -1}:${k}:${asking}:${stopHidden}:${tq.verdicts.get(k) || ''}:${tq.waiting}:${ui.view.quiz}`;
   const body = $('tour-body');
   if (body.dataset.key !== key) {
     body.dataset.key = key;
@@ -274,7 +274,8 @@ export function tourDOM(doc, st, ui) {
     } else if (asking || stopHidden) {
       // The stop's title would say what happens: the panel names only the question's place.
       const qp = questionPlace(stops, asking ? k : ui.q);
-      title.textContent = veiledTitle(qp.nth, qp.count);
+      // The server sends no stop past the open question: its hold counts the tour's questions.
+      title.textContent = veiledTitle(qp.nth, Math.max(qp.count, st.hold ? st.hold.questions : 0));
       tx.textContent = '';
     } else {
       title.textContent = s.title;

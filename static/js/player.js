@@ -21,13 +21,15 @@ import { TourQuiz } from './tourquiz.js';
 import { veilOf, canvasView, NO_VEIL } from './quiz.js';
 import { playerHandlers } from './connection.js';
 import { keyAction, ownsKey } from './keys.js';
-import { SPEEDS, speedIndex, parseGotoSlot, setDrivingControls, wireControls } from './controls.js';
+import { SPEEDS, speedIndex, parseGotoSlot, setDrivingControls, wireControls, guardLinks } from './controls.js';
 import { wirePointer, CELL_MIN, CELL_MAX } from './pointer.js';
 import { drawnBy } from './slotsview.js';
 import { legendColours, helloDOM, updateDOM } from './panels.js';
 import { speak, newSpoken } from './speech.js';
 import { updateURL } from './permalink.js';
 import { contract } from './contract.js';
+import { quizKey, loadQuiz, saveQuiz } from './quizstore.js';
+import { stopSlot } from './tour.js';
 
 export { FrameMeter };
 
@@ -143,6 +145,27 @@ export function initRun(doc, opts = {}) {
   view.quiz = url.get('quiz') === '1';
   colourSel.value = view.colour.by;
   quizToggle.checked = view.quiz;
+  // The socket knows the quiz: the server holds the view and withholds the answers (ws.js).
+  params.quiz = view.quiz && !params.follow;
+  // A solo quiz's progress for this run survives a reload (quizstore.js).
+  let store = null;
+  try { store = window.sessionStorage; } catch { /* no storage */ }
+  const saveProgress = () => {
+    if (params.follow || !view.quiz) return;
+    saveQuiz(store, quizKey(params), { answered: [...tq.answered], verdicts: [...tq.verdicts], score: tq.score });
+  };
+  const restoreProgress = () => {
+    const saved = params.follow ? null : loadQuiz(store, quizKey(params));
+    if (!saved) return;
+    for (const k of saved.answered) tq.answered.add(k);
+    for (const [k, v] of saved.verdicts) tq.verdicts.set(k, v);
+    tq.score = saved.score;
+    tq.base = { ...saved.score };
+  };
+  if (params.quiz) {
+    restoreProgress();
+    params.answered = [...tq.answered].join(',');
+  }
 
   let status = 'connecting';
   let driving = true;
@@ -205,8 +228,13 @@ export function initRun(doc, opts = {}) {
       dirty = true;
     },
     status: (s) => { status = s; dirty = true; },
-    hooks: opts,
-  }), () => st.step);
+    hooks: { ...opts, onMessage: (m) => { if (m.type === 'quiz') saveProgress(); if (opts.onMessage) opts.onMessage(m); } },
+  }), () => {
+    // A new connection: the server's quiz counts from 0 and asks again what it is not told of.
+    tq.newConnection();
+    params.answered = [...tq.answered].join(',');
+    return st.step;
+  });
   sock.connect();
   // A closed tab ends its run on the server; a page restored from the
   // back-forward cache opens a new one at the step it showed.
@@ -231,7 +259,20 @@ export function initRun(doc, opts = {}) {
     sock.send({ type: 'pace', pace: p });
     changed();
   };
+  /** Shows a notice for a few seconds. */
+  const tell = (/** @type {string} */ text) => {
+    notice = text;
+    clearTimeout(noticeTimer);
+    noticeTimer = window.setTimeout(() => { notice = ''; dirty = true; }, 4000);
+    dirty = true;
+  };
   const setMode = (/** @type {string} */ m) => {
+    // The server refuses a mode change while its quiz holds the view (web/quizhold.go): say why here.
+    if (view.quiz && st.hold && !params.follow) {
+      if (modeSel) modeSel.value = st.mode;
+      tell('The quiz is on: the other mode would show this run\'s answers. Answer its questions, or turn the quiz off, to change the mode.');
+      return;
+    }
     if (modeSel) modeSel.value = m;
     params.mode = m;
     sock.send({ type: 'mode', mode: m });
@@ -250,9 +291,23 @@ export function initRun(doc, opts = {}) {
     changed();
   };
   const setQuiz = (/** @type {boolean} */ on) => {
+    // A follower's quiz is its presenter's (room.js mirrors it): the page cannot leave it.
+    if (params.follow && driving === false) {
+      quizToggle.checked = view.quiz;
+      tell('The presenter runs the quiz in this room.');
+      return;
+    }
     view.quiz = on;
     quizToggle.checked = on;
     applyView();
+    // The socket's quiz: a presenter's room hears it as the "ui" control (room.js); a solo page
+    // opens a new connection with quiz=1, or without it.
+    const presenting = doc.body.classList.contains('room-presenter');
+    if (params.quiz !== on) {
+      params.quiz = on;
+      if (on) restoreProgress();
+      if (!presenting && !params.follow && st.ready) { sock.stop(); sock.resume(); }
+    }
     if (st.ready) hold();
     changed();
   };
@@ -346,6 +401,7 @@ export function initRun(doc, opts = {}) {
   let lastURL = 0;
   let lastP95 = 0;
   let canvasKey = '';
+  let linksWhy = '';
   const spoken = newSpoken();
   const loop = () => {
     const now = performance.now();
@@ -355,9 +411,14 @@ export function initRun(doc, opts = {}) {
       const t0 = performance.now();
       // The tour follows the step unless the user opened a stop.
       const q = tq.follow(st.stops, st.step, view.quiz);
+      // At a stop, the view points at the slot its text is about (tour.js stopSlot).
+      st.at = st.ready ? stopSlot(st.stops, tq.open, st.step, st.range) : null;
       // What the open question withholds (player.Withholds), for every view below.
       const veil = view.quiz ? veilOf(st.stops, q, st.step) : NO_VEIL;
       view.veil = veil;
+      const linksOff = veil.stop >= 0 ? 'answer the open question first: the comparison shows the calls'
+        : !driving ? 'you follow a room: detach (f) to leave it' : '';
+      if (linksOff !== linksWhy) { linksWhy = linksOff; guardLinks(doc, linksOff); }
       const cv = canvasView(veil, view.colour.by);
       const ck = `${cv.plain}:${cv.bounds}:${cv.sit}`;
       if (ck !== canvasKey) {
@@ -434,7 +495,7 @@ export function initRun(doc, opts = {}) {
     },
     focusSlot() {
       if (!st.ready || st.n === 0) return null;
-      const off = Math.min(st.n - 1, Math.max(0, slots.pin ?? (st.cursor() - st.range.start)));
+      const off = Math.min(st.n - 1, Math.max(0, slots.pin ?? (st.pointer() - st.range.start)));
       return { index: st.range.start + off, now: st.slots[off], before: st.initial[off], pinned: slots.pin !== null };
     },
   };

@@ -97,7 +97,33 @@ export function answeredText(answered, followers) {
  * @property {boolean} presenter the presenter is connected
  * @property {{stop: number, quiz: boolean, question: number}} ui
  * @property {boolean} [ended]
+ * @property {number} [left] followers who left while the open question was asked
  */
+
+/**
+ * Why a follower may not detach now, or "": while the room's quiz is on, a detached view of its
+ * own could pass the questions the presenter has not revealed (and its answer there would come
+ * back to the room), so the page keeps the follower in the room until the presenter turns it off.
+ * @param {RoomInfo|null} info
+ * @returns {string}
+ */
+export function detachRefusal(info) {
+  if (!info || info.ended || !info.ui || !info.ui.quiz) return '';
+  return info.ui.question >= 0
+    ? 'a question is open: you can detach when the presenter turns the quiz off'
+    : 'the room\'s quiz is on: you can detach when the presenter turns it off';
+}
+
+/**
+ * The presenter's line on followers who left while the open question was asked.
+ * @param {RoomInfo|null} info
+ * @returns {string}
+ */
+export function leftText(info) {
+  const n = info && info.left ? info.left : 0;
+  if (!n) return '';
+  return `${int(n)} left during this question (their answers to it no longer count)`;
+}
 
 /**
  * What a follower's page says of its room.
@@ -279,6 +305,11 @@ export class RoomUI {
   /** Follower: explore the same run on its own, from the step shown. */
   detach() {
     if (!this.ctl || this.detached || !this.run) return;
+    const no = detachRefusal(this.info);
+    if (no) {
+      this.status(no);
+      return;
+    }
     const r = this.run;
     const pace = this.ctl.presenterState().pace;
     this.detached = true;
@@ -365,7 +396,11 @@ export class RoomUI {
     if (this.follow) {
       this.status(followerStatus(info, this.detached));
       const ended = !!(info && info.ended);
-      this.$('room-detach').hidden = this.detached;
+      const d = /** @type {HTMLButtonElement} */ (this.$('room-detach'));
+      d.hidden = this.detached;
+      const no = this.detached ? '' : detachRefusal(info);
+      d.disabled = !!no;
+      d.title = no || 'explore this run on your own (f); rejoin at any time';
       const rj = /** @type {HTMLButtonElement} */ (this.$('room-rejoin'));
       rj.hidden = !this.detached;
       rj.disabled = ended;
@@ -386,7 +421,8 @@ export class RoomUI {
       const href = new URL(info.url, location.href).href;
       if (a.href !== href) { a.href = href; a.textContent = href; }
       const f = this.$('room-followers');
-      const t = followersText(info.followers);
+      const lt = leftText(info);
+      const t = followersText(info.followers) + (lt ? ` · ${lt}` : '');
       if (f.textContent !== t) f.textContent = t;
       const st = this.$('room-status').textContent || '';
       if (/^(starting|room .* has ended)/.test(st)) this.status('');

@@ -412,7 +412,7 @@ export class SlotsView {
     const labelW = o.present ? 190 : LABEL_W;
     const stripX = labelW;
     const stripW = Math.max(40, w - labelW - 6);
-    const cur = st.cursor();
+    const cur = st.pointer();
     const curOff = cur - st.range.start;
     const L = this.layout;
     L.w = w; L.h = h; L.stripW = stripW; L.labelW = labelW;

@@ -288,6 +288,10 @@ export class RunState {
      * @type {{returns: string, line: string, ahead: string}}
      */
     this.said = { returns: '', line: '', ahead: '' };
+    /** @type {{stop: number, ask: number, questions: number}|null} the quiz's hold (web/quizhold.go) */
+    this.hold = null;
+    /** @type {number|null} the slot a tour stop at this step is about (player.js sets it), or null */
+    this.at = null;
     this.score = { right: 0, asked: 0 };
     /** hellos taken: a new one may bring another run's stops and chunks */
     this.hellos = 0;
@@ -337,6 +341,8 @@ export class RunState {
     this.markers = h.markers || [];
     this.markersThinned = !!h.markersThinned;
     this.stops = h.stops || [];
+    /** where the server's quiz holds the view (web/quizhold.go), null when nothing is withheld */
+    this.hold = h.hold || null;
     this.score = h.score || { right: 0, asked: 0 };
     const n = Math.max(0, this.range.end - this.range.start);
     this.slots = new Uint32Array(n);
@@ -368,6 +374,21 @@ export class RunState {
     this.changedExtents = [];
     this.applyChanged(h.changed || [], true);
     if (h.state) this.applyState(h.state, true, h.step || 0);
+  }
+
+  /**
+   * Takes a hold message: the quiz's hold moved (an answer, a reveal, the quiz turned on or off), and
+   * with it what the server lets the page see of the stops, chunks, markers and outcome.
+   * @param {any} m
+   */
+  applyHold(m) {
+    this.hold = m.hold || null;
+    this.stops = m.stops || [];
+    this.chunks = (m.chunks || []).map((/** @type {any} */ c) => ({ ...c, path: c.node }));
+    this.markers = m.markers || [];
+    this.markersThinned = !!m.markersThinned;
+    const o = m.outcome || {};
+    this.said = { returns: o.returns || '', line: o.line || '', ahead: o.ahead || '' };
   }
 
   /**
@@ -617,7 +638,16 @@ export class RunState {
   }
 
   /**
-   * The cursor to draw: the furthest engine's, since both walk the same slots in lockstep.
+   * The slot the view points at: a tour stop's own slot when the view is at that stop's step (the
+   * stop's text is about it: at, set by the page), else the engine's cursor.
+   * @returns {number}
+   */
+  pointer() {
+    return this.at ?? this.cursor();
+  }
+
+  /**
+   * The engine's cursor: the file block index of its next event (the furthest of the modes').
    * @returns {number}
    */
   cursor() {

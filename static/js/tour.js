@@ -78,12 +78,15 @@ export function prevStop(stops, open) {
  * Says where the view is in the tour: "stop 3 of 9", or "before stop 1 of 9".
  * @param {number} open
  * @param {number} count
+ * @param {boolean} [more] the server withholds the stops after these (a quiz's hold)
  * @returns {string}
  */
-export function tourPosition(open, count) {
-  if (count === 0) return 'no stops';
-  if (open < 0) return `before stop 1 of ${count}`;
-  return `stop ${open + 1} of ${count}`;
+export function tourPosition(open, count, more = false) {
+  // A quiz's hold withholds the stops past its question (web/quizhold.go): their count too.
+  const of = more ? `${count}+` : String(count);
+  if (count === 0) return more ? 'stops after your answer' : 'no stops';
+  if (open < 0) return `before stop 1 of ${of}`;
+  return `stop ${open + 1} of ${of}`;
 }
 
 /**
@@ -128,4 +131,21 @@ export function verdictText(v) {
  */
 export function scoreText(s) {
   return `${s ? s.right : 0}/${s ? s.asked : 0}`;
+}
+
+/**
+ * The slot the open stop's text is about, while the view is at that stop's step: the view points
+ * at it (the engine's cursor is already on the next slot), so that the text describes the slot
+ * under the cursor. Null for none: no open stop, another step, a stop withheld by the quiz, or a
+ * slot outside the range.
+ * @param {Stop[]} stops
+ * @param {number} k the open stop, -1 for none
+ * @param {number} step the step shown
+ * @param {{start: number, end: number}} range
+ * @returns {number|null}
+ */
+export function stopSlot(stops, k, step, range) {
+  const s = k >= 0 ? stops[k] : undefined;
+  if (!s || /** @type {any} */ (s).withheld || s.step !== step) return null;
+  return s.slot >= range.start && s.slot < range.end ? s.slot : null;
 }

@@ -6,6 +6,7 @@
 import { stopAt, stopStep, nextStop, prevStop, openQuestion, verdictText } from './tour.js';
 import { tourAfterHello } from './modeswitch.js';
 import { checkAnswer, verdictSpeech } from './quiz.js';
+import { addScore } from './quizstore.js';
 
 /** @typedef {import('./tour.js').Stop} Stop */
 
@@ -20,6 +21,8 @@ export class TourQuiz {
     /** @type {Map<number, string>} stop → the verdict as shown ("correct", "wrong: 59", "answer sent: …") */
     this.verdicts = new Map();
     this.score = { right: 0, asked: 0 };
+    /** the score earlier connections kept (a reload's, from sessionStorage; a reconnection's) */
+    this.base = { right: 0, asked: 0 };
     /** the stop whose answer awaits its verdict, -1 for none */
     this.waiting = -1;
     /** what the live region says of the last verdict: it and the right answer */
@@ -53,8 +56,30 @@ export class TourQuiz {
       this.answered.clear();
       this.waiting = -1;
     }
-    this.score = score || this.score;
+    this.score = score ? addScore(this.base, score) : this.score;
     this.holding = -1;
+  }
+
+  /** A new connection starts: its server counts from 0, so what is shown so far is the base. */
+  newConnection() {
+    this.base = { ...this.score };
+  }
+
+  /**
+   * Takes the server's hold (web/quizhold.go): the questions before the one it holds at are done
+   * there (answered, revealed, or behind a mode change), so they are here too, without a verdict;
+   * with the socket's quiz on and nothing held, every question is (another mode's tour once the quiz
+   * is over), and the page holds at none.
+   * @param {Stop[]} stops
+   * @param {{stop: number}|null} hold
+   * @param {boolean} [socketQuiz] the socket was opened with quiz=1
+   */
+  heldBy(stops, hold, socketQuiz = false) {
+    if (!hold && !socketQuiz) return;
+    const upTo = hold ? hold.stop : stops.length;
+    for (let k = 0; k < upTo && k < stops.length; k++) {
+      if (stops[k].question) this.answered.add(k);
+    }
   }
 
   /**
@@ -64,7 +89,7 @@ export class TourQuiz {
    * @param {boolean} presenter the page presents a room: it did not answer itself
    */
   verdict(m, presenter) {
-    if (m.score) this.score = m.score;
+    if (m.score) this.score = addScore(this.base, m.score);
     if (m.pending) {
       this.verdicts.set(m.stop, 'answer sent: the presenter reveals it');
       return;

@@ -28,6 +28,10 @@ export const MAX_FAILED_STARTS = 4;
  * @property {string} [room] the room this page presents (with token: a reloaded presenter takes it back)
  * @property {string} [token] the presenter's token (sessionStorage only, never in a page URL)
  * @property {string} [follow] a room's code: the socket is /ws/follow?code= and mirrors its presenter
+ * @property {boolean} [quiz] the quiz is on: the server holds the view at the first question not
+ *   answered and sends nothing that answers it (web/quizhold.go)
+ * @property {string} [answered] with quiz: the stops whose questions this page has its verdicts for
+ *   ("0,3"), which a reconnection does not ask again
  */
 
 /** Controls a follower's socket may send (docs/protocol.md, "Rooms"): the rest drive the room. */
@@ -44,6 +48,7 @@ export function runQuery(p) {
     // A sandbox list may be punched (web/runs.go resolveSandbox).
     if (p.op && p.op !== contract().ops.zero) q.set(contract().query.op, p.op);
     if (p.pace) q.set('pace', p.pace);
+    quizQuery(q, p);
     return q;
   }
   const q = setRunQuery(new URLSearchParams({ image: p.image }), p);
@@ -57,7 +62,19 @@ export function runQuery(p) {
     q.set('room', p.room);
     q.set('token', p.token);
   }
+  quizQuery(q, p);
   return q;
+}
+
+/**
+ * Adds the quiz to a socket's query: quiz=1, and the questions already answered.
+ * @param {URLSearchParams} q
+ * @param {RunParams} p
+ */
+function quizQuery(q, p) {
+  if (!p.quiz) return;
+  q.set('quiz', '1');
+  if (p.answered) q.set('answered', p.answered);
 }
 
 /**

@@ -35,6 +35,16 @@ test('the tooltip and cursor line name the slot, its chunk and what it held befo
   assert.match(slotText(st, 3), /before the run: address 4611/);
   assert.match(cursorLine(st, 3), /^pinned at slot 3 .*NEW_ADDR.*; before the run address 4611/);
   assert.match(cursorLine(st, null), /^cursor at slot 4/);
+  // A tour stop at this step points the line at its own slot (RunState.at, tour.js stopSlot).
+  st.at = 2;
+  assert.match(cursorLine(st, null), /^cursor at slot 2 /);
+  st.at = null;
+  // Presenter mode (brief) leaves the batched pending run to the canvas.
+  const bt = st.per.batched;
+  assert.ok(bt, 'the model has a batched mode');
+  bt.pending = { start: 4611, len: 3, slot: 1 };
+  assert.match(cursorLine(st, null), / · pending run \(4611, 3\)$/);
+  assert.doesNotMatch(cursorLine(st, null, undefined, true), /pending run/);
 });
 
 test('the asides count slots, chunks, runs and segments with separators and singulars', () => {

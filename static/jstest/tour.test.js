@@ -49,6 +49,7 @@ test('in a quiz a stop with a question is visited where it is asked', () => {
 test('tour position reads "stop k of n"', () => {
   assert.equal(tourPosition(-1, 6), 'before stop 1 of 6');
   assert.equal(tourPosition(0, 6), 'stop 1 of 6');
+  assert.equal(tourPosition(2, 3, true), 'stop 3 of 3+', 'a quiz\'s hold withholds the later stops');
   assert.equal(tourPosition(5, 6), 'stop 6 of 6');
   assert.equal(tourPosition(-1, 0), 'no stops');
 });
@@ -80,4 +81,19 @@ test('verdicts and scores read as the issue words them', () => {
   assert.equal(verdictText({ correct: false, answer: '19' }), 'wrong: 19');
   assert.equal(scoreText({ right: 2, asked: 3 }), '2/3');
   assert.equal(scoreText(undefined), '0/0');
+});
+
+test('stopSlot: at a stop\'s own step the view points at the slot its text is about', async () => {
+  const { stopSlot } = await import('../js/tour.js');
+  const range = { start: 100, end: 200 };
+  const stops = [
+    { step: 5, kind: 'start', slot: 100, title: 't', text: 'x', terms: [] },
+    { step: 9, kind: 'new-in-run', slot: 150, title: 't', text: 'x', terms: [] },
+    { step: 12, kind: 'end', slot: 999, title: 't', text: 'x', terms: [] },
+  ];
+  assert.equal(stopSlot(stops, 1, 9, range), 150);
+  assert.equal(stopSlot(stops, 1, 10, range), null, 'a step past the stop: the engine\'s cursor');
+  assert.equal(stopSlot(stops, -1, 9, range), null);
+  assert.equal(stopSlot(stops, 2, 12, range), null, 'a slot outside the range');
+  assert.equal(stopSlot([{ ...stops[1], withheld: true }], 0, 9, range), null, 'a stop the quiz withholds');
 });

@@ -1,14 +1,22 @@
 // The static site's service worker (zrviz site DIR): it runs the zrviz server, built as WebAssembly
 // (cmd/zrviz-wasm), and answers every request of this origin's pages with it, except the site's own
-// files (sw.js, zrviz.wasm, wasm_exec.js, index.html, 404.html, /static/…), which come from DIR as
-// they are. The player's connection is a MessagePort the page hands over ({type: 'zrviz-ws'}), and an
+// files (sw.js, zrviz.wasm, wasm_exec.js, index.html, 404.html, boot.js, prefix.js, /static/…), which
+// come from DIR as they are. DIR may be served under any folder of the host (BASE). The player's connection is a MessagePort the page hands over ({type: 'zrviz-ws'}), and an
 // image the user opens is a File handed over the same way ({type: 'zrviz-open'}): read here, in place,
 // never sent anywhere.
 /* global Go */
 importScripts('./wasm_exec.js');
 
 /** Paths that are files of the site, fetched from the static host as they are. */
-const SITE_FILES = new Set(['/sw.js', '/zrviz.wasm', '/wasm_exec.js', '/index.html', '/404.html', '/boot.js']);
+const SITE_FILES = new Set(['/sw.js', '/zrviz.wasm', '/wasm_exec.js', '/index.html', '/404.html', '/boot.js', '/prefix.js']);
+
+/**
+ * The folder the site is served from ("/" at a host's root, "/~prof/zrviz/" under a course's page):
+ * the worker's scope. Every path the server knows is relative to it: a request under it is the
+ * server's path with the prefix taken off, and the pages' root-relative URLs (which the server
+ * writes as if at the root) are put back under it (rebase, prefix.js).
+ */
+const BASE = new URL(self.registration.scope).pathname;
 
 /** @type {Promise<any>|null} the running server (self.zrviz), started once per worker */
 let server = null;
@@ -57,18 +65,46 @@ function siteFile(path) {
   return SITE_FILES.has(path) || path.startsWith('/static/');
 }
 
+/**
+ * The server's path of a URL of this origin: under the site's folder, the rest of it; elsewhere (a
+ * root-relative URL a page under the folder asked for: a module, /api/…) the path as it is.
+ * @param {URL} url
+ */
+function appPath(url) {
+  return url.pathname.startsWith(BASE) ? `/${url.pathname.slice(BASE.length)}` : url.pathname;
+}
+
 self.addEventListener('fetch', (ev) => {
   const url = new URL(ev.request.url);
-  if (url.origin !== self.location.origin || siteFile(url.pathname)) return;
-  ev.respondWith(answer(ev.request, url));
+  if (url.origin !== self.location.origin) return;
+  const path = appPath(url);
+  if (siteFile(path)) {
+    // The site's own file: from the host, under the site's folder.
+    if (path === url.pathname || url.pathname.startsWith(BASE)) return;
+    ev.respondWith(fetch(new URL(BASE + path.slice(1) + url.search, url.origin)));
+    return;
+  }
+  ev.respondWith(answer(ev.request, url, path));
 });
+
+/**
+ * Puts the root-relative URLs of a page (its links, forms, scripts and styles) under the site's
+ * folder, and loads prefix.js, which does the same for the links and navigations the page's
+ * modules make. Nothing changes at a host's root.
+ * @param {string} html
+ */
+function rebase(html) {
+  if (BASE === '/') return html;
+  const out = html.replace(/(\s(?:href|src|action|formaction)=")\/(?!\/)/g, `$1${BASE}`);
+  return out.replace(/<head>/i, `<head><script src="${BASE}prefix.js" data-base="${BASE}"></script>`);
+}
 
 /**
  * Answers a request with the server's handler.
  * @param {Request} req
  * @param {URL} url
  */
-async function answer(req, url) {
+async function answer(req, url, path) {
   let z;
   try {
     z = await start();
@@ -83,13 +119,23 @@ async function answer(req, url) {
   for (const [k, v] of req.headers) {
     // The handler answers one origin; the browser's own guards already kept others out.
     if (k === 'origin' || k.startsWith('sec-fetch-')) continue;
+    // Under a folder the pages are rewritten (rebase): they come uncompressed.
+    if (k === 'accept-encoding' && BASE !== '/') continue;
     headers.push([k, v]);
   }
-  const res = await z.serve({ method: req.method, url: url.pathname + url.search, headers, body });
+  const res = await z.serve({ method: req.method, url: path + url.search, headers, body });
   const h = new Headers();
-  for (const [k, v] of res.headers) h.append(k, v);
+  for (const [k, v] of res.headers) {
+    // A redirect to a root-relative path goes under the site's folder too.
+    h.append(k, k.toLowerCase() === 'location' && BASE !== '/' && /^\/(?!\/)/.test(v) ? BASE + v.slice(1) : v);
+  }
   const nobody = req.method === 'HEAD' || res.status === 204 || res.status === 304;
-  return new Response(nobody ? null : res.body, { status: res.status, headers: h });
+  let out = nobody ? null : res.body;
+  if (out && BASE !== '/' && /^text\/html/.test(h.get('content-type') || '')) {
+    out = rebase(new TextDecoder().decode(out));
+    h.delete('content-length');
+  }
+  return new Response(out, { status: res.status, headers: h });
 }
 
 self.addEventListener('message', (ev) => {
