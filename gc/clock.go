@@ -24,8 +24,8 @@ type mtimeTrack struct {
 	maxMtime uint64
 	// mtimeUnsure is State.mtimeUnsure when tracking began.
 	mtimeUnsure bool
-	now      uint64 // the clock when tracking began: an update at another clock marks read
-	read     bool
+	now         uint64 // the clock when tracking began: an update at another clock marks read
+	read        bool
 }
 
 func (t *mtimeTrack) clone() *mtimeTrack {
