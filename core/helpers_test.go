@@ -194,3 +194,6 @@ func (e Extent) String() string {
 // setBit and clearBit build an image's valid map for a test's memSIT (input, not the model's SIT).
 func setBit(m *[64]byte, k uint32)   { m[k>>3] |= 0x80 >> (k & 7) }
 func clearBit(m *[64]byte, k uint32) { m[k>>3] &^= 0x80 >> (k & 7) }
+
+// testBit reports whether bit k of a valid map is set (f2fs_test_bit's order).
+func testBit(m *[64]byte, k uint32) bool { return m[k>>3]&(0x80>>(k&7)) != 0 }

@@ -557,7 +557,6 @@ func (s *sitOverlay) prefreeNow() []uint32 {
 	return out
 }
 
-func testBit(m *[64]byte, k uint32) bool { return m[k>>3]&(0x80>>(k&7)) != 0 }
 
 // UnmarshalText is the inverse of [SegClass.MarshalText].
 func (c *SegClass) UnmarshalText(b []byte) error {

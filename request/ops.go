@@ -190,9 +190,6 @@ func (o Op) OpLine(size int64) string {
 	return strings.Join(append([]string{o.Kind}, s.line(o)...), " ")
 }
 
-// ZeroOp makes a zero operation of a run.
-func ZeroOp(r Run) Op { return Op{Kind: OpZero, Run: r} }
-
 // RunOp makes the operation of a run by its call: the played operation its Op declares.
 func RunOp(r Run) Op { return Op{Kind: r.Kind(), Run: r} }
 
