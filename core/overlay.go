@@ -557,7 +557,6 @@ func (s *sitOverlay) prefreeNow() []uint32 {
 	return out
 }
 
-
 // UnmarshalText is the inverse of [SegClass.MarshalText].
 func (c *SegClass) UnmarshalText(b []byte) error {
 	i, err := unmarshalName("segment class", segClassNames[:], b)
