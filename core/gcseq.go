@@ -63,7 +63,7 @@ func (q *Seq) MountGC(vol Volume, sit SITSource, v gc.Volume, o Owners) error {
 	q.tune(&vol)
 	// From the mount on the segment manager is the sequence's SIT: every walk reads its entries
 	// from it (a snapshot, so a result keeps what it saw) and hands back what it changed.
-	q.vol = &Input{Volume: vol, SIT: s.Clone()}
+	q.vol = &Input{Volume: vol, SIT: sitSnapshot(s)}
 	return nil
 }
 
@@ -499,7 +499,7 @@ func (q *Seq) applyMoves(moves []gc.Move) error {
 // rebase makes the segment manager the sequence's SIT source, its logs the volume's current
 // segments and its prefree segments the volume's.
 func (q *Seq) rebase() {
-	s := q.sm.Clone()
+	s := sitSnapshot(q.sm)
 	v := &q.vol.Volume
 	cur := s.Current()
 	v.CurrentSegments = make([]uint32, 0, gc.NumLogs)
@@ -567,4 +567,14 @@ func (q *Seq) markedOf(ino uint32) ([]uint64, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// sitSnapshot is a copy of the segment manager to serve as a walk's SIT source, without its
+// callbacks (NodeOf, PostRead): a walk reads entries and runs no collection, and the callbacks
+// reach the whole sequence (its placed-block map, 45 bytes a block written), which an input kept
+// by a caller (web's resolved cache) would otherwise retain uncharged.
+func sitSnapshot(s *gc.State) *gc.State {
+	c := s.Clone()
+	c.NodeOf, c.PostRead = nil, nil
+	return c
 }

@@ -393,15 +393,26 @@ func TestEveryViewWithinItsReservation(t *testing.T) {
 			// A subtest each: its servers are gone when it ends, so the live heap (and with it the
 			// garbage the collector lets pile up) stays that of one server.
 			t.Run(fmt.Sprintf("%d-%s", k, strings.ReplaceAll(v.name, " ", "-")), func(t *testing.T) {
-				s := mustOpenServer(t, Config{MaxMemory: budget}).Server
 				var d *discardWriter
-				heap, res := heapAndHigh(s, func() { d = serveDiscard(s, "GET", v.target, nil) })
-				s.Close() // its caches go: the next measurement's live heap (and so its garbage) stays small
-				work := s.resolved.misses + s.resolved.prepares + s.next.replays
+				var work int
+				measure := func() (heap, res int64) {
+					s := mustOpenServer(t, Config{MaxMemory: budget}).Server
+					heap, res = heapAndHigh(s, func() { d = serveDiscard(s, "GET", v.target, nil) })
+					s.Close() // its caches go: the next measurement's live heap (and so its garbage) stays small
+					work = s.resolved.misses + s.resolved.prepares + s.next.replays
+					return heap, res
+				}
+				heap, res := measure()
+				past := func() bool { return float64(heap) > 1.25*float64(res)+1<<20 }
+				if d.code == http.StatusOK && past() {
+					// A collector that ran late on a loaded machine counts garbage as heap: one
+					// more measurement, on a fresh server, before the view is held past its budget.
+					heap, res = measure()
+				}
 				switch {
 				case d.code == http.StatusOK:
 					answered++
-					if float64(heap) > 1.25*float64(res)+1<<20 {
+					if past() {
 						t.Errorf("ops:\n%s\n%s: heap +%.1f MiB, reserved %.1f MiB: past the reservation + 25 %%", c.ops, v.name,
 							float64(heap)/(1<<20), float64(res)/(1<<20))
 					}

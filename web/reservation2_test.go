@@ -162,21 +162,34 @@ func TestWritebackReservation(t *testing.T) {
 	for range 4 {
 		rounds = append(rounds, "write /f 0 67108864", "fsync /f", "zero /f 1 67108864", "sync")
 	}
+	answered := 0
 	for _, c := range []struct {
 		name   string
 		before []string
+		// mayRefuse: the rounds' syncs write node pages the model does not place, and a later
+		// segment choice they could change is refused (issue 36, gc/nodes.go).
+		mayRefuse bool
 	}{
-		{"write + fsync of 128 MiB, the free space short of SSR", []string{"write /f 0 " + whole, "fsync /f"}},
-		{"4 × (write 64 MiB, fsync, zero, sync)", rounds},
+		{"write + fsync of 128 MiB, the free space short of SSR", []string{"write /f 0 " + whole, "fsync /f"}, false},
+		{"4 × (write 64 MiB, fsync, zero, sync)", rounds, true},
+		{"write 64 MiB, fsync, zero", rounds[:3:3], false},
 	} {
 		s.resolved.drop()
 		q := url.Values{"path": {"/f"}, "offset": {"0"}, "length": {"4096"}, FieldBefore: c.before}
 		var d *discardWriter
 		heap, res := reservedAndHeap(s, func() { d = serveDiscard(s, "GET", "/api/images/w/writeback?"+q.Encode(), nil) })
+		if d.code == http.StatusUnprocessableEntity && c.mayRefuse {
+			t.Logf("%s: refused (422): the unplaced node writes of its syncs", c.name)
+			continue
+		}
 		if d.code != http.StatusOK {
 			t.Fatalf("%s: %d", c.name, d.code)
 		}
+		answered++
 		checkReservation(t, fmt.Sprintf("writeback, %s (%d bytes)", c.name, d.n), heap, res)
+	}
+	if answered < 2 {
+		t.Errorf("%d writebacks answered: the test measures too little", answered)
 	}
 }
 
