@@ -105,8 +105,20 @@ func failOnExceptions(t testing.TB, ctx context.Context) {
 // do runs actions and fails the test on error.
 func do(t testing.TB, ctx context.Context, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatal(err)
+	// An action whose node or context a navigation replaced did not happen: it runs again in the
+	// new document (the static site's worker may reload a page it starts to control).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := chromedp.Do(ctx, actions...)
+		if err == nil {
+			return
+		}
+		if !transient(err) || time.Now().After(deadline) {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(ctx, chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -120,7 +132,8 @@ func transient(err error) bool {
 	}
 	s := err.Error()
 	for _, m := range []string{"Cannot find context with specified id", "Execution context was destroyed",
-		"Inspected target navigated or closed", "Cannot find default execution context"} {
+		"Inspected target navigated or closed", "Cannot find default execution context",
+		"Could not find node with given id"} {
 		if strings.Contains(s, m) {
 			return true
 		}
