@@ -316,7 +316,7 @@ func (p Played) Sentence(path string, req core.Request) string {
 }
 
 // Describe is the call with its arguments as the CLI prints it: "fallocate(PUNCH_HOLE|KEEP_SIZE,
-// offset 4,096, length 8,192)", "truncate(1,000,000)".
+// offset 4,096, length 8,192)", "truncate(1,000,000)", "unlink".
 func (p Played) Describe(req core.Request) string {
 	var args []string
 	if p.Flag != "" {
@@ -331,6 +331,9 @@ func (p Played) Describe(req core.Request) string {
 		args = append(args, units.Group(req.Offset))
 	case RangeOffsetLength:
 		args = append(args, "offset "+units.Group(req.Offset), "length "+units.Group(req.Length))
+	}
+	if len(args) == 0 {
+		return p.Syscall // a whole-file call takes nothing but the path: "unlink"
 	}
 	return p.Syscall + "(" + strings.Join(args, ", ") + ")"
 }
