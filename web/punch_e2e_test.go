@@ -139,7 +139,9 @@ func TestBrowserPunchTruncate(t *testing.T) {
 			}
 			// The stop is past the 12 steps taken: wait for its frame before reading its step.
 			waitJS(t, ctx, `document.getElementById('step-now').textContent.replace(/[^0-9]/g, '') !== '12'`, 30*time.Second)
-			step := shownStep(t, ctx)
+			// A seek's frames may come in more than one message on a loaded machine: read the step
+			// once the page and its permalink agree on it and it holds still.
+			step := stableStep(t, ctx)
 			settled(t, ctx, step)
 			narr := text(t, ctx, "narration-per-block") + " | " + text(t, ctx, "narration-batched")
 			if !strings.Contains(narr, c.stopSays) {

@@ -265,3 +265,24 @@ func TestBrowserHugeRanges(t *testing.T) {
 		}
 	}
 }
+
+// stableStep is the step the page shows once its step counter and its permalink's step= agree and
+// hold still over two reads 300 ms apart (a seek's frames arriving in several messages), within
+// 30 s.
+func stableStep(t *testing.T, ctx context.Context) int64 {
+	t.Helper()
+	const agree = `(() => { const n = document.getElementById('step-now').textContent.replace(/[^0-9]/g, '');
+		return n !== '' && new URLSearchParams(location.search).get('step') === n ? Number(n) : -1; })()`
+	deadline := time.Now().Add(30 * time.Second)
+	last := int64(-2)
+	for time.Now().Before(deadline) {
+		n := int64(js[float64](t, ctx, agree))
+		if n >= 0 && n == last {
+			return n
+		}
+		last = n
+		time.Sleep(300 * time.Millisecond) // the interval of the stillness check, not a wait for a state
+	}
+	t.Fatalf("the shown step did not settle in 30 s (last %d)", last)
+	return 0
+}
