@@ -197,3 +197,30 @@ func clearBit(m *[64]byte, k uint32) { m[k>>3] &^= 0x80 >> (k & 7) }
 
 // testBit reports whether bit k of a valid map is set (f2fs_test_bit's order).
 func testBit(m *[64]byte, k uint32) bool { return m[k>>3]&(0x80>>(k&7)) != 0 }
+
+// randomRunSlots draws n slots of a random file for the property tests: pNull in a hundred NULL,
+// pNew more NEW, the rest addresses in runs from a random start that jump ahead one time in
+// jumpEvery (below block 60,000; past it the slot stays NULL). r is drawn in a fixed order, so a
+// seed keeps its file.
+func randomRunSlots(r *rand.Rand, n, pNull, pNew, jumpEvery int) []uint32 {
+	slots := make([]uint32, n)
+	next := uint32(8192 + r.IntN(20000))
+	for i := range slots {
+		switch p := r.IntN(100); {
+		case p < pNull:
+			slots[i] = NullAddr
+		case p < pNull+pNew:
+			slots[i] = NewAddr
+		default:
+			if r.IntN(jumpEvery) == 0 {
+				next += uint32(1 + r.IntN(1000))
+			}
+			if next >= 60000 {
+				break
+			}
+			slots[i] = next
+			next++
+		}
+	}
+	return slots
+}

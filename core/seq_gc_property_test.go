@@ -46,25 +46,7 @@ func TestSeqGCProperties(t *testing.T) {
 	for seed := range uint64(iters) {
 		r := rand.New(rand.NewPCG(seed, 22))
 		n := 1 + r.IntN(2500)
-		slots := make([]uint32, n)
-		next := uint32(8192 + r.IntN(20000))
-		for i := range slots {
-			switch p := r.IntN(100); {
-			case p < 15:
-				slots[i] = NullAddr
-			case p < 25:
-				slots[i] = NewAddr
-			default:
-				if r.IntN(30) == 0 {
-					next += uint32(1 + r.IntN(1000))
-				}
-				if next >= 60000 {
-					break
-				}
-				slots[i] = next
-				next++
-			}
-		}
+		slots := randomRunSlots(r, n, 15, 10, 30)
 		st := newState(slots, int64(n))
 		in := st.input()
 		v := &in.Volume

@@ -49,25 +49,7 @@ func TestSITOwnerProperties(t *testing.T) {
 func runSITOwnerSeq(t *testing.T, seed uint64, mode Mode, mounted bool) (checked, refused int) {
 	r := rand.New(rand.NewPCG(seed, 36))
 	n := 1 + r.IntN(2500)
-	slots := make([]uint32, n)
-	next := uint32(8192 + r.IntN(20000))
-	for i := range slots {
-		switch p := r.IntN(100); {
-		case p < 15:
-			slots[i] = NullAddr
-		case p < 25:
-			slots[i] = NewAddr
-		default:
-			if r.IntN(30) == 0 {
-				next += uint32(1 + r.IntN(1000))
-			}
-			if next >= 60000 {
-				break
-			}
-			slots[i] = next
-			next++
-		}
-	}
+	slots := randomRunSlots(r, n, 15, 10, 30)
 	st := newState(slots, int64(n))
 	in := st.input()
 	v := &in.Volume
@@ -305,25 +287,7 @@ func TestSITOwnerStampsAsReplayed(t *testing.T) {
 func mountedSITSeq(t *testing.T, r *rand.Rand, mode Mode) (*Seq, Input) {
 	t.Helper()
 	n := 1 + r.IntN(3000)
-	slots := make([]uint32, n)
-	next := uint32(8192 + r.IntN(20000))
-	for i := range slots {
-		switch p := r.IntN(100); {
-		case p < 10:
-			slots[i] = NullAddr
-		case p < 15:
-			slots[i] = NewAddr
-		default:
-			if r.IntN(20) == 0 {
-				next += uint32(1 + r.IntN(1000))
-			}
-			if next >= 60000 {
-				break
-			}
-			slots[i] = next
-			next++
-		}
-	}
+	slots := randomRunSlots(r, n, 10, 5, 20)
 	st := newState(slots, int64(n))
 	in := st.input()
 	v := &in.Volume
