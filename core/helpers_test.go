@@ -3,7 +3,10 @@ package core
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/zrviz/zrviz/gc"
 )
 
 // sweep is how many random cases a property test runs: n in the full run, a quarter under -short
@@ -223,4 +226,38 @@ func randomRunSlots(r *rand.Rand, n, pNull, pNew, jumpEvery int) []uint32 {
 		}
 	}
 	return slots
+}
+
+// randomGCVolume is the segment manager's volume and the block owners for the property tests'
+// random file (randomRunSlots on st, v its volume with the data logs at segments 1–3): every
+// segment's SIT as st holds it, random mtimes for those with valid blocks, and now and then
+// reserved segments that leave the volume short of free ones. r is drawn in a fixed order.
+func randomGCVolume(r *rand.Rand, st *state, in Input, slots []uint32) (gc.Volume, *memOwners) {
+	v := &in.Volume
+	own := &memOwners{in: in, index: map[uint32]uint64{}}
+	for i, a := range slots {
+		if isBlock(a) {
+			own.index[a] = uint64(i)
+		}
+	}
+	gv := gc.Volume{SegsPerSec: 1, Segments: make([]gc.Segment, v.MainSegments), ElapsedTime: 1000}
+	free := uint32(0)
+	for no := range v.MainSegments {
+		valid, bm, _ := st.sit.SegmentValidMap(no)
+		gv.Segments[no] = gc.Segment{Valid: valid, Map: bm, Type: gc.WarmData}
+		if valid > 0 {
+			gv.Segments[no].Mtime = uint64(r.IntN(1000))
+		} else if !slices.Contains(v.CurrentSegments, no) {
+			free++
+		}
+	}
+	for log, no := range v.CurrentSegments {
+		gv.Segments[no].Type = log
+	}
+	gv.Current = [gc.NumLogs]gc.CurSeg{{Segno: 1, Blkoff: v.HotDataBlkoff}, {Segno: 2, Blkoff: v.WarmDataBlkoff},
+		{Segno: 3, Blkoff: v.ColdDataBlkoff}, {Segno: 113}, {Segno: 114}, {Segno: 115}}
+	if r.IntN(3) == 0 {
+		gv.ReservedSegments = free - uint32(r.IntN(3)) // short of space, or nearly
+	}
+	return gv, own
 }

@@ -54,31 +54,7 @@ func TestSeqGCProperties(t *testing.T) {
 		v.WarmDataSegno, v.WarmDataBlkoff = 2, uint32(r.IntN(512))
 		v.ColdDataSegno, v.ColdDataBlkoff = 3, uint32(r.IntN(512))
 		v.CurrentSegments = []uint32{1, 2, 3, 113, 114, 115}
-		own := &memOwners{in: in, index: map[uint32]uint64{}}
-		for i, a := range slots {
-			if isBlock(a) {
-				own.index[a] = uint64(i)
-			}
-		}
-		gv := gc.Volume{SegsPerSec: 1, Segments: make([]gc.Segment, v.MainSegments), ElapsedTime: 1000}
-		free := uint32(0)
-		for no := range v.MainSegments {
-			valid, bm, _ := st.sit.SegmentValidMap(no)
-			gv.Segments[no] = gc.Segment{Valid: valid, Map: bm, Type: gc.WarmData}
-			if valid > 0 {
-				gv.Segments[no].Mtime = uint64(r.IntN(1000))
-			} else if !slices.Contains(v.CurrentSegments, no) {
-				free++
-			}
-		}
-		for log, no := range v.CurrentSegments {
-			gv.Segments[no].Type = log
-		}
-		gv.Current = [gc.NumLogs]gc.CurSeg{{Segno: 1, Blkoff: v.HotDataBlkoff}, {Segno: 2, Blkoff: v.WarmDataBlkoff},
-			{Segno: 3, Blkoff: v.ColdDataBlkoff}, {Segno: 113}, {Segno: 114}, {Segno: 115}}
-		if r.IntN(3) == 0 {
-			gv.ReservedSegments = free - uint32(r.IntN(3)) // short of space, or nearly
-		}
+		gv, own := randomGCVolume(r, st, in, slots)
 		mount := func(mode Mode) *Seq {
 			q := NewSeq(mode)
 			if err := q.MountGC(*v, st.sit, gv, own); err != nil {
