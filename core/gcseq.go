@@ -78,15 +78,28 @@ func (q *Seq) nodeOf(addr uint32) (uint32, uint64, bool) {
 		}
 		o = blockOwner{ino, idx}
 	}
-	f, ok := q.files[o.ino]
-	if !ok {
-		g, err := q.owners.File(o.ino)
-		if err != nil {
-			return 0, 0, false
-		}
-		f = g
+	in, err := q.inodeOf(o.ino)
+	if err != nil {
+		return 0, 0, false
 	}
-	return o.ino, f.Inode.DnodeStart(o.index), true
+	return o.ino, in.DnodeStart(o.index), true
+}
+
+// inodeOf returns inode ino as the sequence has it: its own when an operation opened the file,
+// else the image's (read through the owners, the last one kept).
+func (q *Seq) inodeOf(ino uint32) (*Inode, error) {
+	if f, ok := q.files[ino]; ok {
+		return &f.Inode, nil
+	}
+	if c := &q.ownerInode; c.inode != nil && c.ino == ino {
+		return c.inode, nil
+	}
+	f, err := q.owners.File(ino)
+	if err != nil {
+		return nil, err
+	}
+	q.ownerInode.ino, q.ownerInode.inode = ino, &f.Inode
+	return &f.Inode, nil
 }
 
 // postRead is f2fs_post_read_required for the file that owns data block addr now: compressed,
@@ -103,15 +116,11 @@ func (q *Seq) postRead(addr uint32) (bool, error) {
 		}
 		o = blockOwner{ino, idx}
 	}
-	f, ok := q.files[o.ino]
-	if !ok {
-		g, err := q.owners.File(o.ino)
-		if err != nil {
-			return false, err
-		}
-		f = g
+	in, err := q.inodeOf(o.ino)
+	if err != nil {
+		return false, err
 	}
-	return f.Inode.Flags&(FlagCompressed|FlagVerity) != 0 || f.Inode.Advise&AdviseEncrypt != 0, nil
+	return in.Flags&(FlagCompressed|FlagVerity) != 0 || in.Advise&AdviseEncrypt != 0, nil
 }
 
 // SetNow sets the clock: the seconds since mount that update_segment_mtime and cost-benefit read

@@ -49,6 +49,13 @@ type Seq struct {
 	// The segment manager (gcseq.go): nil unless MountGC was called.
 	sm      *gc.State
 	owners  Owners
+	// ownerInode is the last inode read through owners for a file the sequence has not opened:
+	// a gc moves a victim's blocks file by file, so one entry spares a re-read for nearly every
+	// block (the image's inode does not change under a sequence that has not opened the file).
+	ownerInode struct {
+		ino   uint32
+		inode *Inode
+	}
 	placed  map[uint32]blockOwner // blocks the sequence wrote or moved, and their owners
 	balance *gc.Pick              // f2fs_balance_fs's collection in the last operation
 	// nodesMoved: garbage collection or a checkpoint moved node blocks (unknownNodes).

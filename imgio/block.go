@@ -180,6 +180,33 @@ func (img *Image) Block(ctx context.Context, addr uint32) (BlockInfo, error) {
 	return in.b, nil
 }
 
+// DataOwner returns the inode and file block index whose slot holds main-area block addr, by the
+// same checks as [Image.Block] (a valid SIT bit, the summary entry, the slot holding addr, the
+// inode's tree reaching that dnode): ok false exactly when Block's answer has no Owner.Index. It
+// reads only what those checks need (a few blocks), so the segment manager's look-ups during a gc
+// or a writeback cost a fraction of a Block call.
+func (img *Image) DataOwner(ctx context.Context, addr uint32) (ino uint32, index uint64, ok bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return 0, 0, false, err
+	}
+	sb := &img.sb.raw
+	if addr < sb.MainBlkaddr || addr >= img.sb.maxBlk {
+		return 0, 0, false, nil
+	}
+	in := &inspector{img: img, ctx: ctx, files: map[uint32]*File{}, ownerOnly: true}
+	in.b.Addr, in.b.Area = addr, AreaMain
+	if err := in.mainBlock(); err != nil {
+		return 0, 0, false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, 0, false, err
+	}
+	if o := in.b.Owner; o != nil && o.Index != nil {
+		return o.Ino, *o.Index, true, nil
+	}
+	return 0, 0, false, nil
+}
+
 // inspector carries one Block call: the answer being built, the read budget and the inodes read.
 type inspector struct {
 	img   *Image
@@ -187,6 +214,9 @@ type inspector struct {
 	b     BlockInfo
 	reads int
 	files map[uint32]*File
+	// ownerOnly stops at what decides a data block's owner (Image.DataOwner): no block bytes,
+	// fields, links, path or stale checks.
+	ownerOnly bool
 }
 
 // spend charges n block reads to the budget.
@@ -325,7 +355,7 @@ func (in *inspector) mainBlock() error {
 	}
 	if !valid {
 		b.Kind = KindFree
-		if known {
+		if known && !in.ownerOnly {
 			return in.staleCheck(isNode, sitOff, bitOff)
 		}
 		return nil
@@ -335,6 +365,9 @@ func (in *inspector) mainBlock() error {
 		return nil
 	}
 	if isNode {
+		if in.ownerOnly {
+			return nil
+		}
 		return in.nodeBlock(sumOff, bitOff)
 	}
 	return in.dataBlock(sumOff, bitOff)
@@ -521,6 +554,9 @@ func (in *inspector) dataBlock(sumOff, bitOff int64) error {
 	}
 	idx := s.index
 	b.Owner = &BlockOwner{Ino: s.ino, Index: &idx}
+	if in.ownerOnly {
+		return nil
+	}
 	b.Owner.Path = in.path(s.ino)
 	if b.Kind == KindDentry {
 		in.dentryFields(s.file)

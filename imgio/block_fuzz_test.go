@@ -9,7 +9,8 @@ import (
 )
 
 // checkBlockInfo fails on answers the page could not show: fields outside the block, links to no
-// block, a main-area block without its segment, or problems without words.
+// block, a main-area block without its segment, or problems without words; and on an owner
+// look-up (DataOwner, the segment manager's) that disagrees with the inspector's.
 func checkBlockInfo(t *testing.T, img *Image, b BlockInfo) {
 	t.Helper()
 	bs := int(img.bs)
@@ -36,6 +37,14 @@ func checkBlockInfo(t *testing.T, img *Image, b BlockInfo) {
 	}
 	if _, err := json.Marshal(b); err != nil {
 		t.Fatalf("block %d: %v", b.Addr, err)
+	}
+	// The segment manager's owner look-up (DataOwner) answers as the inspector does, block for block.
+	ino, index, ok, err := img.DataOwner(context.Background(), b.Addr)
+	if err != nil {
+		t.Fatalf("block %d: DataOwner: %v (Block answered)", b.Addr, err)
+	}
+	if has := b.Owner != nil && b.Owner.Index != nil; ok != has || ok && (ino != b.Owner.Ino || index != *b.Owner.Index) {
+		t.Fatalf("block %d: DataOwner says inode %d block %d (%v), Block says owner %+v", b.Addr, ino, index, ok, b.Owner)
 	}
 }
 

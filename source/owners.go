@@ -22,14 +22,7 @@ func NewOwners(ctx context.Context, img *imgio.Image) *Owners { return &Owners{c
 
 // Owner returns the inode and file block index whose slot holds data block addr.
 func (o *Owners) Owner(addr uint32) (uint32, uint64, bool, error) {
-	b, err := o.img.Block(o.ctx, addr)
-	if err != nil {
-		return 0, 0, false, err
-	}
-	if b.Owner == nil || b.Owner.Index == nil {
-		return 0, 0, false, nil
-	}
-	return b.Owner.Ino, *b.Owner.Index, true, nil
+	return o.img.DataOwner(o.ctx, addr)
 }
 
 // InodeBlock returns the block of inode ino's node block: its NAT entry (core.InodeBlocker).
