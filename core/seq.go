@@ -47,8 +47,8 @@ type Seq struct {
 	rsv     *uint64 // reserved_blocks written and not yet applied (before the first operation)
 
 	// The segment manager (gcseq.go): nil unless MountGC was called.
-	sm      *gc.State
-	owners  Owners
+	sm     *gc.State
+	owners Owners
 	// ownerInode is the last inode read through owners for a file the sequence has not opened:
 	// a gc moves a victim's blocks file by file, so one entry spares a re-read for nearly every
 	// block (the image's inode does not change under a sequence that has not opened the file).
