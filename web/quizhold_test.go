@@ -213,7 +213,10 @@ func assertNothingAnswers(t *testing.T, where string, o *player.Outline, k int, 
 	}
 }
 
-// tryPast sends every control that could move a view past the open question.
+// tryPast sends every control that could move a view past the open question, then plays: the
+// play clock runs into the hold and stops there. The frame that says it stopped (playing false,
+// the first frame after the sync that answered the other controls) is the event waited for, not
+// a time; a server that played past the hold would send the steps before it.
 func tryPast(r *recorder, o *player.Outline, ask int64, slots uint64) {
 	for _, c := range []ctl{
 		{"type": "end"},
@@ -224,15 +227,21 @@ func tryPast(r *recorder, o *player.Outline, ask int64, slots uint64) {
 		{"type": "nextCall"},
 		{"type": "nextCall"},
 		{"type": "gotoSlot", "slot": o.Range.Start + slots - 1},
-		{"type": "play"},
+		{"type": "pace", "pace": "10"},
 	} {
 		r.send(c)
 	}
-	time.Sleep(150 * time.Millisecond)
-	r.send(ctl{"type": "pace", "pace": "10"})
+	r.sync()
 	r.send(ctl{"type": "play"})
-	time.Sleep(150 * time.Millisecond)
-	r.send(ctl{"type": "pause"})
+	// At pace 10 the whole run plays in 10 s at ≤ 30 frames a second: a play still going after
+	// 450 frames never stopped.
+	frames := 0
+	r.until("frame", func(m *serverMsg) bool {
+		if frames++; frames > 450 {
+			r.t.Fatalf("the play did not stop at the question (step %d, ask %d) within 450 frames", m.Step, ask)
+		}
+		return !m.Playing
+	})
 	r.sync()
 }
 
