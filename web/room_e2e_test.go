@@ -57,7 +57,7 @@ func TestBrowserRoom(t *testing.T) {
 	}
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
-	ts.roomLingerFor = 3 * time.Second
+	ts.roomLingerFor.Store(int64(3 * time.Second))
 	base := ts.ts.URL
 
 	pres := tab(t)

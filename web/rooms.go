@@ -767,8 +767,8 @@ func (r *room) end() {
 
 // roomLinger is how long a room outlives its presenter (shortened by tests).
 func (s *Server) roomLinger() time.Duration {
-	if s.roomLingerFor > 0 {
-		return s.roomLingerFor
+	if d := time.Duration(s.roomLingerFor.Load()); d > 0 {
+		return d
 	}
 	return roomLinger
 }

@@ -89,7 +89,7 @@ func startRoom(t *testing.T, ts *testServer, q string) (*wsClient, *serverMsg, *
 func TestRoom(t *testing.T) {
 	t.Parallel()
 	ts := mustOpenServer(t, Config{})
-	ts.roomLingerFor = 2 * time.Second
+	ts.roomLingerFor.Store(int64(2 * time.Second))
 	p, h, r := startRoom(t, ts, bench64+"&mode=both")
 
 	p.send(ctl{"type": "seek", "step": 5000})
@@ -237,7 +237,9 @@ func TestRoom(t *testing.T) {
 		t.Fatalf("follower after the reclaimed presenter's end: %d", fr.Step)
 	}
 
-	// The room ends roomLinger after the presenter leaves for good.
+	// The room ends roomLinger after the presenter leaves for good: 2 s let it come back above,
+	// a short linger now is only the wait for the end.
+	ts.roomLingerFor.Store(int64(50 * time.Millisecond))
 	p2.c.CloseNow()
 	for {
 		m := a.readRoom("room")

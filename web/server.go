@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zrviz/zrviz/imgio"
@@ -105,8 +106,8 @@ type Server struct {
 	traces   traceStore     // kernel traces (web/traces.go)
 	surveys  surveyJobs     // whole-image surveys (web/survey.go)
 	rooms    *roomHub       // classroom rooms (web/rooms.go)
-	// roomLingerFor overrides roomLinger (tests shorten it).
-	roomLingerFor time.Duration
+	// roomLingerFor overrides roomLinger, in nanoseconds (tests shorten it, also while rooms run).
+	roomLingerFor atomic.Int64
 	budget        *budget
 	heavy         *heavySlots // simulations run at once (web/budget.go)
 	hosts         *allowedHosts

@@ -818,7 +818,7 @@ func TestWSPlayFrames(t *testing.T) {
 	w := ts.dialWS(t, "image=demo&path=/cases/fragmented.bin&mode=both")
 	h := w.readType("hello")
 	// 64 runs of 4 blocks: 256 per-block calls, 64 batched.
-	speed := float64(h.TotalSteps) / 2 // about 60 frames
+	speed := float64(h.TotalSteps) * 2 // half a second: about 15 frames
 	w.send(ctl{"type": "speed", "stepsPerSecond": speed})
 	w.send(ctl{"type": "play"})
 	var next int64 = 1
