@@ -244,14 +244,14 @@ func TestOpenAtMemoryBound(t *testing.T) {
 	if err := os.MkdirAll(src, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(src, "big"), bytes.Repeat([]byte("zrviz, a bomb of a pattern!\n"), 96<<20/28), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(src, "big"), bytes.Repeat([]byte("zrviz, a bomb of a pattern!\n"), 48<<20/28), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	img := filepath.Join(dir, "bomb.img")
 	if err := os.WriteFile(img, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(img, 256<<20); err != nil {
+	if err := os.Truncate(img, 128<<20); err != nil {
 		t.Fatal(err)
 	}
 	xRun(t, "mkfs.f2fs", "-q", "-f", img)
@@ -267,10 +267,10 @@ func TestOpenAtMemoryBound(t *testing.T) {
 			_, _, _, err := openAtFile(t, packed, limit)
 			runtime.ReadMemStats(&after)
 			var me *MemoryError
-			if !errors.As(err, &me) || me.Limit != limit || me.Off <= 0 || me.Off >= 256<<20 {
+			if !errors.As(err, &me) || me.Limit != limit || me.Off <= 0 || me.Off >= 128<<20 {
 				t.Fatalf("OpenAt = %v; want a memory bound error at %d bytes", err, limit)
 			}
-			// The decoders' windows and buffers come on top of the bound; the 96 MiB do not.
+			// The decoders' windows and buffers come on top of the bound; the 48 MiB do not.
 			if a := after.TotalAlloc - before.TotalAlloc; a > 24<<20 {
 				t.Errorf("allocated %d bytes before refusing; the bound is %d", a, limit)
 			} else {
