@@ -22,6 +22,7 @@ func TestBrowserAfterCheck(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	src := axeSource(t)
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
@@ -129,6 +130,7 @@ func TestBrowserWritebackAndChain(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	src := axeSource(t)
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})

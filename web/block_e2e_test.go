@@ -82,6 +82,7 @@ func TestBrowserBlock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	addCorruptDemo(t, ts)

@@ -297,6 +297,7 @@ func TestBrowserClassroomScreens(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium, every page at four sizes")
 	}
+	t.Parallel()
 	src := axeSource(t)
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
@@ -420,6 +421,7 @@ func TestBrowserClassroomQuiz(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	base := ts.ts.URL
@@ -524,6 +526,7 @@ func TestBrowserClassroomKeyboard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	ctx := tab(t)
@@ -645,6 +648,7 @@ func TestBrowserClassroomRoomPhone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium, two tabs")
 	}
+	t.Parallel()
 	src := axeSource(t)
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
@@ -712,6 +716,7 @@ func TestBrowserClassroomDownloads(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	ctx := tab(t)

@@ -84,6 +84,7 @@ func TestBrowserCompare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	axe := axeSource(t)
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
@@ -233,6 +234,7 @@ func TestBrowserComparePaths(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	base := ts.ts.URL
@@ -305,6 +307,7 @@ func TestBrowserComparePresenter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	axe := axeSource(t)
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})

@@ -192,6 +192,7 @@ func TestBrowserDiff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	addZeroedDemo(t, ts)

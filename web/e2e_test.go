@@ -34,7 +34,8 @@ const (
 )
 
 // browser starts headless Chromium with a fresh profile (and opts); each call to tab
-// opens a new tab in it.
+// opens a new tab in it. The browser tests call t.Parallel, so go test runs two at once (-parallel
+// is GOMAXPROCS): one keeps about one core busy, and waits on its page for much of the rest.
 func browser(t testing.TB, opts ...chromedp.ExecAllocatorOption) (tab func(t testing.TB) context.Context) {
 	t.Helper()
 	exe := testutil.NeedAnyTool(t, "chromium", "chromium-browser", "google-chrome")
@@ -316,6 +317,7 @@ func TestBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	base := ts.ts.URL

@@ -52,6 +52,7 @@ func TestBrowserImagesDelete(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: browser")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	code, up := ts.upload(t, "listed.img.gz", fixtureVariant(t, "basic", "browser"))

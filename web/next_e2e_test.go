@@ -79,6 +79,7 @@ func TestBrowserNextPanel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium at two sizes (25 s); the full tier runs it")
 	}
+	t.Parallel()
 	ts := mustOpenServer(t, Config{})
 	tab := browser(t)
 	axe := axeSource(t)

@@ -212,6 +212,7 @@ func TestBrowserPresenterLayout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium at five sizes")
 	}
+	t.Parallel()
 	src := axeSource(t)
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
@@ -313,6 +314,7 @@ func TestBrowserPresenterRoom(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium, two tabs at five sizes")
 	}
+	t.Parallel()
 	tab := browser(t)
 	for _, vp := range presentSizes {
 		t.Run(fmt.Sprintf("%dx%d", vp.w, vp.h), func(t *testing.T) {
@@ -372,6 +374,7 @@ func TestBrowserPresenterQuiz(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium at five sizes")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	base := ts.ts.URL

@@ -28,6 +28,7 @@ func TestBrowserPunchTruncate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	axe := axeSource(t)
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
@@ -188,6 +189,7 @@ func TestBrowserChainPunch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	axe := axeSource(t)
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
@@ -273,6 +275,7 @@ func TestBrowserSandboxPunch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	axe := axeSource(t)
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})

@@ -29,6 +29,7 @@ func TestBrowserQuizWithholds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	base := ts.ts.URL

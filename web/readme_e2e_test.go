@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"regexp"
@@ -116,11 +117,15 @@ func TestBrowserReadmeDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium, two runs played at the default pace")
 	}
+	t.Parallel()
 	steps := readmeDemo(t)
 	// Without the back-forward cache: a page it restores fires no load event, and chromedp's waits
 	// for the page's new document hang on it (the demo's "go back" would, under the test only).
 	tab := browser(t, chromedp.Flag("disable-features", "BackForwardCache"))
 	ts := mustOpenServer(t, Config{})
+	// The two plays' 30 s each in 3 s: what the steps check is where a play ends, not how long
+	// it takes (the pace's arithmetic is TestPaceSpeeds').
+	ts.playClockScale.Store(math.Float64bits(10))
 	base := ts.ts.URL
 	ctx := tab(t)
 	start := time.Now()
@@ -238,7 +243,7 @@ func clickLabel(t *testing.T, ctx context.Context, label, path string) {
 }
 
 // pressDemoKey presses a key the README names; after n the tour shows the stop title wants, and
-// after space the run plays to its end (30 s at the default pace).
+// after space the run plays to its end (30 s at the default pace, 3 s under the test's clock).
 func pressDemoKey(t *testing.T, ctx context.Context, name string, want *string) {
 	t.Helper()
 	switch name {

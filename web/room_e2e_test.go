@@ -55,6 +55,7 @@ func TestBrowserRoom(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium, three tabs")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	ts.roomLingerFor.Store(int64(3 * time.Second))
@@ -274,6 +275,7 @@ func TestBrowserRoomQuiz(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium, three tabs")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	base := ts.ts.URL

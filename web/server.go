@@ -108,10 +108,14 @@ type Server struct {
 	rooms    *roomHub       // classroom rooms (web/rooms.go)
 	// roomLingerFor overrides roomLinger, in nanoseconds (tests shorten it, also while rooms run).
 	roomLingerFor atomic.Int64
-	budget        *budget
-	heavy         *heavySlots // simulations run at once (web/budget.go)
-	hosts         *allowedHosts
-	slots         *uploadSlots
+	// playClockScale, when above 1, makes the play clock run that many times faster than the wall
+	// clock (math.Float64bits): browser tests that follow a play to its end at a pace (the README's
+	// "in 30 s") wait a fraction of it. Speeds, paces and times left are reported unscaled.
+	playClockScale atomic.Uint64
+	budget         *budget
+	heavy          *heavySlots // simulations run at once (web/budget.go)
+	hosts          *allowedHosts
+	slots          *uploadSlots
 
 	// commitMu serialises the step that makes an upload a stored image (id check, eviction, rename).
 	commitMu sync.Mutex

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -436,6 +437,15 @@ func (ss *session) answer(k int, ans string) bool {
 	return true
 }
 
+// playClock is how many seconds of play one second of the wall clock makes: 1, or more under
+// the tests that shorten plays (playClockScale).
+func (s *Server) playClock() float64 {
+	if f := math.Float64frombits(s.playClockScale.Load()); f > 1 {
+		return f
+	}
+	return 1
+}
+
 // tick advances a playing run by the steps the clock owes and sends a frame (connOwner).
 func (ss *session) tick(now time.Time) {
 	if !ss.playing {
@@ -443,7 +453,7 @@ func (ss *session) tick(now time.Time) {
 	}
 	dt := now.Sub(ss.last).Seconds()
 	ss.last = now
-	ss.acc += ss.speed * min(max(dt, 0), maxTickSeconds)
+	ss.acc += ss.speed * min(max(dt, 0), maxTickSeconds) * ss.s.playClock()
 	n := int64(ss.acc)
 	if n <= 0 {
 		return

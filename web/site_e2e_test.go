@@ -135,6 +135,7 @@ func TestSitePlaysBench64(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the site and drives a browser")
 	}
+	t.Parallel()
 	dir := builtSite(t)
 	host, base := serveSite(t, dir)
 	tab := browser(t)
@@ -167,6 +168,7 @@ func TestSiteTruth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the site and drives a browser")
 	}
+	t.Parallel()
 	_, base := serveSite(t, builtSite(t))
 	tab := browser(t)
 	siteTab(t, tab, base) // installs the worker, which the paths' fresh tabs share
@@ -196,6 +198,7 @@ func TestSitePages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the site and drives a browser")
 	}
+	t.Parallel()
 	src := axeSource(t)
 	dir := builtSite(t)
 	host, base := serveSite(t, dir)
@@ -251,6 +254,7 @@ func TestSiteLocalImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the site and drives a browser")
 	}
+	t.Parallel()
 	src := axeSource(t)
 	dir := builtSite(t)
 	gz := makeGzImage(t)
@@ -518,6 +522,7 @@ func TestSiteSubpath(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the site and drives a browser")
 	}
+	t.Parallel()
 	dir := builtSite(t)
 	gz := makeGzImage(t)
 	const prefix = "/~prof/zrviz/"

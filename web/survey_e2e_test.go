@@ -24,6 +24,7 @@ func TestBrowserSurvey(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	src := axeSource(t)
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})

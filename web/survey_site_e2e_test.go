@@ -20,6 +20,7 @@ func TestSiteSurvey(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the site and drives a browser")
 	}
+	t.Parallel()
 	src := axeSource(t)
 	dir := builtSite(t)
 	files := map[string][]byte{}

@@ -18,6 +18,7 @@ func TestBrowserTourPointsAtItsSlot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	for _, path := range []string{"/seed/bench64.bin", "/cases/prealloc.bin", "/cases/holes.bin"} {

@@ -122,6 +122,7 @@ func TestBrowserTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	id := uploadWide(t, ts)

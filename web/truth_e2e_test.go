@@ -131,6 +131,7 @@ func TestBrowserTruth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	truthPaths(t, tab, ts.ts.URL, "bench64", "fragmented", "prealloc", "257 segments")
@@ -204,6 +205,7 @@ func TestBrowserModeSwitch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	modeSwitch(t, tab, ts.ts.URL)
@@ -247,6 +249,7 @@ func TestBrowserHugeRanges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: headless Chromium")
 	}
+	t.Parallel()
 	tab := browser(t)
 	ts := mustOpenServer(t, Config{})
 	for _, c := range []struct {
