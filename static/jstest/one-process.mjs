@@ -1,0 +1,10 @@
+// The fast tier's runner (scripts/test -short): every *.test.js of this folder imported into one
+// Node process, in name order, instead of a process per file as `node --test static/jstest/` does
+// (the full run). The 264 tests pass either way; one process saves about 5 CPU-seconds of Node
+// start-ups, and the full run still catches a test that leans on another file's globals.
+import { readdirSync } from 'node:fs';
+
+const dir = new URL('./', import.meta.url);
+for (const f of readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort()) {
+  await import(new URL(f, dir).href);
+}
