@@ -76,3 +76,42 @@ func BenchmarkBlock(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDataOwner looks up the owner of every data block of each image's largest file in
+// address order, as the segment manager does for a victim's blocks while a gc moves them
+// (gc.State.NodeOf through source.Owners). One op is one look-up.
+func BenchmarkDataOwner(b *testing.B) {
+	for _, bi := range benchImages(b) {
+		f, err := bi.img.Lookup(bi.bigFile)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ext, err := f.Extents()
+		if err != nil {
+			b.Fatal(err)
+		}
+		var addrs []uint32
+		for _, x := range ext {
+			for i := range x.Count {
+				if x.State == StateAddr {
+					addrs = append(addrs, x.Addr+uint32(i))
+				}
+			}
+		}
+		if len(addrs) == 0 {
+			b.Fatalf("%s has no data blocks", bi.bigFile)
+		}
+		b.Run(bi.name, func(b *testing.B) {
+			ctx := context.Background()
+			start := cpuTime()
+			k := 0
+			for b.Loop() {
+				if _, _, ok, err := bi.img.DataOwner(ctx, addrs[k]); err != nil || !ok {
+					b.Fatalf("block %d: %v, owner found %v", addrs[k], err, ok)
+				}
+				k = (k + 1) % len(addrs)
+			}
+			reportCPU(b, start)
+		})
+	}
+}
