@@ -319,7 +319,7 @@ func (in *inspector) mainBlock() error {
 	if err != nil {
 		return in.note("SIT entry", err)
 	}
-	sblk, err := img.readBlock(sloc.blk, "SIT entry")
+	sblk, err := img.sharedBlock(sloc.blk, "SIT entry")
 	if err != nil {
 		return in.note("SIT entry", err)
 	}
@@ -453,7 +453,7 @@ func (in *inspector) slot(nid uint32, ofs uint16) (slotRef, error) {
 	if err := in.spend(1); err != nil {
 		return r, err
 	}
-	blk, err := img.readBlock(e.BlockAddr, "node")
+	blk, err := img.sharedBlock(e.BlockAddr, "node")
 	if err != nil {
 		return r, err
 	}
@@ -538,14 +538,14 @@ func (in *inspector) dataBlock(sumOff, bitOff int64) error {
 	if err := in.spend(3); err != nil {
 		return in.note("owner", err)
 	}
-	d, err := s.file.Dnode(s.index)
+	dnid, err := s.file.dnodeNid(s.index)
 	if err != nil {
 		if err := in.note(fmt.Sprintf("inode %d file block %d", s.ino, s.index), err); err != nil {
 			return err
 		}
-	} else if d.Nid != s.nid {
+	} else if dnid != s.nid {
 		in.problem([]int64{s.off}, "nid %d's slot %d holds this block, but inode %d reaches file block %d through nid %d, not through it",
-			s.nid, sum.OfsInNode, s.ino, s.index, d.Nid)
+			s.nid, sum.OfsInNode, s.ino, s.index, dnid)
 		return nil
 	}
 	if e, err := img.natEntry(s.nid); err == nil && e.Version != sum.Version {

@@ -157,6 +157,38 @@ func (f *File) Dnode(index uint64) (Dnode, error) {
 	return d, nil
 }
 
+// dnodeNid is Dnode(index).Nid without copying the slots or the nid arrays on the way: the same
+// nodes read (from the shared cache), the same errors; 0 when a node on the path does not exist.
+func (f *File) dnodeNid(index uint64) (uint32, error) {
+	_, _, steps, path, ok := f.dnodePath(index)
+	if !ok {
+		return 0, fmt.Errorf("imgio: inode %d: block index %d beyond the largest file: %w", f.inode.Ino, index, fs.ErrInvalid)
+	}
+	if len(steps) == 0 {
+		return f.inode.Ino, nil
+	}
+	var parent []byte // the indirect node above, nil at the inode
+	nid := uint32(0)
+	for _, st := range steps {
+		nid = 0
+		switch {
+		case parent == nil && st.slot < len(f.inode.Nids):
+			nid = f.inode.Nids[st.slot]
+		case parent != nil && st.slot < nidsPerBlock:
+			nid = binary.LittleEndian.Uint32(parent[4*st.slot:])
+		}
+		if nid == 0 {
+			return 0, nil
+		}
+		blk, _, err := f.img.readNode(nid, f.inode.Ino, st.ofs, path)
+		if err != nil {
+			return 0, err
+		}
+		parent = blk
+	}
+	return nid, nil
+}
+
 // NodeAddr returns the block address the NAT gives the node at level (0 = the node i_nid points
 // at, 1 its child, 2 its grandchild) on the path from the inode to file block index; ok is false
 // when that node does not exist. It lets a *File serve as core's node address source (truncate

@@ -36,6 +36,47 @@ type Image struct {
 
 	natMu    sync.Mutex
 	natCache map[uint32][]byte // NAT block address → block
+
+	sharedMu sync.Mutex
+	shared   [sharedSlots]sharedEntry // metadata blocks read lately (sharedBlock)
+}
+
+// sharedSlots is how many metadata blocks an image keeps from its reads (sharedBlock): 128 blocks,
+// at most 512 KiB of 4 KiB blocks.
+const (
+	sharedSlotBits = 7
+	sharedSlots    = 1 << sharedSlotBits
+)
+
+// sharedEntry is one slot of the shared block cache.
+type sharedEntry struct {
+	addr uint32
+	blk  []byte
+}
+
+// sharedBlock reads the metadata block at addr (a SIT, summary or node block), keeping the last
+// blocks read direct-mapped by address. Like the NAT cache's, the blocks are handed out without
+// copying and must never be modified. A gc's moves look up the owner of every block of a victim
+// (Image.DataOwner), and consecutive blocks share their SIT, summary, inode, indirect and direct
+// node blocks: without it each look-up read and allocated some eight blocks.
+func (img *Image) sharedBlock(addr uint32, st string) ([]byte, error) {
+	// Fibonacci hashing: the areas start at segment boundaries, so the SIT, summary and first node
+	// blocks a look-up needs are often equal modulo any power of two.
+	i := (addr * 2654435761) >> (32 - sharedSlotBits)
+	img.sharedMu.Lock()
+	e := img.shared[i]
+	img.sharedMu.Unlock()
+	if e.blk != nil && e.addr == addr {
+		return e.blk, nil
+	}
+	blk, err := img.readBlock(addr, st)
+	if err != nil {
+		return nil, err
+	}
+	img.sharedMu.Lock()
+	img.shared[i] = sharedEntry{addr, blk}
+	img.sharedMu.Unlock()
+	return blk, nil
 }
 
 // natCacheMax bounds the NAT block cache (4096 blocks = 16 MiB, enough for 1.8 million nids).

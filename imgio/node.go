@@ -51,9 +51,11 @@ func (img *Image) readNodeInto(buf []byte, nid, ino uint32, ofs int64, what stri
 	}
 	blk := buf
 	if blk == nil {
-		blk = make([]byte, img.bs)
-	}
-	if err := img.readAt(blk, img.blockOff(e.BlockAddr), what); err != nil {
+		// Shared: a readNode caller never modifies the block (sharedBlock).
+		if blk, err = img.sharedBlock(e.BlockAddr, what); err != nil {
+			return nil, 0, err
+		}
+	} else if err := img.readAt(blk, img.blockOff(e.BlockAddr), what); err != nil {
 		return nil, 0, err
 	}
 	var f rawFooter

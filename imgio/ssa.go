@@ -205,7 +205,7 @@ func (img *Image) summaryEntry(segno, blkoff uint32) (SummaryEntry, error) {
 			e.Source, e.Blkaddr = "checkpoint", l.dataSum[log]
 		}
 	}
-	blk, err := img.readBlock(e.Blkaddr, "summary block")
+	blk, err := img.sharedBlock(e.Blkaddr, "summary block")
 	if err != nil {
 		return SummaryEntry{}, err
 	}
