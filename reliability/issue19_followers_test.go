@@ -152,6 +152,10 @@ func TestStalledRunAnswersBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: a many-slots upload and a 20 s write deadline")
 	}
+	// In parallel with the others of its kind, after the serial tests: it waits on a server
+	// (a deadline, a grace period, slow clients) more than it computes, and measures only that
+	// server.
+	t.Parallel()
 	z := manySlots200Zstd(t)
 	s := startBinServer(t, "-max-memory", fmt.Sprintf("%dMiB", budgetMiB), "-request-timeout", "15s")
 	up := uploadTo(t, s.base, "many.img.zst", z)

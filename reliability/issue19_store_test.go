@@ -96,6 +96,10 @@ func TestStoreDuringUploadsBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: compresses and expands 2 GiB volumes")
 	}
+	// In parallel with the others of its kind, after the serial tests: it waits on a server
+	// (a deadline, a grace period, slow clients) more than it computes, and measures only that
+	// server.
+	t.Parallel()
 	body := fullVolumeZstd(t)
 	t.Logf("upload: %d bytes, expanding to 2 GiB", len(body))
 	const store = 256 << 20

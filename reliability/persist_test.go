@@ -441,6 +441,10 @@ func TestKillDuringUpload(t *testing.T) {
 // connection, an upload finished in the grace period is kept, and no partial or temporary file is
 // left anywhere.
 func TestSignalsDuringUploads(t *testing.T) {
+	// In parallel with the others of its kind, after the serial tests: it waits on a server
+	// (a deadline, a grace period, slow clients) more than it computes, and measures only that
+	// server.
+	t.Parallel()
 	e := newEnv(t)
 	data := mustRead(t, mkfsImage(t, t.TempDir(), 64, ""))
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
@@ -557,6 +561,10 @@ func TestMaxStoreAcrossRestart(t *testing.T) {
 // the caps each such upload held a socket and a temp file until the client left: 10,500 of them took
 // 18,986 of 20,000 descriptors).
 func TestSlowUploadsDescriptors(t *testing.T) {
+	// In parallel with the others of its kind, after the serial tests: it waits on a server
+	// (a deadline, a grace period, slow clients) more than it computes, and measures only that
+	// server.
+	t.Parallel()
 	e := newEnv(t)
 	p := e.start(t)
 	addr := strings.TrimPrefix(p.url, "http://")

@@ -33,22 +33,19 @@ type wsTap struct {
 func tapWS(t *testing.T, ctx context.Context) *wsTap {
 	t.Helper()
 	w := &wsTap{}
-	ready := make(chan struct{})
-	go func() {
-		for ev, err := range chromedp.Events(ctx, network.WebSocketFrameReceived) {
-			if err != nil {
-				return
-			}
-			if ev.Response == nil || ev.Response.Opcode != 1 {
-				continue
-			}
-			w.mu.Lock()
-			w.msgs = append(w.msgs, append([]byte(nil), ev.Response.PayloadData...))
-			w.mu.Unlock()
+	// Listen subscribes before it returns, so no frame after network.Enable is missed (the
+	// iterator of chromedp.Events subscribes only once its goroutine runs).
+	if err := chromedp.Listen(ctx, func(ev any) {
+		f, ok := ev.(*network.EventWebSocketFrameReceived)
+		if !ok || f.Response == nil || f.Response.Opcode != 1 {
+			return
 		}
-	}()
-	go func() { time.Sleep(200 * time.Millisecond); close(ready) }()
-	<-ready
+		w.mu.Lock()
+		w.msgs = append(w.msgs, append([]byte(nil), f.Response.PayloadData...))
+		w.mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +154,8 @@ func TestBrowserQuizServerHolds(t *testing.T) {
 		// b (the mode) during question 2: refused, and question 2 stays (it jumped back to 1).
 		do(t, ctx, chromedp.Evaluate[chromedp.Void](`document.body.focus()`))
 		key(t, ctx, "b", false)
-		time.Sleep(500 * time.Millisecond)
+		// The page refuses it and says why (the status's notice): the event that b was handled.
+		waitJS(t, ctx, `/The quiz is on/.test(document.querySelector('[data-testid="run-status"]').title)`, 10*time.Second)
 		waitQuestion(t, ctx, q2, "b during question 2")
 		if m := js[string](t, ctx, `document.querySelector('[data-testid="mode-select"]').value`); m != "both" {
 			t.Errorf("b during question 2 changed the mode to %s", m)
