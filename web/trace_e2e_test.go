@@ -181,6 +181,10 @@ func TestBrowserTrace(t *testing.T) {
 		}
 		seekTo(t, ctx, 0)
 		waitStep(t, ctx, 0, 10*time.Second)
+		// The step's shorter text resizes the seek bar and its ResizeObserver moves the 2 px mark
+		// in the next frame: the mouse goes to the mark's box once two frames are drawn (under
+		// load the click landed beside it).
+		settle(t, ctx)
 		do(t, ctx, chromedp.Click(chromedp.CSS(`[data-testid="divergence-mark"]`)))
 		waitStep(t, ctx, step, 10*time.Second)
 		screenshot(t, ctx, "run-trace")
