@@ -176,14 +176,11 @@ func (q *Seq) pendingDents() (uint64, error) {
 }
 
 func (q *Seq) isDir(ino uint32) (bool, error) {
-	if f, ok := q.files[ino]; ok {
-		return f.Inode.Type == "dir", nil
-	}
-	f, err := q.owners.File(ino)
+	in, err := q.inodeOf(ino)
 	if err != nil {
 		return false, err
 	}
-	return f.Inode.Type == "dir", nil
+	return in.Type == "dir", nil
 }
 
 // fsyncNodes is f2fs_fsync_node_pages for file ino: its dirty node pages, the inode among them

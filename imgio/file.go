@@ -167,26 +167,8 @@ func (f *File) dnodeNid(index uint64) (uint32, error) {
 	if len(steps) == 0 {
 		return f.inode.Ino, nil
 	}
-	var parent []byte // the indirect node above, nil at the inode
-	nid := uint32(0)
-	for _, st := range steps {
-		nid = 0
-		switch {
-		case parent == nil && st.slot < len(f.inode.Nids):
-			nid = f.inode.Nids[st.slot]
-		case parent != nil && st.slot < nidsPerBlock:
-			nid = binary.LittleEndian.Uint32(parent[4*st.slot:])
-		}
-		if nid == 0 {
-			return 0, nil
-		}
-		blk, _, err := f.img.readNode(nid, f.inode.Ino, st.ofs, path)
-		if err != nil {
-			return 0, err
-		}
-		parent = blk
-	}
-	return nid, nil
+	nid, _, err := f.nodeAt(steps, len(steps)-1, path)
+	return nid, err
 }
 
 // NodeAddr returns the block address the NAT gives the node at level (0 = the node i_nid points
@@ -201,25 +183,35 @@ func (f *File) NodeAddr(index uint64, level int) (blkaddr uint32, ok bool, err e
 	if level < 0 || level >= len(steps) {
 		return 0, false, fmt.Errorf("imgio: inode %d: block index %d has no node at level %d (%s): %w", f.inode.Ino, index, level, path, fs.ErrInvalid)
 	}
-	nids := f.inode.Nids[:]
+	nid, addr, err := f.nodeAt(steps, level, path)
+	return addr, nid != 0, err
+}
+
+// nodeAt walks steps (a dnodePath) from the inode down to the node at level: its nid and block
+// address, nid 0 when a node on the way does not exist. Each indirect node's nid is read in place.
+func (f *File) nodeAt(steps []nodeStep, level int, path string) (nid, addr uint32, err error) {
+	var parent []byte // the indirect node above, nil at the inode
 	for lvl, st := range steps[:level+1] {
-		nid := uint32(0)
-		if st.slot < len(nids) {
-			nid = nids[st.slot]
+		nid = 0
+		switch {
+		case parent == nil && st.slot < len(f.inode.Nids):
+			nid = f.inode.Nids[st.slot]
+		case parent != nil && st.slot < nidsPerBlock:
+			nid = binary.LittleEndian.Uint32(parent[4*st.slot:])
 		}
 		if nid == 0 {
-			return 0, false, nil
+			return 0, 0, nil
 		}
-		blk, addr, err := f.img.readNode(nid, f.inode.Ino, st.ofs, path)
+		blk, a, err := f.img.readNode(nid, f.inode.Ino, st.ofs, path)
 		if err != nil {
-			return 0, false, err
+			return 0, 0, err
 		}
 		if lvl == level {
-			return addr, true, nil
+			return nid, a, nil
 		}
-		nids = readNids(blk)
+		parent = blk
 	}
-	return 0, false, nil
+	return 0, 0, nil
 }
 
 func readNids(blk []byte) []uint32 {
