@@ -52,6 +52,46 @@ func tapWS(t *testing.T, ctx context.Context) *wsTap {
 	return w
 }
 
+// paceBarrier picks another pace in the pace menu of the page ctx drives, as a user does, and waits
+// until w, the tap of that page or of a follower of its room, has a frame at the new pace. The
+// server answers a connection's controls in order and sends its messages in order, so every frame
+// the keys pressed before it could bring has arrived by then: the event a negative check waits for,
+// instead of a wait for time.
+func (w *wsTap) paceBarrier(t *testing.T, ctx context.Context) {
+	t.Helper()
+	w.mu.Lock()
+	from := len(w.msgs) // a frame at that pace before the change is not the answer to it
+	w.mu.Unlock()
+	now := js[string](t, ctx, `(() => {
+		const s = document.getElementById('pace');
+		const v = [...s.options].map((o) => o.value).find((v) => v !== s.value && v !== 'custom');
+		s.value = v;
+		s.dispatchEvent(new Event('change'));
+		return v;
+	})()`)
+	if !w.waitFor(from, 30*time.Second, func(m serverMsg) bool { return m.Type == "frame" && m.Pace == now }) {
+		t.Fatalf("no frame at pace %q within 30 s of the pace control", now)
+	}
+}
+
+// waitFor reports whether a message the tap holds from index from on satisfies ok within d.
+func (w *wsTap) waitFor(from int, d time.Duration, ok func(serverMsg) bool) bool {
+	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
+		w.mu.Lock()
+		msgs := w.msgs[min(from, len(w.msgs)):]
+		w.mu.Unlock()
+		for _, b := range msgs {
+			var m serverMsg
+			if json.Unmarshal(b, &m) == nil && ok(m) {
+				return true
+			}
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+}
+
 // take returns the messages so far, decoded, and forgets them.
 func (w *wsTap) take(t *testing.T) []rawMsg {
 	t.Helper()
@@ -128,7 +168,7 @@ func TestBrowserQuizServerHolds(t *testing.T) {
 		if js[bool](t, ctx, `(() => { const m = document.querySelector('details.figures') || document.getElementById('fig-csv').closest('details'); if (m) { m.open = true; m.dispatchEvent(new Event('toggle')); } return !document.getElementById('fig-csv').hidden; })()`) {
 			t.Error("the calls as CSV are offered during a question")
 		}
-		time.Sleep(time.Second)
+		tap.paceBarrier(t, ctx)
 		if p := js[string](t, ctx, `location.pathname`); p != runPage {
 			t.Fatalf("a link during the question left the run page for %s", p)
 		}
@@ -196,7 +236,7 @@ func TestBrowserQuizServerHolds(t *testing.T) {
 		if !js[bool](t, phone, `document.querySelector('[data-testid="run-form"]').inert`) {
 			t.Error("the follower's run form is live: it would leave the room")
 		}
-		time.Sleep(time.Second)
+		tap.paceBarrier(t, pres)
 		if s := text(t, phone, "room-status"); !strings.Contains(s, "quiz") && s != "following the presenter" {
 			t.Errorf("after f, the follower's room status %q", s)
 		}
@@ -229,15 +269,13 @@ func TestBrowserQuizServerHolds(t *testing.T) {
 		answerInPage(t, phone, q1.Answer)
 		waitJSOr(t, pres, `/1 left during this question/.test(document.querySelector('[data-testid="room-followers"]').textContent)`, 10*time.Second,
 			`document.querySelector('[data-testid="room-followers"]').textContent`)
-		time.Sleep(500 * time.Millisecond)
+		// The refusal is the event waited for (bounded): the presenter already counts the answer.
+		if !tap.waitFor(0, 10*time.Second, func(m serverMsg) bool {
+			return m.Type == "error" && strings.Contains(m.Error, "joined the room while this question was open")
+		}) {
+			t.Error("the reloaded follower's answer to the open question was not refused within 10 s")
+		}
 		msgs := tap.take(t)
-		refused := false
-		for _, m := range msgs {
-			refused = refused || m.m.Type == "error" && strings.Contains(m.m.Error, "joined the room while this question was open")
-		}
-		if !refused {
-			t.Error("the reloaded follower's answer to the open question was not refused")
-		}
 		assertNothingAnswers(t, "the reloaded follower's socket", o, ks[0], msgs)
 		// The reveal releases it.
 		do(t, pres, chromedp.Click(chromedp.CSS(`[data-testid="room-reveal"]`)))
