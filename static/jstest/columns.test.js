@@ -19,7 +19,7 @@ test('the columns partition the slots: first at 0, last ends at n, none empty', 
     for (let x = 0; x < cols; x++) {
       const a = columnStart(x, n, cols);
       const b = columnStart(x + 1, n, cols);
-      assert.ok(b > a, `n=${n} cols=${cols}: column ${x} is [${a}, ${b})`);
+      if (!(b > a)) assert.fail(`n=${n} cols=${cols}: column ${x} is [${a}, ${b})`);
     }
   }
 });
@@ -32,7 +32,7 @@ test('columnOf names the one column whose bounds hold the slot', () => {
       const x = columnOf(i, n, cols);
       const a = columnStart(x, n, cols);
       const b = columnStart(x + 1, n, cols);
-      assert.ok(a <= i && i < b, `n=${n} cols=${cols}: slot ${i} → column ${x} = [${a}, ${b})`);
+      if (!(a <= i && i < b)) assert.fail(`n=${n} cols=${cols}: slot ${i} → column ${x} = [${a}, ${b})`);
     }
   }
 });
@@ -89,10 +89,10 @@ test('spanColumns: consecutive slots get consecutive columns, each at least one,
     const slots = n <= 120 ? Array.from({ length: n }, (_, i) => i) : edges(n, cols);
     for (const i of slots) {
       const [x0, x1] = spanColumns(i, i + 1, n, cols);
-      assert.ok(x0 >= 0 && x1 <= cols && x1 > x0, `n=${n} cols=${cols}: slot ${i} at [${x0}, ${x1})`);
-      if (few && i + 1 < n) assert.equal(spanColumns(i + 1, i + 2, n, cols)[0], x1, `n=${n} cols=${cols}: a gap after slot ${i}`);
-      assert.equal(slotAtColumn(x0, n, cols) <= i, true);
-      if (few) assert.equal(slotAtColumn(x0, n, cols), i, `n=${n} cols=${cols}: column ${x0} names slot ${slotAtColumn(x0, n, cols)}`);
+      if (!(x0 >= 0 && x1 <= cols && x1 > x0)) assert.fail(`n=${n} cols=${cols}: slot ${i} at [${x0}, ${x1})`);
+      if (few && i + 1 < n && spanColumns(i + 1, i + 2, n, cols)[0] !== x1) assert.fail(`n=${n} cols=${cols}: a gap after slot ${i}`);
+      if (!(slotAtColumn(x0, n, cols) <= i)) assert.fail(`n=${n} cols=${cols}: column ${x0} names slot ${slotAtColumn(x0, n, cols)}, past ${i}`);
+      if (few && slotAtColumn(x0, n, cols) !== i) assert.fail(`n=${n} cols=${cols}: column ${x0} names slot ${slotAtColumn(x0, n, cols)}`);
     }
     assert.deepEqual(spanColumns(0, n, n, cols), [0, cols], `n=${n} cols=${cols}: the strip spans every column`);
   }

@@ -173,7 +173,9 @@ function rng(seed) {
 
 test('while a question is open, nothing the page renders depends on its answer, after any navigation', (t) => {
   const seen = { open: 0, beyond: 0, runs: 0, segments: 0, answered: 0, modes: 0 };
-  for (let seed = 1; seed <= 150; seed++) {
+  // 150 random paths; the fast tier (static/jstest/one-process.mjs) walks the first 50.
+  const seeds = process.env.ZRVIZ_JSTEST_SHORT === '1' ? 50 : 150;
+  for (let seed = 1; seed <= seeds; seed++) {
     const r = rng(seed);
     const pick = (/** @type {any[]} */ xs) => xs[Math.floor(r() * xs.length)];
     const pages = [page(0), page(1)];
