@@ -8,6 +8,13 @@ import { readdirSync } from 'node:fs';
 
 process.env.ZRVIZ_JSTEST_SHORT = '1';
 
+// A test that fails while it holds a port or a timer would keep this process alive for ever after
+// its report: give up after two minutes, saying so (the timer itself keeps nothing alive).
+setTimeout(() => {
+  console.error('one-process.mjs: still running after 120 s: a test left a port, socket or timer open');
+  process.exit(1);
+}, 120_000).unref();
+
 const dir = new URL('./', import.meta.url);
 for (const f of readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort()) {
   await import(new URL(f, dir).href);
