@@ -427,41 +427,65 @@ func TestEveryViewWithinItsReservation(t *testing.T) {
 				default:
 					t.Errorf("ops:\n%s\n%s: %d", c.ops, v.name, d.code)
 				}
-				// A client that leaves: the handler returns within 100 ms of it.
-				s2 := mustOpenServer(t, Config{MaxMemory: 96 << 20}).Server
-				ctx, cancel := context.WithCancel(context.Background())
-				req := httptest.NewRequest("GET", v.target, nil).WithContext(ctx)
-				req.Host = "127.0.0.1"
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					s2.Handler().ServeHTTP(&discardWriter{}, req)
-				}()
-				select {
-				case <-done:
-				case <-time.After(time.Duration(1+r.IntN(30)) * time.Millisecond):
+				// A client that leaves: the handler returns, and the work it started stops, within
+				// 100 ms of it. A wall-clock bound, so a scheduling stall of the loaded machine (the
+				// browser tests run beside this) can exceed it once: the client leaves again, up to
+				// three times; work that goes on after its client left exceeds it every time.
+				var tries []time.Duration
+				wait := time.Duration(1+r.IntN(30)) * time.Millisecond
+				for len(tries) < 3 {
+					d, ok := leaveDuring(t, v.target, wait)
+					if !ok {
+						t.Errorf("ops:\n%s\n%s: still running 5 s after its client left", c.ops, v.name)
+						return
+					}
+					tries = append(tries, d)
+					if d <= 100*time.Millisecond {
+						break
+					}
 				}
-				cancel()
-				left := time.Now()
-				select {
-				case <-done:
-				case <-time.After(5 * time.Second):
-					t.Errorf("ops:\n%s\n%s: still running 5 s after its client left", c.ops, v.name)
-					return
+				if d := tries[len(tries)-1]; d > 100*time.Millisecond {
+					t.Errorf("ops:\n%s\n%s: went on %v after its client left (three times: %v)", c.ops, v.name, d, tries)
 				}
-				// The handler has returned; the work it started (an outline build, shared with other
-				// viewers, runs apart) holds a heavy-work slot until it stops.
-				for len(s2.heavy.slots) > 0 && time.Since(left) < 5*time.Second {
-					time.Sleep(time.Millisecond)
-				}
-				if d := time.Since(left); d > 100*time.Millisecond {
-					t.Errorf("ops:\n%s\n%s: went on %v after its client left", c.ops, v.name, d)
-				}
-				s2.Close()
 			})
 		}
 	}
 	t.Logf("%d answers, %d refused before work, %d refused by the model", answered, refusedBefore, refusedModel)
+}
+
+// leaveDuring sends the GET target to a fresh server (96 MiB budget), leaves after wait (or when it
+// answered) and returns how long after that the handler returned and the heavy-work slots it took
+// were all given back; false when that took more than 5 s.
+func leaveDuring(t *testing.T, target string, wait time.Duration) (time.Duration, bool) {
+	t.Helper()
+	s := mustOpenServer(t, Config{MaxMemory: 96 << 20}).Server
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	req := httptest.NewRequest("GET", target, nil).WithContext(ctx)
+	req.Host = "127.0.0.1"
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Handler().ServeHTTP(&discardWriter{}, req)
+	}()
+	select {
+	case <-done:
+	case <-time.After(wait):
+	}
+	cancel()
+	left := time.Now()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		return time.Since(left), false
+	}
+	// The handler has returned; the work it started (an outline build, shared with other
+	// viewers, runs apart) holds a heavy-work slot until it stops.
+	for len(s.heavy.slots) > 0 && time.Since(left) < 5*time.Second {
+		time.Sleep(time.Millisecond)
+	}
+	d := time.Since(left)
+	return d, d < 5*time.Second
 }
 
 // heapAndHigh runs f and returns the peak of heap in use above where it was when f started (after
