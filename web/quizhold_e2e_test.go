@@ -74,7 +74,8 @@ func (w *wsTap) paceBarrier(t *testing.T, ctx context.Context) {
 	}
 }
 
-// waitFor reports whether a message the tap holds from index from on satisfies ok within d.
+// waitFor reports whether a message the tap holds from index from on satisfies ok within d; each
+// message is decoded once.
 func (w *wsTap) waitFor(from int, d time.Duration, ok func(serverMsg) bool) bool {
 	for deadline := time.Now().Add(d); ; time.Sleep(10 * time.Millisecond) {
 		w.mu.Lock()
@@ -86,6 +87,7 @@ func (w *wsTap) waitFor(from int, d time.Duration, ok func(serverMsg) bool) bool
 				return true
 			}
 		}
+		from += len(msgs)
 		if time.Now().After(deadline) {
 			return false
 		}
