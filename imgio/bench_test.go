@@ -1,6 +1,7 @@
 package imgio
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"syscall"
@@ -98,4 +99,33 @@ func BenchmarkOpen(b *testing.B) {
 		}
 	}
 	reportCPU(b, c)
+}
+
+// BenchmarkOpenDemo opens the embedded demo (an Android sparse image inside zstd) into a temporary
+// file, against Load of demo/demo.img.zst, the same volume as a raw image inside zstd.
+func BenchmarkOpenDemo(b *testing.B) {
+	raw, err := os.ReadFile("demo/demo.img.zst")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	for _, c := range []struct {
+		name string
+		open func() (*Image, error)
+	}{
+		{"embedded", func() (*Image, error) { return OpenDemo(&Options{TempDir: dir}) }},
+		{"raw-zst", func() (*Image, error) { return Load(bytes.NewReader(raw), "demo.img", &Options{TempDir: dir}) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			cpu := cpuTime()
+			for b.Loop() {
+				img, err := c.open()
+				if err != nil {
+					b.Fatal(err)
+				}
+				img.Close()
+			}
+			reportCPU(b, cpu)
+		})
+	}
 }

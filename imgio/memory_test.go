@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"testing"
+
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 // TestLoadMemoryEqualsFile holds the in-memory demo to the one expanded into a temporary file, for
@@ -43,7 +46,12 @@ func TestLoadMemoryEqualsFile(t *testing.T) {
 
 // TestLoadMemoryBound refuses an image whose non-zero blocks pass the bound, saying where.
 func TestLoadMemoryBound(t *testing.T) {
-	_, err := LoadMemory(context.Background(), bytes.NewReader(demoImage), "demo.img", &Options{MaxMemory: 1 << 20})
+	r, done, err := demoStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	_, err = LoadMemory(context.Background(), r, "demo.img", &Options{MaxMemory: 1 << 20})
 	var me *MemoryError
 	if !errors.As(err, &me) {
 		t.Fatalf("err = %v, want a *MemoryError", err)
@@ -74,5 +82,32 @@ func TestMemImageReadAt(t *testing.T) {
 	}
 	if n, err := m.ReadAt(make([]byte, 200), m.size-100); n != 100 || err == nil {
 		t.Fatalf("read past the end: %d, %v", n, err)
+	}
+}
+
+// TestEmbeddedDemo holds the demo zrviz embeds (demo/demo.simg.zst) to demo/demo.img.zst, the image
+// the README, the kernel fixtures and the oracle scripts name, in every block.
+func TestEmbeddedDemo(t *testing.T) {
+	img, err := OpenDemo(&Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer img.Close()
+	want, err := os.ReadFile(testutil.DemoImage(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Size() != int64(len(want)) || img.Format() != FormatAndroidSparse || img.Name() != "demo.img" {
+		t.Fatalf("embedded demo: %q, %s, %d bytes; want demo.img, android-sparse, %d bytes",
+			img.Name(), img.Format(), img.Size(), len(want))
+	}
+	for addr := range uint32(len(want) / 4096) {
+		got, err := img.ReadBlock(addr)
+		if err != nil {
+			t.Fatalf("block %d: %v", addr, err)
+		}
+		if !bytes.Equal(got, want[int64(addr)*4096:][:4096]) {
+			t.Fatalf("block %d of the embedded demo differs from demo/demo.img.zst's: run imgio/demo/mksparse", addr)
+		}
 	}
 }

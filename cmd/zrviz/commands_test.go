@@ -105,9 +105,10 @@ func TestEveryCommandTakesTheDemoByName(t *testing.T) {
 			}
 			byFile := mustRunMain(t, append([]string{c.name}, d.args(raw)...)...)
 			// The image's name and format are printed where the command names the image (inspect's
-			// first line, exercise's image, diff's A): the embedded demo is demo.img, zstd.
+			// first line, exercise's image, diff's A): the embedded demo is demo.img, an Android
+			// sparse image (inside zstd: imgio/demo/mksparse).
 			byFile = strings.ReplaceAll(byFile, raw, "demo")
-			byName = strings.NewReplacer("demo.img", "demo", raw, "demo", "(zstd, ", "(raw, ").Replace(byName)
+			byName = strings.NewReplacer("demo.img", "demo", raw, "demo", "(android-sparse, ", "(raw, ").Replace(byName)
 			if byName != byFile {
 				t.Errorf("zrviz %s on \"demo\" printed\n%s\nand on the demo's bytes as a file\n%s", c.name, byName, byFile)
 			}
