@@ -56,7 +56,7 @@ func corpusBases(t *testing.T) []*Base {
 		{"mkfs-features", []string{"-O", "extra_attr,inode_checksum,sb_checksum,inode_crtime"}},
 	} {
 		img := mkfsImage(t, t.TempDir(), 128, src, v.args...)
-		data, err := os.ReadFile(img)
+		data, err := mapFile(img)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/zrviz/zrviz/imgio"
+	"github.com/zrviz/zrviz/internal/testutil"
 	"github.com/zrviz/zrviz/web"
 )
 
@@ -37,20 +38,7 @@ func newBlob(b []byte, name string) js.Value {
 // fixture returns the expanded bytes of one of imgio's committed test images.
 func fixture(t *testing.T, name string) []byte {
 	t.Helper()
-	f, err := os.Open("../../imgio/testdata/" + name)
-	if err != nil {
-		t.Fatalf("fixture: %v", err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return testutil.Gunzip(t, "../../imgio/testdata/"+name)
 }
 
 // TestBlobReaderAt reads a Blob at random offsets and lengths (small ones through the cache, large
