@@ -23,7 +23,7 @@ func TestCorruptUploads(t *testing.T) {
 	src := t.TempDir()
 	populate(t, src)
 	img := mkfsImage(t, t.TempDir(), 128, src)
-	data, err := os.ReadFile(img)
+	data, err := mapFile(img)
 	if err != nil {
 		t.Fatal(err)
 	}

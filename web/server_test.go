@@ -352,15 +352,8 @@ func TestUploadCompressed(t *testing.T) {
 		{"android-sparse", imgio.FormatAndroidSparse, func(t *testing.T) io.Reader {
 			tool := testutil.NeedTool(t, "img2simg") // android-sdk-libsparse-utils
 			dir := t.TempDir()
-			raw, simg := filepath.Join(dir, "demo.img"), filepath.Join(dir, "demo.simg")
-			f, err := os.Create(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := io.Copy(f, demoRaw(t)); err != nil {
-				t.Fatal(err)
-			}
-			f.Close()
+			// The shared raw demo is a sparse file; img2simg reads it in place.
+			raw, simg := testutil.DemoImage(t), filepath.Join(dir, "demo.simg")
 			if out, err := exec.Command(tool, raw, simg).CombinedOutput(); err != nil {
 				t.Fatalf("img2simg: %v\n%s", err, out)
 			}
