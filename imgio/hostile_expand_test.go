@@ -17,6 +17,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/ulikunitz/xz"
+	"github.com/zrviz/zrviz/internal/testutil"
 )
 
 // Hostile inputs for expansion, crafted in code for every container: raw, gzip, xz, zstd and
@@ -502,7 +503,7 @@ func TestHostileLoad(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	whole := basicPrefix(t, basicVolume)
+	whole := testutil.Gunzip(t, "testdata/basic.img.gz")
 	for _, f := range allFormats {
 		r, _ := input(t, f, part{data: whole})
 		img, err := Load(r, "basic", &Options{TempDir: dir})
