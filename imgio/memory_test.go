@@ -10,14 +10,24 @@ import (
 	"github.com/zrviz/zrviz/internal/testutil"
 )
 
-// TestLoadMemoryEqualsFile holds the in-memory demo to the one expanded into a temporary file, for
-// every block of the volume.
-func TestLoadMemoryEqualsFile(t *testing.T) {
-	onDisk, err := OpenDemo(nil)
+// TestEmbeddedDemo holds the demo zrviz embeds (demo/demo.simg.zst) to demo/demo.img.zst, the image
+// the README, the kernel fixtures and the oracle scripts name, in every block; and the demo held in
+// memory (OpenDemoMemory, the static site's) to the one expanded into a temporary file, keeping only
+// its non-zero blocks. One expansion of each serves both checks.
+func TestEmbeddedDemo(t *testing.T) {
+	onDisk, err := OpenDemo(&Options{TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer onDisk.Close()
+	want, err := os.ReadFile(testutil.DemoImage(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onDisk.Size() != int64(len(want)) || onDisk.Format() != FormatAndroidSparse || onDisk.Name() != "demo.img" {
+		t.Fatalf("embedded demo: %q, %s, %d bytes; want demo.img, android-sparse, %d bytes",
+			onDisk.Name(), onDisk.Format(), onDisk.Size(), len(want))
+	}
 	mem, err := OpenDemoMemory(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -25,14 +35,19 @@ func TestLoadMemoryEqualsFile(t *testing.T) {
 	if mem.Size() != onDisk.Size() || mem.Format() != onDisk.Format() {
 		t.Fatalf("memory: %d bytes %s, file: %d bytes %s", mem.Size(), mem.Format(), onDisk.Size(), onDisk.Format())
 	}
-	blocks := uint32(mem.Size() / 4096)
 	zero := make([]byte, 4096)
 	var nonZero int64
-	for addr := range blocks {
-		a, errA := mem.ReadBlock(addr)
+	for addr := range uint32(len(want) / 4096) {
 		b, errB := onDisk.ReadBlock(addr)
-		if (errA == nil) != (errB == nil) || !bytes.Equal(a, b) {
-			t.Fatalf("block %d differs (memory err %v, file err %v)", addr, errA, errB)
+		if errB != nil {
+			t.Fatalf("block %d: %v", addr, errB)
+		}
+		if !bytes.Equal(b, want[int64(addr)*4096:][:4096]) {
+			t.Fatalf("block %d of the embedded demo differs from demo/demo.img.zst's: run imgio/demo/mksparse", addr)
+		}
+		a, errA := mem.ReadBlock(addr)
+		if errA != nil || !bytes.Equal(a, b) {
+			t.Fatalf("block %d differs (memory err %v)", addr, errA)
 		}
 		if !bytes.Equal(b, zero) {
 			nonZero++
@@ -82,32 +97,5 @@ func TestMemImageReadAt(t *testing.T) {
 	}
 	if n, err := m.ReadAt(make([]byte, 200), m.size-100); n != 100 || err == nil {
 		t.Fatalf("read past the end: %d, %v", n, err)
-	}
-}
-
-// TestEmbeddedDemo holds the demo zrviz embeds (demo/demo.simg.zst) to demo/demo.img.zst, the image
-// the README, the kernel fixtures and the oracle scripts name, in every block.
-func TestEmbeddedDemo(t *testing.T) {
-	img, err := OpenDemo(&Options{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer img.Close()
-	want, err := os.ReadFile(testutil.DemoImage(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if img.Size() != int64(len(want)) || img.Format() != FormatAndroidSparse || img.Name() != "demo.img" {
-		t.Fatalf("embedded demo: %q, %s, %d bytes; want demo.img, android-sparse, %d bytes",
-			img.Name(), img.Format(), img.Size(), len(want))
-	}
-	for addr := range uint32(len(want) / 4096) {
-		got, err := img.ReadBlock(addr)
-		if err != nil {
-			t.Fatalf("block %d: %v", addr, err)
-		}
-		if !bytes.Equal(got, want[int64(addr)*4096:][:4096]) {
-			t.Fatalf("block %d of the embedded demo differs from demo/demo.img.zst's: run imgio/demo/mksparse", addr)
-		}
 	}
 }
